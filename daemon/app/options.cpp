@@ -1,0 +1,43 @@
+#include "daemon/app/options.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace trace2d::app {
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] == '/' ? std::string(value) : fallback;
+}
+
+std::string home() { return env_or("HOME", "/tmp"); }
+
+}  // namespace
+
+std::string default_socket_path() {
+  if (::geteuid() == 0) {
+    return "/run/trace2d/trace2d.sock";
+  }
+  const std::string runtime =
+      env_or("XDG_RUNTIME_DIR", "/tmp/trace2d-" + std::to_string(::geteuid()));
+  return runtime + "/trace2d/trace2d.sock";
+}
+
+std::string default_db_path() {
+  if (::geteuid() == 0) {
+    return "/var/lib/trace2d/trace2d.db";
+  }
+  return env_or("XDG_STATE_HOME", home() + "/.local/state") + "/trace2d/trace2d.db";
+}
+
+DaemonOptions default_options() {
+  DaemonOptions options;
+  options.socket_path = default_socket_path();
+  options.db_path = default_db_path();
+  return options;
+}
+
+}  // namespace trace2d::app

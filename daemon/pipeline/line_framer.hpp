@@ -1,0 +1,85 @@
+#pragma once
+// Splits a byte stream into lines across arbitrary read boundaries.
+//
+// A line longer than `max_line_bytes` is never held whole: its first
+// `kept_bytes` are kept (for the reject row) and the rest is counted and
+// discarded up to the next '\n'. The connection stays open either way.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace trace2d::pipeline {
+
+class LineFramer {
+ public:
+  struct Limits {
+    std::size_t max_line_bytes = 4608 * 1024;  // accepts events of 4 MiB and a margin
+    std::size_t kept_bytes = 64 * 1024;        // of a line over the limit
+  };
+
+  explicit LineFramer(Limits limits) : m_limits(limits) {}
+
+  // Calls sink(std::string_view line, std::uint64_t full_size) per complete
+  // line. full_size > max_line_bytes marks a line cut short.
+  template <typename Sink>
+  void feed(std::string_view bytes, Sink&& sink) {
+    while (!bytes.empty()) {
+      const std::size_t newline = bytes.find('\n');
+      const std::string_view piece = bytes.substr(0, newline);
+      if (newline == std::string_view::npos) {
+        hold(piece);
+        return;
+      }
+      if (m_partial_size == 0 && piece.size() <= m_limits.max_line_bytes) {
+        sink(piece, piece.size());  // the common case: no copy
+      } else {
+        hold(piece);
+        emit_held(sink);
+      }
+      bytes.remove_prefix(newline + 1);
+    }
+  }
+
+  // End of stream: a last line without '\n' still counts.
+  template <typename Sink>
+  void finish(Sink&& sink) {
+    if (m_partial_size > 0) {
+      emit_held(sink);
+    }
+  }
+
+  // Bytes of an incomplete line held between reads.
+  [[nodiscard]] std::size_t buffered_bytes() const { return m_partial.capacity(); }
+  [[nodiscard]] bool has_partial_line() const { return m_partial_size > 0; }
+
+ private:
+  void hold(std::string_view piece) {
+    const std::uint64_t total = m_partial_size + piece.size();
+    if (total <= m_limits.max_line_bytes) {
+      m_partial.append(piece);
+    } else if (m_partial.size() < m_limits.kept_bytes) {
+      m_partial.append(piece.substr(0, m_limits.kept_bytes - m_partial.size()));
+    }
+    if (total > m_limits.max_line_bytes && m_partial.size() > m_limits.kept_bytes) {
+      m_partial.resize(m_limits.kept_bytes);  // crossed the limit: keep only the head
+    }
+    m_partial_size = total;
+  }
+
+  template <typename Sink>
+  void emit_held(Sink&& sink) {
+    sink(std::string_view(m_partial), m_partial_size);
+    m_partial.clear();
+    if (m_partial.capacity() > 2 * m_limits.kept_bytes) {
+      m_partial.shrink_to_fit();  // idle connections must stay small
+    }
+    m_partial_size = 0;
+  }
+
+  Limits m_limits;
+  std::string m_partial;
+  std::uint64_t m_partial_size = 0;
+};
+
+}  // namespace trace2d::pipeline

@@ -1,0 +1,229 @@
+#include "daemon/stitch/stitcher.hpp"
+
+#include <algorithm>
+
+#include "proto/json_quote.hpp"
+
+namespace trace2d::stitch {
+namespace {
+
+// How final a session's elapsed time is: atexit beats exit beats signal.
+enum class EndRank : std::uint8_t { none, signal, exit, atexit };
+
+std::string json_array(proto::StringList items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) {
+      out.push_back(',');
+    }
+    proto::append_json_quoted(out, items[i]);
+  }
+  out.push_back(']');
+  return out;
+}
+
+template <typename T>
+void set_if(std::optional<std::string>& field, const std::optional<T>& value) {
+  if (value) {
+    field.emplace(*value);
+  }
+}
+
+}  // namespace
+
+struct Stitcher::Live {
+  SessionRecord record;
+  EndRank end_rank = EndRank::none;
+  bool dirty = false;
+  std::uint64_t last_batch = 0;
+  std::vector<std::uint64_t> channels;  // open channels that carried this session
+};
+
+Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options)
+    : m_catalog(catalog), m_next_id(next_session_id), m_options(options) {}
+
+Stitcher::~Stitcher() = default;
+
+Stitcher::Live& Stitcher::find_or_create(std::string_view sid, const source::Origin& origin,
+                                          std::int64_t received_us) {
+  if (auto found = m_sessions.find(sid); found != m_sessions.end()) {
+    return *found->second;
+  }
+  auto live = std::make_unique<Live>();
+  if (auto stored = m_catalog.find(sid)) {
+    live->record = std::move(*stored);
+    if (live->record.status == SessionStatus::complete) {
+      live->end_rank = live->record.elapsed ? EndRank::exit : EndRank::signal;
+    }
+  } else {
+    SessionRecord& r = live->record;
+    r.id = m_next_id++;
+    r.sid = std::string(sid);
+    r.source = origin.kind;
+    r.peer_pid = origin.peer_pid;
+    r.peer_uid = origin.peer_uid;
+    r.first_received_us = received_us;
+  }
+  Live& ref = *live;
+  m_sessions.emplace(ref.record.sid, std::move(live));
+  return ref;
+}
+
+void Stitcher::attach(Live& live, std::uint64_t channel) {
+  if (std::find(live.channels.begin(), live.channels.end(), channel) == live.channels.end()) {
+    live.channels.push_back(channel);
+    m_channels[channel].push_back(&live);
+  }
+}
+
+void Stitcher::mark_dirty(Live& live) {
+  if (!live.dirty) {
+    live.dirty = true;
+    m_dirty.push_back(&live);
+  }
+}
+
+Placement Stitcher::place(const proto::Event& event, const source::Origin& origin,
+                          std::int64_t received_us) {
+  Live* live = nullptr;
+  if (auto channel = m_channels.find(origin.channel); channel != m_channels.end()) {
+    for (auto it = channel->second.rbegin(); it != channel->second.rend(); ++it) {
+      if ((*it)->record.sid == event.sid) {
+        live = *it;
+        break;
+      }
+    }
+  }
+  if (live == nullptr) {
+    live = &find_or_create(event.sid, origin, received_us);
+    attach(*live, origin.channel);
+  }
+  SessionRecord& r = live->record;
+  const Placement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
+  ++r.event_count;
+  r.last_received_us = received_us;
+  if (event.time_us) {
+    if (!r.time_base_us) {
+      r.time_base_us = event.time_us;
+    }
+    if (!r.start_time_us) {
+      r.start_time_us = event.time_us;
+    }
+  }
+  if (!event.problems.empty()) {
+    ++r.problem_count;
+  }
+  if (r.status == SessionStatus::incomplete && !proto::is_terminal(event.kind)) {
+    r.status = SessionStatus::running;  // it was cut off, yet it is still talking
+  }
+
+  const auto end = [&](EndRank rank, const std::optional<double>& t_abs) {
+    r.status = SessionStatus::complete;
+    if (rank >= live->end_rank) {
+      live->end_rank = rank;
+      if (t_abs) {
+        r.elapsed = t_abs;
+      }
+      if (event.time_us) {
+        r.end_time_us = event.time_us;
+      }
+    }
+  };
+
+  switch (event.kind) {
+    case proto::EventKind::version:
+      if (const auto* v = event.as<proto::Version>()) {
+        set_if(r.evt, v->evt);
+        set_if(r.exe, v->exe);
+      }
+      break;
+    case proto::EventKind::start:
+      if (const auto* s = event.as<proto::Start>()) {
+        r.argv = json_array(s->argv);
+      }
+      break;
+    case proto::EventKind::cmd_name:
+      if (const auto* c = event.as<proto::CmdName>()) {
+        set_if(r.cmd_name, c->name);
+        set_if(r.hierarchy, c->hierarchy);
+      }
+      break;
+    case proto::EventKind::cmd_mode:
+      if (const auto* c = event.as<proto::CmdMode>()) {
+        set_if(r.cmd_mode, c->name);
+      }
+      break;
+    case proto::EventKind::cmd_path:
+      if (const auto* c = event.as<proto::CmdPath>()) {
+        set_if(r.cmd_path, c->path);
+      }
+      break;
+    case proto::EventKind::def_repo:
+      // The first repository a process opens is its worktree (repo id 1).
+      if (const auto* d = event.as<proto::DefRepo>(); d != nullptr && !r.worktree) {
+        set_if(r.worktree, d->worktree);
+      }
+      break;
+    case proto::EventKind::error:
+      ++r.error_count;
+      break;
+    case proto::EventKind::exit:
+    case proto::EventKind::atexit:
+      if (const auto* e = event.as<proto::Exit>()) {
+        const EndRank rank = event.kind == proto::EventKind::atexit ? EndRank::atexit : EndRank::exit;
+        if (rank >= live->end_rank && e->code) {
+          r.exit_code = e->code;
+        }
+        end(rank, e->t_abs);
+      }
+      break;
+    case proto::EventKind::signal:
+      if (const auto* s = event.as<proto::Signal>()) {
+        if (s->signo) {
+          r.signo = s->signo;
+        }
+        end(EndRank::signal, s->t_abs);
+      }
+      break;
+    default:
+      break;
+  }
+  mark_dirty(*live);
+  return placement;
+}
+
+void Stitcher::end_of_channel(std::uint64_t channel) {
+  const auto found = m_channels.find(channel);
+  if (found == m_channels.end()) {
+    return;
+  }
+  for (Live* live : found->second) {
+    std::erase(live->channels, channel);
+    if (live->channels.empty() && live->record.status == SessionStatus::running) {
+      live->record.status = SessionStatus::incomplete;
+      mark_dirty(*live);
+    }
+  }
+  m_channels.erase(found);
+}
+
+void Stitcher::collect_changes(std::vector<SessionRecord>& out, std::uint64_t batch_number) {
+  for (Live* live : m_dirty) {
+    out.push_back(live->record);
+    live->dirty = false;
+    live->last_batch = batch_number;
+  }
+  m_dirty.clear();
+}
+
+void Stitcher::evict(std::uint64_t committed_batch, std::int64_t now_us) {
+  const std::int64_t linger_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(m_options.linger).count();
+  std::erase_if(m_sessions, [&](const auto& entry) {
+    const Live& live = *entry.second;
+    return live.record.status != SessionStatus::running && !live.dirty && live.channels.empty() &&
+           live.last_batch <= committed_batch && now_us - live.record.last_received_us >= linger_us;
+  });
+}
+
+}  // namespace trace2d::stitch

@@ -1,0 +1,81 @@
+#pragma once
+// Assigns every event to its session (one per SID), numbers it, and keeps the
+// session's summary (command, argv, exit code, status...) up to date.
+//
+// A process is complete at exit/atexit/signal, not at EOF: git's socket is
+// inherited by its children, so EOF can come long after. A channel (stream
+// connection) that ends while its session is still running leaves the
+// session incomplete.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/source/origin.hpp"
+#include "daemon/stitch/session_catalog.hpp"
+#include "daemon/stitch/session_record.hpp"
+#include "proto/event.hpp"
+
+namespace trace2d::stitch {
+
+// Where an event goes: its session's key and its sequence number there.
+struct Placement {
+  std::int64_t session = 0;
+  std::int64_t seq = 0;
+  std::optional<std::int64_t> time_base_us;
+};
+
+class Stitcher {
+ public:
+  struct Options {
+    // A finished session stays in memory this long after its last event, so
+    // late events need no database lookup.
+    std::chrono::milliseconds linger{10000};
+  };
+
+  Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);
+  ~Stitcher();
+  Stitcher(const Stitcher&) = delete;
+  Stitcher& operator=(const Stitcher&) = delete;
+
+  Placement place(const proto::Event& event, const source::Origin& origin, std::int64_t received_us);
+
+  // The channel ended (EOF): its sessions that are still running become incomplete.
+  void end_of_channel(std::uint64_t channel);
+
+  // Appends a snapshot of every session changed since the last call. The
+  // snapshots go into batch `batch_number`.
+  void collect_changes(std::vector<SessionRecord>& out, std::uint64_t batch_number);
+
+  // Forgets finished sessions whose rows are committed (batch number at most
+  // `committed_batch`) and that have been quiet for the linger time.
+  void evict(std::uint64_t committed_batch, std::int64_t now_us);
+
+  [[nodiscard]] std::size_t live_sessions() const { return m_sessions.size(); }
+
+ private:
+  struct Live;
+  Live& find_or_create(std::string_view sid, const source::Origin& origin, std::int64_t received_us);
+  void attach(Live& live, std::uint64_t channel);
+  void mark_dirty(Live& live);
+
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  SessionCatalog& m_catalog;
+  std::int64_t m_next_id;
+  Options m_options;
+  std::unordered_map<std::string, std::unique_ptr<Live>, Hash, std::equal_to<>> m_sessions;
+  // Sessions seen on each open channel; the last one is checked first, as a
+  // channel almost always carries a single SID.
+  std::unordered_map<std::uint64_t, std::vector<Live*>> m_channels;
+  std::vector<Live*> m_dirty;
+};
+
+}  // namespace trace2d::stitch

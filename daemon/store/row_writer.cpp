@@ -1,0 +1,150 @@
+#include "daemon/store/row_writer.hpp"
+
+#include <string>
+
+#include "proto/sid.hpp"
+#include "proto/timestamp.hpp"
+
+namespace trace2d::store {
+namespace {
+
+std::string event_insert_sql(std::size_t rows) {
+  std::string sql =
+      "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw) VALUES ";
+  for (std::size_t i = 0; i < rows; ++i) {
+    sql += i == 0 ? "(?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?)";
+  }
+  return sql;
+}
+
+void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
+  if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
+    stmt.bind_text(index, proto::format_utc_timestamp(*unix_us));
+  } else {
+    stmt.bind_null(index);
+  }
+}
+
+}  // namespace
+
+RowWriter::RowWriter(Database& db)
+    : m_db(db),
+      m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
+      m_insert_event(db.prepare(event_insert_sql(1))),
+      m_insert_events_multi(db.prepare(event_insert_sql(k_events_per_insert))),
+      m_insert_problem(db.prepare(
+          "INSERT OR REPLACE INTO problem_store (session, seq, message) VALUES (?, ?, ?)")),
+      m_insert_reject(db.prepare(
+          "INSERT INTO rejects (received_at, source, peer_pid, peer_uid, reason, raw, size)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?)")),
+      m_upsert_session(db.prepare(
+          "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, evt, exe, argv, cmd_name,"
+          " hierarchy, cmd_mode, worktree, cmd_path, start_time, end_time, elapsed, exit_code,"
+          " signo, status, source, peer_pid, peer_uid, event_count, error_count, problem_count,"
+          " first_received, last_received, time_base_us)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+          " ON CONFLICT (sid) DO UPDATE SET evt = excluded.evt, exe = excluded.exe,"
+          " argv = excluded.argv, cmd_name = excluded.cmd_name, hierarchy = excluded.hierarchy,"
+          " cmd_mode = excluded.cmd_mode, worktree = excluded.worktree, cmd_path = excluded.cmd_path,"
+          " start_time = excluded.start_time, end_time = excluded.end_time,"
+          " elapsed = excluded.elapsed, exit_code = excluded.exit_code, signo = excluded.signo,"
+          " status = excluded.status, event_count = excluded.event_count,"
+          " error_count = excluded.error_count, problem_count = excluded.problem_count,"
+          " last_received = excluded.last_received, time_base_us = excluded.time_base_us")) {}
+
+void RowWriter::write(const WriteBatch& batch) {
+  for (const NameRow& name : batch.names) {
+    m_insert_name.bind_int(1, name.id);
+    m_insert_name.bind_text(2, batch.text(name.text));
+    m_insert_name.run();
+  }
+  for (const stitch::SessionRecord& session : batch.sessions) {
+    write_session(session);
+  }
+  write_events(batch);
+  for (const ProblemRow& problem : batch.problems) {
+    m_insert_problem.bind_int(1, problem.session);
+    m_insert_problem.bind_int(2, problem.seq);
+    m_insert_problem.bind_text(3, batch.text(problem.message));
+    m_insert_problem.run();
+  }
+  for (const RejectRow& reject : batch.rejects) {
+    m_insert_reject.bind_text(1, proto::format_utc_timestamp(reject.received_us));
+    m_insert_reject.bind_text(2, source::to_string(reject.source));
+    m_insert_reject.bind(3, reject.peer_pid);
+    m_insert_reject.bind(4, reject.peer_uid);
+    m_insert_reject.bind_text(5, batch.text(reject.reason));
+    m_insert_reject.bind_blob(6, batch.text(reject.raw));
+    m_insert_reject.bind_int(7, static_cast<std::int64_t>(reject.size));
+    m_insert_reject.run();
+  }
+}
+
+void RowWriter::write_events(const WriteBatch& batch) {
+  const auto bind_row = [&](Statement& stmt, int base, const EventRow& row) {
+    stmt.bind_int(base + 1, row.session);
+    stmt.bind_int(base + 2, row.seq);
+    stmt.bind_int(base + 3, row.type);
+    stmt.bind(base + 4, row.thread);
+    stmt.bind(base + 5, row.time_us);
+    stmt.bind(base + 6, row.file);
+    stmt.bind(base + 7, row.line);
+    stmt.bind_text(base + 8, batch.text(row.body));
+    if (row.raw.present) {
+      stmt.bind_blob(base + 9, batch.text(row.raw));
+    } else {
+      stmt.bind_null(base + 9);
+    }
+  };
+  const auto& rows = batch.events;
+  std::size_t i = 0;
+  for (; i + k_events_per_insert <= rows.size(); i += k_events_per_insert) {
+    for (std::size_t k = 0; k < k_events_per_insert; ++k) {
+      bind_row(m_insert_events_multi, static_cast<int>(k) * k_event_columns, rows[i + k]);
+    }
+    m_insert_events_multi.run();
+  }
+  for (; i < rows.size(); ++i) {
+    bind_row(m_insert_event, 0, rows[i]);
+    m_insert_event.run();
+  }
+}
+
+void RowWriter::write_session(const stitch::SessionRecord& r) {
+  Statement& s = m_upsert_session;
+  s.bind_text(1, r.sid);
+  s.bind_int(2, r.id);
+  if (const auto parent = proto::sid_parent(r.sid)) {
+    s.bind_text(3, *parent);
+  } else {
+    s.bind_null(3);
+  }
+  s.bind_text(4, proto::sid_root(r.sid));
+  s.bind_int(5, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
+  s.bind(6, r.evt);
+  s.bind(7, r.exe);
+  s.bind(8, r.argv);
+  s.bind(9, r.cmd_name);
+  s.bind(10, r.hierarchy);
+  s.bind(11, r.cmd_mode);
+  s.bind(12, r.worktree);
+  s.bind(13, r.cmd_path);
+  bind_time(s, 14, r.start_time_us);
+  bind_time(s, 15, r.end_time_us);
+  s.bind(16, r.elapsed);
+  s.bind(17, r.exit_code);
+  s.bind(18, r.signo);
+  s.bind_text(19, stitch::to_string(r.status));
+  s.bind_text(20, source::to_string(r.source));
+  s.bind(21, r.peer_pid);
+  s.bind(22, r.peer_uid);
+  s.bind_int(23, r.event_count);
+  s.bind_int(24, r.error_count);
+  s.bind_int(25, r.problem_count);
+  bind_time(s, 26, r.first_received_us);
+  bind_time(s, 27, r.last_received_us);
+  s.bind(28, r.time_base_us);
+  s.run();
+}
+
+}  // namespace trace2d::store

@@ -1,0 +1,71 @@
+#include "daemon/store/session_catalog_db.hpp"
+
+#include "proto/timestamp.hpp"
+
+namespace trace2d::store {
+namespace {
+
+std::optional<std::int64_t> parse_time(const std::optional<std::string>& text) {
+  return text ? proto::parse_utc_timestamp(*text) : std::nullopt;
+}
+
+}  // namespace
+
+DatabaseSessionCatalog::DatabaseSessionCatalog(const std::string& path)
+    : m_db(path, OpenMode::read_only) {
+  m_db.set_busy_timeout(1000);
+  m_find = m_db.prepare(
+      "SELECT id, sid, evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
+      " start_time, end_time, elapsed, exit_code, signo, status, source, peer_pid, peer_uid,"
+      " event_count, error_count, problem_count, first_received, last_received, time_base_us"
+      " FROM sessions WHERE sid = ?");
+}
+
+std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_view sid) {
+  m_find.bind_text(1, sid);
+  if (!m_find.step()) {
+    m_find.reset();
+    return std::nullopt;
+  }
+  const Statement& s = m_find;
+  stitch::SessionRecord r;
+  r.id = s.column_int(0);
+  r.sid = std::string(s.column_text(1));
+  r.evt = s.column_optional_text(2);
+  r.exe = s.column_optional_text(3);
+  r.argv = s.column_optional_text(4);
+  r.cmd_name = s.column_optional_text(5);
+  r.hierarchy = s.column_optional_text(6);
+  r.cmd_mode = s.column_optional_text(7);
+  r.worktree = s.column_optional_text(8);
+  r.cmd_path = s.column_optional_text(9);
+  r.start_time_us = parse_time(s.column_optional_text(10));
+  r.end_time_us = parse_time(s.column_optional_text(11));
+  r.elapsed = s.column_optional_double(12);
+  r.exit_code = s.column_optional_int(13);
+  r.signo = s.column_optional_int(14);
+  r.status = stitch::session_status_from_string(s.column_text(15)).value_or(stitch::SessionStatus::incomplete);
+  const std::string_view source = s.column_text(16);
+  for (auto kind : {source::SourceKind::stream, source::SourceKind::dgram, source::SourceKind::dir,
+                    source::SourceKind::import}) {
+    if (source::to_string(kind) == source) {
+      r.source = kind;
+    }
+  }
+  r.peer_pid = s.column_optional_int(17);
+  r.peer_uid = s.column_optional_int(18);
+  r.event_count = s.column_int(19);
+  r.error_count = s.column_int(20);
+  r.problem_count = s.column_int(21);
+  r.first_received_us = parse_time(s.column_optional_text(22)).value_or(0);
+  r.last_received_us = parse_time(s.column_optional_text(23)).value_or(0);
+  r.time_base_us = s.column_optional_int(24);
+  m_find.reset();
+  return r;
+}
+
+std::int64_t DatabaseSessionCatalog::next_session_id() {
+  return m_db.query_int("SELECT max(id) FROM sessions").value_or(0) + 1;
+}
+
+}  // namespace trace2d::store

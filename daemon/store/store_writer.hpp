@@ -1,0 +1,74 @@
+#pragma once
+// The single SQLite writer. Runs on its own thread, takes WriteBatches from
+// the pipeline, and commits them in transactions of at most
+// `commit_interval` (or `max_rows_per_transaction` rows), so the database
+// sees few, large transactions under load and fresh data within
+// milliseconds when idle.
+//
+// A failed write (locked database, full disk, read-only file) rolls back and
+// is retried with backoff; the batches stay queued meanwhile and count
+// against the daemon's memory bound. Nothing is dropped here.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+
+#include "daemon/pipeline/memory_budget.hpp"
+#include "daemon/pipeline/work_queue.hpp"
+#include "daemon/store/row_writer.hpp"
+#include "daemon/store/sqlite.hpp"
+#include "daemon/store/write_batch.hpp"
+
+namespace trace2d::store {
+
+class StoreWriter {
+ public:
+  struct Options {
+    std::chrono::milliseconds commit_interval{10};
+    std::size_t max_rows_per_transaction = 50000;
+    std::chrono::milliseconds max_retry_backoff{1000};
+  };
+
+  StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input, pipeline::MemoryBudget& budget,
+              Options options);
+
+  // The thread body: returns once the input is closed and everything in it
+  // is committed (or, if the database keeps failing, once `stop_retrying`
+  // is set after close).
+  void run();
+
+  // After close: give up retrying a database that keeps failing.
+  void stop_retrying() { m_stop_retrying.store(true); }
+
+  [[nodiscard]] std::uint64_t committed_batch() const { return m_committed_batch.load(); }
+  [[nodiscard]] std::uint64_t committed_events() const { return m_committed_events.load(); }
+  [[nodiscard]] std::uint64_t failed_commits() const { return m_failed_commits.load(); }
+  [[nodiscard]] std::uint64_t abandoned_events() const { return m_abandoned_events.load(); }
+
+ private:
+  bool write_pending();  // false on failure (rolled back)
+  bool commit();
+  void rollback();
+
+  Database m_db;
+  RowWriter m_rows;
+  pipeline::WorkQueue<WriteBatch>& m_input;
+  pipeline::MemoryBudget& m_budget;
+  Options m_options;
+
+  std::vector<WriteBatch> m_pending;  // taken from the queue, not yet committed
+  std::size_t m_written = 0;          // how many of m_pending are in the open transaction
+  std::size_t m_rows_in_transaction = 0;
+  bool m_in_transaction = false;
+  std::chrono::steady_clock::time_point m_transaction_started;
+
+  std::atomic<std::uint64_t> m_committed_batch{0};
+  std::atomic<std::uint64_t> m_committed_events{0};
+  std::atomic<std::uint64_t> m_failed_commits{0};
+  std::atomic<std::uint64_t> m_abandoned_events{0};
+  std::atomic<bool> m_stop_retrying{false};
+};
+
+}  // namespace trace2d::store

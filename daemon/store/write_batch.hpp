@@ -1,0 +1,94 @@
+#pragma once
+// Rows ready for SQLite, produced on the pipeline thread and handed to the
+// single store writer. Text lives in one arena per batch so a batch of
+// thousands of rows costs a handful of allocations.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/source/origin.hpp"
+#include "daemon/stitch/session_record.hpp"
+
+namespace trace2d::store {
+
+struct TextRef {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+  bool present = false;
+};
+
+struct EventRow {
+  std::int64_t session = 0;
+  std::int64_t seq = 0;
+  std::int64_t type = 0;
+  std::optional<std::int64_t> thread;
+  std::optional<std::int64_t> time_us;  // relative to the session's time base
+  std::optional<std::int64_t> file;
+  std::optional<std::int64_t> line;
+  TextRef body;
+  TextRef raw;
+};
+
+struct NameRow {
+  std::int64_t id = 0;
+  TextRef text;
+};
+
+struct ProblemRow {
+  std::int64_t session = 0;
+  std::int64_t seq = 0;
+  TextRef message;
+};
+
+struct RejectRow {
+  std::int64_t received_us = 0;
+  source::SourceKind source = source::SourceKind::stream;
+  std::optional<std::int64_t> peer_pid;
+  std::optional<std::int64_t> peer_uid;
+  TextRef reason;
+  TextRef raw;
+  std::uint64_t size = 0;
+};
+
+class WriteBatch {
+ public:
+  TextRef add_text(std::string_view text) {
+    TextRef ref{static_cast<std::uint32_t>(m_arena.size()), static_cast<std::uint32_t>(text.size()), true};
+    m_arena.append(text);
+    return ref;
+  }
+  [[nodiscard]] std::string_view text(TextRef ref) const {
+    return ref.present ? std::string_view(m_arena).substr(ref.offset, ref.size) : std::string_view();
+  }
+
+  std::vector<NameRow> names;
+  std::vector<EventRow> events;
+  std::vector<ProblemRow> problems;
+  std::vector<RejectRow> rejects;
+  std::vector<stitch::SessionRecord> sessions;  // snapshots of sessions that changed
+
+  // Ordinal of this batch within the daemon run (1, 2, ...).
+  std::uint64_t number = 0;
+
+  [[nodiscard]] bool empty() const {
+    return names.empty() && events.empty() && problems.empty() && rejects.empty() && sessions.empty();
+  }
+  [[nodiscard]] std::size_t row_count() const {
+    return names.size() + events.size() + problems.size() + rejects.size() + sessions.size();
+  }
+  // Approximate heap bytes held, for the daemon's memory bound.
+  [[nodiscard]] std::size_t memory_bytes() const {
+    return m_arena.capacity() + events.capacity() * sizeof(EventRow) +
+           names.capacity() * sizeof(NameRow) + problems.capacity() * sizeof(ProblemRow) +
+           rejects.capacity() * sizeof(RejectRow) +
+           sessions.capacity() * (sizeof(stitch::SessionRecord) + 128);
+  }
+
+ private:
+  std::string m_arena;
+};
+
+}  // namespace trace2d::store

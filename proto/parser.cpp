@@ -1,0 +1,622 @@
+#include "proto/parser.hpp"
+
+#include <simdjson.h>
+
+#include <array>
+#include <charconv>
+#include <unordered_map>
+
+#include "proto/timestamp.hpp"
+#include "proto/utf8.hpp"
+
+namespace trace2d::proto {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// Every key the EVENT format defines, across all event types. A key means the
+// same thing (and has the same JSON type) in every event that carries it.
+enum class Key : std::uint8_t {
+  event, sid, thread, time, file, line, repo,                                  // common
+  evt, exe, t_abs, t_rel, argv, code, signo, msg, fmt, path, ancestry, name,   //
+  hierarchy, alias, child_id, child_class, hook_name, cd, use_shell, pid,      //
+  ready, exec_id, scope, param, value, worktree, nesting, category, label,     //
+  key, intervals, t_total, t_min, t_max, count,                                //
+  count_of_keys
+};
+
+enum class Shape : std::uint8_t { string, integer, number, boolean, string_list, any };
+
+struct KeyInfo {
+  std::string_view name;
+  Shape shape;
+};
+
+constexpr std::array<KeyInfo, static_cast<std::size_t>(Key::count_of_keys)> k_keys{{
+    {"event", Shape::string},      {"sid", Shape::string},        {"thread", Shape::string},
+    {"time", Shape::string},       {"file", Shape::string},       {"line", Shape::integer},
+    {"repo", Shape::integer},      {"evt", Shape::string},        {"exe", Shape::string},
+    {"t_abs", Shape::number},      {"t_rel", Shape::number},      {"argv", Shape::string_list},
+    {"code", Shape::integer},      {"signo", Shape::integer},     {"msg", Shape::string},
+    {"fmt", Shape::string},        {"path", Shape::string},       {"ancestry", Shape::string_list},
+    {"name", Shape::string},       {"hierarchy", Shape::string},  {"alias", Shape::string},
+    {"child_id", Shape::integer},  {"child_class", Shape::string}, {"hook_name", Shape::string},
+    {"cd", Shape::string},         {"use_shell", Shape::boolean}, {"pid", Shape::integer},
+    {"ready", Shape::string},      {"exec_id", Shape::integer},   {"scope", Shape::string},
+    {"param", Shape::string},      {"value", Shape::any},         {"worktree", Shape::string},
+    {"nesting", Shape::integer},   {"category", Shape::string},   {"label", Shape::string},
+    {"key", Shape::string},        {"intervals", Shape::integer}, {"t_total", Shape::number},
+    {"t_min", Shape::number},      {"t_max", Shape::number},      {"count", Shape::integer},
+}};
+
+const std::unordered_map<std::string_view, Key>& key_index() {
+  static const std::unordered_map<std::string_view, Key> index = [] {
+    std::unordered_map<std::string_view, Key> map;
+    for (std::size_t i = 0; i < k_keys.size(); ++i) {
+      map.emplace(k_keys[i].name, static_cast<Key>(i));
+    }
+    return map;
+  }();
+  return index;
+}
+
+constexpr std::string_view json_type_name(od::json_type t) {
+  switch (t) {
+    case od::json_type::array: return "an array";
+    case od::json_type::object: return "an object";
+    case od::json_type::number: return "a number";
+    case od::json_type::string: return "a string";
+    case od::json_type::boolean: return "a boolean";
+    case od::json_type::null: return "null";
+  }
+  return "an unknown type";
+}
+
+constexpr std::string_view shape_name(Shape s) {
+  switch (s) {
+    case Shape::string: return "a string";
+    case Shape::integer: return "an integer";
+    case Shape::number: return "a number";
+    case Shape::boolean: return "a boolean";
+    case Shape::string_list: return "an array of strings";
+    case Shape::any: return "any JSON";
+  }
+  return "?";
+}
+
+// Which fields each event type must have (besides event and sid). Missing
+// ones are noted as problems; the event is still kept.
+std::span<const Key> required_keys(EventKind kind) {
+  static constexpr Key version[] = {Key::evt, Key::exe};
+  static constexpr Key start[] = {Key::argv};
+  static constexpr Key exit[] = {Key::code};
+  static constexpr Key signal[] = {Key::signo};
+  static constexpr Key cmd_path[] = {Key::path};
+  static constexpr Key cmd_ancestry[] = {Key::ancestry};
+  static constexpr Key name[] = {Key::name};
+  static constexpr Key alias[] = {Key::alias, Key::argv};
+  static constexpr Key child_start[] = {Key::child_id, Key::child_class, Key::argv};
+  static constexpr Key child_exit[] = {Key::child_id, Key::pid, Key::code};
+  static constexpr Key child_ready[] = {Key::child_id, Key::pid, Key::ready};
+  static constexpr Key exec[] = {Key::exec_id, Key::argv};
+  static constexpr Key exec_result[] = {Key::exec_id, Key::code};
+  static constexpr Key def_param[] = {Key::param};
+  static constexpr Key def_repo[] = {Key::repo, Key::worktree};
+  static constexpr Key region_leave[] = {Key::t_rel};
+  static constexpr Key data[] = {Key::category, Key::key, Key::value};
+  static constexpr Key timer[] = {Key::category, Key::name, Key::intervals, Key::t_total};
+  static constexpr Key counter[] = {Key::category, Key::name, Key::count};
+  switch (kind) {
+    case EventKind::version: return version;
+    case EventKind::start: return start;
+    case EventKind::exit:
+    case EventKind::atexit: return exit;
+    case EventKind::signal: return signal;
+    case EventKind::cmd_path: return cmd_path;
+    case EventKind::cmd_ancestry: return cmd_ancestry;
+    case EventKind::cmd_name:
+    case EventKind::cmd_mode: return name;
+    case EventKind::alias: return alias;
+    case EventKind::child_start: return child_start;
+    case EventKind::child_exit: return child_exit;
+    case EventKind::child_ready: return child_ready;
+    case EventKind::exec: return exec;
+    case EventKind::exec_result: return exec_result;
+    case EventKind::def_param: return def_param;
+    case EventKind::def_repo: return def_repo;
+    case EventKind::region_leave: return region_leave;
+    case EventKind::data:
+    case EventKind::data_json: return data;
+    case EventKind::timer:
+    case EventKind::th_timer: return timer;
+    case EventKind::counter:
+    case EventKind::th_counter: return counter;
+    default: return {};
+  }
+}
+
+// One slot per key; the first occurrence wins.
+struct Slot {
+  bool present = false;
+  std::string_view text;  // string, or JSON text for `value`
+  std::int64_t integer = 0;
+  double number = 0;
+  bool boolean = false;
+  std::uint32_t list_begin = 0;
+  std::uint32_t list_size = 0;
+  bool value_is_json = false;
+  bool wrong_type = false;  // the key was there with another JSON type
+};
+
+// A reject reason, or nothing.
+using Failure = std::string_view;
+
+}  // namespace
+
+struct Parser::Impl {
+  ParserLimits limits;
+  od::parser parser;
+  od::parser nested_parser;  // validates object/array values found by raw_json()
+  std::string padded;        // copy of a line that arrived without padding
+  std::string repaired;      // UTF-8-repaired copy of a line
+  std::string reason;
+  std::array<Slot, static_cast<std::size_t>(Key::count_of_keys)> slots;
+  std::vector<std::string_view> lists;
+
+  explicit Impl(ParserLimits l) : limits(l), parser(), nested_parser() {}
+
+  Slot& slot(Key k) { return slots[static_cast<std::size_t>(k)]; }
+
+  ParseOutcome reject(std::string_view why) {
+    return ParseOutcome{false, why};
+  }
+  ParseOutcome reject_with(std::string_view what, simdjson::error_code error) {
+    reason.assign(what);
+    reason.append(": ");
+    reason.append(simdjson::error_message(error));
+    return ParseOutcome{false, reason};
+  }
+
+  template <typename... Parts>
+  static void note(Event& out, const Parts&... parts) {
+    if (!out.problems.empty()) {
+      out.problems.append("; ");
+    }
+    (out.problems.append(std::string_view(parts)), ...);
+  }
+
+  // Visits (and so validates) a value of any type, to `depth` levels.
+  simdjson::error_code validate(od::value value, std::size_t depth) {
+    if (depth > limits.max_depth) {
+      return simdjson::DEPTH_ERROR;
+    }
+    od::json_type type{};
+    if (auto e = value.type().get(type)) {
+      return e;
+    }
+    switch (type) {
+      case od::json_type::object: {
+        od::object object;
+        if (auto e = value.get_object().get(object)) {
+          return e;
+        }
+        for (auto field : object) {
+          std::string_view key;
+          if (auto e = field.unescaped_key().get(key)) {
+            return e;
+          }
+          od::value inner;
+          if (auto e = field.value().get(inner)) {
+            return e;
+          }
+          if (auto e = validate(inner, depth + 1)) {
+            return e;
+          }
+        }
+        return simdjson::SUCCESS;
+      }
+      case od::json_type::array: {
+        od::array array;
+        if (auto e = value.get_array().get(array)) {
+          return e;
+        }
+        for (auto element : array) {
+          od::value inner;
+          if (auto e = element.get(inner)) {
+            return e;
+          }
+          if (auto e = validate(inner, depth + 1)) {
+            return e;
+          }
+        }
+        return simdjson::SUCCESS;
+      }
+      case od::json_type::string: {
+        std::string_view s;
+        return value.get_string().get(s);
+      }
+      case od::json_type::number: {
+        od::number n;
+        return value.get_number().get(n);
+      }
+      case od::json_type::boolean: {
+        bool b = false;
+        return value.get_bool().get(b);
+      }
+      case od::json_type::null: {
+        bool is_null = false;
+        if (auto e = value.is_null().get(is_null)) {
+          return e;
+        }
+        return is_null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
+      }
+    }
+    return simdjson::INCORRECT_TYPE;
+  }
+
+  // The JSON text of a number, trimmed of the whitespace simdjson keeps.
+  static std::string_view trimmed_token(std::string_view token) {
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\r')) {
+      token.remove_suffix(1);
+    }
+    return token;
+  }
+
+  // Validates an object/array value and returns its JSON text.
+  simdjson::error_code capture_container(od::value value, od::json_type type, std::size_t depth,
+                                         std::string_view& text) {
+    if (type == od::json_type::object) {
+      od::object object;
+      if (auto e = value.get_object().get(object)) {
+        return e;
+      }
+      if (auto e = object.raw_json().get(text)) {
+        return e;
+      }
+    } else {
+      od::array array;
+      if (auto e = value.get_array().get(array)) {
+        return e;
+      }
+      if (auto e = array.raw_json().get(text)) {
+        return e;
+      }
+    }
+    text = trimmed_token(text);
+    // raw_json() skips without checking scalars inside; a second pass over the
+    // same bytes (still inside our padded buffer) validates them.
+    od::document nested;
+    if (auto e = nested_parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING)
+                     .get(nested)) {
+      return e;
+    }
+    od::value root;
+    if (auto e = nested.get_value().get(root)) {
+      return e;
+    }
+    return validate(root, depth);
+  }
+
+  // Reads one field into its slot. Returns a reject reason on invalid JSON.
+  Failure read_field(Key key, od::value value, Event& out) {
+    Slot& s = slot(key);
+    const KeyInfo& info = k_keys[static_cast<std::size_t>(key)];
+    if (s.present) {
+      note(out, "duplicate key '", info.name, "' (first kept)");
+      return validate(value, 1) ? Failure{"invalid JSON in a duplicate key"} : Failure{};
+    }
+    od::json_type type{};
+    if (value.type().get(type)) {
+      return "invalid JSON value";
+    }
+    const auto mismatch = [&]() -> Failure {
+      s.wrong_type = true;
+      note(out, info.name, ": expected ", shape_name(info.shape), ", got ", json_type_name(type));
+      if (validate(value, 1)) {
+        return "invalid JSON value";
+      }
+      return {};
+    };
+    switch (info.shape) {
+      case Shape::string:
+        if (type != od::json_type::string) {
+          return mismatch();
+        }
+        if (value.get_string().get(s.text)) {
+          return "invalid JSON string";
+        }
+        break;
+      case Shape::integer:
+      case Shape::number: {
+        if (type != od::json_type::number) {
+          return mismatch();
+        }
+        od::number n;
+        if (value.get_number().get(n)) {
+          return "invalid or out-of-range JSON number";
+        }
+        if (info.shape == Shape::number) {
+          s.number = n.as_double();
+        } else if (n.is_int64()) {
+          s.integer = n.get_int64();
+        } else {
+          note(out, info.name, ": not a 64-bit integer");
+          return {};
+        }
+        break;
+      }
+      case Shape::boolean:
+        if (type != od::json_type::boolean) {
+          return mismatch();
+        }
+        if (value.get_bool().get(s.boolean)) {
+          return "invalid JSON literal";
+        }
+        break;
+      case Shape::string_list: {
+        if (type != od::json_type::array) {
+          return mismatch();
+        }
+        od::array array;
+        if (value.get_array().get(array)) {
+          return "invalid JSON array";
+        }
+        s.list_begin = static_cast<std::uint32_t>(lists.size());
+        bool noted = false;
+        for (auto element : array) {
+          od::value item;
+          if (element.get(item)) {
+            return "invalid JSON array";
+          }
+          od::json_type item_type{};
+          if (item.type().get(item_type)) {
+            return "invalid JSON value";
+          }
+          if (item_type == od::json_type::string) {
+            std::string_view text;
+            if (item.get_string().get(text)) {
+              return "invalid JSON string";
+            }
+            lists.push_back(text);
+          } else {
+            if (!noted) {
+              note(out, info.name, ": expected an array of strings");
+              noted = true;
+            }
+            if (validate(item, 2)) {
+              return "invalid JSON value";
+            }
+          }
+        }
+        s.list_size = static_cast<std::uint32_t>(lists.size()) - s.list_begin;
+        break;
+      }
+      case Shape::any:
+        if (type == od::json_type::string) {
+          if (value.get_string().get(s.text)) {
+            return "invalid JSON string";
+          }
+        } else if (type == od::json_type::object || type == od::json_type::array) {
+          if (auto e = capture_container(value, type, 1, s.text)) {
+            return e == simdjson::DEPTH_ERROR ? "JSON nested too deeply" : "invalid JSON value";
+          }
+          s.value_is_json = true;
+        } else {
+          const std::string_view token = value.raw_json_token();
+          if (validate(value, 1)) {
+            return "invalid JSON value";
+          }
+          s.text = trimmed_token(token);
+          s.value_is_json = true;
+        }
+        break;
+    }
+    s.present = true;
+    return {};
+  }
+
+  std::optional<std::string_view> text(Key k) {
+    const Slot& s = slot(k);
+    return s.present ? std::optional<std::string_view>(s.text) : std::nullopt;
+  }
+  std::optional<std::int64_t> integer(Key k) {
+    const Slot& s = slot(k);
+    return s.present ? std::optional<std::int64_t>(s.integer) : std::nullopt;
+  }
+  std::optional<double> number(Key k) {
+    const Slot& s = slot(k);
+    return s.present ? std::optional<double>(s.number) : std::nullopt;
+  }
+  std::optional<bool> boolean(Key k) {
+    const Slot& s = slot(k);
+    return s.present ? std::optional<bool>(s.boolean) : std::nullopt;
+  }
+  StringList list(Key k) {
+    const Slot& s = slot(k);
+    if (!s.present) {
+      return {};
+    }
+    return StringList(lists.data() + s.list_begin, s.list_size);
+  }
+
+  Payload build_payload(EventKind kind) {
+    switch (kind) {
+      case EventKind::version: return Version{text(Key::evt), text(Key::exe)};
+      case EventKind::too_many_files: return TooManyFiles{};
+      case EventKind::start: return Start{number(Key::t_abs), list(Key::argv)};
+      case EventKind::exit:
+      case EventKind::atexit: return Exit{number(Key::t_abs), integer(Key::code)};
+      case EventKind::signal: return Signal{number(Key::t_abs), integer(Key::signo)};
+      case EventKind::error: return Error{text(Key::msg), text(Key::fmt)};
+      case EventKind::cmd_path: return CmdPath{text(Key::path)};
+      case EventKind::cmd_ancestry: return CmdAncestry{list(Key::ancestry)};
+      case EventKind::cmd_name: return CmdName{text(Key::name), text(Key::hierarchy)};
+      case EventKind::cmd_mode: return CmdMode{text(Key::name)};
+      case EventKind::alias: return Alias{text(Key::alias), list(Key::argv)};
+      case EventKind::child_start:
+        return ChildStart{integer(Key::child_id), text(Key::child_class), text(Key::hook_name),
+                          text(Key::cd),          boolean(Key::use_shell),  list(Key::argv)};
+      case EventKind::child_exit:
+        return ChildExit{integer(Key::child_id), integer(Key::pid), integer(Key::code),
+                         number(Key::t_rel)};
+      case EventKind::child_ready:
+        return ChildReady{integer(Key::child_id), integer(Key::pid), text(Key::ready),
+                          number(Key::t_rel)};
+      case EventKind::thread_start: return ThreadStart{};
+      case EventKind::thread_exit: return ThreadExit{number(Key::t_rel)};
+      case EventKind::exec: return Exec{integer(Key::exec_id), text(Key::exe), list(Key::argv)};
+      case EventKind::exec_result: return ExecResult{integer(Key::exec_id), integer(Key::code)};
+      case EventKind::def_param: return DefParam{text(Key::scope), text(Key::param), text(Key::value)};
+      case EventKind::def_repo: return DefRepo{text(Key::worktree)};
+      case EventKind::region_enter:
+      case EventKind::region_leave:
+        return Region{integer(Key::nesting), text(Key::category), text(Key::label), text(Key::msg),
+                      number(Key::t_rel)};
+      case EventKind::data:
+      case EventKind::data_json:
+        return Data{number(Key::t_abs),   number(Key::t_rel), integer(Key::nesting),
+                    text(Key::category),  text(Key::key),     text(Key::value),
+                    slot(Key::value).value_is_json};
+      case EventKind::timer:
+      case EventKind::th_timer:
+        return Timer{text(Key::category), text(Key::name),  integer(Key::intervals),
+                     number(Key::t_total), number(Key::t_min), number(Key::t_max)};
+      case EventKind::counter:
+      case EventKind::th_counter:
+        return Counter{text(Key::category), text(Key::name), integer(Key::count)};
+      case EventKind::printf: return Printf{number(Key::t_abs), text(Key::msg)};
+      case EventKind::unknown: return Unknown{};
+    }
+    return Unknown{};
+  }
+
+  ParseOutcome parse(std::string_view line, std::size_t readable_after, Event& out) {
+    out.problems.clear();
+    out.payload = Unknown{};
+    out.utf8_repaired = false;
+    lists.clear();
+    for (Slot& s : slots) {
+      s = Slot{};
+    }
+
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+      return reject("empty line");
+    }
+
+    // Invalid UTF-8 (git copies raw bytes into strings): parse a repaired copy.
+    std::string_view input = line;
+    if (!is_valid_utf8(line)) {
+      repaired.clear();
+      append_repaired_utf8(repaired, line);
+      repaired.append(simdjson::SIMDJSON_PADDING, '\0');
+      input = std::string_view(repaired.data(), repaired.size() - simdjson::SIMDJSON_PADDING);
+      readable_after = simdjson::SIMDJSON_PADDING;
+      out.utf8_repaired = true;
+    }
+    if (readable_after < simdjson::SIMDJSON_PADDING) {
+      padded.assign(input);
+      padded.append(simdjson::SIMDJSON_PADDING, '\0');
+      input = std::string_view(padded.data(), input.size());
+    }
+    out.json = input;
+
+    od::document doc;
+    if (auto e = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING)
+                     .get(doc)) {
+      return reject_with("not JSON", e);
+    }
+    od::object object;
+    if (auto e = doc.get_object().get(object)) {
+      return reject_with("not a JSON object", e);
+    }
+    const auto& index = key_index();
+    for (auto field : object) {
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) {
+        return reject_with("not JSON", e);
+      }
+      od::value value;
+      if (auto e = field.value().get(value)) {
+        return reject_with("not JSON", e);
+      }
+      const auto found = index.find(key);
+      if (found == index.end()) {
+        // Unknown field: kept verbatim in the stored JSON, but still validated.
+        if (auto e = validate(value, 1)) {
+          return e == simdjson::DEPTH_ERROR ? reject("JSON nested too deeply")
+                                            : reject_with("not JSON", e);
+        }
+        continue;
+      }
+      if (Failure failure = read_field(found->second, value, out); !failure.empty()) {
+        reason.assign(failure);
+        reason.append(" in field '").append(key).append("'");
+        return reject(reason);
+      }
+    }
+    if (doc.current_location().error() == simdjson::SUCCESS) {
+      return reject("not JSON: trailing content after the object");
+    }
+
+    const Slot& event = slot(Key::event);
+    const Slot& sid = slot(Key::sid);
+    if (!event.present) {
+      return reject(event.wrong_type ? "event is not a string" : "missing field 'event'");
+    }
+    if (!sid.present) {
+      return reject(sid.wrong_type ? "sid is not a string" : "missing field 'sid'");
+    }
+    if (event.text.empty()) {
+      return reject("event is empty");
+    }
+    if (event.text.size() > limits.max_event_name_bytes) {
+      return reject("event name too long");
+    }
+    if (sid.text.empty()) {
+      return reject("sid is empty");
+    }
+    if (sid.text.size() > limits.max_sid_bytes) {
+      return reject("sid too long");
+    }
+    if (sid.text.find('\0') != std::string_view::npos ||
+        event.text.find('\0') != std::string_view::npos) {
+      return reject("NUL character in event or sid");
+    }
+
+    out.event = event.text;
+    out.kind = event_kind_from_name(event.text);
+    out.sid = sid.text;
+    out.thread = text(Key::thread);
+    out.time_text = text(Key::time);
+    out.time_us.reset();
+    if (out.time_text) {
+      out.time_us = parse_utc_timestamp(*out.time_text);
+      if (!out.time_us) {
+        note(out, "time: not a UTC timestamp");
+      }
+    }
+    out.file = text(Key::file);
+    out.line = integer(Key::line);
+    out.repo = integer(Key::repo);
+    for (Key k : required_keys(out.kind)) {
+      if (!slot(k).present) {
+        note(out, "missing field '", k_keys[static_cast<std::size_t>(k)].name, "'");
+      }
+    }
+    out.payload = build_payload(out.kind);
+    return ParseOutcome{true, {}};
+  }
+};
+
+Parser::Parser(ParserLimits limits) : m_impl(std::make_unique<Impl>(limits)) {}
+Parser::~Parser() = default;
+Parser::Parser(Parser&&) noexcept = default;
+Parser& Parser::operator=(Parser&&) noexcept = default;
+
+ParseOutcome Parser::parse(std::string_view line, std::size_t readable_after, Event& out) {
+  return m_impl->parse(line, readable_after, out);
+}
+
+std::size_t Parser::padding_bytes() { return simdjson::SIMDJSON_PADDING; }
+
+}  // namespace trace2d::proto

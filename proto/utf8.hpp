@@ -1,0 +1,22 @@
+#pragma once
+// git copies bytes >= 0x80 into JSON strings without checking them, so a
+// line can be valid JSON in structure yet not valid UTF-8. These helpers find
+// such lines and make a valid copy, keeping the structure intact: every
+// maximal invalid subsequence becomes U+FFFD (the Unicode "substitution of
+// maximal subparts" practice, as browsers decode).
+
+#include <string>
+#include <string_view>
+
+namespace trace2d::proto {
+
+[[nodiscard]] bool is_valid_utf8(std::string_view bytes);
+
+// Appends `bytes` to `out` with invalid sequences replaced by U+FFFD.
+// Returns the number of replacements made.
+std::size_t append_repaired_utf8(std::string& out, std::string_view bytes);
+
+// Convenience: a repaired copy.
+[[nodiscard]] std::string repair_utf8(std::string_view bytes);
+
+}  // namespace trace2d::proto
