@@ -66,16 +66,24 @@ Process::Process(const ProcessSpec& spec) {
   }
   argv.push_back(nullptr);
 
+  int pipe_fds[2] = {-1, -1};
+  if (spec.stdin_pipe && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  // Opened before fork: the child must not race the parent's cleanup.
+  const int in = spec.stdin_pipe ? pipe_fds[0] : ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = ::open(m_out_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  const int err = ::open(m_err_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (in < 0 || out < 0 || err < 0) {
+    throw std::runtime_error("cannot open the child's stdio files");
+  }
   m_started = std::chrono::steady_clock::now();
   m_pid = ::fork();
   if (m_pid < 0) {
     throw std::runtime_error("fork failed");
   }
   if (m_pid == 0) {
-    const int in = ::open(in_path.c_str(), O_RDONLY);
-    const int out = ::open(m_out_path.c_str(), O_WRONLY | O_TRUNC);
-    const int err = ::open(m_err_path.c_str(), O_WRONLY | O_TRUNC);
-    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) {
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) {
       ::_exit(126);
     }
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
@@ -86,9 +94,23 @@ Process::Process(const ProcessSpec& spec) {
     ::_exit(127);
   }
   ::unlink(in_path.c_str());
+  ::close(in);
+  ::close(out);
+  ::close(err);
+  if (spec.stdin_pipe) {
+    m_stdin_fd = pipe_fds[1];
+  }
+}
+
+void Process::close_stdin() {
+  if (m_stdin_fd >= 0) {
+    ::close(m_stdin_fd);
+    m_stdin_fd = -1;
+  }
 }
 
 Process::~Process() {
+  close_stdin();
   if (!m_status && m_pid > 0) {
     ::kill(m_pid, SIGKILL);
     int status = 0;

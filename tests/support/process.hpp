@@ -17,6 +17,9 @@ struct ProcessSpec {
   std::vector<std::string> unset_env;
   std::string cwd;
   std::string stdin_data;
+  // Give the child a pipe as stdin, held open until close_stdin() (for
+  // programs that must block reading it).
+  bool stdin_pipe = false;
 };
 
 struct ProcessResult {
@@ -36,6 +39,7 @@ class Process {
   Process& operator=(const Process&) = delete;
 
   [[nodiscard]] pid_t pid() const { return m_pid; }
+  void close_stdin();
   void signal(int signo) const;
   // Waits for exit; SIGKILLs it after `timeout`.
   ProcessResult wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
@@ -50,6 +54,7 @@ class Process {
   std::string m_err_path;
   std::chrono::steady_clock::time_point m_started;
   std::optional<int> m_status;
+  int m_stdin_fd = -1;
 };
 
 ProcessResult run_process(const ProcessSpec& spec,

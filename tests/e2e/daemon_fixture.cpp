@@ -1,0 +1,152 @@
+#include "tests/e2e/daemon_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace trace2d::test {
+namespace {
+
+const std::vector<std::string> k_trace_variables = {
+    "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF", "GIT_TRACE2_PARENT_SID",
+    "GIT_TRACE2_PARENT_NAME", "GIT_TRACE2_EVENT_NESTING", "GIT_TRACE2_EVENT_BRIEF",
+    "GIT_TRACE2_BRIEF", "GIT_TRACE2_CONFIG_PARAMS", "GIT_TRACE2_ENV_VARS", "GIT_TRACE2_MAX_FILES",
+    "GIT_TRACE2_DST_DEBUG"};
+
+}  // namespace
+
+RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args)
+    : m_socket(dir.file("t.sock")), m_db(dir.file("t.db")) {
+  ProcessSpec spec;
+  spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--db", m_db, "--shutdown-grace-ms", "300"};
+  spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
+  m_process = std::make_unique<Process>(spec);
+  const bool ready = wait_until(
+      [&] { return m_process->out_so_far().find("GIT_TRACE2_EVENT=") != std::string::npos || !m_process->running(); },
+      std::chrono::seconds(20));
+  const std::string out = m_process->out_so_far();
+  if (!ready || out.find("GIT_TRACE2_EVENT=af_unix:stream:" + m_socket + "\n") == std::string::npos) {
+    const ProcessResult result = m_process->wait(std::chrono::seconds(1));
+    throw std::runtime_error("trace2d did not start (exit " + std::to_string(result.exit_code) +
+                             ", signal " + std::to_string(result.term_signal) + "): " + result.err);
+  }
+}
+
+RunningDaemon::~RunningDaemon() {
+  if (!m_result && m_process) {
+    m_process->signal(SIGKILL);
+  }
+}
+
+ProcessResult RunningDaemon::stop(std::chrono::milliseconds timeout) {
+  if (!m_result) {
+    m_process->signal(SIGTERM);
+    m_result = m_process->wait(timeout);
+  }
+  return *m_result;
+}
+
+ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,
+                     std::map<std::string, std::string> env) {
+  ProcessSpec spec;
+  spec.argv = {"git"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.cwd = cwd;
+  for (const auto& name : k_trace_variables) {
+    if (env.count(name) == 0) {
+      spec.unset_env.push_back(name);
+    }
+  }
+  env.emplace("GIT_CONFIG_NOSYSTEM", "1");
+  env.emplace("GIT_CONFIG_GLOBAL", "/dev/null");
+  env.emplace("GIT_AUTHOR_NAME", "trace2d test");
+  env.emplace("GIT_AUTHOR_EMAIL", "test@example.com");
+  env.emplace("GIT_COMMITTER_NAME", "trace2d test");
+  env.emplace("GIT_COMMITTER_EMAIL", "test@example.com");
+  spec.env = std::move(env);
+  return spec;
+}
+
+ProcessResult run_git(const std::string& cwd, const std::vector<std::string>& args,
+                      std::map<std::string, std::string> env) {
+  return run_process(git_spec(cwd, args, std::move(env)), std::chrono::seconds(120));
+}
+
+std::string make_repo(const TempDir& dir, const std::string& name, int files) {
+  const std::string path = dir.file(name);
+  std::filesystem::create_directories(path);
+  auto ok = [](const ProcessResult& r) {
+    if (r.exit_code != 0) {
+      throw std::runtime_error("git failed: " + r.err);
+    }
+  };
+  ok(run_git(path, {"init", "-q", "-b", "main"}));
+  for (int i = 0; i < files; ++i) {
+    write_file(std::filesystem::path(path) / ("file" + std::to_string(i) + ".txt"),
+               "content " + std::to_string(i) + "\n");
+  }
+  ok(run_git(path, {"add", "-A"}));
+  ok(run_git(path, {"commit", "-qm", "initial"}));
+  write_file(std::filesystem::path(path) / "file0.txt", "changed\n");
+  ok(run_git(path, {"commit", "-qam", "second"}));
+  return path;
+}
+
+namespace {
+
+std::string sid_of(const std::string& line) {
+  const std::string key = "\"sid\":\"";
+  const auto start = line.find(key);
+  if (start == std::string::npos) {
+    return {};
+  }
+  const auto begin = start + key.size();
+  return line.substr(begin, line.find('"', begin) - begin);
+}
+
+}  // namespace
+
+std::map<std::string, long> count_events_in_trace_dir(const std::string& dir) {
+  std::map<std::string, long> counts;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      ++counts[sid_of(line)];
+    }
+  }
+  return counts;
+}
+
+store::Database open_db(const std::string& path) {
+  store::Database db(path, store::OpenMode::read_only);
+  db.set_busy_timeout(5000);
+  return db;
+}
+
+std::map<std::string, long> count_events_in_db(const std::string& db_path) {
+  store::Database db = open_db(db_path);
+  store::Statement stmt = db.prepare("SELECT sid, count(*) FROM events GROUP BY sid");
+  std::map<std::string, long> counts;
+  while (stmt.step()) {
+    counts[std::string(stmt.column_text(0))] = stmt.column_int(1);
+  }
+  return counts;
+}
+
+std::map<std::string, long> by_shape(const std::map<std::string, long>& counts) {
+  // Key: depth and rank among SIDs of that depth in start-time order (SID
+  // components start with their UTC start time, so sorting SIDs sorts them).
+  std::map<std::string, long> shaped;
+  std::map<std::size_t, int> rank;
+  for (const auto& [sid, count] : counts) {
+    const auto depth = static_cast<std::size_t>(std::count(sid.begin(), sid.end(), '/'));
+    shaped["depth " + std::to_string(depth) + " #" + std::to_string(rank[depth]++)] = count;
+  }
+  return shaped;
+}
+
+}  // namespace trace2d::test

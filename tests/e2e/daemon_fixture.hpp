@@ -1,0 +1,63 @@
+#pragma once
+// A real trace2d process for end-to-end tests, in its own temp directory,
+// plus helpers to run the real git against it and to read what it stored.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/store/sqlite.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace trace2d::test {
+
+class RunningDaemon {
+ public:
+  // Starts trace2d on <dir>/t.sock and <dir>/t.db, waits until it listens.
+  explicit RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args = {});
+  ~RunningDaemon();
+
+  [[nodiscard]] const std::string& socket_path() const { return m_socket; }
+  [[nodiscard]] const std::string& db_path() const { return m_db; }
+  // The value for GIT_TRACE2_EVENT, as trace2d printed it.
+  [[nodiscard]] std::string git_target() const { return "af_unix:stream:" + m_socket; }
+  [[nodiscard]] pid_t pid() const { return m_process->pid(); }
+  [[nodiscard]] Process& process() { return *m_process; }
+
+  // SIGTERM and wait; the result holds its exit code and logs.
+  ProcessResult stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+ private:
+  std::string m_socket;
+  std::string m_db;
+  std::unique_ptr<Process> m_process;
+  std::optional<ProcessResult> m_result;
+};
+
+// A git repository with a few files and commits under `dir`/`name`.
+std::string make_repo(const TempDir& dir, const std::string& name, int files = 20);
+
+// git with the given environment, tracing variables and user config cleared.
+ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,
+                     std::map<std::string, std::string> env = {});
+ProcessResult run_git(const std::string& cwd, const std::vector<std::string>& args,
+                      std::map<std::string, std::string> env = {});
+
+// Event counts per SID as git wrote them into a trace directory: the
+// reference a socket capture is compared with.
+std::map<std::string, long> count_events_in_trace_dir(const std::string& dir);
+
+// Event counts per SID in a trace2d database (from the `events` view).
+std::map<std::string, long> count_events_in_db(const std::string& db_path);
+
+// The SIDs' "shapes": each SID with its own timestamps/pids replaced by its
+// position in the tree, so two runs of the same command compare equal.
+std::map<std::string, long> by_shape(const std::map<std::string, long>& counts);
+
+store::Database open_db(const std::string& path);
+
+}  // namespace trace2d::test
