@@ -180,19 +180,23 @@ asio::awaitable<void> StreamServer::accept_loop() {
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    const std::uint64_t id = m_sink.next_channel_id();
-    auto connection = std::make_shared<Connection>(*this, std::move(socket), id);
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_stopping) {
-        connection->close_now();
-      }
-      m_connections.emplace(id, connection);
-    }
-    m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
-    m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
-    asio::co_spawn(connection->executor(), connection->run(), asio::detached);
+    adopt(std::move(socket));
   }
+}
+
+void StreamServer::adopt(stream::socket socket) {
+  const std::uint64_t id = m_sink.next_channel_id();
+  auto connection = std::make_shared<Connection>(*this, std::move(socket), id);
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_stopping) {
+      connection->close_now();
+    }
+    m_connections.emplace(id, connection);
+  }
+  m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
+  m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
+  asio::co_spawn(connection->executor(), connection->run(), asio::detached);
 }
 
 void StreamServer::forget(std::uint64_t id) {
@@ -215,12 +219,22 @@ void StreamServer::forget(std::uint64_t id) {
 
 void StreamServer::stop(std::chrono::milliseconds grace) {
   asio::post(m_strand, [this, grace] {
-    boost::system::error_code ignored;
-    m_listener.close(ignored);
     {
       std::lock_guard lock(m_mutex);
       m_stopping = true;
     }
+    // Clients whose connect() completed are still in the backlog: their
+    // writes are in the kernel already. Take them in before closing.
+    boost::system::error_code ec;
+    m_listener.non_blocking(true, ec);
+    while (!ec) {
+      stream::socket socket(asio::make_strand(m_io));
+      m_listener.accept(socket, ec);
+      if (!ec) {
+        adopt(std::move(socket));
+      }
+    }
+    m_listener.close(ec);
     const auto close_all = [this] {
       std::lock_guard lock(m_mutex);
       for (auto& [id, connection] : m_connections) {

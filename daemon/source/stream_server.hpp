@@ -48,6 +48,7 @@ class StreamServer {
  private:
   class Connection;
   asio::awaitable<void> accept_loop();
+  void adopt(asio::local::stream_protocol::socket socket);
   void forget(std::uint64_t id);
 
   asio::io_context& m_io;

@@ -38,6 +38,10 @@ Database open_for_writing(const std::string& path, SetupReport* report) {
   create_file_if_missing(path);
   Database db(path, OpenMode::read_write_create);
   db.set_busy_timeout(5000);
+  if (db.query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0) {
+    // Only possible before the first table, and before WAL writes the header.
+    db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+  }
   // WAL: readers (trace2ctl, sqlite3) never block the writer, and the writer
   // never blocks them. NORMAL sync in WAL survives a crash of the daemon;
   // only an OS crash can lose the last transactions.

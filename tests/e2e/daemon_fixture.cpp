@@ -21,7 +21,10 @@ const std::vector<std::string> k_trace_variables = {
 RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args)
     : m_socket(dir.file("t.sock")), m_db(dir.file("t.db")) {
   ProcessSpec spec;
-  spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--db", m_db, "--shutdown-grace-ms", "300"};
+  spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--db", m_db};
+  if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-grace-ms") == extra_args.end()) {
+    spec.argv.insert(spec.argv.end(), {"--shutdown-grace-ms", "300"});
+  }
   spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
   m_process = std::make_unique<Process>(spec);
   const bool ready = wait_until(

@@ -1,0 +1,91 @@
+#pragma once
+// The daemon's pipeline minus the sockets and threads: parse, stitch, encode
+// and write lines into a real SQLite file, synchronously.
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/stitch/stitcher.hpp"
+#include "daemon/store/database_setup.hpp"
+#include "daemon/store/event_encoder.hpp"
+#include "daemon/store/name_table.hpp"
+#include "daemon/store/row_writer.hpp"
+#include "daemon/store/session_catalog_db.hpp"
+#include "proto/parser.hpp"
+#include "proto/timestamp.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace trace2d::test {
+
+class StorePipeline {
+ public:
+  explicit StorePipeline(const TempDir& dir)
+      : m_path(dir.file("store.db")),
+        m_db(store::open_for_writing(m_path)),
+        m_catalog(m_path),
+        m_stitcher(m_catalog, m_catalog.next_session_id(), {}),
+        m_encoder(m_names),
+        m_rows(m_db) {
+    m_names.load(m_db);
+  }
+
+  // Feeds lines as one channel would deliver them; returns reject reasons.
+  std::vector<std::string> ingest(const std::vector<std::string>& lines, source::Origin origin = {}) {
+    std::vector<std::string> rejects;
+    store::WriteBatch batch;
+    for (const std::string& line : lines) {
+      const proto::ParseOutcome outcome = m_parser.parse(line, 0, m_event);
+      if (!outcome) {
+        rejects.emplace_back(outcome.reject_reason);
+        continue;
+      }
+      const stitch::Placement placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
+      m_encoder.encode(m_event, line, placement, batch);
+    }
+    commit(batch);
+    return rejects;
+  }
+
+  void end_channel(std::uint64_t channel) {
+    m_stitcher.end_of_channel(channel);
+    store::WriteBatch batch;
+    commit(batch);
+  }
+
+  [[nodiscard]] store::Database& db() { return m_db; }
+  [[nodiscard]] stitch::Stitcher& stitcher() { return m_stitcher; }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  void commit(store::WriteBatch& batch) {
+    m_stitcher.collect_changes(batch.sessions, ++m_batches);
+    m_db.exec("BEGIN");
+    m_rows.write(batch);
+    m_db.exec("COMMIT");
+  }
+
+  std::string m_path;
+  store::Database m_db;
+  store::NameTable m_names;
+  store::DatabaseSessionCatalog m_catalog;
+  stitch::Stitcher m_stitcher;
+  store::EventEncoder m_encoder;
+  store::RowWriter m_rows;
+  proto::Parser m_parser;
+  proto::Event m_event;
+  std::uint64_t m_batches = 0;
+};
+
+inline std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace trace2d::test
