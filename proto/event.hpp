@@ -203,7 +203,8 @@ struct Event {
   std::string_view json;
   bool utf8_repaired = false;
 
-  // Field-level anomalies ("exit.code: expected an integer"), "; "-separated.
+  // Field-level anomalies ("code: expected an integer, got a string"),
+  // "; "-separated.
   // Empty for every well-formed event.
   std::string problems;
 

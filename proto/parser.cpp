@@ -72,6 +72,28 @@ constexpr std::string_view json_type_name(od::json_type t) {
   return "an unknown type";
 }
 
+// A short description of why simdjson found the text invalid.
+std::string_view describe(simdjson::error_code error) {
+  switch (error) {
+    case simdjson::DEPTH_ERROR: return "nested too deeply";
+    case simdjson::NUMBER_ERROR:
+    case simdjson::NUMBER_OUT_OF_RANGE: return "invalid or out-of-range number";
+    case simdjson::STRING_ERROR: return "invalid escape in a string";
+    case simdjson::UNESCAPED_CHARS: return "unescaped control character in a string";
+    case simdjson::UNCLOSED_STRING: return "unterminated string";
+    case simdjson::UTF8_ERROR: return "invalid UTF-8";
+    // The first byte promised a literal (or value) the rest did not deliver.
+    case simdjson::T_ATOM_ERROR:
+    case simdjson::F_ATOM_ERROR:
+    case simdjson::N_ATOM_ERROR:
+    case simdjson::INCORRECT_TYPE: return "invalid literal";
+    case simdjson::TAPE_ERROR:
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+      return "bad structure (a missing or extra comma, colon, brace, bracket or key)";
+    default: return simdjson::error_message(error);
+  }
+}
+
 constexpr std::string_view shape_name(Shape s) {
   switch (s) {
     case Shape::string: return "a string";
@@ -135,9 +157,10 @@ std::span<const Key> required_keys(EventKind kind) {
   }
 }
 
-// One slot per key; the first occurrence wins.
+// One slot per key; the first occurrence wins, even when it is unusable.
 struct Slot {
-  bool present = false;
+  bool seen = false;     // the key occurred (a later occurrence is a duplicate)
+  bool present = false;  // ... and its value is usable
   std::string_view text;  // string, or JSON text for `value`
   std::int64_t integer = 0;
   double number = 0;
@@ -145,11 +168,39 @@ struct Slot {
   std::uint32_t list_begin = 0;
   std::uint32_t list_size = 0;
   bool value_is_json = false;
+  od::json_type type{};     // the JSON type of the value
   bool wrong_type = false;  // the key was there with another JSON type
 };
 
-// A reject reason, or nothing.
-using Failure = std::string_view;
+// Where a line that failed as a whole JSON object went wrong: after a complete
+// first value (trailing content), or before its end (truncated/unbalanced).
+// Only used to word a reject reason; simdjson has already said it is invalid.
+bool has_trailing_content(std::string_view line) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth <= 1) {
+        return line.find_first_not_of(" \t\r\n", i + 1) != std::string_view::npos;
+      }
+      --depth;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -173,7 +224,7 @@ struct Parser::Impl {
   ParseOutcome reject_with(std::string_view what, simdjson::error_code error) {
     reason.assign(what);
     reason.append(": ");
-    reason.append(simdjson::error_message(error));
+    reason.append(describe(error));
     return ParseOutcome{false, reason};
   }
 
@@ -185,14 +236,29 @@ struct Parser::Impl {
     (out.problems.append(std::string_view(parts)), ...);
   }
 
-  // Visits (and so validates) a value of any type, to `depth` levels.
-  simdjson::error_code validate(od::value value, std::size_t depth) {
-    if (depth > limits.max_depth) {
-      return simdjson::DEPTH_ERROR;
+  // Reads a number. simdjson 3.0's get_number() fails on integers beyond 64
+  // bits, which are valid JSON: read those as a double (still refusing what
+  // does not fit one, like 1e999). `integral` says whether `n` holds it.
+  static simdjson::error_code read_number(od::value value, od::number& n, double& d, bool& integral) {
+    if (value.get_number().get(n) == simdjson::SUCCESS) {
+      integral = true;
+      d = n.as_double();
+      return simdjson::SUCCESS;
     }
+    integral = false;
+    return value.get_double().get(d);
+  }
+
+  // Visits (and so validates) a value of any type. `depth` is the nesting
+  // level the value has if it is an object or array: the line's top-level
+  // object is level 1, so its fields' values are level 2.
+  simdjson::error_code validate(od::value value, std::size_t depth) {
     od::json_type type{};
     if (auto e = value.type().get(type)) {
       return e;
+    }
+    if ((type == od::json_type::object || type == od::json_type::array) && depth > limits.max_depth) {
+      return simdjson::DEPTH_ERROR;
     }
     switch (type) {
       case od::json_type::object: {
@@ -237,7 +303,9 @@ struct Parser::Impl {
       }
       case od::json_type::number: {
         od::number n;
-        return value.get_number().get(n);
+        double d = 0;
+        bool integral = false;
+        return read_number(value, n, d, integral);
       }
       case od::json_type::boolean: {
         bool b = false;
@@ -297,33 +365,33 @@ struct Parser::Impl {
     return validate(root, depth);
   }
 
-  // Reads one field into its slot. Returns a reject reason on invalid JSON.
-  Failure read_field(Key key, od::value value, Event& out) {
+  // Reads one field into its slot. Returns an error only for invalid JSON (the
+  // line is then rejected); a usable value of the wrong type is a problem.
+  simdjson::error_code read_field(Key key, od::value value, Event& out) {
     Slot& s = slot(key);
     const KeyInfo& info = k_keys[static_cast<std::size_t>(key)];
-    if (s.present) {
+    if (s.seen) {
       note(out, "duplicate key '", info.name, "' (first kept)");
-      return validate(value, 1) ? Failure{"invalid JSON in a duplicate key"} : Failure{};
+      return validate(value, 2);
     }
+    s.seen = true;
     od::json_type type{};
-    if (value.type().get(type)) {
-      return "invalid JSON value";
+    if (auto e = value.type().get(type)) {
+      return e;
     }
-    const auto mismatch = [&]() -> Failure {
+    s.type = type;
+    const auto mismatch = [&]() {
       s.wrong_type = true;
       note(out, info.name, ": expected ", shape_name(info.shape), ", got ", json_type_name(type));
-      if (validate(value, 1)) {
-        return "invalid JSON value";
-      }
-      return {};
+      return validate(value, 2);
     };
     switch (info.shape) {
       case Shape::string:
         if (type != od::json_type::string) {
           return mismatch();
         }
-        if (value.get_string().get(s.text)) {
-          return "invalid JSON string";
+        if (auto e = value.get_string().get(s.text)) {
+          return e;
         }
         break;
       case Shape::integer:
@@ -332,16 +400,19 @@ struct Parser::Impl {
           return mismatch();
         }
         od::number n;
-        if (value.get_number().get(n)) {
-          return "invalid or out-of-range JSON number";
+        double d = 0;
+        bool integral = false;
+        if (auto e = read_number(value, n, d, integral)) {
+          return e;
         }
         if (info.shape == Shape::number) {
-          s.number = n.as_double();
-        } else if (n.is_int64()) {
+          s.number = d;
+        } else if (integral && n.is_int64()) {
           s.integer = n.get_int64();
         } else {
+          s.wrong_type = true;
           note(out, info.name, ": not a 64-bit integer");
-          return {};
+          return simdjson::SUCCESS;
         }
         break;
       }
@@ -349,62 +420,72 @@ struct Parser::Impl {
         if (type != od::json_type::boolean) {
           return mismatch();
         }
-        if (value.get_bool().get(s.boolean)) {
-          return "invalid JSON literal";
+        if (auto e = value.get_bool().get(s.boolean)) {
+          return e;
         }
         break;
       case Shape::string_list: {
         if (type != od::json_type::array) {
           return mismatch();
         }
+        if (limits.max_depth < 2) {
+          return simdjson::DEPTH_ERROR;
+        }
         od::array array;
-        if (value.get_array().get(array)) {
-          return "invalid JSON array";
+        if (auto e = value.get_array().get(array)) {
+          return e;
         }
         s.list_begin = static_cast<std::uint32_t>(lists.size());
-        bool noted = false;
+        bool all_strings = true;
         for (auto element : array) {
           od::value item;
-          if (element.get(item)) {
-            return "invalid JSON array";
+          if (auto e = element.get(item)) {
+            return e;
           }
           od::json_type item_type{};
-          if (item.type().get(item_type)) {
-            return "invalid JSON value";
+          if (auto e = item.type().get(item_type)) {
+            return e;
           }
           if (item_type == od::json_type::string) {
             std::string_view text;
-            if (item.get_string().get(text)) {
-              return "invalid JSON string";
+            if (auto e = item.get_string().get(text)) {
+              return e;
             }
             lists.push_back(text);
           } else {
-            if (!noted) {
-              note(out, info.name, ": expected an array of strings");
-              noted = true;
+            if (all_strings) {
+              note(out, info.name, ": expected an array of strings, got ", json_type_name(item_type),
+                   " in it");
+              all_strings = false;
             }
-            if (validate(item, 2)) {
-              return "invalid JSON value";
+            if (auto e = validate(item, 3)) {
+              return e;
             }
           }
+        }
+        if (!all_strings) {
+          // A list with holes would misplace its elements: leave it absent.
+          lists.resize(s.list_begin);
+          s.wrong_type = true;
+          return simdjson::SUCCESS;
         }
         s.list_size = static_cast<std::uint32_t>(lists.size()) - s.list_begin;
         break;
       }
       case Shape::any:
         if (type == od::json_type::string) {
-          if (value.get_string().get(s.text)) {
-            return "invalid JSON string";
+          if (auto e = value.get_string().get(s.text)) {
+            return e;
           }
         } else if (type == od::json_type::object || type == od::json_type::array) {
-          if (auto e = capture_container(value, type, 1, s.text)) {
-            return e == simdjson::DEPTH_ERROR ? "JSON nested too deeply" : "invalid JSON value";
+          if (auto e = capture_container(value, type, 2, s.text)) {
+            return e;
           }
           s.value_is_json = true;
         } else {
           const std::string_view token = value.raw_json_token();
-          if (validate(value, 1)) {
-            return "invalid JSON value";
+          if (auto e = validate(value, 2)) {
+            return e;
           }
           s.text = trimmed_token(token);
           s.value_is_json = true;
@@ -412,7 +493,44 @@ struct Parser::Impl {
         break;
     }
     s.present = true;
-    return {};
+    return simdjson::SUCCESS;
+  }
+
+  // A reject for invalid JSON found in a field's value (or key).
+  ParseOutcome reject_field(std::string_view key, simdjson::error_code error) {
+    if (error == simdjson::DEPTH_ERROR) {
+      reason.assign("JSON nested too deeply");
+    } else {
+      reason.assign("not JSON: ");
+      reason.append(describe(error));
+    }
+    // A key can be megabytes long: name at most its start, cut between characters.
+    constexpr std::size_t k_max_key_in_reason = 64;
+    std::string_view shown = key.substr(0, k_max_key_in_reason);
+    if (shown.size() < key.size()) {
+      while (!shown.empty() && (static_cast<unsigned char>(key[shown.size()]) & 0xC0) == 0x80) {
+        shown.remove_suffix(1);
+      }
+    }
+    reason.append(" in field '").append(shown).append(shown.size() < key.size() ? "...'" : "'");
+    return ParseOutcome{false, reason};
+  }
+
+  // The `value` key means a string in def_param, a string (or, from old
+  // producers, a number) in data, and any JSON in data_json.
+  std::optional<std::string_view> value_for(EventKind kind, Event& out) {
+    Slot& s = slot(Key::value);
+    if (!s.present) {
+      return std::nullopt;
+    }
+    const bool fits = kind == EventKind::data_json || s.type == od::json_type::string ||
+                      (kind == EventKind::data && s.type == od::json_type::number);
+    if (!fits) {
+      note(out, "value: expected ", kind == EventKind::data ? "a string or a number" : "a string",
+           ", got ", json_type_name(s.type));
+      return std::nullopt;
+    }
+    return s.text;
   }
 
   std::optional<std::string_view> text(Key k) {
@@ -439,7 +557,7 @@ struct Parser::Impl {
     return StringList(lists.data() + s.list_begin, s.list_size);
   }
 
-  Payload build_payload(EventKind kind) {
+  Payload build_payload(EventKind kind, Event& out) {
     switch (kind) {
       case EventKind::version: return Version{text(Key::evt), text(Key::exe)};
       case EventKind::too_many_files: return TooManyFiles{};
@@ -466,17 +584,20 @@ struct Parser::Impl {
       case EventKind::thread_exit: return ThreadExit{number(Key::t_rel)};
       case EventKind::exec: return Exec{integer(Key::exec_id), text(Key::exe), list(Key::argv)};
       case EventKind::exec_result: return ExecResult{integer(Key::exec_id), integer(Key::code)};
-      case EventKind::def_param: return DefParam{text(Key::scope), text(Key::param), text(Key::value)};
+      case EventKind::def_param:
+        return DefParam{text(Key::scope), text(Key::param), value_for(kind, out)};
       case EventKind::def_repo: return DefRepo{text(Key::worktree)};
       case EventKind::region_enter:
       case EventKind::region_leave:
         return Region{integer(Key::nesting), text(Key::category), text(Key::label), text(Key::msg),
                       number(Key::t_rel)};
       case EventKind::data:
-      case EventKind::data_json:
-        return Data{number(Key::t_abs),   number(Key::t_rel), integer(Key::nesting),
-                    text(Key::category),  text(Key::key),     text(Key::value),
-                    slot(Key::value).value_is_json};
+      case EventKind::data_json: {
+        const std::optional<std::string_view> value = value_for(kind, out);
+        return Data{number(Key::t_abs),  number(Key::t_rel), integer(Key::nesting),
+                    text(Key::category), text(Key::key),     value,
+                    value && slot(Key::value).value_is_json};
+      }
       case EventKind::timer:
       case EventKind::th_timer:
         return Timer{text(Key::category), text(Key::name),  integer(Key::intervals),
@@ -490,10 +611,67 @@ struct Parser::Impl {
     return Unknown{};
   }
 
+  // Whether a document that is not an object is still JSON: type() only looks
+  // at the first byte, and "12:00 trace: ..." is no number.
+  bool is_whole_json(od::document& doc, od::json_type type) {
+    bool ok = false;
+    switch (type) {
+      case od::json_type::object: return false;
+      case od::json_type::array: {
+        od::array array;
+        if (doc.get_array().get(array) != simdjson::SUCCESS) {
+          return false;  // never iterate an array that failed to open
+        }
+        ok = true;
+        for (auto element : array) {
+          od::value item;
+          if (element.get(item) != simdjson::SUCCESS || validate(item, 2) != simdjson::SUCCESS) {
+            ok = false;
+            break;
+          }
+        }
+        break;
+      }
+      case od::json_type::string: {
+        std::string_view text;
+        ok = doc.get_string().get(text) == simdjson::SUCCESS;
+        break;
+      }
+      case od::json_type::number: {
+        double d = 0;
+        ok = doc.get_double().get(d) == simdjson::SUCCESS;
+        break;
+      }
+      case od::json_type::boolean: {
+        bool b = false;
+        ok = doc.get_bool().get(b) == simdjson::SUCCESS;
+        break;
+      }
+      case od::json_type::null: {
+        bool is_null = false;
+        ok = doc.is_null().get(is_null) == simdjson::SUCCESS && is_null;
+        break;
+      }
+    }
+    // Nothing may follow the value.
+    return ok && doc.current_location().error() != simdjson::SUCCESS;
+  }
+
   ParseOutcome parse(std::string_view line, std::size_t readable_after, Event& out) {
-    out.problems.clear();
+    // Nothing of the previous event survives, even when this line is rejected.
+    out.event = {};
+    out.kind = EventKind::unknown;
+    out.sid = {};
+    out.thread.reset();
+    out.time_text.reset();
+    out.time_us.reset();
+    out.file.reset();
+    out.line.reset();
+    out.repo.reset();
     out.payload = Unknown{};
+    out.json = {};
     out.utf8_repaired = false;
+    out.problems.clear();
     lists.clear();
     for (Slot& s : slots) {
       s = Slot{};
@@ -527,7 +705,18 @@ struct Parser::Impl {
     }
     od::object object;
     if (auto e = doc.get_object().get(object)) {
-      return reject_with("not a JSON object", e);
+      if (e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
+        // simdjson checks the last byte before anything else.
+        return reject(has_trailing_content(input) ? "not JSON: trailing content after the object"
+                                                  : "not JSON: the object is not closed (truncated line?)");
+      }
+      od::json_type type{};
+      if (doc.type().get(type) != simdjson::SUCCESS || !is_whole_json(doc, type)) {
+        return reject("not JSON");
+      }
+      reason.assign("not a JSON object: the line holds ");
+      reason.append(json_type_name(type));
+      return ParseOutcome{false, reason};
     }
     const auto& index = key_index();
     for (auto field : object) {
@@ -542,16 +731,13 @@ struct Parser::Impl {
       const auto found = index.find(key);
       if (found == index.end()) {
         // Unknown field: kept verbatim in the stored JSON, but still validated.
-        if (auto e = validate(value, 1)) {
-          return e == simdjson::DEPTH_ERROR ? reject("JSON nested too deeply")
-                                            : reject_with("not JSON", e);
+        if (auto e = validate(value, 2)) {
+          return reject_field(key, e);
         }
         continue;
       }
-      if (Failure failure = read_field(found->second, value, out); !failure.empty()) {
-        reason.assign(failure);
-        reason.append(" in field '").append(key).append("'");
-        return reject(reason);
+      if (auto e = read_field(found->second, value, out)) {
+        return reject_field(key, e);
       }
     }
     if (doc.current_location().error() == simdjson::SUCCESS) {
@@ -599,11 +785,11 @@ struct Parser::Impl {
     out.line = integer(Key::line);
     out.repo = integer(Key::repo);
     for (Key k : required_keys(out.kind)) {
-      if (!slot(k).present) {
+      if (!slot(k).seen) {  // present with a wrong type: already noted
         note(out, "missing field '", k_keys[static_cast<std::size_t>(k)].name, "'");
       }
     }
-    out.payload = build_payload(out.kind);
+    out.payload = build_payload(out.kind, out);
     return ParseOutcome{true, {}};
   }
 };

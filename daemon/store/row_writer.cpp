@@ -89,9 +89,10 @@ void RowWriter::write_events(const WriteBatch& batch) {
     stmt.bind(base + 5, row.time_us);
     stmt.bind(base + 6, row.file);
     stmt.bind(base + 7, row.line);
-    stmt.bind_text(base + 8, batch.text(row.body));
+    // The batch outlives the statement's run: no copy needed.
+    stmt.bind_text_static(base + 8, batch.text(row.body));
     if (row.raw.present) {
-      stmt.bind_blob(base + 9, batch.text(row.raw));
+      stmt.bind_blob_static(base + 9, batch.text(row.raw));
     } else {
       stmt.bind_null(base + 9);
     }

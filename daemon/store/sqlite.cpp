@@ -9,7 +9,22 @@ bool SqliteError::is_busy() const {
   return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
 }
 
+namespace {
+
+// Memory statistics cost a global mutex on every SQLite allocation; the
+// daemon does not use them. Must run before SQLite initialises itself.
+void configure_sqlite_once() {
+  static const int configured = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return 0;
+  }();
+  (void)configured;
+}
+
+}  // namespace
+
 Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
+  configure_sqlite_once();
   const int flags = mode == OpenMode::read_only
                         ? SQLITE_OPEN_READONLY
                         : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -129,6 +144,13 @@ void Statement::bind_text(int index, std::string_view value) {
   check_bind(sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT,
                                  SQLITE_UTF8),
              index);
+}
+void Statement::bind_text_static(int index, std::string_view value) {
+  check_bind(sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8),
+             index);
+}
+void Statement::bind_blob_static(int index, std::string_view value) {
+  check_bind(sqlite3_bind_blob64(m_stmt, index, value.data(), value.size(), SQLITE_STATIC), index);
 }
 void Statement::bind_blob(int index, std::string_view value) {
   check_bind(sqlite3_bind_blob64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT),

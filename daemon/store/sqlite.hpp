@@ -72,6 +72,9 @@ class Statement {
   void bind_double(int index, double value);
   void bind_text(int index, std::string_view value);
   void bind_blob(int index, std::string_view value);
+  // Not copied: `value` must stay unchanged until the statement is reset.
+  void bind_text_static(int index, std::string_view value);
+  void bind_blob_static(int index, std::string_view value);
   void bind(int index, const std::optional<std::int64_t>& value);
   void bind(int index, const std::optional<double>& value);
   void bind(int index, const std::optional<std::string>& value);

@@ -9,6 +9,8 @@
 namespace trace2d::test {
 namespace {
 
+using namespace std::string_literals;
+
 TEST(MalformedInput, BadLinesAreRejectedAndGoodLinesAroundThemKept) {
   TempDir dir;
   RunningDaemon daemon(dir);
@@ -18,7 +20,7 @@ TEST(MalformedInput, BadLinesAreRejectedAndGoodLinesAroundThemKept) {
       {R"({"event":"start","sid":")" + sid + "\",\"argv\":[\"git\"\n", "not JSON"},
       {R"({"event":"version","thread":"main"})" "\n", "missing field 'sid'"},
       {R"({"sid":")" + sid + R"(","thread":"main"})" "\n", "missing field 'event'"},
-      {std::string("{\"event\":\"version\",\"sid\":\"a\0b\"}\n", 30), "not JSON"},
+      {"{\"event\":\"version\",\"sid\":\"a\0b\"}\n"s, "not JSON"},
       {R"({"event":"version","sid":42})" "\n", "sid is not a string"},
       {"{\"event\":\"data_json\",\"sid\":\"" + sid + "\",\"value\":\"" +
            std::string(5 * 1000 * 1000, 'x') + "\"}\n",

@@ -1,0 +1,48 @@
+#pragma once
+// What every trace2ctl command shares, and the registry main.cpp wires up.
+//
+// Each command lives in its own file and exposes one add_<name>_command()
+// that declares its subcommand and flags on the CLI11 app and returns the
+// function to run once parsing succeeded. Flags bind to state that function
+// owns, so main.cpp needs to know nothing about any command's options.
+// A new command: one .cpp here, one declaration below, one line in main.cpp.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+namespace trace2d::ctl {
+
+enum class OutputFormat { table, json };
+
+// Flags given before (or, thanks to fallthrough, after) the command name.
+struct GlobalOptions {
+  std::string db_path;
+  OutputFormat format = OutputFormat::table;
+};
+
+struct Context {
+  const GlobalOptions& global;
+  std::ostream& out;
+};
+
+// Thrown for a failed command; main prints the message and exits with 1.
+class CommandError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+using CommandRunner = std::function<void(const Context&)>;
+
+struct Command {
+  CLI::App* app = nullptr;  // owned by the parent CLI::App
+  CommandRunner run;
+};
+
+[[nodiscard]] Command add_sessions_command(CLI::App& cli);
+[[nodiscard]] Command add_show_command(CLI::App& cli);
+[[nodiscard]] Command add_sql_command(CLI::App& cli);
+
+}  // namespace trace2d::ctl

@@ -1,0 +1,71 @@
+// trace2ctl show SID: one session's record and its events, in order.
+
+#include <memory>
+#include <string>
+
+#include "ctl/commands/command.hpp"
+#include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
+#include "ctl/query/database.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+// Values such as a whole argv or a data_json payload would stretch one row
+// across several screens; --json gives them uncut.
+constexpr std::size_t k_table_value_chars = 80;
+
+struct ShowOptions {
+  std::string sid;
+};
+
+ResultSet query_session(store::Database& db, const std::string& sid) {
+  store::Statement stmt = db.prepare("SELECT * FROM sessions WHERE sid = ?");
+  stmt.bind_text(1, sid);
+  return read_all(stmt);
+}
+
+ResultSet query_events(store::Database& db, const std::string& sid) {
+  store::Statement stmt = db.prepare(
+      "SELECT seq, event, thread, time, label, value FROM events WHERE sid = ? ORDER BY seq");
+  stmt.bind_text(1, sid);
+  return read_all(stmt);
+}
+
+void run_show(const Context& ctx, const ShowOptions& options) {
+  store::Database db = open_database(ctx.global.db_path);
+  // Both reads in one transaction: a live daemon may add events in between,
+  // and the session's event_count should match the events printed.
+  db.exec("BEGIN");
+  const ResultSet session = query_session(db, options.sid);
+  if (session.rows.empty()) {
+    throw CommandError("no session with sid '" + options.sid + "'");
+  }
+  const ResultSet events = query_events(db, options.sid);
+  db.exec("COMMIT");
+
+  if (ctx.global.format == OutputFormat::json) {
+    std::string text = "{\"session\":";
+    append_json_object(text, session.columns, session.rows.front());
+    text += ",\"events\":";
+    append_json_array(text, events);
+    text += "}\n";
+    ctx.out << text;
+    return;
+  }
+  print_record(ctx.out, session.columns, session.rows.front());
+  ctx.out << '\n';
+  print_table(ctx.out, events, TableStyle{{{"value", k_table_value_chars}}});
+}
+
+}  // namespace
+
+Command add_show_command(CLI::App& cli) {
+  auto options = std::make_shared<ShowOptions>();
+  CLI::App* app = cli.add_subcommand("show", "Show one session and its events");
+  app->add_option("sid", options->sid, "The session's SID (as in `trace2ctl sessions`)")
+      ->required();
+  return {app, [options](const Context& ctx) { run_show(ctx, *options); }};
+}
+
+}  // namespace trace2d::ctl

@@ -1,0 +1,79 @@
+// trace2ctl sql: one read-only SQL statement against the database.
+
+#include <memory>
+#include <string>
+
+#include "ctl/commands/command.hpp"
+#include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
+#include "ctl/query/database.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+struct SqlOptions {
+  std::string statement;
+};
+
+bool only_whitespace_or_comments(store::Database& db, const char* text) {
+  // SQLite compiles trailing comments and blanks to no statement at all.
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v2(db.handle(), text, -1, &raw, nullptr);
+  sqlite3_finalize(raw);
+  return rc == SQLITE_OK && raw == nullptr;
+}
+
+// Database::prepare() ignores what follows the first statement; here that
+// text matters, since "SELECT 1; DELETE ..." must not half-run.
+store::Statement prepare_single(store::Database& db, const std::string& sql) {
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()) + 1,
+                                    &raw, &tail);
+  store::Statement stmt(raw, &db);  // owns `raw` from here on, even when we throw
+  if (rc != SQLITE_OK) {
+    throw CommandError(std::string("SQL error: ") + sqlite3_errmsg(db.handle()));
+  }
+  if (!stmt) {
+    throw CommandError("no SQL statement given");
+  }
+  if (tail != nullptr && !only_whitespace_or_comments(db, tail)) {
+    throw CommandError("only one SQL statement may be given; found more after the first");
+  }
+  if (!stmt.is_read_only()) {
+    throw CommandError("refusing to run a statement that would write: trace2ctl opens the "
+                       "database read-only");
+  }
+  return stmt;
+}
+
+void run_sql(const Context& ctx, const SqlOptions& options) {
+  store::Database db = open_database(ctx.global.db_path);
+  store::Statement stmt = prepare_single(db, options.statement);
+  ResultSet result;
+  try {
+    result = read_all(stmt);
+  } catch (const store::SqliteError& e) {
+    throw CommandError(std::string("SQL error: ") + e.what());
+  }
+  if (ctx.global.format == OutputFormat::json) {
+    print_json_array(ctx.out, result);  // "[]" for statements without columns
+  } else if (!result.columns.empty()) {
+    print_table(ctx.out, result);
+  }
+}
+
+}  // namespace
+
+Command add_sql_command(CLI::App& cli) {
+  auto options = std::make_shared<SqlOptions>();
+  CLI::App* app = cli.add_subcommand(
+      "sql",
+      "Run one read-only SQL statement and print its rows (try the table `sessions` and the "
+      "views `events` and `problems`)");
+  app->add_option("statement", options->statement, "The SQL statement, e.g. \"SELECT ...\"")
+      ->required();
+  return {app, [options](const Context& ctx) { run_sql(ctx, *options); }};
+}
+
+}  // namespace trace2d::ctl

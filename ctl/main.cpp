@@ -1,0 +1,79 @@
+// trace2ctl: queries the database trace2d writes. Parses flags, then runs the
+// chosen command (see ctl/commands/command.hpp); every error ends up here.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "ctl/commands/command.hpp"
+#include "daemon/app/options.hpp"
+#include "trace2d/version.hpp"
+
+namespace {
+
+// CLI11 exits with its own codes (100 and up) for bad usage; scripts expect
+// the conventional 2.
+constexpr int k_usage_exit = 2;
+constexpr int k_failure_exit = 1;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace trace2d;
+  std::ios::sync_with_stdio(false);
+
+  ctl::GlobalOptions global;
+  global.db_path = app::default_db_path();
+  CLI::App cli{"trace2ctl: queries the Git Trace2 telemetry that trace2d collects.\n"
+               "Opens the database read-only; safe to run while trace2d writes to it."};
+  cli.set_version_flag("--version", std::string("trace2ctl ") + k_version);
+  cli.add_option("--db", global.db_path, "SQLite database written by trace2d")
+      ->capture_default_str();
+  bool json = false;
+  cli.add_flag("--json", json,
+               "Print JSON instead of a table: INTEGER/REAL as numbers, NULL as null, "
+               "BLOB as a hex string");
+  // Global flags also after the command name: `trace2ctl sessions --json`.
+  cli.fallthrough();
+  // At most one command; "none" is reported below, since CLI11's own check
+  // would also swallow a misspelt command name without naming it.
+  cli.require_subcommand(0, 1);
+
+  const std::vector<ctl::Command> commands{
+      ctl::add_sessions_command(cli),
+      ctl::add_show_command(cli),
+      ctl::add_sql_command(cli),
+  };
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = cli.exit(e);
+    return code == 0 ? 0 : k_usage_exit;
+  }
+  if (cli.get_subcommands().empty()) {
+    std::fprintf(stderr, "trace2ctl: a command is required\n%s", cli.help().c_str());
+    return k_usage_exit;
+  }
+  global.format = json ? ctl::OutputFormat::json : ctl::OutputFormat::table;
+
+  try {
+    for (const ctl::Command& command : commands) {
+      if (command.app->parsed()) {
+        command.run(ctl::Context{global, std::cout});
+      }
+    }
+    std::cout.flush();
+    if (!std::cout) {
+      std::fprintf(stderr, "trace2ctl: cannot write the output\n");
+      return k_failure_exit;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "trace2ctl: %s\n", e.what());
+    return k_failure_exit;
+  }
+}

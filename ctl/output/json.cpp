@@ -1,0 +1,71 @@
+#include "ctl/output/json.hpp"
+
+#include <cmath>
+#include <type_traits>
+#include <variant>
+
+#include "proto/json_quote.hpp"
+#include "proto/utf8.hpp"
+
+namespace trace2d::ctl {
+
+void append_json_string(std::string& out, std::string_view text) {
+  if (proto::is_valid_utf8(text)) {
+    proto::append_json_quoted(out, text);
+  } else {
+    proto::append_json_quoted(out, proto::repair_utf8(text));
+  }
+}
+
+void append_json_value(std::string& out, const Value& value) {
+  std::visit(
+      [&out](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Null>) {
+          out += "null";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          out += std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          out += std::isfinite(v) ? format_real(v) : std::string("null");
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          append_json_string(out, v);
+        } else {
+          out.push_back('"');
+          out += hex_encode(v.bytes);
+          out.push_back('"');
+        }
+      },
+      value);
+}
+
+void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row) {
+  out.push_back('{');
+  for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) {
+    if (c > 0) {
+      out.push_back(',');
+    }
+    append_json_string(out, columns[c]);
+    out.push_back(':');
+    append_json_value(out, row[c]);
+  }
+  out.push_back('}');
+}
+
+void append_json_array(std::string& out, const ResultSet& result) {
+  out.push_back('[');
+  for (std::size_t r = 0; r < result.rows.size(); ++r) {
+    // One row per line: still one document, but diffable and greppable.
+    out += r > 0 ? ",\n" : "\n";
+    append_json_object(out, result.columns, result.rows[r]);
+  }
+  out += result.rows.empty() ? "]" : "\n]";
+}
+
+void print_json_array(std::ostream& out, const ResultSet& result) {
+  std::string text;
+  append_json_array(text, result);
+  text.push_back('\n');
+  out << text;
+}
+
+}  // namespace trace2d::ctl

@@ -1,0 +1,31 @@
+#pragma once
+// Machine-readable output (--json). Every command prints one JSON document.
+//
+// Values keep their SQLite storage class: INTEGER and REAL become numbers,
+// TEXT a string, NULL null, and BLOB a string of lowercase hex (two digits
+// per byte). Infinite REALs, which JSON cannot express, become null. Text
+// that is not valid UTF-8 has its invalid bytes replaced by U+FFFD, so every
+// document is valid JSON.
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ctl/output/result_set.hpp"
+
+namespace trace2d::ctl {
+
+void append_json_value(std::string& out, const Value& value);
+void append_json_string(std::string& out, std::string_view text);
+
+// {"column": value, ...}
+void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row);
+
+// [{...}, {...}], one object per row.
+void append_json_array(std::string& out, const ResultSet& result);
+
+// The array plus a newline, written to `out`.
+void print_json_array(std::ostream& out, const ResultSet& result);
+
+}  // namespace trace2d::ctl

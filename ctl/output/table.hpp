@@ -1,0 +1,51 @@
+#pragma once
+// Human-readable output: aligned tables and "name: value" records.
+//
+// Conventions, shared by every command:
+//   - NULL prints as an empty cell;
+//   - REAL always shows a decimal point or exponent, BLOB prints as x'hex';
+//   - control characters in text are escaped (\n, \t, \r, \xNN) and invalid
+//     UTF-8 becomes U+FFFD, so one row is always one line of output;
+//   - columns are two spaces apart, numeric columns right-aligned, and the
+//     last column is not padded (no trailing blanks).
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ctl/output/result_set.hpp"
+
+namespace trace2d::ctl {
+
+// Cuts the cells of `column` to at most `max_chars` characters (with "...").
+struct ColumnLimit {
+  std::string column;
+  std::size_t max_chars = 0;
+};
+
+struct TableStyle {
+  std::vector<ColumnLimit> limits;
+};
+
+void print_table(std::ostream& out, const ResultSet& result, const TableStyle& style = {});
+
+// One "name: value" line per column of `row`.
+void print_record(std::ostream& out, const std::vector<std::string>& columns, const Row& row);
+
+// A value as a table cell shows it (escaped, untruncated).
+[[nodiscard]] std::string cell_text(const Value& value);
+
+// Text made safe for one terminal line: see the conventions above.
+[[nodiscard]] std::string escape_for_terminal(std::string_view text);
+
+// Characters (code points) in valid UTF-8 `text`: its width on a terminal,
+// near enough for Latin, Cyrillic and the like.
+[[nodiscard]] std::size_t display_width(std::string_view text);
+
+// `text` (valid UTF-8) cut to at most `max_chars` characters, the last three
+// of them "..." when anything was cut.
+[[nodiscard]] std::string truncate_text(std::string_view text, std::size_t max_chars);
+
+}  // namespace trace2d::ctl

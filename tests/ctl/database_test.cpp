@@ -1,0 +1,135 @@
+// trace2ctl against databases that are missing, foreign, or being written.
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "daemon/store/sqlite.hpp"
+#include "tests/ctl/sample_database.hpp"
+#include "trace2d/version.hpp"
+
+namespace trace2d::test {
+namespace {
+
+TEST(Trace2ctlDatabase, MissingDatabaseIsReportedAndNotCreated) {
+  TempDir dir;
+  const std::string path = dir.file("absent.db");
+  for (const char* command : {"sessions", "show", "sql"}) {
+    std::vector<std::string> args{"--db", path, command};
+    if (std::string(command) != "sessions") {
+      args.emplace_back("x");
+    }
+    const ProcessResult result = run_ctl(args);
+    EXPECT_EQ(result.exit_code, 1) << command;
+    EXPECT_EQ(result.out, "");
+    EXPECT_NE(result.err.find("database '" + path + "' not found"), std::string::npos)
+        << result.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(Trace2ctlDatabase, DefaultsToTheDaemonsDatabasePath) {
+  TempDir dir;
+  // Non-root users get the XDG state directory, root the system path.
+  const std::string expected = ::geteuid() == 0 ? std::string("/var/lib/trace2d/trace2d.db")
+                                                : dir.file("trace2d/trace2d.db");
+  if (std::filesystem::exists(expected)) {
+    GTEST_SKIP() << expected << " exists on this machine";
+  }
+  const ProcessResult result = run_ctl({"sessions"}, {{"XDG_STATE_HOME", dir.path().string()}});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("database '" + expected + "' not found"), std::string::npos)
+      << result.err;
+}
+
+TEST(Trace2ctlDatabase, RefusesADatabaseWithoutTrace2dsSchema) {
+  TempDir dir;
+  const std::string path = dir.file("other.db");
+  {
+    store::Database other(path, store::OpenMode::read_write_create);
+    other.exec("CREATE TABLE sessions (sid TEXT)");
+  }
+  const ProcessResult result = run_ctl({"--db", path, "sessions"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find("'" + path + "' is not a trace2d database"), std::string::npos)
+      << result.err;
+}
+
+TEST(Trace2ctlDatabase, RefusesAFileThatIsNotSqlite) {
+  TempDir dir;
+  const std::string path = dir.file("notes.txt");
+  write_file(path, std::string(4096, 'z'));
+  const ProcessResult result = run_ctl({"--db", path, "sql", "SELECT 1"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("is not a trace2d database"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("not a database"), std::string::npos) << "SQLite's reason\n"
+                                                                  << result.err;
+  EXPECT_EQ(read_file(path), std::string(4096, 'z'));
+}
+
+TEST(Trace2ctlDatabase, ReadsWhileAWriterHoldsAnOpenTransaction) {
+  SampleDatabase db;
+  // As a live daemon does: a write transaction in progress, WAL mode.
+  db.writer().exec("BEGIN IMMEDIATE");
+  db.insert_session(6, "sid-uncommitted", "push", "running", db.time_ago(0), db.time_ago(0));
+  ASSERT_TRUE(std::filesystem::exists(db.path() + "-wal"));
+
+  ProcessResult result = run_ctl({"--db", db.path(), "sessions"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_LT(result.seconds, 4.0) << "the reader must not wait for the writer";
+  EXPECT_EQ(result.out.find("sid-uncommitted"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("sid-tie"), std::string::npos) << result.out;
+
+  db.writer().exec("COMMIT");
+  result = run_ctl({"--db", db.path(), "show", "sid-uncommitted"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("status: running"), std::string::npos) << result.out;
+}
+
+TEST(Trace2ctlDatabase, ReadsAfterTheWriterClosed) {
+  SampleDatabase db;
+  const ProcessResult before = run_ctl({"--db", db.path(), "sessions", "--limit", "0"});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  db.close_writer();
+  ASSERT_FALSE(std::filesystem::exists(db.path() + "-wal"));
+  // The reader must cope without the writer's -shm (it may create its own).
+  const ProcessResult after = run_ctl({"--db", db.path(), "sessions", "--limit", "0"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, before.out);
+  EXPECT_EQ(split_lines(after.out).size(), 7u);
+}
+
+TEST(Trace2ctlCli, VersionHelpAndUsageErrors) {
+  ProcessResult result = run_ctl({"--version"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out, std::string("trace2ctl ") + k_version + "\n");
+
+  result = run_ctl({"--help"});
+  EXPECT_EQ(result.exit_code, 0);
+  for (const char* word : {"--db", "--json", "sessions", "show", "sql"}) {
+    EXPECT_NE(result.out.find(word), std::string::npos) << word << " in\n" << result.out;
+  }
+
+  result = run_ctl({});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("a command is required"), std::string::npos) << result.err;
+
+  result = run_ctl({"sessions", "show", "sid-x"});
+  EXPECT_EQ(result.exit_code, 2) << "one command at a time";
+
+  result = run_ctl({"frobnicate"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("frobnicate"), std::string::npos) << result.err;
+
+  result = run_ctl({"sessions", "--no-such-flag"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("--no-such-flag"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace trace2d::test

@@ -1,0 +1,90 @@
+// The output module on its own: cell text, escaping, cutting, alignment, JSON.
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <limits>
+#include <sstream>
+
+#include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+TEST(Trace2ctlOutput, CellTextPerStorageClass) {
+  EXPECT_EQ(cell_text(Null{}), "");
+  EXPECT_EQ(cell_text(std::int64_t{-42}), "-42");
+  EXPECT_EQ(cell_text(0.1), "0.1");
+  EXPECT_EQ(cell_text(3.0), "3.0") << "a REAL never looks like an INTEGER";
+  EXPECT_EQ(cell_text(1e300), "1e+300");
+  EXPECT_EQ(cell_text(std::string("plain")), "plain");
+  EXPECT_EQ(cell_text(Blob{std::string("\x00\xab\x10", 3)}), "x'00ab10'");
+}
+
+TEST(Trace2ctlOutput, EscapesControlCharactersAndRepairsUtf8) {
+  EXPECT_EQ(escape_for_terminal("a\nb\tc\rd"), R"(a\nb\tc\rd)");
+  EXPECT_EQ(escape_for_terminal(std::string("\x1b[31m\x7f", 6)), R"(\x1b[31m\x7f)");
+  EXPECT_EQ(escape_for_terminal("back\\slash é"), "back\\slash é");
+  EXPECT_EQ(escape_for_terminal("bad \xff!"), "bad \xEF\xBF\xBD!");
+}
+
+TEST(Trace2ctlOutput, WidthAndTruncationCountCharactersNotBytes) {
+  EXPECT_EQ(display_width("héllo"), 5u);
+  EXPECT_EQ(truncate_text("short", 10), "short");
+  EXPECT_EQ(truncate_text("0123456789", 10), "0123456789");
+  EXPECT_EQ(truncate_text("0123456789a", 10), "0123456...");
+  // Never cuts inside a character.
+  EXPECT_EQ(truncate_text("ééééééé", 6), "ééé...");
+}
+
+TEST(Trace2ctlOutput, TableAlignsByCharactersAndRightAlignsNumbers) {
+  ResultSet result;
+  result.columns = {"name", "n", "note"};
+  result.rows.push_back({std::string("héllo"), std::int64_t{1}, Null{}});
+  result.rows.push_back({std::string("x"), std::int64_t{250}, std::string("long note")});
+  std::ostringstream out;
+  print_table(out, result, TableStyle{{{"note", 6}}});
+  EXPECT_EQ(out.str(),
+            "name     n  note\n"
+            "-----  ---  ------\n"
+            "héllo    1\n"
+            "x      250  lon...\n");
+}
+
+TEST(Trace2ctlOutput, RecordPrintsNameValueLines) {
+  std::ostringstream out;
+  print_record(out, {"a", "b", "c"}, {std::int64_t{1}, Null{}, std::string("two\nlines")});
+  EXPECT_EQ(out.str(), "a: 1\nb:\nc: two\\nlines\n");
+}
+
+TEST(Trace2ctlOutput, JsonIsValidForAnyText) {
+  ResultSet result;
+  result.columns = {"text", "blob", "real", "inf", "quote\"key"};
+  result.rows.push_back({std::string("ctl \x01 \"q\" \\ \xc3\x28 \n"), Blob{"\x01\xff"}, 2.5,
+                         std::numeric_limits<double>::infinity(),
+                         std::int64_t{7}});
+  std::string text;
+  append_json_array(text, result);
+  simdjson::dom::parser parser;
+  simdjson::dom::array rows;
+  ASSERT_EQ(parser.parse(text).get(rows), simdjson::SUCCESS) << text;
+  simdjson::dom::object row = rows.at(0).get_object().value();
+  EXPECT_EQ(std::string_view(row["text"].get_string().value()),
+            "ctl \x01 \"q\" \\ \xEF\xBF\xBD( \n");
+  EXPECT_EQ(std::string_view(row["blob"].get_string().value()), "01ff");
+  EXPECT_DOUBLE_EQ(row["real"].get_double().value(), 2.5);
+  EXPECT_TRUE(row["inf"].is_null()) << "JSON has no infinity";
+  EXPECT_EQ(row["quote\"key"].get_int64().value(), 7);
+}
+
+TEST(Trace2ctlOutput, EmptyJsonArray) {
+  ResultSet result;
+  result.columns = {"a"};
+  std::ostringstream out;
+  print_json_array(out, result);
+  EXPECT_EQ(out.str(), "[]\n");
+}
+
+}  // namespace
+}  // namespace trace2d::ctl

@@ -1,0 +1,156 @@
+// trace2ctl sessions: order, filters, table and JSON output.
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/ctl/sample_database.hpp"
+
+namespace trace2d::test {
+namespace {
+
+// The sids in a table's rows (first column), top to bottom.
+std::vector<std::string> listed_sids(const ProcessResult& result) {
+  std::vector<std::string> sids;
+  const auto lines = split_lines(result.out);
+  for (std::size_t i = 2; i < lines.size(); ++i) {  // after the header and its rule
+    sids.push_back(lines[i].substr(0, lines[i].find(' ')));
+  }
+  return sids;
+}
+
+std::vector<std::string> sessions(const SampleDatabase& db, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--db", db.path(), "sessions"});
+  const ProcessResult result = run_ctl(args);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  return listed_sids(result);
+}
+
+using Sids = std::vector<std::string>;
+
+TEST(Trace2ctlSessions, ListsNewestFirstWithIdBreakingTies) {
+  SampleDatabase db;
+  EXPECT_EQ(sessions(db, {}),
+            (Sids{"sid-tie", "sid-nostart", "sid-recent", "sid-fetch", "sid-old"}));
+}
+
+TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
+  SampleDatabase db;
+  const ProcessResult result = run_ctl({"--db", db.path(), "sessions"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto lines = split_lines(result.out);
+  ASSERT_EQ(lines.size(), 7u) << result.out;
+  // Words of the header, in order, padded apart.
+  const std::vector<std::string> columns{"sid", "cmd_name", "status", "exit_code",
+                                         "elapsed", "events", "start_time"};
+  std::size_t pos = 0;
+  for (const std::string& column : columns) {
+    const std::size_t found = lines[0].find(column, pos);
+    ASSERT_NE(found, std::string::npos) << column << " in " << lines[0];
+    pos = found + column.size();
+  }
+  EXPECT_EQ(lines[1].find_first_not_of("- "), std::string::npos) << lines[1];
+  const std::string& recent = lines[4];
+  EXPECT_EQ(recent.rfind("sid-recent ", 0), 0u) << recent;
+  EXPECT_NE(recent.find(" status "), std::string::npos) << recent;
+  EXPECT_NE(recent.find(" complete "), std::string::npos) << recent;
+  EXPECT_NE(recent.find(" 0.0125 "), std::string::npos) << recent;
+  EXPECT_NE(recent.find(db.time_ago(k_hour_us)), std::string::npos) << recent;
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.back() == ' ', false) << "trailing blank: '" << line << "'";
+  }
+}
+
+TEST(Trace2ctlSessions, SinceDurationUsesStartTimeOrFirstReceived) {
+  SampleDatabase db;
+  // sid-nostart has no start_time; its first_received (5 min ago) counts.
+  EXPECT_EQ(sessions(db, {"--since", "30m"}), (Sids{"sid-tie", "sid-nostart"}));
+  EXPECT_EQ(sessions(db, {"--since", "1d"}), (Sids{"sid-tie", "sid-nostart", "sid-recent"}));
+  EXPECT_EQ(sessions(db, {"--since", "3d"}).size(), 4u);
+  EXPECT_EQ(sessions(db, {"--since", "2w"}).size(), 5u);
+}
+
+TEST(Trace2ctlSessions, SinceAbsoluteTime) {
+  SampleDatabase db;
+  // Three days ago, whole seconds, as a user would type it.
+  const std::string since = db.time_ago(3 * k_day_us).substr(0, 19) + "Z";
+  EXPECT_EQ(sessions(db, {"--since", since}),
+            (Sids{"sid-tie", "sid-nostart", "sid-recent", "sid-fetch"}));
+  EXPECT_EQ(sessions(db, {"--since", "9999-01-01"}), Sids{});
+}
+
+TEST(Trace2ctlSessions, FiltersByCommandStatusAndLimit) {
+  SampleDatabase db;
+  EXPECT_EQ(sessions(db, {"--cmd", "status"}), (Sids{"sid-recent", "sid-old"}));
+  EXPECT_EQ(sessions(db, {"--status", "running"}), Sids{"sid-nostart"});
+  EXPECT_EQ(sessions(db, {"--status", "incomplete"}), Sids{"sid-fetch"});
+  EXPECT_EQ(sessions(db, {"--status", "complete", "--limit", "2"}),
+            (Sids{"sid-tie", "sid-recent"}));
+  EXPECT_EQ(sessions(db, {"--cmd", "status", "--since", "1d"}), Sids{"sid-recent"});
+  EXPECT_EQ(sessions(db, {"--limit", "1"}), Sids{"sid-tie"});
+  EXPECT_EQ(sessions(db, {"--cmd", "no-such-command"}), Sids{});
+}
+
+TEST(Trace2ctlSessions, DefaultLimitIsFifty) {
+  SampleDatabase db;
+  for (int i = 0; i < 60; ++i) {
+    db.insert_session(100 + i, "sid-bulk-" + std::to_string(i), "gc", "complete",
+                      db.time_ago(20 * k_day_us), db.time_ago(20 * k_day_us));
+  }
+  EXPECT_EQ(sessions(db, {}).size(), 50u);
+  EXPECT_EQ(sessions(db, {"--limit", "0"}).size(), 65u);
+}
+
+TEST(Trace2ctlSessions, RejectsBadFilterValuesAsUsageErrors) {
+  SampleDatabase db;
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {"--status", "finished"}, {"--since", "yesterday"}, {"--since", "10x"},
+           {"--since", "2026-13-01T00:00:00Z"}, {"--limit", "-1"}, {"--limit", "many"}}) {
+    std::vector<std::string> args{"--db", db.path(), "sessions"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const ProcessResult result = run_ctl(args);
+    EXPECT_EQ(result.exit_code, 2) << flags[0] << " " << flags[1];
+    EXPECT_NE(result.err.find(flags[0]), std::string::npos) << result.err;
+    EXPECT_EQ(result.out, "");
+  }
+}
+
+TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
+  SampleDatabase db;
+  // --json works after the command name as well as before it.
+  const ProcessResult result = run_ctl({"--db", db.path(), "sessions", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::array rows;
+  ASSERT_EQ(parser.parse(result.out).get(rows), simdjson::SUCCESS) << result.out;
+  ASSERT_EQ(rows.size(), 5u);
+
+  simdjson::dom::object recent = rows.at(2).get_object().value();
+  EXPECT_EQ(std::string_view(recent["sid"].get_string().value()), "sid-recent");
+  EXPECT_EQ(std::string_view(recent["cmd_name"].get_string().value()), "status");
+  EXPECT_EQ(std::string_view(recent["status"].get_string().value()), "complete");
+  EXPECT_EQ(recent["exit_code"].get_int64().value(), 1);
+  EXPECT_DOUBLE_EQ(recent["elapsed"].get_double().value(), 0.0125);
+  EXPECT_EQ(recent["events"].get_int64().value(), 5);
+  EXPECT_EQ(std::string_view(recent["start_time"].get_string().value()), db.time_ago(k_hour_us));
+  EXPECT_EQ(recent.size(), 7u);
+
+  simdjson::dom::object nostart = rows.at(1).get_object().value();
+  EXPECT_TRUE(nostart["cmd_name"].is_null());
+  EXPECT_TRUE(nostart["exit_code"].is_null());
+  EXPECT_TRUE(nostart["start_time"].is_null());
+}
+
+TEST(Trace2ctlSessions, JsonOfNoRowsIsAnEmptyArray) {
+  SampleDatabase db;
+  const ProcessResult result =
+      run_ctl({"--json", "--db", db.path(), "sessions", "--cmd", "no-such-command"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "[]\n");
+}
+
+}  // namespace
+}  // namespace trace2d::test

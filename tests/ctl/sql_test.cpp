@@ -1,0 +1,134 @@
+// trace2ctl sql: read-only queries, errors, refused writes.
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <string>
+
+#include "tests/ctl/sample_database.hpp"
+
+namespace trace2d::test {
+namespace {
+
+ProcessResult sql(const SampleDatabase& db, const std::string& statement, bool json = false) {
+  std::vector<std::string> args{"--db", db.path()};
+  if (json) {
+    args.emplace_back("--json");
+  }
+  args.insert(args.end(), {"sql", statement});
+  return run_ctl(args);
+}
+
+std::int64_t session_count(SampleDatabase& db) {
+  return db.writer().query_int("SELECT count(*) FROM sessions").value_or(-1);
+}
+
+TEST(Trace2ctlSql, PrintsAnAlignedTable) {
+  SampleDatabase db;
+  const ProcessResult result =
+      sql(db, "SELECT sid, event_count FROM sessions WHERE cmd_name = 'status' ORDER BY id");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  // Numbers are right-aligned; the header is as wide as the widest cell.
+  EXPECT_EQ(result.out,
+            "sid         event_count\n"
+            "----------  -----------\n"
+            "sid-old               0\n"
+            "sid-recent            5\n");
+}
+
+TEST(Trace2ctlSql, ShowsEveryStorageClass) {
+  SampleDatabase db;
+  const ProcessResult result =
+      sql(db,
+          "SELECT NULL AS n, 1.5 AS r, 2.0 AS whole, x'00ff' AS b, 'a' || char(10) || 'b' AS t");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto lines = split_lines(result.out);
+  ASSERT_EQ(lines.size(), 3u) << result.out;
+  EXPECT_EQ(lines[2], R"(   1.5    2.0  x'00ff'  a\nb)");
+}
+
+TEST(Trace2ctlSql, JsonKeepsTypes) {
+  SampleDatabase db;
+  const ProcessResult result = sql(
+      db,
+      "SELECT NULL AS n, 42 AS i, 1.5 AS r, x'00ff' AS b, 'q\"' || char(9) || 'é' AS t, "
+      "CAST(x'ff41' AS TEXT) AS bad_utf8",
+      true);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::array rows;
+  ASSERT_EQ(parser.parse(result.out).get(rows), simdjson::SUCCESS) << result.out;
+  ASSERT_EQ(rows.size(), 1u);
+  simdjson::dom::object row = rows.at(0).get_object().value();
+  EXPECT_TRUE(row["n"].is_null());
+  EXPECT_EQ(row["i"].get_int64().value(), 42);
+  EXPECT_DOUBLE_EQ(row["r"].get_double().value(), 1.5);
+  EXPECT_EQ(std::string_view(row["b"].get_string().value()), "00ff");
+  EXPECT_EQ(std::string_view(row["t"].get_string().value()), "q\"\té");
+  EXPECT_EQ(std::string_view(row["bad_utf8"].get_string().value()), "\xEF\xBF\xBD" "A");
+}
+
+TEST(Trace2ctlSql, QueriesTheEventsView) {
+  SampleDatabase db;
+  const ProcessResult result =
+      sql(db, "SELECT event, label FROM events WHERE sid = 'sid-recent' AND label IS NOT NULL",
+          true);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "[\n{\"event\":\"data\",\"label\":\"note\"}\n]\n");
+}
+
+TEST(Trace2ctlSql, BadSqlFailsWithSqlitesMessage) {
+  SampleDatabase db;
+  ProcessResult result = sql(db, "SELEC sid FROM sessions");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find(R"(near "SELEC": syntax error)"), std::string::npos) << result.err;
+
+  result = sql(db, "SELECT * FROM no_such_table");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("no such table: no_such_table"), std::string::npos) << result.err;
+
+  result = sql(db, "  -- only a comment");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("no SQL statement"), std::string::npos) << result.err;
+}
+
+TEST(Trace2ctlSql, ErrorsWhileRunningAreReported) {
+  SampleDatabase db;
+  const ProcessResult result = sql(db, "SELECT json_extract('{not json', '$.a')");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("malformed JSON"), std::string::npos) << result.err;
+}
+
+TEST(Trace2ctlSql, WritesAreRefused) {
+  SampleDatabase db;
+  for (const std::string& statement : std::vector<std::string>{
+           "DELETE FROM sessions", "UPDATE sessions SET status = 'complete'",
+           "INSERT INTO names (text) VALUES ('x')", "DROP VIEW events", "CREATE TABLE t (x)",
+           "PRAGMA user_version = 9"}) {
+    const ProcessResult result = sql(db, statement);
+    EXPECT_EQ(result.exit_code, 1) << statement;
+    EXPECT_NE(result.err.find("refusing to run a statement that would write"), std::string::npos)
+        << statement << ": " << result.err;
+  }
+  EXPECT_EQ(session_count(db), 5);
+  EXPECT_EQ(db.writer().query_int("PRAGMA user_version").value_or(-1), 1);
+}
+
+TEST(Trace2ctlSql, OnlyOneStatementRuns) {
+  SampleDatabase db;
+  ProcessResult result = sql(db, "SELECT 1; DELETE FROM sessions");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("only one SQL statement"), std::string::npos) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(session_count(db), 5);
+
+  // A trailing semicolon or comment is not a second statement.
+  result = sql(db, "SELECT 7 AS seven; -- done\n");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "seven\n-----\n    7\n");
+}
+
+}  // namespace
+}  // namespace trace2d::test
