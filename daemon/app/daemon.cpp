@@ -120,9 +120,10 @@ int Daemon::run() {
   const auto& source_counts = sink.counters();
   spdlog::info(
       "stopped: {} connections, {} lines, {} events stored, {} rejected, {} dropped at the memory "
-      "bound, {} abandoned",
+      "bound, {} abandoned; peak queued {:.1f} MiB",
       source_counts.channels_opened.load(), counts.lines.load(), writer.committed_events(),
-      counts.rejects.load(), source_counts.dropped_lines.load(), writer.abandoned_events());
+      counts.rejects.load(), source_counts.dropped_lines.load(), writer.abandoned_events(),
+      static_cast<double>(budget.peak()) / (1024.0 * 1024.0));
   return writer.abandoned_events() == 0 ? 0 : 1;
 }
 

@@ -170,17 +170,18 @@ asio::awaitable<void> StreamServer::accept_loop() {
     boost::system::error_code ec;
     stream::socket socket = co_await m_listener.async_accept(
         asio::make_strand(m_io), asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      // Even when stop() closed the listener meanwhile: this client is in.
+      adopt(std::move(socket));
+      continue;
+    }
     if (ec == asio::error::operation_aborted || !m_listener.is_open()) {
       break;
     }
-    if (ec) {
-      // EMFILE and friends: say so, pause, retry; never spin.
-      spdlog::warn("stream: accept failed: {}; retrying in 100 ms", ec.message());
-      pause.expires_after(std::chrono::milliseconds(100));
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      continue;
-    }
-    adopt(std::move(socket));
+    // EMFILE and friends: say so, pause, retry; never spin.
+    spdlog::warn("stream: accept failed: {}; retrying in 100 ms", ec.message());
+    pause.expires_after(std::chrono::milliseconds(100));
+    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 
