@@ -53,7 +53,12 @@ int main(int argc, char** argv) {
   cli.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
-  CLI11_PARSE(cli, argc, argv);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes start at 100; scripts expect 2 for bad usage.
+    return cli.exit(e) == 0 ? 0 : 2;
+  }
 
   try {
     options.socket_mode = static_cast<unsigned>(std::stoul(mode, nullptr, 8));

@@ -42,7 +42,7 @@ TEST(Startup, HelpAndVersion) {
 
 TEST(Startup, UnknownFlagIsAUsageError) {
   const ProcessResult r = run_trace2d({"--no-such-flag"});
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no-such-flag"), std::string::npos);
 }
 
