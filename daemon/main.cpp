@@ -18,8 +18,11 @@ int main(int argc, char** argv) {
   CLI::App cli{"trace2d: collects Git Trace2 events into SQLite.\n"
                "Point git at it with GIT_TRACE2_EVENT=af_unix:stream:<socket>."};
   cli.set_version_flag("--version", std::string("trace2d ") + k_version);
-  cli.add_option("--socket", options.socket_path, "Stream socket path (absolute)")
+  cli.add_option("--socket", options.stream.path, "Stream socket path (absolute; empty: none)")
       ->capture_default_str();
+  cli.add_option("--dgram-socket", options.dgram.path, "Datagram socket path (absolute; empty: none)")
+      ->capture_default_str();
+  cli.add_option("--watch", options.watch_dirs, "Trace directory to watch (repeatable)");
   cli.add_option("--db", options.db_path, "SQLite database path")->capture_default_str();
   std::string mode = "0666";
   cli.add_option("--socket-mode", mode, "Permissions of the socket file (octal)")
@@ -61,7 +64,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    options.socket_mode = static_cast<unsigned>(std::stoul(mode, nullptr, 8));
+    options.stream.mode = static_cast<unsigned>(std::stoul(mode, nullptr, 8));
+    options.dgram.mode = options.stream.mode;
   } catch (const std::exception&) {
     std::fprintf(stderr, "trace2d: --socket-mode: '%s' is not an octal mode\n", mode.c_str());
     return 2;

@@ -7,124 +7,218 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/pipeline/ingest_sink.hpp"
-#include "daemon/pipeline/ingest_worker.hpp"
+#include "daemon/app/pipeline.hpp"
+#include "daemon/app/status_reporter.hpp"
 #include "daemon/source/asio.hpp"
-#include "daemon/source/socket_file.hpp"
+#include "daemon/source/dgram_receiver.hpp"
+#include "daemon/source/dir_watcher.hpp"
+#include "daemon/source/listeners.hpp"
 #include "daemon/source/stream_server.hpp"
-#include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/database_setup.hpp"
-#include "daemon/store/event_encoder.hpp"
-#include "daemon/store/name_table.hpp"
-#include "daemon/store/session_catalog_db.hpp"
-#include "daemon/store/store_writer.hpp"
+#include "proto/timestamp.hpp"
+#include "trace2d/version.hpp"
 
 namespace trace2d::app {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : ", ") + item;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool apply_log_level(const std::string& level) {
+  const auto parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    return false;
+  }
+  spdlog::set_level(parsed);
+  return true;
+}
 
 int Daemon::run() {
-  using stream = asio::local::stream_protocol;
   std::signal(SIGPIPE, SIG_IGN);
-
-  source::SocketFile socket_file(m_options.socket_path);
-
-  store::SetupReport setup;
-  store::Database db = store::open_for_writing(m_options.db_path, &setup);
-  if (setup.migrations_applied > 0) {
-    spdlog::info("database {}: schema brought to version {}", m_options.db_path,
-                 setup.migrations_applied);
-  }
-  if (setup.sessions_marked_incomplete > 0) {
-    spdlog::info("database {}: {} sessions left running by a previous run marked incomplete",
-                 m_options.db_path, setup.sessions_marked_incomplete);
-  }
-  store::NameTable names;
-  names.load(db);
-  store::DatabaseSessionCatalog catalog(m_options.db_path);
-
-  pipeline::MemoryBudget budget(m_options.max_queue_bytes);
-  pipeline::WorkQueue<pipeline::IngestChunk> chunks;
-  pipeline::WorkQueue<store::WriteBatch> batches;
-  pipeline::IngestSink sink(chunks, budget);
-
-  store::StoreWriter::Options writer_options;
-  writer_options.commit_interval = m_options.commit_interval;
-  store::StoreWriter writer(std::move(db), batches, budget, writer_options);
-
-  stitch::Stitcher stitcher(catalog, catalog.next_session_id(), {});
-  store::EventEncoder encoder(names);
-  pipeline::IngestWorker::Options worker_options;
-  worker_options.max_line_bytes = m_options.max_line_bytes;
-  pipeline::IngestWorker worker(chunks, batches, budget, stitcher, encoder,
-                                [&writer] { return writer.committed_batch(); }, worker_options);
-
   asio::io_context io(static_cast<int>(m_options.io_threads));
-  stream::acceptor acceptor(io);
-  acceptor.open();
-  acceptor.bind(stream::endpoint(m_options.socket_path));
-  acceptor.listen(asio::socket_base::max_listen_connections);
-  socket_file.bound(m_options.socket_mode);
+  source::Listeners listeners = source::open_listeners(io, m_options.stream, m_options.dgram);
 
-  source::StreamServer::Options server_options;
-  server_options.framing.max_line_bytes = m_options.max_line_bytes;
-  server_options.overflow_wait = m_options.overflow_wait;
-  source::StreamServer server(io, std::move(acceptor), sink, server_options);
+  StatusReporter status(m_options.db_path, proto::unix_now_us());
+  PipelineOptions pipeline_options;
+  pipeline_options.db_path = m_options.db_path;
+  pipeline_options.max_queue_bytes = m_options.max_queue_bytes;
+  pipeline_options.max_line_bytes = m_options.max_line_bytes;
+  pipeline_options.commit_interval = m_options.commit_interval;
+  pipeline_options.status_interval = m_options.stats_interval;
+  pipeline_options.idle_timeout = m_options.dgram_idle_timeout;
+  pipeline_options.status_hook = [&status](store::Database& db) { status.write(db); };
+  Pipeline pipeline(pipeline_options);
+  status.attach(pipeline);
+  if (pipeline.setup().migrations_applied > 0) {
+    spdlog::info("database {}: {} schema migrations applied", m_options.db_path,
+                 pipeline.setup().migrations_applied);
+  }
+  if (pipeline.setup().sessions_marked_incomplete > 0) {
+    spdlog::info("database {}: {} sessions left running by a previous run marked incomplete",
+                 m_options.db_path, pipeline.setup().sessions_marked_incomplete);
+  }
 
-  std::thread writer_thread([&writer] { writer.run(); });
-  std::thread worker_thread([&worker] { worker.run(); });
+  pipeline::LineFramer::Limits framing;
+  framing.max_line_bytes = m_options.max_line_bytes;
 
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+  std::unique_ptr<pipeline::IngestSink> stream_sink;
+  std::unique_ptr<source::StreamServer> stream_server;
+  if (listeners.stream) {
+    stream_sink = pipeline.make_sink();
+    source::StreamServer::Options options;
+    options.framing = framing;
+    options.overflow_wait = m_options.overflow_wait;
+    stream_server = std::make_unique<source::StreamServer>(io, std::move(*listeners.stream), *stream_sink, options);
+    status.add_source({source::SourceKind::stream, listeners.stream_path, stream_sink.get(), {}, {}});
+  }
+  std::unique_ptr<pipeline::IngestSink> dgram_sink;
+  std::unique_ptr<source::DgramReceiver> dgram_receiver;
+  if (listeners.dgram) {
+    dgram_sink = pipeline.make_sink();
+    source::DgramReceiver::Options options;
+    options.receive_buffer = m_options.dgram_receive_buffer;
+    options.max_line_bytes = m_options.max_line_bytes;
+    options.overflow_wait = m_options.overflow_wait;
+    dgram_receiver = std::make_unique<source::DgramReceiver>(std::move(*listeners.dgram), *dgram_sink, options);
+    auto* receiver = dgram_receiver.get();
+    status.add_source({source::SourceKind::dgram, listeners.dgram_path, dgram_sink.get(),
+                       [receiver] { return receiver->kernel_drops(); }, {}});
+  }
+  auto dir_sink = pipeline.make_sink();
+  const auto dir_options = [&](const DaemonOptions& options) {
+    source::DirWatcher::Options o;
+    o.dirs = options.watch_dirs;
+    o.delete_finished = options.delete_finished_files;
+    o.idle_timeout = options.dir_idle_timeout;
+    o.framing = framing;
+    return o;
+  };
+  source::DirWatcher dir_watcher(io, *dir_sink, m_options.db_path, dir_options(m_options));
+  status.add_source({source::SourceKind::dir, join(m_options.watch_dirs), dir_sink.get(), {},
+                     [&dir_watcher] { return dir_watcher.sentinels_seen(); }});
+
+  pipeline.start();
+  if (stream_server) {
+    stream_server->start();
+  }
+  if (dgram_receiver) {
+    dgram_receiver->start();
+    spdlog::info("dgram socket {}: receive buffer {} bytes", listeners.dgram_path,
+                 dgram_receiver->receive_buffer());
+  }
+  dir_watcher.start();
+
+  bool stopping = false;
+  asio::signal_set stop_signals(io, SIGINT, SIGTERM);
+  asio::signal_set reload_signal(io, SIGHUP);
+  stop_signals.async_wait([&](const boost::system::error_code& ec, int signo) {
     if (ec) {
       return;
     }
+    stopping = true;
     spdlog::info("received signal {}: stopping (grace {} ms)", signo, m_options.shutdown_grace.count());
-    server.stop(m_options.shutdown_grace);
+    if (stream_server) {
+      stream_server->stop(m_options.shutdown_grace);
+    }
+    if (dgram_receiver) {
+      dgram_receiver->stop();
+    }
+    dir_watcher.stop();
+    boost::system::error_code ignored;
+    reload_signal.cancel(ignored);
   });
-  server.start();
+  std::function<void(const boost::system::error_code&, int)> on_reload =
+      [&](const boost::system::error_code& ec, int) {
+        if (ec || stopping) {
+          return;
+        }
+        reload_signal.async_wait(on_reload);
+        if (!m_reloader) {
+          spdlog::info("SIGHUP: nothing to reload (no configuration)");
+          return;
+        }
+        const std::optional<DaemonOptions> fresh = m_reloader();
+        if (!fresh) {
+          spdlog::error("SIGHUP: configuration invalid; keeping the running one");
+          return;
+        }
+        if (fresh->watch_dirs != m_options.watch_dirs ||
+            fresh->delete_finished_files != m_options.delete_finished_files ||
+            fresh->dir_idle_timeout != m_options.dir_idle_timeout) {
+          spdlog::info("SIGHUP: directories [{}] -> [{}], delete finished {} -> {}, idle timeout {} -> {} ms",
+                       join(m_options.watch_dirs), join(fresh->watch_dirs), m_options.delete_finished_files,
+                       fresh->delete_finished_files, m_options.dir_idle_timeout.count(),
+                       fresh->dir_idle_timeout.count());
+          dir_watcher.reconfigure(dir_options(*fresh));
+        }
+        if (fresh->dgram_idle_timeout != m_options.dgram_idle_timeout) {
+          spdlog::info("SIGHUP: dgram idle timeout {} -> {} ms", m_options.dgram_idle_timeout.count(),
+                       fresh->dgram_idle_timeout.count());
+          pipeline.worker().set_idle_timeout(fresh->dgram_idle_timeout);
+        }
+        if (fresh->log_level != m_options.log_level && apply_log_level(fresh->log_level)) {
+          spdlog::info("SIGHUP: log level {} -> {}", m_options.log_level, fresh->log_level);
+        }
+        if (fresh->db_path != m_options.db_path || fresh->stream.path != m_options.stream.path ||
+            fresh->dgram.path != m_options.dgram.path || fresh->io_threads != m_options.io_threads ||
+            fresh->max_queue_bytes != m_options.max_queue_bytes) {
+          spdlog::warn("SIGHUP: database, socket, thread and memory settings change only on restart");
+        }
+        const DaemonOptions kept = m_options;
+        m_options = *fresh;
+        // What cannot change live stays as it is running.
+        m_options.db_path = kept.db_path;
+        m_options.stream = kept.stream;
+        m_options.dgram = kept.dgram;
+        m_options.io_threads = kept.io_threads;
+        m_options.max_queue_bytes = kept.max_queue_bytes;
+      };
+  reload_signal.async_wait(on_reload);
 
-  spdlog::info("trace2d listening on {} (stream), database {}", m_options.socket_path,
-               m_options.db_path);
-  std::printf("GIT_TRACE2_EVENT=af_unix:stream:%s\n", m_options.socket_path.c_str());
+  // Tell the user how to point git here: the preferred target first.
+  std::vector<std::string> targets;
+  if (stream_server) {
+    targets.push_back("af_unix:stream:" + listeners.stream_path);
+  }
+  if (dgram_receiver) {
+    targets.push_back("af_unix:dgram:" + listeners.dgram_path);
+  }
+  for (const auto& dir : m_options.watch_dirs) {
+    targets.push_back(dir + "/");
+  }
+  spdlog::info("trace2d {} listening: {}; database {}", k_version, join(targets), m_options.db_path);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    std::printf("%sGIT_TRACE2_EVENT=%s\n", i == 0 ? "" : "# or: ", targets[i].c_str());
+  }
   std::fflush(stdout);
 
   std::vector<std::thread> io_threads;
   for (unsigned i = 1; i < m_options.io_threads; ++i) {
     io_threads.emplace_back([&io] { io.run(); });
   }
+  // Runs until every source has stopped after a stop signal.
   io.run();
   for (auto& t : io_threads) {
     t.join();
   }
+  pipeline.finish(m_options.store_give_up_after);
 
-  // Every connection is drained: let the pipeline finish, then the writer.
-  chunks.close();
-  worker_thread.join();
-  std::atomic<bool> writer_done{false};
-  std::thread watchdog([&] {
-    const auto give_up = std::chrono::steady_clock::now() + m_options.store_give_up_after;
-    while (!writer_done.load()) {
-      if (std::chrono::steady_clock::now() >= give_up) {
-        spdlog::error("database still failing after {} ms; giving up",
-                      m_options.store_give_up_after.count());
-        writer.stop_retrying();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  });
-  writer_thread.join();
-  writer_done.store(true);
-  watchdog.join();
-
-  const auto& counts = worker.counters();
-  const auto& source_counts = sink.counters();
+  const auto& counts = pipeline.worker().counters();
   spdlog::info(
-      "stopped: {} connections, {} lines, {} events stored, {} rejected, {} dropped at the memory "
-      "bound, {} abandoned; peak queued {:.1f} MiB",
-      source_counts.channels_opened.load(), counts.lines.load(), writer.committed_events(),
-      counts.rejects.load(), source_counts.dropped_lines.load(), writer.abandoned_events(),
-      static_cast<double>(budget.peak()) / (1024.0 * 1024.0));
-  return writer.abandoned_events() == 0 ? 0 : 1;
+      "stopped: {} lines, {} events stored, {} rejected, {} dropped at the memory bound, {} abandoned; "
+      "peak queued {:.1f} MiB",
+      counts.total(&pipeline::IngestCounters::PerSource::lines), pipeline.writer().committed_events(),
+      counts.total(&pipeline::IngestCounters::PerSource::rejects),
+      (stream_sink ? stream_sink->counters().dropped_lines.load() : 0) +
+          (dgram_sink ? dgram_sink->counters().dropped_lines.load() : 0),
+      pipeline.writer().abandoned_events(), static_cast<double>(pipeline.budget().peak()) / (1024.0 * 1024.0));
+  return pipeline.writer().abandoned_events() == 0 ? 0 : 1;
 }
 
 }  // namespace trace2d::app

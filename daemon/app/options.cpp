@@ -15,16 +15,18 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 std::string home() { return env_or("HOME", "/tmp"); }
 
+std::string runtime_dir() {
+  if (::geteuid() == 0) {
+    return "/run/trace2d";
+  }
+  return env_or("XDG_RUNTIME_DIR", "/tmp/trace2d-" + std::to_string(::geteuid())) + "/trace2d";
+}
+
 }  // namespace
 
-std::string default_socket_path() {
-  if (::geteuid() == 0) {
-    return "/run/trace2d/trace2d.sock";
-  }
-  const std::string runtime =
-      env_or("XDG_RUNTIME_DIR", "/tmp/trace2d-" + std::to_string(::geteuid()));
-  return runtime + "/trace2d/trace2d.sock";
-}
+std::string default_socket_path() { return runtime_dir() + "/trace2d.sock"; }
+
+std::string default_dgram_socket_path() { return runtime_dir() + "/trace2d-dgram.sock"; }
 
 std::string default_db_path() {
   if (::geteuid() == 0) {
@@ -33,9 +35,12 @@ std::string default_db_path() {
   return env_or("XDG_STATE_HOME", home() + "/.local/state") + "/trace2d/trace2d.db";
 }
 
+std::string default_config_path() { return "/etc/trace2d/trace2d.toml"; }
+
 DaemonOptions default_options() {
   DaemonOptions options;
-  options.socket_path = default_socket_path();
+  options.stream.path = default_socket_path();
+  options.dgram.path = default_dgram_socket_path();
   options.db_path = default_db_path();
   return options;
 }

@@ -1,16 +1,32 @@
 #pragma once
-// Everything the daemon can be told, with its embedded defaults.
+// Everything the daemon can be told, with its embedded defaults. Filled from
+// the configuration file, then the command line (see config_file.hpp).
 
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace trace2d::app {
 
+struct SocketOptions {
+  std::string path;     // empty: this socket is disabled
+  unsigned mode = 0666;  // every local user's git may connect
+  std::string owner;    // user name or uid; empty: leave as created
+  std::string group;    // group name or gid; empty: leave as created
+};
+
 struct DaemonOptions {
-  std::string socket_path;
   std::string db_path;
-  unsigned socket_mode = 0666;  // every local user's git may connect
+  SocketOptions stream;
+  SocketOptions dgram;
+  std::size_t dgram_receive_buffer = 8 * 1024 * 1024;
+  // A dgram session has no EOF: without a terminal event for this long it is incomplete.
+  std::chrono::milliseconds dgram_idle_timeout{std::chrono::minutes(5)};
+  std::vector<std::string> watch_dirs;
+  bool delete_finished_files = true;
+  // A trace file that has not grown for this long is finished.
+  std::chrono::milliseconds dir_idle_timeout{std::chrono::minutes(1)};
   unsigned io_threads = 1;
   std::size_t max_queue_bytes = 64 * 1024 * 1024;
   std::chrono::milliseconds overflow_wait{2000};
@@ -18,14 +34,18 @@ struct DaemonOptions {
   std::chrono::milliseconds shutdown_grace{2000};
   std::chrono::milliseconds commit_interval{10};
   std::chrono::milliseconds store_give_up_after{30000};  // at shutdown, on a failing database
+  std::chrono::milliseconds stats_interval{2000};
   std::string log_level = "info";
+  std::string log_target = "stderr";  // stderr, journal, or an absolute file path
 };
 
 // Paths for the user running the program: system paths for root
-// (/run/trace2d/trace2d.sock, /var/lib/trace2d/trace2d.db), per-user paths
-// (XDG runtime and state directories) for everyone else.
+// (/run/trace2d/..., /var/lib/trace2d/trace2d.db), per-user paths (XDG
+// runtime and state directories) for everyone else.
 [[nodiscard]] std::string default_socket_path();
+[[nodiscard]] std::string default_dgram_socket_path();
 [[nodiscard]] std::string default_db_path();
+[[nodiscard]] std::string default_config_path();  // /etc/trace2d/trace2d.toml
 
 [[nodiscard]] DaemonOptions default_options();
 

@@ -2,6 +2,7 @@
 // Lines read from one source in one go, handed from a reader to the pipeline.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,9 +16,12 @@ struct IngestChunk {
     std::uint32_t offset = 0;
     std::uint32_t size = 0;       // bytes kept (without the '\n')
     std::uint64_t full_size = 0;  // bytes received; larger than `size` when cut short
+    std::uint32_t origin = 0;     // index into `origins`
   };
 
-  source::Origin origin;
+  // Where the lines came from. Usually one; a datagram socket has a sender
+  // per datagram.
+  std::vector<source::Origin> origins;
   std::int64_t received_us = 0;
   // The lines back to back, followed by padding so they can be parsed in place.
   std::string bytes;
@@ -28,11 +32,25 @@ struct IngestChunk {
   std::uint64_t dropped_lines = 0;
   std::uint64_t dropped_bytes = 0;
 
-  void add_line(std::string_view line, std::uint64_t full_size) {
+  // A file source's position after this chunk's lines, committed with them.
+  struct FileProgress {
+    std::string key;   // identifies the file across restarts
+    std::string path;
+    std::uint64_t offset = 0;  // bytes consumed, up to the end of the last whole line
+    bool finished = false;
+    bool remove_after_commit = false;
+    bool forget = false;  // the file is gone: drop its remembered position
+  };
+  std::optional<FileProgress> progress;
+
+  void add_line(std::string_view line, std::uint64_t full_size, std::uint32_t origin = 0) {
     lines.push_back(Line{static_cast<std::uint32_t>(bytes.size()),
-                         static_cast<std::uint32_t>(line.size()), full_size});
+                         static_cast<std::uint32_t>(line.size()), full_size, origin});
     bytes.append(line);
   }
+  [[nodiscard]] const source::Origin& origin_of(const Line& line) const { return origins[line.origin]; }
+  // The channel (connection, file) these lines belong to.
+  [[nodiscard]] const source::Origin& channel_origin() const { return origins.front(); }
   // Call once all lines are in: adds the parser's padding after the last one.
   void seal(std::size_t padding) { bytes.append(padding, '\0'); }
 

@@ -20,22 +20,25 @@ struct SourceCounters {
   std::atomic<std::uint64_t> dropped_bytes{0};
 };
 
+// One per source, so that each has its own counters; channel ids come from
+// a counter all sources share, so that they never collide.
 class IngestSink {
  public:
-  IngestSink(WorkQueue<IngestChunk>& queue, MemoryBudget& budget) : m_queue(queue), m_budget(budget) {}
+  IngestSink(WorkQueue<IngestChunk>& queue, MemoryBudget& budget, std::atomic<std::uint64_t>& channel_ids)
+      : m_queue(queue), m_budget(budget), m_channel_ids(channel_ids) {}
 
   void submit(IngestChunk&& chunk) {
     m_budget.charge(chunk.memory_bytes());
     m_queue.push(std::move(chunk));
   }
   [[nodiscard]] bool over_budget() const { return m_budget.exhausted(); }
-  [[nodiscard]] std::uint64_t next_channel_id() { return m_next_channel.fetch_add(1) + 1; }
+  [[nodiscard]] std::uint64_t next_channel_id() { return m_channel_ids.fetch_add(1) + 1; }
   [[nodiscard]] SourceCounters& counters() { return m_counters; }
 
  private:
   WorkQueue<IngestChunk>& m_queue;
   MemoryBudget& m_budget;
-  std::atomic<std::uint64_t> m_next_channel{0};
+  std::atomic<std::uint64_t>& m_channel_ids;
   SourceCounters m_counters;
 };
 

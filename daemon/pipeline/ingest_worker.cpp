@@ -23,47 +23,80 @@ IngestWorker::IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::Write
       m_committed_batch(std::move(committed_batch)),
       m_options(options) {}
 
-void IngestWorker::reject(const IngestChunk& chunk, std::string_view reason, std::string_view raw,
-                          std::uint64_t size) {
+void IngestWorker::reject(const IngestChunk& chunk, const source::Origin& origin,
+                          std::string_view reason, std::string_view raw, std::uint64_t size) {
   store::RejectRow row;
   row.received_us = chunk.received_us;
-  row.source = chunk.origin.kind;
-  row.peer_pid = chunk.origin.peer_pid;
-  row.peer_uid = chunk.origin.peer_uid;
+  row.source = origin.kind;
+  row.peer_pid = origin.peer_pid;
+  row.peer_uid = origin.peer_uid;
   row.reason = m_batch.add_text(reason);
   row.raw = m_batch.add_text(raw.substr(0, k_reject_raw_bytes));
   row.size = size;
   m_batch.rejects.push_back(row);
-  m_counters.rejects.fetch_add(1, std::memory_order_relaxed);
+  m_counters.of(origin.kind).rejects.fetch_add(1, std::memory_order_relaxed);
+}
+
+void IngestWorker::record_progress(const IngestChunk::FileProgress& progress) {
+  store::FileOffsetRow row;
+  row.key = m_batch.add_text(progress.key);
+  row.path = m_batch.add_text(progress.path);
+  row.offset = progress.offset;
+  row.finished = progress.finished;
+  row.forget = progress.forget;
+  m_batch.file_offsets.push_back(row);
+  if (progress.remove_after_commit) {
+    m_batch.remove_after_commit.push_back(progress.path);
+  }
 }
 
 void IngestWorker::process(const IngestChunk& chunk) {
+  if (m_batch.oldest_received_us == 0 || chunk.received_us < m_batch.oldest_received_us) {
+    m_batch.oldest_received_us = chunk.received_us;
+  }
   for (const IngestChunk::Line& line : chunk.lines) {
-    m_counters.lines.fetch_add(1, std::memory_order_relaxed);
+    const source::Origin& origin = chunk.origin_of(line);
+    auto& counters = m_counters.of(origin.kind);
+    counters.lines.fetch_add(1, std::memory_order_relaxed);
     const std::string_view text = chunk.line_text(line);
     if (line.full_size > m_options.max_line_bytes) {
       m_reason = fmt::format("line too long: {} bytes (limit {})", line.full_size,
                              m_options.max_line_bytes);
-      reject(chunk, m_reason, text, line.full_size);
+      reject(chunk, origin, m_reason, text, line.full_size);
       continue;
     }
     const proto::ParseOutcome outcome = m_parser.parse(text, chunk.readable_after(line), m_event);
     if (!outcome) {
-      reject(chunk, outcome.reject_reason, text, line.full_size);
+      reject(chunk, origin, outcome.reject_reason, text, line.full_size);
       continue;
     }
     if (m_event.utf8_repaired) {
       m_counters.repaired_utf8.fetch_add(1, std::memory_order_relaxed);
     }
-    const stitch::Placement placement = m_stitcher.place(m_event, chunk.origin, chunk.received_us);
+    if (m_event.kind == proto::EventKind::too_many_files) {
+      counters.too_many_files.fetch_add(1, std::memory_order_relaxed);
+    }
+    const stitch::Placement placement = m_stitcher.place(m_event, origin, chunk.received_us);
     m_encoder.encode(m_event, text, placement, m_batch);
-    m_counters.events.fetch_add(1, std::memory_order_relaxed);
-    if (m_batch.events.size() >= m_options.batch_rows) {
+    counters.events.fetch_add(1, std::memory_order_relaxed);
+    // A file's lines stay in one batch with its position: committed together
+    // or not at all, so a restart never reads a line twice.
+    if (!chunk.progress && (m_batch.events.size() >= m_options.batch_rows ||
+                            m_batch.memory_bytes() >= m_options.batch_bytes)) {
       hand_on();
     }
   }
+  if (chunk.dropped_lines > 0) {
+    // Read, then dropped at the memory bound: explained by one row per burst.
+    m_reason = fmt::format("dropped at the memory bound: {} lines ({} bytes)", chunk.dropped_lines,
+                           chunk.dropped_bytes);
+    reject(chunk, chunk.channel_origin(), m_reason, {}, chunk.dropped_bytes);
+  }
+  if (chunk.progress) {
+    record_progress(*chunk.progress);
+  }
   if (chunk.end_of_channel) {
-    m_stitcher.end_of_channel(chunk.origin.channel);
+    m_stitcher.end_of_channel(chunk.channel_origin().channel);
   }
 }
 
@@ -91,12 +124,14 @@ void IngestWorker::run() {
       process(chunk);
       m_budget.release(chunk.memory_bytes());
     }
-    hand_on();
     const auto now = std::chrono::steady_clock::now();
     if (now - last_tick >= m_options.tick) {
       last_tick = now;
-      m_stitcher.evict(m_committed_batch(), proto::unix_now_us());
+      const std::int64_t now_us = proto::unix_now_us();
+      m_stitcher.expire_idle(now_us, std::chrono::milliseconds(m_idle_timeout_ms.load()));
+      m_stitcher.evict(m_committed_batch(), now_us);
     }
+    hand_on();
   }
   hand_on();
   m_output.close();

@@ -3,6 +3,7 @@
 // sessions, encodes rows, and passes batches to the store writer. It never
 // touches a socket, so however slow it is, readers keep draining.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -18,11 +19,25 @@
 
 namespace trace2d::pipeline {
 
+// Per kind of source: what the pipeline made of the lines.
 struct IngestCounters {
-  std::atomic<std::uint64_t> lines{0};
-  std::atomic<std::uint64_t> events{0};
-  std::atomic<std::uint64_t> rejects{0};
+  struct PerSource {
+    std::atomic<std::uint64_t> lines{0};
+    std::atomic<std::uint64_t> events{0};
+    std::atomic<std::uint64_t> rejects{0};
+    std::atomic<std::uint64_t> too_many_files{0};
+  };
+  std::array<PerSource, 4> by_source;  // indexed by source::SourceKind
   std::atomic<std::uint64_t> repaired_utf8{0};
+
+  PerSource& of(source::SourceKind kind) { return by_source[static_cast<std::size_t>(kind)]; }
+  [[nodiscard]] std::uint64_t total(std::atomic<std::uint64_t> PerSource::*field) const {
+    std::uint64_t sum = 0;
+    for (const auto& s : by_source) {
+      sum += (s.*field).load();
+    }
+    return sum;
+  }
 };
 
 class IngestWorker {
@@ -30,7 +45,7 @@ class IngestWorker {
   struct Options {
     std::size_t max_line_bytes = 4608 * 1024;  // for the "line too long" reason
     std::size_t batch_rows = 8192;             // hand a batch on at this many rows...
-    std::size_t batch_bytes = 4 * 1024 * 1024;  // ...or this much text
+    std::size_t batch_bytes = 4 * 1024 * 1024;  // ...or this much memory
     std::chrono::milliseconds tick{200};       // housekeeping when idle
   };
 
@@ -42,12 +57,17 @@ class IngestWorker {
   // handing on the last batch and closing the output.
   void run();
 
-  [[nodiscard]] const IngestCounters& counters() const { return m_counters; }
+  // Sessions that have no channel (datagram ones) and stay silent this long
+  // without a terminal event become incomplete. Changeable while running.
+  void set_idle_timeout(std::chrono::milliseconds timeout) { m_idle_timeout_ms.store(timeout.count()); }
+
+  [[nodiscard]] IngestCounters& counters() { return m_counters; }
 
  private:
   void process(const IngestChunk& chunk);
-  void reject(const IngestChunk& chunk, std::string_view reason, std::string_view raw,
-              std::uint64_t size);
+  void reject(const IngestChunk& chunk, const source::Origin& origin, std::string_view reason,
+              std::string_view raw, std::uint64_t size);
+  void record_progress(const IngestChunk::FileProgress& progress);
   void hand_on();
 
   WorkQueue<IngestChunk>& m_input;
@@ -57,6 +77,7 @@ class IngestWorker {
   store::EventEncoder& m_encoder;
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
+  std::atomic<std::int64_t> m_idle_timeout_ms{300000};
   proto::Parser m_parser;
   proto::Event m_event;
   store::WriteBatch m_batch;

@@ -52,6 +52,8 @@ class LineFramer {
   // Bytes of an incomplete line held between reads.
   [[nodiscard]] std::size_t buffered_bytes() const { return m_partial.capacity(); }
   [[nodiscard]] bool has_partial_line() const { return m_partial_size > 0; }
+  // Bytes of the incomplete line received so far (including discarded ones).
+  [[nodiscard]] std::uint64_t partial_size() const { return m_partial_size; }
 
  private:
   void hold(std::string_view piece) {

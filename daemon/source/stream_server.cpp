@@ -133,7 +133,7 @@ class StreamServer::Connection : public std::enable_shared_from_this<Connection>
     counters.lines.fetch_add(m_chunk.lines.size(), std::memory_order_relaxed);
     counters.dropped_lines.fetch_add(m_chunk.dropped_lines, std::memory_order_relaxed);
     counters.dropped_bytes.fetch_add(m_chunk.dropped_bytes, std::memory_order_relaxed);
-    m_chunk.origin = m_origin;
+    m_chunk.origins.assign(1, m_origin);
     m_chunk.received_us = proto::unix_now_us();
     m_chunk.end_of_channel = end_of_channel;
     m_chunk.seal(proto::Parser::padding_bytes());

@@ -96,7 +96,9 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
   }
   if (live == nullptr) {
     live = &find_or_create(event.sid, origin, received_us);
-    attach(*live, origin.channel);
+    if (origin.kind != source::SourceKind::dgram) {
+      attach(*live, origin.channel);  // datagrams have no channel that ends
+    }
   }
   SessionRecord& r = live->record;
   const Placement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
@@ -205,6 +207,17 @@ void Stitcher::end_of_channel(std::uint64_t channel) {
     }
   }
   m_channels.erase(found);
+}
+
+void Stitcher::expire_idle(std::int64_t now_us, std::chrono::milliseconds timeout) {
+  const std::int64_t timeout_us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  for (auto& [sid, live] : m_sessions) {
+    if (live->record.status == SessionStatus::running && live->channels.empty() &&
+        now_us - live->record.last_received_us >= timeout_us) {
+      live->record.status = SessionStatus::incomplete;
+      mark_dirty(*live);
+    }
+  }
 }
 
 void Stitcher::collect_changes(std::vector<SessionRecord>& out, std::uint64_t batch_number) {

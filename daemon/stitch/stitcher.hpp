@@ -51,6 +51,10 @@ class Stitcher {
   // snapshots go into batch `batch_number`.
   void collect_changes(std::vector<SessionRecord>& out, std::uint64_t batch_number);
 
+  // Sessions that belong to no channel (datagram ones have no EOF), are still
+  // running and have been silent for `timeout` become incomplete.
+  void expire_idle(std::int64_t now_us, std::chrono::milliseconds timeout);
+
   // Forgets finished sessions whose rows are committed (batch number at most
   // `committed_batch`) and that have been quiet for the linger time.
   void evict(std::uint64_t committed_batch, std::int64_t now_us);

@@ -37,6 +37,11 @@ RowWriter::RowWriter(Database& db)
       m_insert_reject(db.prepare(
           "INSERT INTO rejects (received_at, source, peer_pid, peer_uid, reason, raw, size)"
           " VALUES (?, ?, ?, ?, ?, ?, ?)")),
+      m_upsert_offset(db.prepare(
+          "INSERT INTO file_offsets (key, path, offset, finished, updated_at) VALUES (?, ?, ?, ?, ?)"
+          " ON CONFLICT (key) DO UPDATE SET path = excluded.path, offset = excluded.offset,"
+          " finished = excluded.finished, updated_at = excluded.updated_at")),
+      m_forget_offset(db.prepare("DELETE FROM file_offsets WHERE key = ?")),
       m_upsert_session(db.prepare(
           "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, evt, exe, argv, cmd_name,"
           " hierarchy, cmd_mode, worktree, cmd_path, start_time, end_time, elapsed, exit_code,"
@@ -67,6 +72,22 @@ void RowWriter::write(const WriteBatch& batch) {
     m_insert_problem.bind_int(2, problem.seq);
     m_insert_problem.bind_text(3, batch.text(problem.message));
     m_insert_problem.run();
+  }
+  if (!batch.file_offsets.empty()) {
+    const std::string now = proto::format_utc_timestamp(proto::unix_now_us());
+    for (const FileOffsetRow& row : batch.file_offsets) {
+      if (row.forget) {
+        m_forget_offset.bind_text(1, batch.text(row.key));
+        m_forget_offset.run();
+        continue;
+      }
+      m_upsert_offset.bind_text(1, batch.text(row.key));
+      m_upsert_offset.bind_text(2, batch.text(row.path));
+      m_upsert_offset.bind_int(3, static_cast<std::int64_t>(row.offset));
+      m_upsert_offset.bind_int(4, row.finished ? 1 : 0);
+      m_upsert_offset.bind_text(5, now);
+      m_upsert_offset.run();
+    }
   }
   for (const RejectRow& reject : batch.rejects) {
     m_insert_reject.bind_text(1, proto::format_utc_timestamp(reject.received_us));

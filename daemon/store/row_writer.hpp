@@ -25,6 +25,8 @@ class RowWriter {
   Statement m_insert_events_multi;
   Statement m_insert_problem;
   Statement m_insert_reject;
+  Statement m_upsert_offset;
+  Statement m_forget_offset;
   Statement m_upsert_session;
 };
 

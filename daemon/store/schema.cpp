@@ -196,8 +196,54 @@ SELECT s.sid, p.seq, p.message
   FROM problem_store p JOIN sessions s ON s.id = p.session;
 )sql";
 
-constexpr std::array<Migration, 1> k_migrations{{
+// Version 2: file sources remember their position; the daemon publishes its
+// counters for `trace2ctl status`.
+constexpr std::string_view k_v2 = R"sql(
+CREATE TABLE file_offsets (
+  key        TEXT PRIMARY KEY NOT NULL,
+  path       TEXT NOT NULL,
+  offset     INTEGER NOT NULL,
+  finished   INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL
+);
+
+CREATE TABLE daemon_status (
+  id                    INTEGER PRIMARY KEY CHECK (id = 1),
+  pid                   INTEGER NOT NULL,
+  version               TEXT NOT NULL,
+  started_at            TEXT NOT NULL,
+  updated_at            TEXT NOT NULL,
+  queue_bytes           INTEGER NOT NULL,
+  queue_peak_bytes      INTEGER NOT NULL,
+  queue_limit_bytes     INTEGER NOT NULL,
+  events_committed      INTEGER NOT NULL,
+  failed_commits        INTEGER NOT NULL,
+  commit_latency_p50_ms REAL,
+  commit_latency_p99_ms REAL,
+  commit_latency_max_ms REAL,
+  db_bytes              INTEGER,
+  wal_bytes             INTEGER
+);
+
+CREATE TABLE source_stats (
+  source          TEXT PRIMARY KEY NOT NULL,
+  address         TEXT,
+  channels_opened INTEGER NOT NULL DEFAULT 0,
+  channels_open   INTEGER NOT NULL DEFAULT 0,
+  bytes           INTEGER NOT NULL DEFAULT 0,
+  lines           INTEGER NOT NULL DEFAULT 0,
+  events          INTEGER NOT NULL DEFAULT 0,
+  rejects         INTEGER NOT NULL DEFAULT 0,
+  dropped_lines   INTEGER NOT NULL DEFAULT 0,
+  kernel_drops    INTEGER NOT NULL DEFAULT 0,
+  too_many_files  INTEGER NOT NULL DEFAULT 0,
+  updated_at      TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 2> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
+    {2, "file offsets, daemon status and source statistics", k_v2},
 }};
 
 }  // namespace

@@ -2,8 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <thread>
+#include <vector>
+
+#include "proto/timestamp.hpp"
 
 namespace trace2d::store {
 
@@ -43,11 +50,34 @@ bool StoreWriter::commit() {
     return false;
   }
   m_in_transaction = false;
+  after_commit(proto::unix_now_us());
+  return true;
+}
+
+void StoreWriter::after_commit(std::int64_t now_us) {
   std::size_t bytes = 0;
   std::uint64_t events = 0;
+  {
+    std::lock_guard lock(m_latency_mutex);
+    for (const WriteBatch& batch : m_pending) {
+      bytes += batch.memory_bytes();
+      events += batch.events.size();
+      if (batch.oldest_received_us > 0) {
+        m_latencies_ms[m_latency_count++ % m_latencies_ms.size()] =
+            static_cast<double>(now_us - batch.oldest_received_us) / 1000.0;
+      }
+    }
+  }
+  // Finished trace files: their last lines are committed now, so removing
+  // them can no longer lose anything.
   for (const WriteBatch& batch : m_pending) {
-    bytes += batch.memory_bytes();
-    events += batch.events.size();
+    for (const std::string& path : batch.remove_after_commit) {
+      if (::unlink(path.c_str()) == 0) {
+        m_files_removed.fetch_add(1);
+      } else if (errno != ENOENT) {
+        spdlog::warn("cannot remove finished trace file '{}': {}", path, std::strerror(errno));
+      }
+    }
   }
   m_committed_batch.store(m_pending.back().number);
   m_committed_events.fetch_add(events);
@@ -55,7 +85,39 @@ bool StoreWriter::commit() {
   m_pending.clear();
   m_written = 0;
   m_rows_in_transaction = 0;
-  return true;
+}
+
+CommitLatency StoreWriter::commit_latency() const {
+  std::lock_guard lock(m_latency_mutex);
+  const std::size_t n = std::min(m_latency_count, m_latencies_ms.size());
+  if (n == 0) {
+    return {};
+  }
+  std::vector<double> sorted(m_latencies_ms.begin(), m_latencies_ms.begin() + static_cast<std::ptrdiff_t>(n));
+  std::sort(sorted.begin(), sorted.end());
+  const auto at = [&](double q) { return sorted[std::min(n - 1, static_cast<std::size_t>(q * static_cast<double>(n)))]; };
+  return {at(0.5), at(0.99), sorted.back(), n};
+}
+
+void StoreWriter::write_status_if_due() {
+  if (!m_options.status_hook) {
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (now - m_last_status < m_options.status_interval) {
+    return;
+  }
+  m_last_status = now;
+  try {
+    Transaction txn(m_db);
+    m_options.status_hook(m_db);
+    txn.commit();
+  } catch (const SqliteError& e) {
+    // Status rows are a convenience: a busy database only delays them.
+    if (!e.is_busy()) {
+      spdlog::warn("store: cannot write status: {}", e.what());
+    }
+  }
 }
 
 void StoreWriter::rollback() {
@@ -89,9 +151,12 @@ void StoreWriter::run() {
       wait = backoff;
     }
     if (input_open) {
-      input_open = m_input.pop_all(m_pending, wait);
+      input_open = m_input.pop_all(m_pending, std::min(wait, m_options.status_interval));
     } else if (backoff.count() > 0) {
       std::this_thread::sleep_for(backoff);
+    }
+    if (!m_in_transaction && backoff.count() == 0) {
+      write_status_if_due();
     }
     if (!input_open && m_pending.empty()) {
       break;
@@ -101,8 +166,12 @@ void StoreWriter::run() {
     }
 
     bool ok = write_pending();
+    // A batch that finishes trace files is committed at once: git may be
+    // waiting for room in its trace directory.
+    const bool urgent = std::any_of(m_pending.begin(), m_pending.end(),
+                                    [](const WriteBatch& b) { return !b.remove_after_commit.empty(); });
     const bool due = m_in_transaction &&
-                     (!input_open || m_rows_in_transaction >= m_options.max_rows_per_transaction ||
+                     (!input_open || urgent || m_rows_in_transaction >= m_options.max_rows_per_transaction ||
                       clock::now() - m_transaction_started >= m_options.commit_interval);
     if (ok && due) {
       ok = commit();
@@ -131,6 +200,8 @@ void StoreWriter::run() {
       break;
     }
   }
+  m_last_status = {};
+  write_status_if_due();  // the final counters
 }
 
 }  // namespace trace2d::store

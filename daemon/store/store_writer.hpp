@@ -9,11 +9,12 @@
 // is retried with backoff; the batches stay queued meanwhile and count
 // against the daemon's memory bound. Nothing is dropped here.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <mutex>
 
 #include "daemon/pipeline/memory_budget.hpp"
 #include "daemon/pipeline/work_queue.hpp"
@@ -23,12 +24,26 @@
 
 namespace trace2d::store {
 
+// Time from reading a line to committing it, over recent commits.
+struct CommitLatency {
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double max_ms = 0;
+  std::size_t samples = 0;
+};
+
 class StoreWriter {
  public:
+  // Writes the daemon's status rows; called on the writer thread inside a
+  // transaction, every `status_interval`.
+  using StatusHook = std::function<void(Database&)>;
+
   struct Options {
     std::chrono::milliseconds commit_interval{10};
     std::size_t max_rows_per_transaction = 50000;
     std::chrono::milliseconds max_retry_backoff{1000};
+    std::chrono::milliseconds status_interval{2000};
+    StatusHook status_hook;
   };
 
   StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input, pipeline::MemoryBudget& budget,
@@ -46,11 +61,15 @@ class StoreWriter {
   [[nodiscard]] std::uint64_t committed_events() const { return m_committed_events.load(); }
   [[nodiscard]] std::uint64_t failed_commits() const { return m_failed_commits.load(); }
   [[nodiscard]] std::uint64_t abandoned_events() const { return m_abandoned_events.load(); }
+  [[nodiscard]] CommitLatency commit_latency() const;
+  [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
 
  private:
   bool write_pending();  // false on failure (rolled back)
   bool commit();
   void rollback();
+  void after_commit(std::int64_t now_us);
+  void write_status_if_due();
 
   Database m_db;
   RowWriter m_rows;
@@ -69,6 +88,12 @@ class StoreWriter {
   std::atomic<std::uint64_t> m_failed_commits{0};
   std::atomic<std::uint64_t> m_abandoned_events{0};
   std::atomic<bool> m_stop_retrying{false};
+  std::atomic<std::uint64_t> m_files_removed{0};
+
+  mutable std::mutex m_latency_mutex;
+  std::array<double, 1024> m_latencies_ms{};  // ring buffer
+  std::size_t m_latency_count = 0;
+  std::chrono::steady_clock::time_point m_last_status{};
 };
 
 }  // namespace trace2d::store

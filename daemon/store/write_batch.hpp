@@ -53,6 +53,15 @@ struct RejectRow {
   std::uint64_t size = 0;
 };
 
+// A file source's position, committed with the events read up to it.
+struct FileOffsetRow {
+  TextRef key;
+  TextRef path;
+  std::uint64_t offset = 0;
+  bool finished = false;
+  bool forget = false;  // the file is gone: drop its row
+};
+
 class WriteBatch {
  public:
   TextRef add_text(std::string_view text) {
@@ -69,15 +78,22 @@ class WriteBatch {
   std::vector<ProblemRow> problems;
   std::vector<RejectRow> rejects;
   std::vector<stitch::SessionRecord> sessions;  // snapshots of sessions that changed
+  std::vector<FileOffsetRow> file_offsets;
+  // Files to delete once this batch is committed (finished trace files).
+  std::vector<std::string> remove_after_commit;
+  // When the oldest line in this batch was read, for the commit latency.
+  std::int64_t oldest_received_us = 0;
 
   // Ordinal of this batch within the daemon run (1, 2, ...).
   std::uint64_t number = 0;
 
   [[nodiscard]] bool empty() const {
-    return names.empty() && events.empty() && problems.empty() && rejects.empty() && sessions.empty();
+    return names.empty() && events.empty() && problems.empty() && rejects.empty() && sessions.empty() &&
+           file_offsets.empty() && remove_after_commit.empty();
   }
   [[nodiscard]] std::size_t row_count() const {
-    return names.size() + events.size() + problems.size() + rejects.size() + sessions.size();
+    return names.size() + events.size() + problems.size() + rejects.size() + sessions.size() +
+           file_offsets.size();
   }
   // Approximate heap bytes held, for the daemon's memory bound.
   [[nodiscard]] std::size_t memory_bytes() const {

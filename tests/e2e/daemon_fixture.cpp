@@ -19,9 +19,9 @@ const std::vector<std::string> k_trace_variables = {
 }  // namespace
 
 RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args)
-    : m_socket(dir.file("t.sock")), m_db(dir.file("t.db")) {
+    : m_socket(dir.file("t.sock")), m_dgram_socket(dir.file("d.sock")), m_db(dir.file("t.db")) {
   ProcessSpec spec;
-  spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--db", m_db};
+  spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--dgram-socket", m_dgram_socket, "--db", m_db};
   if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-grace-ms") == extra_args.end()) {
     spec.argv.insert(spec.argv.end(), {"--shutdown-grace-ms", "300"});
   }

@@ -17,12 +17,14 @@ namespace trace2d::test {
 
 class RunningDaemon {
  public:
-  // Starts trace2d on <dir>/t.sock and <dir>/t.db, waits until it listens.
+  // Starts trace2d on <dir>/t.sock (stream), <dir>/d.sock (dgram) and
+  // <dir>/t.db, and waits until it listens.
   explicit RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args = {});
   ~RunningDaemon();
 
   [[nodiscard]] const std::string& socket_path() const { return m_socket; }
   [[nodiscard]] const std::string& db_path() const { return m_db; }
+  [[nodiscard]] const std::string& dgram_socket_path() const { return m_dgram_socket; }
   // The value for GIT_TRACE2_EVENT, as trace2d printed it.
   [[nodiscard]] std::string git_target() const { return "af_unix:stream:" + m_socket; }
   [[nodiscard]] pid_t pid() const { return m_process->pid(); }
@@ -33,6 +35,7 @@ class RunningDaemon {
 
  private:
   std::string m_socket;
+  std::string m_dgram_socket;
   std::string m_db;
   std::unique_ptr<Process> m_process;
   std::optional<ProcessResult> m_result;

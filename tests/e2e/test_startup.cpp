@@ -17,6 +17,9 @@ ProcessResult run_trace2d(std::vector<std::string> args) {
   ProcessSpec spec;
   spec.argv = {TRACE2D_BIN};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  if (args.size() > 1) {
+    spec.argv.insert(spec.argv.end(), {"--dgram-socket", ""});  // tests run in parallel
+  }
   return run_process(spec, std::chrono::seconds(20));
 }
 

@@ -1,0 +1,45 @@
+#pragma once
+// Publishes the daemon's counters into `daemon_status` and `source_stats`
+// (read by `trace2ctl status`). Runs on the writer thread, inside its
+// transactions, every few seconds; everything it reads is atomic.
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "daemon/pipeline/ingest_sink.hpp"
+#include "daemon/source/origin.hpp"
+#include "daemon/store/sqlite.hpp"
+
+namespace trace2d::app {
+
+class Pipeline;
+
+class StatusReporter {
+ public:
+  StatusReporter(std::string db_path, std::int64_t started_us);
+
+  void attach(Pipeline& pipeline);
+  struct Source {
+    source::SourceKind kind;
+    std::string address;  // socket path, directories
+    pipeline::IngestSink* sink = nullptr;
+    std::function<std::uint64_t()> kernel_drops;    // dgram
+    std::function<std::uint64_t()> too_many_files;  // dir: sentinels seen
+  };
+  void add_source(Source source);
+
+  // The writer's status hook.
+  void write(store::Database& db);
+
+ private:
+  std::string m_db_path;
+  std::int64_t m_started_us;
+  Pipeline* m_pipeline = nullptr;
+  std::mutex m_mutex;
+  std::vector<Source> m_sources;
+};
+
+}  // namespace trace2d::app

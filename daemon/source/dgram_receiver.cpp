@@ -1,0 +1,213 @@
+#include "daemon/source/dgram_receiver.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "proto/parser.hpp"
+#include "proto/timestamp.hpp"
+
+namespace trace2d::source {
+namespace {
+
+// git cannot send a datagram larger than its socket send buffer (about 208
+// KiB by default, at most wmem_max): 256 KiB per message holds any of them.
+constexpr std::size_t k_message_bytes = 256 * 1024;
+constexpr unsigned k_messages_per_call = 16;
+constexpr std::size_t k_control_bytes = CMSG_SPACE(sizeof(ucred)) + CMSG_SPACE(sizeof(std::uint32_t));
+
+}  // namespace
+
+// recvmmsg's buffers, allocated once.
+struct DgramReceiver::Batch {
+  std::vector<char> data = std::vector<char>(k_message_bytes * k_messages_per_call);
+  std::array<iovec, k_messages_per_call> iov{};
+  std::array<mmsghdr, k_messages_per_call> headers{};
+  std::array<std::array<char, k_control_bytes>, k_messages_per_call> control{};
+
+  void reset() {
+    for (unsigned i = 0; i < k_messages_per_call; ++i) {
+      iov[i] = {data.data() + i * k_message_bytes, k_message_bytes};
+      headers[i] = {};
+      headers[i].msg_hdr.msg_iov = &iov[i];
+      headers[i].msg_hdr.msg_iovlen = 1;
+      headers[i].msg_hdr.msg_control = control[i].data();
+      headers[i].msg_hdr.msg_controllen = control[i].size();
+    }
+  }
+};
+
+DgramReceiver::DgramReceiver(asio::local::datagram_protocol::socket socket,
+                             pipeline::IngestSink& sink, Options options)
+    : m_socket(std::move(socket)),
+      m_timer(m_socket.get_executor()),
+      m_sink(sink),
+      m_options(options),
+      m_channel(sink.next_channel_id()),
+      m_batch(std::make_unique<Batch>()) {
+  const int fd = m_socket.native_handle();
+  const int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0) {
+    spdlog::warn("dgram: SO_PASSCRED: {}; senders will be unknown", std::strerror(errno));
+  }
+  if (::setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) != 0) {
+    spdlog::debug("dgram: SO_RXQ_OVFL: {}", std::strerror(errno));
+  }
+  // SO_RCVBUFFORCE goes past net.core.rmem_max when we may (root, or
+  // CAP_NET_ADMIN); otherwise the kernel caps SO_RCVBUF at rmem_max.
+  const int wanted = static_cast<int>(std::min<std::size_t>(options.receive_buffer, 1u << 30));
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &wanted, sizeof wanted) != 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
+  }
+  int actual = 0;
+  socklen_t len = sizeof actual;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &actual, &len) == 0) {
+    m_receive_buffer = static_cast<std::size_t>(actual);
+  }
+  boost::system::error_code ec;
+  m_socket.non_blocking(true, ec);
+}
+
+DgramReceiver::~DgramReceiver() = default;
+
+void DgramReceiver::start() {
+  asio::co_spawn(m_socket.get_executor(), run(), asio::detached);
+}
+
+void DgramReceiver::stop() {
+  asio::post(m_socket.get_executor(), [this] {
+    m_stopping = true;
+    boost::system::error_code ignored;
+    m_socket.cancel(ignored);
+    m_timer.cancel();
+  });
+}
+
+asio::awaitable<void> DgramReceiver::run() {
+  m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
+  while (true) {
+    bool dropping = false;
+    if (!m_stopping && m_sink.over_budget()) {
+      // As for streams: hold off, then drop (counted) rather than hang git.
+      const auto deadline = std::chrono::steady_clock::now() + m_options.overflow_wait;
+      while (!m_stopping && m_sink.over_budget() && std::chrono::steady_clock::now() < deadline) {
+        m_timer.expires_after(std::chrono::milliseconds(10));
+        boost::system::error_code ec;
+        co_await m_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+      dropping = !m_stopping && m_sink.over_budget();
+    }
+    if (!m_stopping) {
+      boost::system::error_code ec;
+      co_await m_socket.async_wait(asio::local::datagram_protocol::socket::wait_read,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      if (ec && ec != asio::error::operation_aborted) {
+        spdlog::error("dgram: wait failed: {}", ec.message());
+        break;
+      }
+    }
+    if (!drain(dropping) || m_stopping) {
+      break;
+    }
+  }
+  boost::system::error_code ignored;
+  m_socket.close(ignored);
+}
+
+bool DgramReceiver::drain(bool dropping) {
+  const int fd = m_socket.native_handle();
+  pipeline::IngestChunk chunk;
+  std::uint64_t received = 0;
+  const auto submit = [&] {
+    if (chunk.lines.empty() && chunk.dropped_lines == 0) {
+      return;
+    }
+    if (chunk.origins.empty()) {
+      chunk.origins.push_back(Origin{SourceKind::dgram, m_channel, {}, {}});
+    }
+    m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
+    m_sink.counters().dropped_lines.fetch_add(chunk.dropped_lines, std::memory_order_relaxed);
+    m_sink.counters().dropped_bytes.fetch_add(chunk.dropped_bytes, std::memory_order_relaxed);
+    chunk.received_us = proto::unix_now_us();
+    chunk.seal(proto::Parser::padding_bytes());
+    m_sink.submit(std::move(chunk));
+    chunk = pipeline::IngestChunk();
+  };
+  // A stopping receiver empties the queue; a running one yields now and then.
+  while (m_stopping || received < 4096) {
+    m_batch->reset();
+    const int n = ::recvmmsg(fd, m_batch->headers.data(), k_messages_per_call, MSG_DONTWAIT, nullptr);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        break;
+      }
+      if (errno == EINTR) {
+        continue;
+      }
+      spdlog::error("dgram: recvmmsg: {}", std::strerror(errno));
+      submit();
+      return false;
+    }
+    for (int i = 0; i < n; ++i) {
+      const mmsghdr& message = m_batch->headers[static_cast<std::size_t>(i)];
+      Origin origin{SourceKind::dgram, m_channel, {}, {}};
+      for (cmsghdr* c = CMSG_FIRSTHDR(&message.msg_hdr); c != nullptr;
+           c = CMSG_NXTHDR(const_cast<msghdr*>(&message.msg_hdr), c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+          ucred cred{};
+          std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+          origin.peer_pid = cred.pid;
+          origin.peer_uid = cred.uid;
+        } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+          std::uint32_t counter = 0;
+          std::memcpy(&counter, CMSG_DATA(c), sizeof counter);
+          if (counter != m_last_drop_counter) {
+            m_kernel_drops.fetch_add(counter - m_last_drop_counter);
+            m_last_drop_counter = counter;
+          }
+        }
+      }
+      // Consecutive datagrams from one sender share an origin entry.
+      if (chunk.origins.empty() || chunk.origins.back().peer_pid != origin.peer_pid ||
+          chunk.origins.back().peer_uid != origin.peer_uid) {
+        chunk.origins.push_back(origin);
+      }
+      const auto origin_index = static_cast<std::uint32_t>(chunk.origins.size() - 1);
+      std::string_view payload(static_cast<const char*>(message.msg_hdr.msg_iov->iov_base), message.msg_len);
+      m_sink.counters().bytes.fetch_add(payload.size(), std::memory_order_relaxed);
+      m_datagrams.fetch_add(1, std::memory_order_relaxed);
+      ++received;
+      if ((message.msg_hdr.msg_flags & MSG_TRUNC) != 0) {
+        // Longer than any datagram git can send: keep what arrived, as a reject.
+        chunk.add_line(payload.substr(0, 64 * 1024), std::max<std::uint64_t>(m_options.max_line_bytes + 1, payload.size()),
+                       origin_index);
+        continue;
+      }
+      // One line per datagram, or several separated by '\n'.
+      while (!payload.empty()) {
+        const std::size_t newline = payload.find('\n');
+        const std::string_view line = payload.substr(0, newline);
+        if (dropping) {
+          ++chunk.dropped_lines;
+          chunk.dropped_bytes += line.size();
+        } else {
+          chunk.add_line(line, line.size(), origin_index);
+        }
+        if (newline == std::string_view::npos) {
+          break;
+        }
+        payload.remove_prefix(newline + 1);
+      }
+    }
+    if (chunk.bytes.size() >= 1024 * 1024) {
+      submit();
+    }
+  }
+  submit();
+  return true;
+}
+
+}  // namespace trace2d::source

@@ -1,0 +1,61 @@
+#pragma once
+// The AF_UNIX datagram socket (`af_unix:dgram:` and the fallback of a bare
+// `af_unix:`): one event line per datagram, several '\n'-separated lines
+// accepted too. git blocks on a full datagram queue, and the queue is short,
+// so the socket is read continuously with recvmmsg into a large SO_RCVBUF.
+// Each datagram's sender comes from SCM_CREDENTIALS; kernel drops, if any,
+// from SO_RXQ_OVFL.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "daemon/pipeline/ingest_sink.hpp"
+#include "daemon/source/asio.hpp"
+
+namespace trace2d::source {
+
+class DgramReceiver {
+ public:
+  struct Options {
+    std::size_t receive_buffer = 8 * 1024 * 1024;
+    std::size_t max_line_bytes = 4608 * 1024;
+    std::chrono::milliseconds overflow_wait{2000};
+  };
+
+  DgramReceiver(asio::local::datagram_protocol::socket socket, pipeline::IngestSink& sink,
+                Options options);
+  ~DgramReceiver();
+  DgramReceiver(const DgramReceiver&) = delete;
+  DgramReceiver& operator=(const DgramReceiver&) = delete;
+
+  void start();
+  // Reads what the socket still holds, then stops. Thread-safe.
+  void stop();
+
+  [[nodiscard]] std::uint64_t kernel_drops() const { return m_kernel_drops.load(); }
+  [[nodiscard]] std::uint64_t datagrams() const { return m_datagrams.load(); }
+  [[nodiscard]] std::size_t receive_buffer() const { return m_receive_buffer; }
+
+ private:
+  struct Batch;
+  asio::awaitable<void> run();
+  // Receives until the socket would block; returns false on a socket error.
+  bool drain(bool dropping);
+
+  asio::local::datagram_protocol::socket m_socket;
+  asio::steady_timer m_timer;
+  pipeline::IngestSink& m_sink;
+  Options m_options;
+  std::uint64_t m_channel;
+  std::unique_ptr<Batch> m_batch;
+  std::size_t m_receive_buffer = 0;
+  std::uint32_t m_last_drop_counter = 0;
+  bool m_stopping = false;
+  std::atomic<std::uint64_t> m_kernel_drops{0};
+  std::atomic<std::uint64_t> m_datagrams{0};
+};
+
+}  // namespace trace2d::source
