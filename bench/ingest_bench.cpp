@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     ++total_sessions;
   }
 
-  std::vector<std::string> args = {trace2d, "--socket", socket, "--dgram-socket", work_dir + "/bench-dgram.sock",
+  std::vector<std::string> args = {trace2d, "--config", "", "--socket", socket, "--dgram-socket", work_dir + "/bench-dgram.sock",
                                    "--db", db_path, "--log-level", "info"};
   args.insert(args.end(), daemon_args.begin(), daemon_args.end());
   std::vector<char*> cargs;

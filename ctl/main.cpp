@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ctl/commands/command.hpp"
-#include "daemon/app/options.hpp"
+#include "ctl/query/database.hpp"
 #include "trace2d/version.hpp"
 
 namespace {
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
 
   ctl::GlobalOptions global;
-  global.db_path = app::default_db_path();
+  global.db_path = ctl::default_database_path();
   CLI::App cli{"trace2ctl: queries the Git Trace2 telemetry that trace2d collects.\n"
                "Opens the database read-only; safe to run while trace2d writes to it."};
   cli.set_version_flag("--version", std::string("trace2ctl ") + k_version);
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       ctl::add_sessions_command(cli),
       ctl::add_show_command(cli),
       ctl::add_sql_command(cli),
+      ctl::add_status_command(cli),
   };
 
   try {

@@ -1,61 +1,225 @@
-// trace2d: the collector daemon. Parses flags, then hands over to app::Daemon.
+// trace2d: the collector daemon, and `trace2d import`. Works out the options
+// (embedded defaults < configuration file < command-line flags), then hands
+// over to app::Daemon or app::run_import. Exit codes: 0 fine, 1 a bad
+// configuration or a failure, 2 bad usage.
 
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/systemd_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "daemon/app/config_file.hpp"
 #include "daemon/app/daemon.hpp"
+#include "daemon/app/importer.hpp"
 #include "daemon/app/options.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "trace2d/version.hpp"
 
-int main(int argc, char** argv) {
-  using namespace trace2d;
+namespace {
+
+using namespace trace2d;
+using Kind = app::SettingInfo::Kind;
+
+// Help for each setting's flag; the flags themselves come from the list of
+// settings (app::describe_settings), so they always match the file's keys.
+const std::map<std::string, std::pair<const char*, const char*>> k_help = {
+    {"database.path", {"PATH", "SQLite database path"}},
+    {"database.commit_interval_ms", {"MS", "Longest time between commits under load"}},
+    {"stream.path", {"PATH", "Stream socket path (absolute; \"\": none)"}},
+    {"stream.mode", {"MODE", "Permissions of the stream socket file (octal)"}},
+    {"stream.owner", {"USER", "Owner of the stream socket file (name or uid)"}},
+    {"stream.group", {"GROUP", "Group of the stream socket file (name or gid)"}},
+    {"dgram.path", {"PATH", "Datagram socket path (absolute; \"\": none)"}},
+    {"dgram.mode", {"MODE", "Permissions of the datagram socket file (octal)"}},
+    {"dgram.owner", {"USER", "Owner of the datagram socket file (name or uid)"}},
+    {"dgram.group", {"GROUP", "Group of the datagram socket file (name or gid)"}},
+    {"dgram.receive_buffer_bytes", {"BYTES", "Kernel receive buffer of the datagram socket"}},
+    {"dgram.idle_timeout_ms", {"MS", "A datagram session silent this long is incomplete"}},
+    {"directories.watch", {"DIR", "Trace directory to watch (repeatable; replaces the file's list)"}},
+    {"directories.delete_finished", {"", "Remove trace files once stored"}},
+    {"directories.idle_timeout_ms", {"MS", "A trace file that has not grown for this long is finished"}},
+    {"limits.queue_max_mib", {"MIB", "Memory for events read but not yet committed"}},
+    {"limits.overflow_wait_ms", {"MS", "At the memory bound, pause reading this long before dropping"}},
+    {"limits.max_line_bytes", {"BYTES", "Longest event line accepted; longer lines are rejected"}},
+    {"limits.io_threads", {"N", "Threads reading sockets"}},
+    {"shutdown.grace_ms", {"MS", "On SIGTERM, keep reading open connections this long"}},
+    {"shutdown.give_up_after_ms", {"MS", "On SIGTERM, stop retrying a failing database after this long"}},
+    {"status.interval_ms", {"MS", "How often the status tables are written"}},
+    {"log.level", {"LEVEL", "trace, debug, info, warn, error, critical, off"}},
+    {"log.target", {"TARGET", "stderr, journal, or an absolute file path"}},
+};
+
+// What the command line said about the configuration: replayed on SIGHUP.
+struct CommandLine {
+  std::optional<std::string> config;  // --config as given; "" means none
+  std::map<std::string, std::vector<std::string>> overrides;  // key -> the flag's values
+};
+
+std::optional<std::string> config_path(const CommandLine& command_line) {
+  if (command_line.config) {
+    return command_line.config->empty() ? std::nullopt : command_line.config;
+  }
+  const std::string fallback = app::default_config_path();
+  std::error_code ec;
+  return std::filesystem::exists(fallback, ec) ? std::optional<std::string>(fallback) : std::nullopt;
+}
+
+// Throws app::ConfigError.
+app::DaemonOptions effective_options(const CommandLine& command_line) {
   app::DaemonOptions options = app::default_options();
+  if (const auto path = config_path(command_line)) {
+    options = app::load_config_file(*path, std::move(options));
+  }
+  for (const auto& [key, values] : command_line.overrides) {
+    app::apply_flag(options, key, values);
+  }
+  app::validate_options(options);
+  return options;
+}
+
+std::shared_ptr<spdlog::logger> make_logger(const std::string& target) {
+  spdlog::sink_ptr sink;
+  if (target == "stderr") {
+    sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  } else if (target == "journal") {
+    // The journal stamps time and priority itself.
+    sink = std::make_shared<spdlog::sinks::systemd_sink_mt>("trace2d");
+  } else {
+    sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(target, false);
+  }
+  auto logger = std::make_shared<spdlog::logger>("trace2d", std::move(sink));
+  if (target != "stderr" && target != "journal") {
+    // Someone tailing the file wants each line as it happens.
+    logger->flush_on(spdlog::level::trace);
+  }
+  return logger;
+}
+
+app::Daemon::Reloader make_reloader(CommandLine command_line, std::string log_target) {
+  return [command_line = std::move(command_line), log_target = std::move(log_target)]()
+             -> std::optional<app::DaemonOptions> {
+    try {
+      const auto path = config_path(command_line);
+      spdlog::info("SIGHUP: reading {}", path ? *path : std::string("no configuration file"));
+      app::DaemonOptions options = effective_options(command_line);
+      if (options.log_target != log_target) {
+        spdlog::warn("SIGHUP: log.target changes only on restart; logging to {} still", log_target);
+      }
+      return options;
+    } catch (const std::exception& e) {
+      spdlog::error("SIGHUP: {}", e.what());
+      return std::nullopt;
+    }
+  };
+}
+
+// The embedded default, as --help shows it ("/run/...", not "\"/run/...\"").
+std::string default_text(const app::DaemonOptions& defaults, const app::SettingInfo& setting) {
+  std::string text = app::render_setting(defaults, setting.key);
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    text = text.substr(1, text.size() - 2);
+  }
+  return text;
+}
+
+// The flags that override settings, one per setting (from the list of
+// settings), and what was given of them.
+class SettingFlags {
+ public:
+  explicit SettingFlags(CLI::App& cli) : m_settings(app::describe_settings()) {
+    const app::DaemonOptions defaults = app::default_options();
+    for (const auto& setting : m_settings) {
+      const auto help = k_help.find(setting.key);
+      const std::string type_name = help != k_help.end() ? help->second.first : "VALUE";
+      const std::string text =
+          (help != k_help.end() ? help->second.second : setting.key) + std::string(" [") + setting.key + "]";
+      Flag flag{&setting, nullptr, nullptr};
+      if (setting.kind == Kind::boolean) {
+        flag.option = cli.add_flag(setting.flag);
+        flag.option->description(text + " (default: " + default_text(defaults, setting) + ")");
+        flag.negation = cli.add_flag("--no-" + setting.flag.substr(2))->description("The opposite of " + setting.flag);
+        flag.option->excludes(flag.negation);
+      } else if (setting.kind == Kind::list) {
+        // One value per --watch, so that `--watch DIR import FILE` parses.
+        flag.option = cli.add_option(setting.flag, m_lists[setting.key], text)
+                          ->type_name(type_name)
+                          ->allow_extra_args(false);
+      } else {
+        flag.option = cli.add_option(setting.flag, m_scalars[setting.key], text)
+                          ->type_name(type_name)
+                          ->default_str(default_text(defaults, setting));
+      }
+      m_flags.push_back(flag);
+    }
+  }
+  SettingFlags(const SettingFlags&) = delete;
+  SettingFlags& operator=(const SettingFlags&) = delete;
+
+  // After parsing: setting key -> the values of its flag, for flags given.
+  [[nodiscard]] std::map<std::string, std::vector<std::string>> given() const {
+    std::map<std::string, std::vector<std::string>> values;
+    for (const auto& [setting, option, negation] : m_flags) {
+      if (negation != nullptr && negation->count() > 0) {
+        values[setting->key] = {"false"};
+      } else if (option->count() == 0) {
+        continue;
+      } else if (setting->kind == Kind::boolean) {
+        values[setting->key] = {"true"};
+      } else if (setting->kind == Kind::list) {
+        values[setting->key] = m_lists.at(setting->key);
+      } else {
+        values[setting->key] = {m_scalars.at(setting->key)};
+      }
+    }
+    return values;
+  }
+
+ private:
+  struct Flag {
+    const app::SettingInfo* setting;
+    CLI::Option* option;
+    CLI::Option* negation;  // --no-<flag>, for a boolean
+  };
+
+  std::vector<app::SettingInfo> m_settings;
+  std::map<std::string, std::string> m_scalars;  // CLI11 writes the values here
+  std::map<std::string, std::vector<std::string>> m_lists;
+  std::vector<Flag> m_flags;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
   CLI::App cli{"trace2d: collects Git Trace2 events into SQLite.\n"
-               "Point git at it with GIT_TRACE2_EVENT=af_unix:stream:<socket>."};
+               "Point git at it with GIT_TRACE2_EVENT=af_unix:stream:<socket>.\n"
+               "Settings come from the configuration file; each flag overrides its setting."};
   cli.set_version_flag("--version", std::string("trace2d ") + k_version);
-  cli.add_option("--socket", options.stream.path, "Stream socket path (absolute; empty: none)")
-      ->capture_default_str();
-  cli.add_option("--dgram-socket", options.dgram.path, "Datagram socket path (absolute; empty: none)")
-      ->capture_default_str();
-  cli.add_option("--watch", options.watch_dirs, "Trace directory to watch (repeatable)");
-  cli.add_option("--db", options.db_path, "SQLite database path")->capture_default_str();
-  std::string mode = "0666";
-  cli.add_option("--socket-mode", mode, "Permissions of the socket file (octal)")
-      ->capture_default_str();
-  cli.add_option("--io-threads", options.io_threads, "Threads reading sockets")
-      ->check(CLI::Range(1u, 64u))
-      ->capture_default_str();
-  std::size_t queue_mib = options.max_queue_bytes / (1024 * 1024);
-  cli.add_option("--max-queue-mib", queue_mib,
-                 "Memory for events read but not yet committed (MiB)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
-      ->capture_default_str();
-  long overflow_ms = options.overflow_wait.count();
-  cli.add_option("--overflow-wait-ms", overflow_ms,
-                 "At the memory bound, pause reading this long before dropping (ms)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cli.add_option("--max-line-bytes", options.max_line_bytes,
-                 "Longest event line accepted; longer lines are rejected")
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
-      ->capture_default_str();
-  long grace_ms = options.shutdown_grace.count();
-  cli.add_option("--shutdown-grace-ms", grace_ms,
-                 "On SIGTERM, keep reading open connections this long (ms)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  long commit_ms = options.commit_interval.count();
-  cli.add_option("--commit-interval-ms", commit_ms, "Longest time between commits under load (ms)")
-      ->check(CLI::Range(1L, 10000L))
-      ->capture_default_str();
-  cli.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
+  std::string config;
+  CLI::Option* config_option =
+      cli.add_option("--config", config,
+                     "Configuration file (default: " + app::default_config_path() + " if it exists; \"\": none)")
+          ->type_name("PATH");
+  bool check_config = false;
+  cli.add_flag("--check-config", check_config,
+               "Print the configuration in effect (TOML) and exit: 0 if valid, 1 if not");
+
+  SettingFlags setting_flags(cli);
+
+  CLI::App* import = cli.add_subcommand("import", "Load saved trace files or directories into the database, then exit");
+  std::vector<std::string> import_paths;
+  import->add_option("paths", import_paths, "Trace files, or directories of them")->required()->type_name("FILE|DIR");
+  std::string import_db;
+  CLI::Option* import_db_option = import->add_option("--db", import_db, "SQLite database path")->type_name("PATH");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,24 +227,55 @@ int main(int argc, char** argv) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
 
+  CommandLine command_line;
+  if (config_option->count() > 0) {
+    command_line.config = config;
+  }
+  command_line.overrides = setting_flags.given();
+  if (import_db_option->count() > 0) {
+    command_line.overrides["database.path"] = {import_db};
+  }
+
+  // A flag's value that is not even of the right form is bad usage.
   try {
-    options.stream.mode = static_cast<unsigned>(std::stoul(mode, nullptr, 8));
-    options.dgram.mode = options.stream.mode;
-  } catch (const std::exception&) {
-    std::fprintf(stderr, "trace2d: --socket-mode: '%s' is not an octal mode\n", mode.c_str());
+    app::DaemonOptions probe = app::default_options();
+    for (const auto& [key, values] : command_line.overrides) {
+      app::apply_flag(probe, key, values);
+    }
+  } catch (const app::ConfigError& e) {
+    std::fprintf(stderr, "trace2d: %s\n", e.what());
     return 2;
   }
-  options.max_queue_bytes = queue_mib * 1024 * 1024;
-  options.overflow_wait = std::chrono::milliseconds(overflow_ms);
-  options.shutdown_grace = std::chrono::milliseconds(grace_ms);
-  options.commit_interval = std::chrono::milliseconds(commit_ms);
 
-  auto logger = spdlog::stderr_color_mt("trace2d");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(options.log_level));
+  app::DaemonOptions options;
+  try {
+    options = effective_options(command_line);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trace2d: %s\n", e.what());
+    return 1;
+  }
+  if (check_config) {
+    const auto path = config_path(command_line);
+    std::printf("# read from %s, with the command-line flags on top\n%s",
+                path ? path->c_str() : "no configuration file", app::render_config(options).c_str());
+    return 0;
+  }
 
   try {
-    return app::Daemon(options).run();
+    // An import is run by hand: its log belongs on the terminal.
+    spdlog::set_default_logger(make_logger(import->parsed() ? std::string("stderr") : options.log_target));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trace2d: log.target '%s': %s\n", options.log_target.c_str(), e.what());
+    return 1;
+  }
+  app::apply_log_level(options.log_level);
+
+  try {
+    if (import->parsed()) {
+      return app::run_import(options, import_paths);
+    }
+    const std::string log_target = options.log_target;
+    return app::Daemon(std::move(options), make_reloader(std::move(command_line), log_target)).run();
   } catch (const source::StartupError& e) {
     spdlog::critical("{}", e.what());
     return 1;

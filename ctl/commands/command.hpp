@@ -44,5 +44,6 @@ struct Command {
 [[nodiscard]] Command add_sessions_command(CLI::App& cli);
 [[nodiscard]] Command add_show_command(CLI::App& cli);
 [[nodiscard]] Command add_sql_command(CLI::App& cli);
+[[nodiscard]] Command add_status_command(CLI::App& cli);
 
 }  // namespace trace2d::ctl

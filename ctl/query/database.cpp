@@ -10,6 +10,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "daemon/app/options.hpp"
+
 namespace trace2d::ctl {
 namespace {
 
@@ -68,6 +70,15 @@ store::Database open_database(const std::string& path) {
   db.set_busy_timeout(k_busy_timeout_ms);
   check_schema(db);
   return db;
+}
+
+std::string default_database_path() {
+  const std::string own = app::default_db_path();
+  std::error_code ec;
+  if (!std::filesystem::exists(own, ec) && std::filesystem::exists(app::system_db_path(), ec)) {
+    return app::system_db_path();
+  }
+  return own;
 }
 
 }  // namespace trace2d::ctl

@@ -18,4 +18,9 @@ inline constexpr int k_busy_timeout_ms = 5000;
 // file is missing, unreadable, not SQLite, or lacks trace2d's tables.
 [[nodiscard]] store::Database open_database(const std::string& path);
 
+// The database trace2ctl reads when --db is not given: the one a trace2d run
+// by this user writes, or else the system service's (readable by members of
+// the trace2d group).
+[[nodiscard]] std::string default_database_path();
+
 }  // namespace trace2d::ctl

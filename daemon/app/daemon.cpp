@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/app/pipeline.hpp"
+#include "daemon/app/service_notifier.hpp"  // systemd (h-systemd)
 #include "daemon/app/status_reporter.hpp"
 #include "daemon/source/asio.hpp"
 #include "daemon/source/dgram_receiver.hpp"
@@ -43,6 +44,10 @@ int Daemon::run() {
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(static_cast<int>(m_options.io_threads));
   source::Listeners listeners = source::open_listeners(io, m_options.stream, m_options.dgram);
+  if (!listeners.stream && !listeners.dgram && m_options.watch_dirs.empty()) {
+    throw source::StartupError("nothing to listen on: no socket (configured or passed by systemd) and no "
+                               "watched directory");
+  }
 
   StatusReporter status(m_options.db_path, proto::unix_now_us());
   PipelineOptions pipeline_options;
@@ -167,17 +172,19 @@ int Daemon::run() {
         }
         if (fresh->db_path != m_options.db_path || fresh->stream.path != m_options.stream.path ||
             fresh->dgram.path != m_options.dgram.path || fresh->io_threads != m_options.io_threads ||
-            fresh->max_queue_bytes != m_options.max_queue_bytes) {
-          spdlog::warn("SIGHUP: database, socket, thread and memory settings change only on restart");
+            fresh->max_queue_bytes != m_options.max_queue_bytes ||
+            fresh->commit_interval != m_options.commit_interval ||
+            fresh->max_line_bytes != m_options.max_line_bytes ||
+            fresh->overflow_wait != m_options.overflow_wait) {
+          spdlog::warn("SIGHUP: only directories, their idle timeout and deletion, the dgram idle timeout "
+                       "and the log level change live; other changes wait for a restart");
         }
-        const DaemonOptions kept = m_options;
-        m_options = *fresh;
-        // What cannot change live stays as it is running.
-        m_options.db_path = kept.db_path;
-        m_options.stream = kept.stream;
-        m_options.dgram = kept.dgram;
-        m_options.io_threads = kept.io_threads;
-        m_options.max_queue_bytes = kept.max_queue_bytes;
+        // Only what changed live is recorded; the rest stays as it runs.
+        m_options.watch_dirs = fresh->watch_dirs;
+        m_options.delete_finished_files = fresh->delete_finished_files;
+        m_options.dir_idle_timeout = fresh->dir_idle_timeout;
+        m_options.dgram_idle_timeout = fresh->dgram_idle_timeout;
+        m_options.log_level = fresh->log_level;
       };
   reload_signal.async_wait(on_reload);
 
@@ -197,6 +204,26 @@ int Daemon::run() {
     std::printf("%sGIT_TRACE2_EVENT=%s\n", i == 0 ? "" : "# or: ", targets[i].c_str());
   }
   std::fflush(stdout);
+
+  // --- systemd: READY=1, STOPPING=1, watchdog (see service_notifier.hpp; no-ops without NOTIFY_SOCKET) ---
+  ServiceNotifier notifier;
+  notifier.ready("listening: " + join(targets) + "; database " + m_options.db_path);
+  // Healthy: nothing waits for the writer, or its loop still goes round:
+  // committing, or retrying a busy or failing database (a restart would drop
+  // what it holds and fix nothing). A writer stuck for good stops the pings.
+  ServiceWatchdog watchdog(io, notifier, [&pipeline] {
+    return pipeline.budget().used() == 0 || pipeline.writer().since_heartbeat() < std::chrono::seconds(3);
+  });
+  watchdog.start();
+  // A set of its own: Asio calls every signal_set registered for a signal.
+  asio::signal_set stop_notice(io, SIGINT, SIGTERM);
+  stop_notice.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) {
+      notifier.stopping();
+      watchdog.stop();  // a pending timer would keep io.run() from returning
+    }
+  });
+  // --- end systemd ---
 
   std::vector<std::thread> io_threads;
   for (unsigned i = 1; i < m_options.io_threads; ++i) {

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "trace2d/version.hpp"
+
 namespace trace2d::app {
 namespace {
 
@@ -28,14 +30,16 @@ std::string default_socket_path() { return runtime_dir() + "/trace2d.sock"; }
 
 std::string default_dgram_socket_path() { return runtime_dir() + "/trace2d-dgram.sock"; }
 
+std::string system_db_path() { return "/var/lib/trace2d/trace2d.db"; }
+
 std::string default_db_path() {
   if (::geteuid() == 0) {
-    return "/var/lib/trace2d/trace2d.db";
+    return system_db_path();
   }
   return env_or("XDG_STATE_HOME", home() + "/.local/state") + "/trace2d/trace2d.db";
 }
 
-std::string default_config_path() { return "/etc/trace2d/trace2d.toml"; }
+std::string default_config_path() { return k_default_config_path; }
 
 DaemonOptions default_options() {
   DaemonOptions options;

@@ -45,7 +45,11 @@ struct DaemonOptions {
 [[nodiscard]] std::string default_socket_path();
 [[nodiscard]] std::string default_dgram_socket_path();
 [[nodiscard]] std::string default_db_path();
-[[nodiscard]] std::string default_config_path();  // /etc/trace2d/trace2d.toml
+// The system service's database, whoever asks.
+[[nodiscard]] std::string system_db_path();
+// <sysconfdir>/trace2d/trace2d.toml: /etc/... for the prefixes /usr and /usr/local's
+// packages alike (set when configuring: -DCMAKE_INSTALL_SYSCONFDIR=/etc).
+[[nodiscard]] std::string default_config_path();
 
 [[nodiscard]] DaemonOptions default_options();
 

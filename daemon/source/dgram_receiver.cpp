@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cstdio>
 #include <cerrno>
 #include <cstring>
 
@@ -18,6 +19,49 @@ namespace {
 constexpr std::size_t k_message_bytes = 256 * 1024;
 constexpr unsigned k_messages_per_call = 16;
 constexpr std::size_t k_control_bytes = CMSG_SPACE(sizeof(ucred)) + CMSG_SPACE(sizeof(std::uint32_t));
+
+// The kernel reports (and accounts) twice the size asked for.
+int current_receive_buffer(int fd) {
+  int value = 0;
+  socklen_t len = sizeof value;
+  return ::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &len) == 0 ? value : 0;
+}
+
+long rmem_max() {
+  std::FILE* f = std::fopen("/proc/sys/net/core/rmem_max", "r");
+  long value = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%ld", &value) != 1) {
+      value = 0;
+    }
+    std::fclose(f);
+  }
+  return value;
+}
+
+// Only ever raises the buffer: systemd (ReceiveBuffer=) may have set a larger
+// one than an unprivileged process could. SO_RCVBUFFORCE goes past
+// net.core.rmem_max when permitted (root, CAP_NET_ADMIN); plain SO_RCVBUF is
+// capped at rmem_max, so it is used only when that still means more.
+void raise_receive_buffer(int fd, std::size_t wanted_bytes) {
+  const int wanted = static_cast<int>(std::min<std::size_t>(wanted_bytes, 1u << 30));
+  const int current = current_receive_buffer(fd);
+  if (current >= 2 * static_cast<long>(wanted)) {
+    return;
+  }
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &wanted, sizeof wanted) == 0) {
+    return;
+  }
+  const int capped = static_cast<int>(std::min<long>(wanted, rmem_max()));
+  if (2 * static_cast<long>(capped) > current) {
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &capped, sizeof capped);
+  }
+  if (current_receive_buffer(fd) < 2 * static_cast<long>(wanted)) {
+    spdlog::warn("dgram: receive buffer is {} bytes, less than the {} wanted: raise net.core.rmem_max "
+                 "or run with CAP_NET_ADMIN (systemd: ReceiveBuffer=)",
+                 current_receive_buffer(fd) / 2, wanted);
+  }
+}
 
 }  // namespace
 
@@ -56,12 +100,7 @@ DgramReceiver::DgramReceiver(asio::local::datagram_protocol::socket socket,
   if (::setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) != 0) {
     spdlog::debug("dgram: SO_RXQ_OVFL: {}", std::strerror(errno));
   }
-  // SO_RCVBUFFORCE goes past net.core.rmem_max when we may (root, or
-  // CAP_NET_ADMIN); otherwise the kernel caps SO_RCVBUF at rmem_max.
-  const int wanted = static_cast<int>(std::min<std::size_t>(options.receive_buffer, 1u << 30));
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &wanted, sizeof wanted) != 0) {
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
-  }
+  raise_receive_buffer(fd, options.receive_buffer);
   int actual = 0;
   socklen_t len = sizeof actual;
   if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &actual, &len) == 0) {

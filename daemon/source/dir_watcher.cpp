@@ -126,7 +126,7 @@ void DirWatcher::stop() {
   asio::post(m_strand, [this] {
     m_stopping = true;
     for (auto& [path, file] : m_files) {
-      read_file(*file);  // its position is committed with what it read
+      read_file(*file, false);  // its position is committed with what it read
     }
     m_files.clear();
     m_open_files.store(0);
@@ -191,7 +191,9 @@ void DirWatcher::scan(const std::string& dir) {
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
     if (auto found = m_files.find(path); found != m_files.end()) {
-      read_file(*found->second);
+      if (read_file(*found->second, false)) {
+        forget(found);
+      }
     } else {
       open_file(dir, name);
     }
@@ -259,7 +261,10 @@ void DirWatcher::on_event(int wd, std::uint32_t mask, std::string_view name) {
       return;  // not a trace file, or already finished
     }
   } else if ((mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO)) != 0) {
-    read_file(*found->second);
+    if (read_file(*found->second, false)) {
+      forget(found);
+      return;
+    }
   }
   if ((mask & (IN_CLOSE_WRITE | IN_DELETE)) != 0 && m_files.count(path) > 0) {
     finish_file(path, (mask & IN_CLOSE_WRITE) != 0);
@@ -313,18 +318,16 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name) {
   }
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
-  TracedFile& ref = *file;
-  m_files.emplace(path, std::move(file));
+  const auto [it, inserted] = m_files.emplace(path, std::move(file));
   m_open_files.store(m_files.size());
-  read_file(ref);
-  if (ref.saw_atexit) {
-    finish_file(path, false);
+  if (read_file(*it->second, false)) {
+    forget(it);
   }
 }
 
-void DirWatcher::read_file(TracedFile& file) {
-  if (m_sink.over_budget() && !m_stopping) {
-    return;  // the file keeps; git is not waiting on it. The next tick reads.
+bool DirWatcher::read_file(TracedFile& file, bool finish) {
+  if (m_sink.over_budget() && !m_stopping && !finish) {
+    return false;  // the file keeps; git is not waiting on it. The next tick reads.
   }
   auto& buffer = read_buffer();
   pipeline::IngestChunk chunk;
@@ -354,9 +357,16 @@ void DirWatcher::read_file(TracedFile& file) {
       chunk = pipeline::IngestChunk();
     }
   }
-  if (!chunk.lines.empty()) {
+  // The last lines and "finished" travel in one chunk, so they commit
+  // together: a restart never finds the last line read but the file open.
+  const bool finished = finish || file.saw_atexit;
+  if (finished) {
+    file.framer.finish([&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
+    submit(file, std::move(chunk), true, m_options.delete_finished || file.sentinel);
+  } else if (!chunk.lines.empty()) {
     submit(file, std::move(chunk), false, false);
   }
+  return finished;
 }
 
 void DirWatcher::finish_file(const std::string& path, bool closed_by_writer) {
@@ -365,13 +375,13 @@ void DirWatcher::finish_file(const std::string& path, bool closed_by_writer) {
     return;
   }
   TracedFile& file = *found->second;
-  read_file(file);
-  pipeline::IngestChunk chunk;
-  file.framer.finish([&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
-  const bool remove = m_options.delete_finished || file.sentinel;
   spdlog::debug("dir: finished '{}' ({})", path, closed_by_writer ? "closed" : "atexit or idle");
-  submit(file, std::move(chunk), true, remove);
-  m_finished[path] = file.key;
+  read_file(file, true);
+  forget(found);
+}
+
+void DirWatcher::forget(std::map<std::string, std::unique_ptr<TracedFile>>::iterator found) {
+  m_finished[found->first] = found->second->key;
   m_files.erase(found);
   m_open_files.store(m_files.size());
   m_sink.counters().channels_open.fetch_sub(1, std::memory_order_relaxed);
@@ -408,9 +418,13 @@ asio::awaitable<void> DirWatcher::tick() {
     // Silent files: finished once their writer is gone (or after the idle
     // timeout when the name does not say who writes it).
     const auto now = std::chrono::steady_clock::now();
+    std::vector<std::string> done;
     std::vector<std::string> idle;
     for (auto& [path, file] : m_files) {
-      read_file(*file);  // catches up after a pause at the memory bound
+      if (read_file(*file, false)) {  // catches up after a pause at the memory bound
+        done.push_back(path);
+        continue;
+      }
       if (now - file->last_growth < m_options.idle_timeout) {
         continue;
       }
@@ -418,6 +432,9 @@ asio::awaitable<void> DirWatcher::tick() {
       if (!pid || !process_alive(*pid)) {
         idle.push_back(path);
       }
+    }
+    for (const std::string& path : done) {
+      forget(m_files.find(path));
     }
     for (const std::string& path : idle) {
       finish_file(path, false);

@@ -68,9 +68,12 @@ class DirWatcher {
   void scan(const std::string& dir);
   void on_event(int wd, std::uint32_t mask, std::string_view name);
   void open_file(const std::string& dir, const std::string& name);
-  // Reads what the file holds beyond what was read; hands it on.
-  void read_file(TracedFile& file);
+  // Reads what the file holds beyond what was read and hands it on; with
+  // `finish`, or once its atexit is read, as the file's last chunk. Returns
+  // whether the file is finished (the caller then forgets it).
+  bool read_file(TracedFile& file, bool finish);
   void finish_file(const std::string& path, bool closed_by_writer);
+  void forget(std::map<std::string, std::unique_ptr<TracedFile>>::iterator found);
   void submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove);
 
   asio::io_context& m_io;

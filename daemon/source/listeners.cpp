@@ -103,10 +103,7 @@ Listeners open_listeners(asio::io_context& io, const app::SocketOptions& stream_
     listeners.dgram_path = dgram_options.path;
     listeners.claimed.push_back(std::move(claim));
   }
-  if (!listeners.stream && !listeners.dgram) {
-    throw StartupError("no socket to listen on: both the stream and the datagram socket are disabled");
-  }
-  return listeners;
+  return listeners;  // possibly none: trace directories need no socket
 }
 
 }  // namespace trace2d::source

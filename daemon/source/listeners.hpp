@@ -26,7 +26,8 @@ struct Listeners {
 };
 
 // Takes sockets systemd passed (LISTEN_FDS), then binds what is configured
-// but was not passed. Throws StartupError naming the problem.
+// but was not passed (an empty path: none). Throws StartupError naming the
+// problem.
 [[nodiscard]] Listeners open_listeners(asio::io_context& io, const app::SocketOptions& stream,
                                        const app::SocketOptions& dgram);
 

@@ -140,6 +140,7 @@ void StoreWriter::run() {
   bool input_open = true;
   bool failing_logged = false;
   while (true) {
+    m_heartbeat.store(clock::now().time_since_epoch().count());
     // Wait for input, but never past the moment the open transaction is due.
     auto wait = std::chrono::milliseconds(200);
     if (m_in_transaction) {

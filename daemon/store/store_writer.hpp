@@ -63,6 +63,12 @@ class StoreWriter {
   [[nodiscard]] std::uint64_t abandoned_events() const { return m_abandoned_events.load(); }
   [[nodiscard]] CommitLatency commit_latency() const;
   [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
+  // How long since the writer loop last went round (it does at least every
+  // ~1 s, committing, waiting or retrying): a liveness signal.
+  [[nodiscard]] std::chrono::steady_clock::duration since_heartbeat() const {
+    return std::chrono::steady_clock::now() -
+           std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(m_heartbeat.load()));
+  }
 
  private:
   bool write_pending();  // false on failure (rolled back)
@@ -89,6 +95,7 @@ class StoreWriter {
   std::atomic<std::uint64_t> m_abandoned_events{0};
   std::atomic<bool> m_stop_retrying{false};
   std::atomic<std::uint64_t> m_files_removed{0};
+  std::atomic<std::chrono::steady_clock::rep> m_heartbeat{std::chrono::steady_clock::now().time_since_epoch().count()};
 
   mutable std::mutex m_latency_mutex;
   std::array<double, 1024> m_latencies_ms{};  // ring buffer

@@ -22,6 +22,10 @@ RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_
     : m_socket(dir.file("t.sock")), m_dgram_socket(dir.file("d.sock")), m_db(dir.file("t.db")) {
   ProcessSpec spec;
   spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--dgram-socket", m_dgram_socket, "--db", m_db};
+  // Never the machine's /etc/trace2d/trace2d.toml: each test is on its own.
+  if (std::find(extra_args.begin(), extra_args.end(), "--config") == extra_args.end()) {
+    spec.argv.insert(spec.argv.end(), {"--config", ""});
+  }
   if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-grace-ms") == extra_args.end()) {
     spec.argv.insert(spec.argv.end(), {"--shutdown-grace-ms", "300"});
   }
@@ -95,7 +99,22 @@ std::string make_repo(const TempDir& dir, const std::string& name, int files) {
   ok(run_git(path, {"commit", "-qm", "initial"}));
   write_file(std::filesystem::path(path) / "file0.txt", "changed\n");
   ok(run_git(path, {"commit", "-qam", "second"}));
+  settle_repo(path);
   return path;
+}
+
+void settle_repo(const std::string& path) {
+  // Files as old as the index are "racily clean": each git run re-checks
+  // them and may rewrite the index, so identical commands would send
+  // different events. Back-date the files and refresh the index once.
+  const auto an_hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(path)) {
+    if (entry.is_regular_file() && entry.path().string().find("/.git/") == std::string::npos) {
+      std::filesystem::last_write_time(entry.path(), an_hour_ago);
+    }
+  }
+  run_git(path, {"update-index", "-q", "--really-refresh"});
+  run_git(path, {"status", "--porcelain"});
 }
 
 namespace {

@@ -18,7 +18,8 @@ namespace trace2d::test {
 class RunningDaemon {
  public:
   // Starts trace2d on <dir>/t.sock (stream), <dir>/d.sock (dgram) and
-  // <dir>/t.db, and waits until it listens.
+  // <dir>/t.db, with no configuration file unless `extra_args` passes
+  // --config, and waits until it listens.
   explicit RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args = {});
   ~RunningDaemon();
 
@@ -43,6 +44,8 @@ class RunningDaemon {
 
 // A git repository with a few files and commits under `dir`/`name`.
 std::string make_repo(const TempDir& dir, const std::string& name, int files = 20);
+// Makes repeated commands in `path` behave identically (no racy-git index rewrites).
+void settle_repo(const std::string& path);
 
 // git with the given environment, tracing variables and user config cleared.
 ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,

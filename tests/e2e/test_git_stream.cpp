@@ -107,6 +107,7 @@ TEST_F(GitStreamTest, FetchChildrenAreStitchedUnderTheFetch) {
     write_file(std::filesystem::path(upstream) / "new.txt", "new\n");
     EXPECT_EQ(run_git(upstream, {"add", "new.txt"}).exit_code, 0);
     EXPECT_EQ(run_git(upstream, {"commit", "-qm", "new"}).exit_code, 0);
+    settle_repo(clone);
     return clone;
   };
   const std::string clone = setup("a");

@@ -18,7 +18,8 @@ ProcessResult run_trace2d(std::vector<std::string> args) {
   spec.argv = {TRACE2D_BIN};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   if (args.size() > 1) {
-    spec.argv.insert(spec.argv.end(), {"--dgram-socket", ""});  // tests run in parallel
+    // Tests run in parallel, and never with the machine's configuration file.
+    spec.argv.insert(spec.argv.end(), {"--dgram-socket", "", "--config", ""});
   }
   return run_process(spec, std::chrono::seconds(20));
 }

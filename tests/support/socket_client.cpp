@@ -48,6 +48,33 @@ void SocketClient::close() {
   }
 }
 
+DgramClient::DgramClient(const std::string& path) {
+  m_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (m_fd < 0 || ::connect(m_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    throw std::runtime_error("cannot connect to " + path + ": " + std::strerror(errno));
+  }
+}
+
+DgramClient::~DgramClient() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+bool DgramClient::send(std::string_view datagram) {
+  while (true) {
+    if (::send(m_fd, datagram.data(), datagram.size(), 0) >= 0) {
+      return true;
+    }
+    if (errno != EINTR) {
+      return false;
+    }
+  }
+}
+
 std::string event_line(const std::string& sid, const std::string& event, int n) {
   std::string line = R"({"event":")" + event + R"(","sid":")" + sid +
                      R"(","thread":"main","time":"2026-11-21T10:00:00.)" +

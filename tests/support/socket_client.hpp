@@ -23,6 +23,20 @@ class SocketClient {
   int m_fd = -1;
 };
 
+// A connected AF_UNIX datagram client: one send() per datagram, blocking
+// when the receiver's queue is full, as git's is.
+class DgramClient {
+ public:
+  explicit DgramClient(const std::string& path);
+  ~DgramClient();
+  DgramClient(const DgramClient&) = delete;
+  DgramClient& operator=(const DgramClient&) = delete;
+  bool send(std::string_view datagram);
+
+ private:
+  int m_fd = -1;
+};
+
 // One git-shaped event line (with '\n') for tests that need many of them.
 std::string event_line(const std::string& sid, const std::string& event, int n = 0);
 

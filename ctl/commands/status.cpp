@@ -1,0 +1,135 @@
+// trace2ctl status: what the daemon writing this database is doing, from
+// the counters it publishes every few seconds (daemon_status, source_stats).
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "ctl/commands/command.hpp"
+#include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
+#include "ctl/query/database.hpp"
+#include "proto/timestamp.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+// Older than this, the daemon is not updating its status (it writes every
+// 2 s by default).
+constexpr std::int64_t k_stale_us = 15 * 1000000;
+
+std::string mib(std::int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+std::string duration(std::int64_t us) {
+  const std::int64_t s = us / 1000000;
+  char text[48];
+  if (s >= 86400) {
+    std::snprintf(text, sizeof text, "%lldd%02lldh", static_cast<long long>(s / 86400),
+                  static_cast<long long>(s % 86400 / 3600));
+  } else if (s >= 3600) {
+    std::snprintf(text, sizeof text, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s % 3600 / 60));
+  } else {
+    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+  }
+  return text;
+}
+
+void run_status(const Context& ctx) {
+  store::Database db = open_database(ctx.global.db_path);
+  const bool has_status =
+      db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'daemon_status'").value_or(0) > 0;
+  if (!has_status) {
+    throw CommandError("this database predates status reporting; run a newer trace2d on it first");
+  }
+  db.exec("BEGIN");
+  store::Statement daemon_stmt = db.prepare("SELECT * FROM daemon_status WHERE id = 1");
+  ResultSet daemon = read_all(daemon_stmt);
+  store::Statement sources_stmt = db.prepare(
+      "SELECT source, address, channels_opened AS opened, channels_open AS open, bytes, lines, events,"
+      " rejects, dropped_lines AS dropped, kernel_drops, too_many_files FROM source_stats ORDER BY source");
+  const ResultSet sources = read_all(sources_stmt);
+  store::Statement totals_stmt = db.prepare(
+      "SELECT count(*) AS sessions, coalesce(sum(event_count), 0) AS events,"
+      " (SELECT count(*) FROM rejects) AS rejects FROM sessions");
+  const ResultSet totals = read_all(totals_stmt);
+  db.exec("COMMIT");
+  if (daemon.rows.empty()) {
+    throw CommandError("trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
+  }
+
+  const Row& d = daemon.rows.front();
+  const auto column = [&](const std::string& name) -> const Value& {
+    for (std::size_t i = 0; i < daemon.columns.size(); ++i) {
+      if (daemon.columns[i] == name) {
+        return d[i];
+      }
+    }
+    throw CommandError("daemon_status lacks column " + name);
+  };
+  const auto number = [&](const std::string& name) {
+    const Value& v = column(name);
+    return std::holds_alternative<std::int64_t>(v) ? std::get<std::int64_t>(v) : 0;
+  };
+  const auto text = [&](const std::string& name) {
+    const Value& v = column(name);
+    return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
+  };
+  const std::int64_t now = proto::unix_now_us();
+  const std::int64_t updated = proto::parse_utc_timestamp(text("updated_at")).value_or(0);
+  const std::int64_t started = proto::parse_utc_timestamp(text("started_at")).value_or(0);
+  const auto pid = static_cast<pid_t>(number("pid"));
+  const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+  const bool running = alive && now - updated < k_stale_us;
+
+  if (ctx.global.format == OutputFormat::json) {
+    std::string out = "{\"running\":";
+    out += running ? "true" : "false";
+    out += ",\"daemon\":";
+    append_json_object(out, daemon.columns, d);
+    out += ",\"sources\":";
+    append_json_array(out, sources);
+    out += ",\"totals\":";
+    append_json_object(out, totals.columns, totals.rows.front());
+    out += "}\n";
+    ctx.out << out;
+    return;
+  }
+  ctx.out << "trace2d " << text("version") << ": "
+          << (running ? "running" : (alive ? "not updating its status" : "not running")) << " (pid " << pid
+          << "), started " << text("started_at") << (running ? ", up " + duration(now - started) : "")
+          << ", last update " << duration(now - updated) << " ago\n";
+  ctx.out << "queue: " << mib(number("queue_bytes")) << " now, " << mib(number("queue_peak_bytes"))
+          << " at most, bound " << mib(number("queue_limit_bytes")) << "\n";
+  ctx.out << "committed: " << number("events_committed") << " events since start, " << number("failed_commits")
+          << " failed or busy commits";
+  const Value& p50 = column("commit_latency_p50_ms");
+  if (std::holds_alternative<double>(p50)) {
+    ctx.out << "; read-to-commit latency p50 " << cell_text(p50) << " ms, p99 "
+            << cell_text(column("commit_latency_p99_ms")) << " ms, max " << cell_text(column("commit_latency_max_ms"))
+            << " ms";
+  }
+  ctx.out << "\n";
+  const Row& t = totals.rows.front();
+  ctx.out << "database: " << mib(number("db_bytes")) << " + " << mib(number("wal_bytes")) << " WAL; "
+          << cell_text(t[0]) << " sessions, " << cell_text(t[1]) << " events, " << cell_text(t[2])
+          << " rejected lines\n\n";
+  print_table(ctx.out, sources);
+}
+
+}  // namespace
+
+Command add_status_command(CLI::App& cli) {
+  CLI::App* app = cli.add_subcommand(
+      "status", "What the daemon writing this database is doing: per source counters, queue, latency, size");
+  return {app, [](const Context& ctx) { run_status(ctx); }};
+}
+
+}  // namespace trace2d::ctl

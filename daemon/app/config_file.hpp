@@ -1,0 +1,62 @@
+#pragma once
+// The configuration file (/etc/trace2d/trace2d.toml) and the command-line
+// flags that override it. Every setting has one TOML key ("stream.mode");
+// the file, the flags, the checks and the rendering all go through one list
+// of settings, so they cannot disagree. docs/configuration.md describes them.
+//
+// Precedence: embedded defaults (default_options()) < file < flags.
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/app/options.hpp"
+
+namespace trace2d::app {
+
+// A bad file or setting. The message names the file (and line) when there
+// is one, the key ("'stream.mode'") and the problem.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the TOML file at `path` and applies every key it sets on top of
+// `base`; absent keys keep `base`'s values. Rejects unknown sections and
+// keys, wrong types and bad values.
+[[nodiscard]] DaemonOptions load_config_file(const std::string& path, DaemonOptions base);
+
+// The same for TOML text; `source_name` stands for the file in messages.
+[[nodiscard]] DaemonOptions parse_config(std::string_view text, const std::string& source_name,
+                                         DaemonOptions base);
+
+// A command-line flag's value(s) for the setting `key` ("limits.io_threads"),
+// converted like the file's value would be. Only the form is checked here
+// (an integer, an octal mode, true/false); validate_options checks the value.
+// A list setting takes every value; the others exactly one.
+void apply_flag(DaemonOptions& options, std::string_view key, const std::vector<std::string>& values);
+
+// Checks the effective options (after the file and the flags): ranges,
+// absolute paths, socket path lengths, something to listen on. Throws
+// ConfigError naming the setting.
+void validate_options(const DaemonOptions& options);
+
+// The effective configuration as a TOML document with every key: it loads
+// back into the same options (trace2d --check-config).
+[[nodiscard]] std::string render_config(const DaemonOptions& options);
+
+// What the command line needs of each setting, in the order of the file.
+struct SettingInfo {
+  enum class Kind { text, list, boolean, mode, integer };
+  std::string key;   // "limits.io_threads"
+  std::string flag;  // "--io-threads"
+  Kind kind = Kind::text;
+};
+[[nodiscard]] std::vector<SettingInfo> describe_settings();
+
+// One setting's value as TOML would write it ("\"0666\"", "64", "[]"), for
+// help texts. Throws ConfigError for an unknown key.
+[[nodiscard]] std::string render_setting(const DaemonOptions& options, std::string_view key);
+
+}  // namespace trace2d::app

@@ -1,0 +1,218 @@
+// The options beyond the file: flags applied, values checked, the whole
+// rendered back as TOML. All of them visit the list of settings.
+
+#include <cstdlib>
+#include "daemon/app/config_file.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "daemon/app/config_file_settings.hpp"
+
+namespace trace2d::app {
+namespace {
+
+using config::Check;
+using config::Key;
+using config::Range;
+using config::toml_string;
+
+// Converts a flag's text; the value itself is left to validate_options.
+class FlagApplier {
+ public:
+  FlagApplier(std::string_view key, const std::vector<std::string>& values) : m_key(key), m_values(values) {}
+
+  void text(const Key& key, std::string& field, Check) {
+    if (matches(key)) {
+      field = single(key);
+    }
+  }
+
+  void list(const Key& key, std::vector<std::string>& field, Check) {
+    if (matches(key)) {
+      field = m_values;
+    }
+  }
+
+  void boolean(const Key& key, bool& field) {
+    if (matches(key)) {
+      const std::string& text = single(key);
+      if (text != "true" && text != "false") {
+        throw form_error(key, "true or false", text);
+      }
+      field = text == "true";
+    }
+  }
+
+  void mode(const Key& key, unsigned& field) {
+    if (matches(key)) {
+      const std::optional<unsigned> mode = config::parse_mode(single(key));
+      if (!mode) {
+        throw form_error(key, "an octal mode such as 0660", single(key));
+      }
+      field = *mode;
+    }
+  }
+
+  template <typename T>
+  void integer(const Key& key, T& field, Range range) {
+    if (!matches(key)) {
+      return;
+    }
+    const std::string& text = single(key);
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() ||
+        value > std::numeric_limits<std::int64_t>::max() / range.unit ||
+        value < std::numeric_limits<std::int64_t>::min() / range.unit) {
+      throw form_error(key, "an integer", text);
+    }
+    config::assign_int(field, value * range.unit);
+    // A negative number in an unsigned field would come back as another one.
+    if (config::to_int(field) != value * range.unit) {
+      throw ConfigError(fmt::format("'{}' ({}) must be between {} and {}, not {}", key.full(), key.flag, range.min,
+                                    range.max, text));
+    }
+  }
+
+  [[nodiscard]] bool matched() const { return m_matched; }
+
+ private:
+  bool matches(const Key& key) {
+    if (key.full() != m_key) {
+      return false;
+    }
+    m_matched = true;
+    return true;
+  }
+
+  const std::string& single(const Key& key) const {
+    if (m_values.size() != 1) {
+      throw ConfigError(fmt::format("'{}' ({}) takes one value, not {}", key.full(), key.flag, m_values.size()));
+    }
+    return m_values.front();
+  }
+
+  static ConfigError form_error(const Key& key, std::string_view wanted, const std::string& text) {
+    return ConfigError(fmt::format("'{}' ({}) must be {}, not '{}'", key.full(), key.flag, wanted, text));
+  }
+
+  std::string_view m_key;
+  const std::vector<std::string>& m_values;
+  bool m_matched = false;
+};
+
+// The same checks as the loader, on values from anywhere.
+class Validator {
+ public:
+  void text(const Key& key, const std::string& value, Check check) { fail_if(key, check(value)); }
+  void list(const Key& key, const std::vector<std::string>& values, Check check) {
+    for (const auto& value : values) {
+      fail_if(key, check(value));
+    }
+  }
+  void boolean(const Key&, const bool&) {}
+  void mode(const Key& key, const unsigned& mode) { fail_if(key, config::mode_problem(mode)); }
+  template <typename T>
+  void integer(const Key& key, const T& field, Range range) {
+    fail_if(key, config::range_problem(config::to_int(field) / range.unit, range));
+  }
+
+ private:
+  static void fail_if(const Key& key, const std::string& problem) {
+    if (!problem.empty()) {
+      throw ConfigError(fmt::format("'{}' ({}) {}", key.full(), key.flag, problem));
+    }
+  }
+};
+
+// Writes each setting as a TOML line, or only the one asked for.
+class Renderer {
+ public:
+  explicit Renderer(std::optional<std::string_view> only = std::nullopt) : m_only(only) {}
+
+  void text(const Key& key, const std::string& value, Check) { emit(key, toml_string(value)); }
+  void list(const Key& key, const std::vector<std::string>& values, Check) {
+    std::string out = "[";
+    for (const auto& value : values) {
+      out += (out.size() > 1 ? ", " : "") + toml_string(value);
+    }
+    emit(key, out + "]");
+  }
+  void boolean(const Key& key, const bool& value) { emit(key, value ? "true" : "false"); }
+  void mode(const Key& key, const unsigned& mode) { emit(key, toml_string(fmt::format("{:04o}", mode))); }
+  template <typename T>
+  void integer(const Key& key, const T& field, Range range) {
+    emit(key, std::to_string(config::to_int(field) / range.unit));
+  }
+
+  [[nodiscard]] const std::string& text() const { return m_out; }
+  [[nodiscard]] const std::optional<std::string>& found() const { return m_found; }
+
+ private:
+  void emit(const Key& key, const std::string& value) {
+    if (m_only) {
+      if (key.full() == *m_only) {
+        m_found = value;
+      }
+      return;
+    }
+    if (key.section != m_section) {
+      m_out += fmt::format("{}[{}]\n", m_out.empty() ? "" : "\n", key.section);
+      m_section = key.section;
+    }
+    m_out += fmt::format("{} = {}\n", key.name, value);
+  }
+
+  std::optional<std::string_view> m_only;
+  std::string_view m_section;
+  std::string m_out;
+  std::optional<std::string> m_found;
+};
+
+}  // namespace
+
+void apply_flag(DaemonOptions& options, std::string_view key, const std::vector<std::string>& values) {
+  FlagApplier applier(key, values);
+  config::visit_settings(options, applier);
+  if (!applier.matched()) {
+    throw ConfigError(fmt::format("no setting '{}'", key));
+  }
+}
+
+void validate_options(const DaemonOptions& options) {
+  Validator validator;
+  config::visit_settings(options, validator);
+  if (!options.stream.path.empty() && options.stream.path == options.dgram.path) {
+    throw ConfigError(fmt::format("'dgram.path' (--dgram-socket) is the same as 'stream.path' (--socket): '{}'",
+                                  options.stream.path));
+  }
+  // Under socket activation the sockets come from systemd, whatever the paths say.
+  if (options.stream.path.empty() && options.dgram.path.empty() && options.watch_dirs.empty() &&
+      std::getenv("LISTEN_FDS") == nullptr) {
+    throw ConfigError(
+        "nothing to listen on: 'stream.path' (--socket) and 'dgram.path' (--dgram-socket) are empty and "
+        "'directories.watch' (--watch) lists no directory");
+  }
+}
+
+std::string render_config(const DaemonOptions& options) {
+  Renderer renderer;
+  config::visit_settings(options, renderer);
+  return "# trace2d configuration (docs/configuration.md)\n\n" + renderer.text();
+}
+
+std::string render_setting(const DaemonOptions& options, std::string_view key) {
+  Renderer renderer(key);
+  config::visit_settings(options, renderer);
+  if (!renderer.found()) {
+    throw ConfigError(fmt::format("no setting '{}'", key));
+  }
+  return *renderer.found();
+}
+
+}  // namespace trace2d::app

@@ -1,0 +1,193 @@
+#pragma once
+// The one list of settings behind config_file.cpp: each setting's TOML key,
+// command-line flag, kind and allowed values. Loading, flag handling,
+// validation and rendering are visitors over this list, so a new setting
+// added here is known to all of them. (Internal to config_file*.cpp.)
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "daemon/app/options.hpp"
+#include "daemon/source/socket_file.hpp"
+
+namespace trace2d::app::config {
+
+struct Key {
+  std::string_view section;
+  std::string_view name;
+  std::string_view flag;  // the command-line flag that overrides it
+
+  [[nodiscard]] std::string full() const { return fmt::format("{}.{}", section, name); }
+};
+
+// Checks a string value: the problem ("is not absolute: ..."), or "" when fine.
+using Check = std::string (*)(const std::string&);
+
+struct Range {
+  std::int64_t min;
+  std::int64_t max;
+  std::int64_t unit = 1;  // the field holds value * unit (MiB kept as bytes)
+};
+
+inline constexpr std::int64_t k_hour_ms = 3600LL * 1000;
+inline constexpr std::int64_t k_day_ms = 24 * k_hour_ms;
+inline constexpr std::int64_t k_mib = 1024 * 1024;
+
+template <typename T>
+struct IsDuration : std::false_type {};
+template <typename Rep, typename Period>
+struct IsDuration<std::chrono::duration<Rep, Period>> : std::true_type {};
+
+template <typename T>
+std::int64_t to_int(const T& field) {
+  if constexpr (IsDuration<std::remove_cv_t<T>>::value) {
+    return static_cast<std::int64_t>(field.count());
+  } else {
+    return static_cast<std::int64_t>(field);
+  }
+}
+
+template <typename T>
+void assign_int(T& field, std::int64_t value) {
+  if constexpr (IsDuration<T>::value) {
+    field = T(static_cast<typename T::rep>(value));
+  } else {
+    field = static_cast<T>(value);
+  }
+}
+
+// TOML's basic string, so that any path renders as valid TOML.
+inline std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\u{:04X}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+inline std::string range_problem(std::int64_t value, const Range& range) {
+  if (value < range.min || value > range.max) {
+    return fmt::format("must be between {} and {}, not {}", range.min, range.max, value);
+  }
+  return {};
+}
+
+// "0660", "660": octal digits only, as chmod takes them.
+inline std::optional<unsigned> parse_mode(std::string_view text) {
+  if (text.empty() || text.size() > 4) {
+    return std::nullopt;
+  }
+  unsigned mode = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '7') {
+      return std::nullopt;
+    }
+    mode = mode * 8 + static_cast<unsigned>(c - '0');
+  }
+  return mode;
+}
+
+inline std::string mode_problem(unsigned mode) {
+  // Set-id and sticky bits mean nothing on a socket.
+  return mode > 0777 ? fmt::format("must be a mode of at most \"0777\", not \"{:04o}\"", mode) : std::string();
+}
+
+inline std::string any_text(const std::string&) { return {}; }
+
+inline std::string not_empty(const std::string& value) {
+  return value.empty() ? "must not be empty" : std::string();
+}
+
+// Empty disables the socket; otherwise git's rules (see validate_socket_path).
+inline std::string socket_path_problem(const std::string& path) {
+  if (path.empty()) {
+    return {};
+  }
+  if (path.front() != '/') {
+    return fmt::format("is not absolute: '{}' (git requires an absolute socket path)", path);
+  }
+  if (path.size() > source::k_max_socket_path) {
+    return fmt::format("is too long: '{}' is {} bytes; AF_UNIX allows at most {}", path, path.size(),
+                       source::k_max_socket_path);
+  }
+  return {};
+}
+
+inline std::string absolute_dir_problem(const std::string& path) {
+  return path.empty() || path.front() != '/' ? fmt::format("lists a directory that is not absolute: '{}'", path)
+                                             : std::string();
+}
+
+inline std::string log_level_problem(const std::string& level) {
+  for (const char* known : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
+    if (level == known) {
+      return {};
+    }
+  }
+  return fmt::format("must be one of trace, debug, info, warn, error, critical, off; not '{}'", level);
+}
+
+inline std::string log_target_problem(const std::string& target) {
+  if (target == "stderr" || target == "journal" || (!target.empty() && target.front() == '/' && target.back() != '/')) {
+    return {};
+  }
+  return fmt::format("must be stderr, journal or an absolute file path, not '{}'", target);
+}
+
+// Every setting, in the order of the file. `Options` is DaemonOptions or
+// const DaemonOptions; the visitor has text, list, boolean, mode and integer.
+template <typename Options, typename Visitor>
+void visit_settings(Options& o, Visitor& v) {
+  v.text(Key{"database", "path", "--db"}, o.db_path, not_empty);
+  v.integer(Key{"database", "commit_interval_ms", "--commit-interval-ms"}, o.commit_interval, Range{1, 10000});
+
+  v.text(Key{"stream", "path", "--socket"}, o.stream.path, socket_path_problem);
+  v.mode(Key{"stream", "mode", "--socket-mode"}, o.stream.mode);
+  v.text(Key{"stream", "owner", "--socket-owner"}, o.stream.owner, any_text);
+  v.text(Key{"stream", "group", "--socket-group"}, o.stream.group, any_text);
+
+  v.text(Key{"dgram", "path", "--dgram-socket"}, o.dgram.path, socket_path_problem);
+  v.mode(Key{"dgram", "mode", "--dgram-socket-mode"}, o.dgram.mode);
+  v.text(Key{"dgram", "owner", "--dgram-socket-owner"}, o.dgram.owner, any_text);
+  v.text(Key{"dgram", "group", "--dgram-socket-group"}, o.dgram.group, any_text);
+  v.integer(Key{"dgram", "receive_buffer_bytes", "--dgram-receive-buffer-bytes"}, o.dgram_receive_buffer,
+            Range{4096, 1LL << 30});
+  v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms"}, o.dgram_idle_timeout,
+            Range{1, 30 * k_day_ms});
+
+  v.list(Key{"directories", "watch", "--watch"}, o.watch_dirs, absolute_dir_problem);
+  v.boolean(Key{"directories", "delete_finished", "--delete-finished"}, o.delete_finished_files);
+  v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms"}, o.dir_idle_timeout,
+            Range{1, 30 * k_day_ms});
+
+  v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib"}, o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
+  v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms"}, o.overflow_wait, Range{0, k_hour_ms});
+  v.integer(Key{"limits", "max_line_bytes", "--max-line-bytes"}, o.max_line_bytes, Range{1024, 1LL << 30});
+  v.integer(Key{"limits", "io_threads", "--io-threads"}, o.io_threads, Range{1, 64});
+
+  v.integer(Key{"shutdown", "grace_ms", "--shutdown-grace-ms"}, o.shutdown_grace, Range{0, k_hour_ms});
+  v.integer(Key{"shutdown", "give_up_after_ms", "--give-up-after-ms"}, o.store_give_up_after,
+            Range{0, k_day_ms});
+
+  v.integer(Key{"status", "interval_ms", "--status-interval-ms"}, o.stats_interval, Range{100, k_hour_ms});
+
+  v.text(Key{"log", "level", "--log-level"}, o.log_level, log_level_problem);
+  v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);
+}
+
+}  // namespace trace2d::app::config

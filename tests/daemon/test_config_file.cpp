@@ -1,0 +1,311 @@
+#include "daemon/app/config_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "tests/support/temp_dir.hpp"
+
+namespace trace2d::app {
+namespace {
+
+const std::string k_file = "/etc/trace2d/test.toml";
+
+DaemonOptions parse(const std::string& text, DaemonOptions base = default_options()) {
+  return parse_config(text, k_file, std::move(base));
+}
+
+// The message of the ConfigError that loading `text` throws ("" if none).
+std::string load_error(const std::string& text) {
+  try {
+    (void)parse(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string validate_error(const DaemonOptions& options) {
+  try {
+    validate_options(options);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
+  EXPECT_EQ(a.db_path, b.db_path);
+  for (const auto& [x, y] : {std::pair{&a.stream, &b.stream}, std::pair{&a.dgram, &b.dgram}}) {
+    EXPECT_EQ(x->path, y->path);
+    EXPECT_EQ(x->mode, y->mode);
+    EXPECT_EQ(x->owner, y->owner);
+    EXPECT_EQ(x->group, y->group);
+  }
+  EXPECT_EQ(a.dgram_receive_buffer, b.dgram_receive_buffer);
+  EXPECT_EQ(a.dgram_idle_timeout.count(), b.dgram_idle_timeout.count());
+  EXPECT_EQ(a.watch_dirs, b.watch_dirs);
+  EXPECT_EQ(a.delete_finished_files, b.delete_finished_files);
+  EXPECT_EQ(a.dir_idle_timeout.count(), b.dir_idle_timeout.count());
+  EXPECT_EQ(a.io_threads, b.io_threads);
+  EXPECT_EQ(a.max_queue_bytes, b.max_queue_bytes);
+  EXPECT_EQ(a.overflow_wait.count(), b.overflow_wait.count());
+  EXPECT_EQ(a.max_line_bytes, b.max_line_bytes);
+  EXPECT_EQ(a.shutdown_grace.count(), b.shutdown_grace.count());
+  EXPECT_EQ(a.commit_interval.count(), b.commit_interval.count());
+  EXPECT_EQ(a.store_give_up_after.count(), b.store_give_up_after.count());
+  EXPECT_EQ(a.stats_interval.count(), b.stats_interval.count());
+  EXPECT_EQ(a.log_level, b.log_level);
+  EXPECT_EQ(a.log_target, b.log_target);
+}
+
+const std::string k_every_key = R"(
+[database]
+path = "/data/t.db"
+commit_interval_ms = 25
+[stream]
+path = "/srv/t.sock"
+mode = "0660"
+owner = "trace2d"
+group = "git"
+[dgram]
+path = "/srv/d.sock"
+mode = "600"
+owner = "1001"
+group = "1002"
+receive_buffer_bytes = 65536
+idle_timeout_ms = 1234
+[directories]
+watch = ["/var/log/git-trace2", "/tmp/traces"]
+delete_finished = false
+idle_timeout_ms = 4321
+[limits]
+queue_max_mib = 16
+overflow_wait_ms = 0
+max_line_bytes = 2048
+io_threads = 4
+[shutdown]
+grace_ms = 500
+give_up_after_ms = 7000
+[status]
+interval_ms = 250
+[log]
+level = "debug"
+target = "/var/log/trace2d.log"
+)";
+
+TEST(ConfigFile, ParsesEveryKey) {
+  const DaemonOptions o = parse(k_every_key);
+  EXPECT_EQ(o.db_path, "/data/t.db");
+  EXPECT_EQ(o.commit_interval.count(), 25);
+  EXPECT_EQ(o.stream.path, "/srv/t.sock");
+  EXPECT_EQ(o.stream.mode, 0660u);
+  EXPECT_EQ(o.stream.owner, "trace2d");
+  EXPECT_EQ(o.stream.group, "git");
+  EXPECT_EQ(o.dgram.path, "/srv/d.sock");
+  EXPECT_EQ(o.dgram.mode, 0600u);
+  EXPECT_EQ(o.dgram.owner, "1001");
+  EXPECT_EQ(o.dgram.group, "1002");
+  EXPECT_EQ(o.dgram_receive_buffer, 65536u);
+  EXPECT_EQ(o.dgram_idle_timeout.count(), 1234);
+  EXPECT_EQ(o.watch_dirs, (std::vector<std::string>{"/var/log/git-trace2", "/tmp/traces"}));
+  EXPECT_FALSE(o.delete_finished_files);
+  EXPECT_EQ(o.dir_idle_timeout.count(), 4321);
+  EXPECT_EQ(o.max_queue_bytes, 16u * 1024 * 1024);
+  EXPECT_EQ(o.overflow_wait.count(), 0);
+  EXPECT_EQ(o.max_line_bytes, 2048u);
+  EXPECT_EQ(o.io_threads, 4u);
+  EXPECT_EQ(o.shutdown_grace.count(), 500);
+  EXPECT_EQ(o.store_give_up_after.count(), 7000);
+  EXPECT_EQ(o.stats_interval.count(), 250);
+  EXPECT_EQ(o.log_level, "debug");
+  EXPECT_EQ(o.log_target, "/var/log/trace2d.log");
+  EXPECT_NO_THROW(validate_options(o));
+}
+
+TEST(ConfigFile, AbsentKeysKeepTheBase) {
+  const DaemonOptions base = default_options();
+  expect_same(parse("", base), base);
+  expect_same(parse("# only a comment\n[limits]\n[log]\n", base), base);
+
+  DaemonOptions expected = base;
+  expected.io_threads = 3;
+  expected.stream.mode = 0600;
+  expect_same(parse("[limits]\nio_threads = 3\n[stream]\nmode = \"0600\"\n", base), expected);
+}
+
+TEST(ConfigFile, ErrorsNameTheFileTheLineAndTheKey) {
+  EXPECT_EQ(load_error("[stream]\nmdoe = \"0600\"\n"), k_file + ":2: unknown key 'stream.mdoe'");
+  EXPECT_EQ(load_error("[strem]\npath = \"/x\"\n"), k_file + ":1: unknown section '[strem]'");
+  EXPECT_EQ(load_error("\n\n[limits]\nqueue_max_mib = \"64\"\n"),
+            k_file + ":4: 'limits.queue_max_mib' must be an integer, not a string");
+  EXPECT_NE(load_error("path = \"/x\"\n").find("unknown key 'path'"), std::string::npos);
+  EXPECT_NE(load_error("[stream.extra]\n").find("unknown key 'stream.extra'"), std::string::npos);
+  EXPECT_NE(load_error("stream = 3\n").find("'stream' must be a table"), std::string::npos);
+}
+
+TEST(ConfigFile, RejectsBadTypes) {
+  EXPECT_NE(load_error("[limits]\nio_threads = 1.5\n").find("'limits.io_threads' must be an integer"),
+            std::string::npos);
+  EXPECT_NE(load_error("[directories]\nwatch = \"/a\"\n").find("'directories.watch' must be an array of strings"),
+            std::string::npos);
+  EXPECT_NE(load_error("[directories]\nwatch = [\"/a\", 2]\n").find("item 2 is an integer"), std::string::npos);
+  EXPECT_NE(load_error("[directories]\ndelete_finished = \"no\"\n")
+                .find("'directories.delete_finished' must be true or false, not a string"),
+            std::string::npos);
+  EXPECT_NE(load_error("[stream]\nmode = 438\n").find("'stream.mode' must be a string"), std::string::npos);
+  EXPECT_NE(load_error("[log]\nlevel = 3\n").find("'log.level' must be a string"), std::string::npos);
+}
+
+TEST(ConfigFile, RejectsBadValues) {
+  const auto expect_error = [](const std::string& text, const std::string& key, const std::string& problem) {
+    const std::string message = load_error(text);
+    EXPECT_NE(message.find(k_file + ":"), std::string::npos) << message;
+    EXPECT_NE(message.find("'" + key + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find(problem), std::string::npos) << message;
+  };
+  expect_error("[stream]\nmode = \"rw-rw----\"\n", "stream.mode", "octal mode");
+  expect_error("[dgram]\nmode = \"0968\"\n", "dgram.mode", "octal mode");
+  expect_error("[stream]\nmode = \"4755\"\n", "stream.mode", "at most");
+  expect_error("[limits]\nqueue_max_mib = -1\n", "limits.queue_max_mib", "not -1");
+  expect_error("[limits]\nio_threads = 0\n", "limits.io_threads", "between 1 and 64");
+  expect_error("[shutdown]\ngrace_ms = -5\n", "shutdown.grace_ms", "not -5");
+  expect_error("[database]\ncommit_interval_ms = 0\n", "database.commit_interval_ms", "not 0");
+  expect_error("[database]\npath = \"\"\n", "database.path", "must not be empty");
+  expect_error("[stream]\npath = \"relative.sock\"\n", "stream.path", "not absolute");
+  expect_error("[dgram]\npath = \"/" + std::string(107, 'd') + "\"\n", "dgram.path", "108 bytes");
+  expect_error("[directories]\nwatch = [\"/ok\", \"traces\"]\n", "directories.watch", "'traces'");
+  expect_error("[log]\nlevel = \"verbose\"\n", "log.level", "not 'verbose'");
+  expect_error("[log]\ntarget = \"syslog\"\n", "log.target", "not 'syslog'");
+  expect_error("[log]\ntarget = \"/var/log/\"\n", "log.target", "absolute file path");
+}
+
+TEST(ConfigFile, SocketPathLimitIs107Bytes) {
+  const std::string longest = "/" + std::string(106, 's');
+  EXPECT_EQ(parse("[stream]\npath = \"" + longest + "\"\n").stream.path, longest);
+  EXPECT_EQ(parse("[stream]\npath = \"\"\n").stream.path, "");  // disabled
+  EXPECT_NE(load_error("[stream]\npath = \"" + longest + "s\"\n").find("AF_UNIX allows at most 107"),
+            std::string::npos);
+}
+
+TEST(ConfigFile, SyntaxErrorsNameTheFileAndLine) {
+  const std::string message = load_error("[stream]\npath = /no/quotes\n");
+  EXPECT_EQ(message.rfind(k_file + ":2:", 0), 0u) << message;
+  EXPECT_NE(message.find("not valid TOML"), std::string::npos) << message;
+}
+
+TEST(ConfigFile, MissingFileIsAnErrorNamingIt) {
+  test::TempDir dir;
+  try {
+    (void)load_config_file(dir.file("absent.toml"), default_options());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("absent.toml")), std::string::npos) << e.what();
+  }
+  test::write_file(dir.file("t.toml"), "[limits]\nio_threads = 2\n");
+  EXPECT_EQ(load_config_file(dir.file("t.toml"), default_options()).io_threads, 2u);
+}
+
+TEST(ConfigFile, ValidateNamesTheSetting) {
+  DaemonOptions o = default_options();
+  EXPECT_EQ(validate_error(o), "");
+  o.stream.path = "t.sock";
+  EXPECT_NE(validate_error(o).find("'stream.path' (--socket) is not absolute"), std::string::npos);
+  o = default_options();
+  o.dgram.path = "/" + std::string(107, 'd');
+  EXPECT_NE(validate_error(o).find("'dgram.path' (--dgram-socket) is too long"), std::string::npos);
+  o = default_options();
+  o.watch_dirs = {"relative/dir"};
+  EXPECT_NE(validate_error(o).find("'directories.watch'"), std::string::npos);
+  o = default_options();
+  o.db_path.clear();
+  EXPECT_NE(validate_error(o).find("'database.path'"), std::string::npos);
+  o = default_options();
+  o.io_threads = 0;
+  EXPECT_NE(validate_error(o).find("'limits.io_threads'"), std::string::npos);
+  o = default_options();
+  o.log_level = "chatty";
+  EXPECT_NE(validate_error(o).find("'log.level'"), std::string::npos);
+  o = default_options();
+  o.dgram.path = o.stream.path;
+  EXPECT_NE(validate_error(o).find("same as 'stream.path'"), std::string::npos);
+}
+
+TEST(ConfigFile, SomethingMustBeListenedTo) {
+  DaemonOptions o = default_options();
+  o.stream.path.clear();
+  EXPECT_EQ(validate_error(o), "");  // the dgram socket is enough
+  o.dgram.path.clear();
+  EXPECT_NE(validate_error(o).find("nothing to listen on"), std::string::npos);
+  o.watch_dirs = {"/var/log/git-trace2"};
+  EXPECT_EQ(validate_error(o), "");
+}
+
+TEST(ConfigFile, FlagsConvertLikeTheFile) {
+  DaemonOptions o = default_options();
+  apply_flag(o, "limits.queue_max_mib", {"8"});
+  apply_flag(o, "stream.mode", {"0600"});
+  apply_flag(o, "directories.delete_finished", {"false"});
+  apply_flag(o, "directories.watch", {"/a", "/b"});
+  apply_flag(o, "stream.path", {""});
+  EXPECT_EQ(o.max_queue_bytes, 8u * 1024 * 1024);
+  EXPECT_EQ(o.stream.mode, 0600u);
+  EXPECT_FALSE(o.delete_finished_files);
+  EXPECT_EQ(o.watch_dirs, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(o.stream.path, "");
+  apply_flag(o, "directories.watch", {"/c"});  // replaces, does not add
+  EXPECT_EQ(o.watch_dirs, std::vector<std::string>{"/c"});
+
+  EXPECT_THROW(apply_flag(o, "limits.io_threads", {"two"}), ConfigError);
+  EXPECT_THROW(apply_flag(o, "limits.io_threads", {"-1"}), ConfigError);  // unsigned
+  EXPECT_THROW(apply_flag(o, "limits.queue_max_mib", {"99999999999999999"}), ConfigError);
+  EXPECT_THROW(apply_flag(o, "stream.mode", {"rw"}), ConfigError);
+  EXPECT_THROW(apply_flag(o, "no.such", {"1"}), ConfigError);
+  // Values are checked later, with everything else.
+  apply_flag(o, "stream.path", {"relative"});
+  EXPECT_NE(validate_error(o).find("(--socket)"), std::string::npos);
+}
+
+TEST(ConfigFile, RenderLoadsBackIdentically) {
+  expect_same(parse(render_config(default_options())), default_options());
+
+  DaemonOptions o = parse(k_every_key);
+  o.stream.owner = "we\"ird\\name";
+  o.dgram.group = "tab\there, é";
+  o.watch_dirs.push_back("/with space/and \"quotes\"");
+  const std::string rendered = render_config(o);
+  expect_same(parse(rendered, default_options()), o);
+  // Rendering what was loaded gives the same text again.
+  EXPECT_EQ(render_config(parse(rendered)), rendered);
+}
+
+TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
+  const std::string rendered = render_config(default_options());
+  std::set<std::string> flags;
+  for (const auto& setting : describe_settings()) {
+    EXPECT_TRUE(flags.insert(setting.flag).second) << setting.flag;
+    EXPECT_EQ(setting.flag.rfind("--", 0), 0u) << setting.flag;
+    const std::string name = setting.key.substr(setting.key.find('.') + 1);
+    EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
+    EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
+  }
+  EXPECT_EQ(describe_settings().size(), 24u);
+  EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
+}
+
+TEST(ConfigFile, ShippedFileIsTheRootDefaults) {
+  const std::string shipped = std::string(TRACE2D_TEST_DATA) + "/../../config/trace2d.toml";
+  DaemonOptions root = default_options();
+  root.stream.path = "/run/trace2d/trace2d.sock";
+  root.dgram.path = "/run/trace2d/trace2d-dgram.sock";
+  root.db_path = "/var/lib/trace2d/trace2d.db";
+
+  // Loaded over anything at all, it sets every setting to the root default.
+  DaemonOptions other = parse(k_every_key);
+  expect_same(load_config_file(shipped, other), root);
+  expect_same(load_config_file(shipped, default_options()), root);
+}
+
+}  // namespace
+}  // namespace trace2d::app

@@ -1,0 +1,190 @@
+// The configuration file with the real binary: --check-config, errors that
+// name the key, flags over the file, a daemon on the file's paths, and
+// SIGHUP re-reading it (good and broken).
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "daemon/app/config_file.hpp"
+#include "tests/e2e/daemon_fixture.hpp"
+#include "tests/support/socket_client.hpp"
+
+namespace trace2d::test {
+namespace {
+
+ProcessResult run_trace2d(const std::vector<std::string>& args) {
+  ProcessSpec spec;
+  spec.argv = {TRACE2D_BIN};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  return run_process(spec, std::chrono::seconds(20));
+}
+
+// What --check-config printed, without its first line (which names the file).
+std::string rendered(const ProcessResult& result) { return result.out.substr(result.out.find('\n') + 1); }
+
+// A configuration with every path inside `dir`.
+std::string config_in(const TempDir& dir, const std::string& extra = "") {
+  return "[database]\npath = \"" + dir.file("c.db") + "\"\n[stream]\npath = \"" + dir.file("c.sock") +
+         "\"\nmode = \"0600\"\n[dgram]\npath = \"\"\n[limits]\nio_threads = 2\n" + extra;
+}
+
+TEST(Config, CheckConfigPrintsTheEffectiveConfigurationAsToml) {
+  TempDir dir;
+  write_file(dir.file("c.toml"), config_in(dir, "[log]\nlevel = \"debug\"\n"));
+  const ProcessResult r = run_trace2d({"--config", dir.file("c.toml"), "--check-config"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(dir.file("c.toml")), std::string::npos) << r.out;
+  const app::DaemonOptions printed = app::parse_config(r.out, "stdout", app::default_options());
+  EXPECT_EQ(printed.stream.path, dir.file("c.sock"));
+  EXPECT_EQ(printed.stream.mode, 0600u);
+  EXPECT_EQ(printed.dgram.path, "");
+  EXPECT_EQ(printed.io_threads, 2u);
+  EXPECT_EQ(printed.log_level, "debug");
+
+  // Saved as a configuration file, the output gives the same configuration.
+  write_file(dir.file("saved.toml"), r.out);
+  const ProcessResult again = run_trace2d({"--config", dir.file("saved.toml"), "--check-config"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(rendered(again), rendered(r));
+}
+
+TEST(Config, CheckConfigRejectsBadFilesNamingTheKey) {
+  TempDir dir;
+  const auto check = [&](const std::string& text, const std::string& key, const std::string& problem) {
+    write_file(dir.file("bad.toml"), text);
+    const ProcessResult r = run_trace2d({"--config", dir.file("bad.toml"), "--check-config"});
+    EXPECT_EQ(r.exit_code, 1) << text;
+    EXPECT_EQ(r.out, "") << text;
+    EXPECT_NE(r.err.find(dir.file("bad.toml")), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(key), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(problem), std::string::npos) << r.err;
+  };
+  check("[stream]\nmdoe = \"0600\"\n", "'stream.mdoe'", "unknown key");
+  check("[limits]\nqueue_max_mib = \"64\"\n", "'limits.queue_max_mib'", "must be an integer, not a string");
+  check("[stream]\npath = \"trace2d.sock\"\n", "'stream.path'", "not absolute");
+  check("[dgram]\npath = \"" + dir.file(std::string(120, 'd')) + "\"\n", "'dgram.path'", "at most 107");
+}
+
+TEST(Config, ExplicitConfigMustExistAndEmptyMeansNone) {
+  TempDir dir;
+  const ProcessResult missing = run_trace2d({"--config", dir.file("absent.toml"), "--check-config"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find(dir.file("absent.toml")), std::string::npos) << missing.err;
+  const ProcessResult none = run_trace2d({"--config", "", "--check-config"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find("no configuration file"), std::string::npos) << none.out;
+}
+
+TEST(Config, FlagsOverrideOnlyWhatTheyName) {
+  TempDir dir;
+  write_file(dir.file("c.toml"), config_in(dir, "[directories]\nwatch = [\"/from/file\"]\n[log]\nlevel = \"warn\"\n"));
+  const ProcessResult r = run_trace2d({"--config", dir.file("c.toml"), "--check-config", "--io-threads", "5",
+                                       "--watch", "/from/flag1", "--watch", "/from/flag2", "--no-delete-finished",
+                                       "--socket-mode", "0660"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const app::DaemonOptions printed = app::parse_config(r.out, "stdout", app::default_options());
+  EXPECT_EQ(printed.io_threads, 5u);                                                      // flag
+  EXPECT_EQ(printed.watch_dirs, (std::vector<std::string>{"/from/flag1", "/from/flag2"}));  // replaced
+  EXPECT_FALSE(printed.delete_finished_files);
+  EXPECT_EQ(printed.stream.mode, 0660u);
+  EXPECT_EQ(printed.log_level, "warn");                  // file
+  EXPECT_EQ(printed.stream.path, dir.file("c.sock"));    // file
+  EXPECT_EQ(printed.commit_interval.count(), 10);        // embedded default
+
+  // A flag's bad value: bad usage when it is not even a number...
+  EXPECT_EQ(run_trace2d({"--config", dir.file("c.toml"), "--check-config", "--io-threads", "many"}).exit_code, 2);
+  // ...a configuration error naming the setting when it is out of range.
+  const ProcessResult zero = run_trace2d({"--config", dir.file("c.toml"), "--check-config", "--io-threads", "0"});
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_NE(zero.err.find("'limits.io_threads' (--io-threads)"), std::string::npos) << zero.err;
+}
+
+TEST(Config, DaemonListensWhereTheFileSays) {
+  TempDir dir;
+  write_file(dir.file("c.toml"), config_in(dir, "[shutdown]\ngrace_ms = 100\n"));
+  ProcessSpec spec;
+  spec.argv = {TRACE2D_BIN, "--config", dir.file("c.toml")};
+  Process daemon(spec);
+  ASSERT_TRUE(wait_until([&] { return daemon.out_so_far().find("GIT_TRACE2_EVENT=") != std::string::npos; },
+                         std::chrono::seconds(20)))
+      << daemon.err_so_far();
+  EXPECT_NE(daemon.out_so_far().find("GIT_TRACE2_EVENT=af_unix:stream:" + dir.file("c.sock") + "\n"),
+            std::string::npos)
+      << daemon.out_so_far();
+  EXPECT_EQ(daemon.out_so_far().find("af_unix:dgram:"), std::string::npos);  // disabled by the file
+  EXPECT_EQ(std::filesystem::status(dir.file("c.sock")).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  {
+    SocketClient client(dir.file("c.sock"));
+    ASSERT_TRUE(client.send(event_line("config-file-sid", "version")));
+  }
+  daemon.signal(SIGTERM);
+  const ProcessResult result = daemon.wait(std::chrono::seconds(30));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(count_events_in_db(dir.file("c.db")).at("config-file-sid"), 1);
+}
+
+TEST(Config, SighupWatchesANewDirectoryAndKeepsConnectionsOpen) {
+  TempDir dir;
+  const std::string traces = dir.file("traces");
+  std::filesystem::create_directories(traces);
+  write_file(dir.file("c.toml"), "[directories]\nwatch = []\n");
+  RunningDaemon daemon(dir, {"--config", dir.file("c.toml")});
+  SocketClient client(daemon.socket_path());
+  ASSERT_TRUE(client.send(event_line("sighup-sid", "version", 0)));
+
+  write_file(dir.file("c.toml"), "[directories]\nwatch = [\"" + traces + "\"]\n");
+  daemon.process().signal(SIGHUP);
+  const auto logged = [&](const std::string& text) {
+    return daemon.process().err_so_far().find(text) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_until([&] { return logged("now watching " + traces); })) << daemon.process().err_so_far();
+
+  for (int n = 1; n <= 10; ++n) {
+    ASSERT_TRUE(client.send(event_line("sighup-sid", "data", n)));
+  }
+  client.close();
+  const ProcessResult result = daemon.stop();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(count_events_in_db(daemon.db_path()).at("sighup-sid"), 11);
+}
+
+TEST(Config, SighupWithABrokenFileKeepsRunning) {
+  TempDir dir;
+  write_file(dir.file("c.toml"), "[log]\nlevel = \"info\"\n");
+  RunningDaemon daemon(dir, {"--config", dir.file("c.toml")});
+
+  write_file(dir.file("c.toml"), "[log]\nlevel = \"info\"\nlevle = \"debug\"\n");
+  daemon.process().signal(SIGHUP);
+  const auto logged = [&](const std::string& text) {
+    return daemon.process().err_so_far().find(text) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_until([&] { return logged("keeping the running one"); })) << daemon.process().err_so_far();
+  const std::string log = daemon.process().err_so_far();
+  EXPECT_NE(log.find(dir.file("c.toml") + ":3: unknown key 'log.levle'"), std::string::npos) << log;
+  EXPECT_TRUE(daemon.process().running());
+
+  {
+    SocketClient client(daemon.socket_path());
+    ASSERT_TRUE(client.send(event_line("after-bad-reload", "version")));
+  }
+  const ProcessResult result = daemon.stop();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(count_events_in_db(daemon.db_path()).at("after-bad-reload"), 1);
+}
+
+TEST(Config, LogTargetFile) {
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--log-target", dir.file("logs/trace2d.log")});
+  ASSERT_TRUE(wait_until([&] {
+    return std::filesystem::exists(dir.file("logs/trace2d.log")) &&
+           read_file(dir.file("logs/trace2d.log")).find("listening") != std::string::npos;
+  }));
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+  EXPECT_NE(read_file(dir.file("logs/trace2d.log")).find("stopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trace2d::test
