@@ -102,7 +102,9 @@ void IngestWorker::process(const IngestChunk& chunk) {
 
 void IngestWorker::hand_on() {
   const std::uint64_t number = m_next_batch_number;
-  m_stitcher.collect_changes(m_batch.sessions, number);
+  stitch::StitchChanges changes;
+  m_stitcher.collect_changes(changes, number);
+  m_encoder.encode(std::move(changes), m_batch);
   if (m_batch.empty()) {
     return;
   }

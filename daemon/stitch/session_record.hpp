@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/source/origin.hpp"
 
@@ -50,6 +51,58 @@ struct SessionRecord {
   std::int64_t last_received_us = 0;
   // Event times are stored relative to this (the session's first "time").
   std::optional<std::int64_t> time_base_us;
+  // When the process started: the `start` event's time minus its t_abs,
+  // else the first time seen. Region and child t_start count from it.
+  std::optional<std::int64_t> process_start_us;
+  // The pid in the SID's last component ("-P<hex>"), for linking children.
+  std::optional<std::int64_t> sid_pid;
+  // argv normalised for matching a child_start that ran it (argv_key.hpp).
+  std::optional<std::string> argv_key;
+};
+
+// A region_enter paired with its region_leave (or left open).
+struct RegionRecord {
+  std::int64_t session = 0;
+  std::int64_t seq = 0;  // of the region_enter (of the leave when there was no enter)
+  std::optional<std::string> thread;
+  std::optional<std::int64_t> nesting;
+  std::optional<std::string> category;
+  std::optional<std::string> label;
+  std::optional<std::string> msg;
+  std::optional<std::int64_t> repo;
+  std::optional<double> t_start;  // seconds since the process started
+  std::optional<double> elapsed;  // the leave's t_rel; none while open
+  std::optional<std::int64_t> parent_seq;
+  std::optional<std::int64_t> leave_seq;
+};
+
+// A child_start with its child_exit / child_ready. Fields a later event does
+// not know stay empty and are merged with what was stored.
+struct ChildRecord {
+  std::int64_t session = 0;
+  std::int64_t child_id = 0;
+  std::optional<std::int64_t> start_seq;
+  std::optional<std::string> child_class;
+  std::optional<std::string> hook_name;
+  std::optional<std::string> argv;  // JSON array text
+  std::optional<std::string> argv_key;
+  std::optional<bool> use_shell;
+  std::optional<std::string> cd;
+  std::optional<std::int64_t> start_us;
+  std::optional<double> t_start;
+  std::optional<std::int64_t> pid;
+  std::optional<std::int64_t> code;
+  std::optional<std::string> ready;
+  std::optional<double> elapsed;
+  std::optional<std::int64_t> end_us;
+  std::optional<std::int64_t> end_seq;
+};
+
+// What the stitcher hands on with a batch.
+struct StitchChanges {
+  std::vector<SessionRecord> sessions;
+  std::vector<RegionRecord> regions;
+  std::vector<ChildRecord> children;
 };
 
 }  // namespace trace2d::stitch

@@ -1,6 +1,12 @@
 #include "daemon/stitch/stitcher.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+
+#include "daemon/stitch/argv_key.hpp"
+#include "proto/sid.hpp"
 
 #include "proto/json_quote.hpp"
 
@@ -29,6 +35,37 @@ void set_if(std::optional<std::string>& field, const std::optional<T>& value) {
   }
 }
 
+// "…-P<8 hex digits>" at the end of the SID's last component: git's pid.
+std::optional<std::int64_t> pid_in_sid(std::string_view sid) {
+  const std::string_view leaf = proto::sid_leaf(sid);
+  const auto p = leaf.rfind("-P");
+  if (p == std::string_view::npos || leaf.size() - p - 2 != 8) {
+    return std::nullopt;
+  }
+  std::int64_t pid = 0;
+  for (const char c : leaf.substr(p + 2)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) {
+      return std::nullopt;
+    }
+    pid = pid * 16 + digit;
+  }
+  return pid;
+}
+
+std::optional<double> seconds_since(const std::optional<std::int64_t>& time_us,
+                                    const std::optional<std::int64_t>& start_us) {
+  if (!time_us || !start_us) {
+    return std::nullopt;
+  }
+  return static_cast<double>(*time_us - *start_us) / 1e6;
+}
+
+template <typename T>
+std::optional<std::string> copy(const std::optional<T>& text) {
+  return text ? std::optional<std::string>(*text) : std::nullopt;
+}
+
 }  // namespace
 
 struct Stitcher::Live {
@@ -37,7 +74,96 @@ struct Stitcher::Live {
   bool dirty = false;
   std::uint64_t last_batch = 0;
   std::vector<std::uint64_t> channels;  // open channels that carried this session
+  RegionPairer regions;
+  std::map<std::int64_t, ChildRecord> open_children;  // by child_id, until they exit
 };
+
+// Regions and children: paired here as their events arrive.
+void Stitcher::track(Live& live, const proto::Event& event, const Placement& placement) {
+  std::vector<RegionRecord>& regions = m_regions;
+  std::vector<ChildRecord>& children = m_children;
+  SessionRecord& r = live.record;
+  switch (event.kind) {
+    case proto::EventKind::region_enter:
+    case proto::EventKind::region_leave: {
+      const auto* region = event.as<proto::Region>();
+      if (region == nullptr) {
+        return;
+      }
+      RegionRecord record;
+      record.session = r.id;
+      record.seq = placement.seq;
+      record.thread = copy(event.thread);
+      record.nesting = region->nesting;
+      record.category = copy(region->category);
+      record.label = copy(region->label);
+      record.msg = copy(region->msg);
+      record.repo = event.repo;
+      if (event.kind == proto::EventKind::region_enter) {
+        record.t_start = seconds_since(event.time_us, r.process_start_us);
+        live.regions.enter(std::move(record));
+      } else {
+        record.elapsed = region->t_rel;
+        record.leave_seq = placement.seq;
+        if (const auto at = seconds_since(event.time_us, r.process_start_us); at && region->t_rel) {
+          record.t_start = *at - *region->t_rel;  // only used when the enter is missing
+        }
+        live.regions.leave(std::move(record), regions);
+      }
+      return;
+    }
+    case proto::EventKind::child_start: {
+      const auto* start = event.as<proto::ChildStart>();
+      if (start == nullptr || !start->child_id) {
+        return;
+      }
+      ChildRecord record;
+      record.session = r.id;
+      record.child_id = *start->child_id;
+      record.start_seq = placement.seq;
+      record.child_class = copy(start->child_class);
+      record.hook_name = copy(start->hook_name);
+      record.argv = json_array(start->argv);
+      record.argv_key = child_argv_key(start->argv, start->use_shell.value_or(false));
+      record.use_shell = start->use_shell;
+      record.cd = copy(start->cd);
+      record.start_us = event.time_us;
+      record.t_start = seconds_since(event.time_us, r.process_start_us);
+      live.open_children[record.child_id] = record;
+      children.push_back(std::move(record));
+      return;
+    }
+    case proto::EventKind::child_exit:
+    case proto::EventKind::child_ready: {
+      std::optional<std::int64_t> id;
+      ChildRecord update;
+      if (const auto* exit = event.as<proto::ChildExit>()) {
+        id = exit->child_id;
+        update.pid = exit->pid;
+        update.code = exit->code;
+        update.elapsed = exit->t_rel;
+        update.end_us = event.time_us;
+        update.end_seq = placement.seq;
+      } else if (const auto* ready = event.as<proto::ChildReady>()) {
+        id = ready->child_id;
+        update.pid = ready->pid;
+        update.ready = copy(ready->ready);
+      }
+      if (!id) {
+        return;
+      }
+      update.session = r.id;
+      update.child_id = *id;
+      children.push_back(std::move(update));
+      if (event.kind == proto::EventKind::child_exit) {
+        live.open_children.erase(*id);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
 
 Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options)
     : m_catalog(catalog), m_next_id(next_session_id), m_options(options) {}
@@ -63,6 +189,7 @@ Stitcher::Live& Stitcher::find_or_create(std::string_view sid, const source::Ori
     r.peer_pid = origin.peer_pid;
     r.peer_uid = origin.peer_uid;
     r.first_received_us = received_us;
+    r.sid_pid = pid_in_sid(sid);
   }
   Live& ref = *live;
   m_sessions.emplace(ref.record.sid, std::move(live));
@@ -111,6 +238,9 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
     if (!r.start_time_us) {
       r.start_time_us = event.time_us;
     }
+    if (!r.process_start_us) {
+      r.process_start_us = event.time_us;  // refined by the start event below
+    }
   }
   if (!event.problems.empty()) {
     ++r.problem_count;
@@ -142,6 +272,10 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
     case proto::EventKind::start:
       if (const auto* s = event.as<proto::Start>()) {
         r.argv = json_array(s->argv);
+        r.argv_key = argv_key(s->argv);
+        if (event.time_us && s->t_abs) {
+          r.process_start_us = *event.time_us - std::llround(*s->t_abs * 1e6);
+        }
       }
       break;
     case proto::EventKind::cmd_name:
@@ -190,6 +324,7 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
     default:
       break;
   }
+  track(*live, event, placement);
   mark_dirty(*live);
   return placement;
 }
@@ -220,13 +355,18 @@ void Stitcher::expire_idle(std::int64_t now_us, std::chrono::milliseconds timeou
   }
 }
 
-void Stitcher::collect_changes(std::vector<SessionRecord>& out, std::uint64_t batch_number) {
+void Stitcher::collect_changes(StitchChanges& out, std::uint64_t batch_number) {
   for (Live* live : m_dirty) {
-    out.push_back(live->record);
+    out.sessions.push_back(live->record);
+    live->regions.flush_open(m_regions);  // still open: written now, again when closed
     live->dirty = false;
     live->last_batch = batch_number;
   }
   m_dirty.clear();
+  std::move(m_regions.begin(), m_regions.end(), std::back_inserter(out.regions));
+  m_regions.clear();
+  std::move(m_children.begin(), m_children.end(), std::back_inserter(out.children));
+  m_children.clear();
 }
 
 void Stitcher::evict(std::uint64_t committed_batch, std::int64_t now_us) {

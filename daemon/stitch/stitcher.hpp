@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon/source/origin.hpp"
+#include "daemon/stitch/region_pairer.hpp"
 #include "daemon/stitch/session_catalog.hpp"
 #include "daemon/stitch/session_record.hpp"
 #include "proto/event.hpp"
@@ -47,9 +48,9 @@ class Stitcher {
   // The channel ended (EOF): its sessions that are still running become incomplete.
   void end_of_channel(std::uint64_t channel);
 
-  // Appends a snapshot of every session changed since the last call. The
-  // snapshots go into batch `batch_number`.
-  void collect_changes(std::vector<SessionRecord>& out, std::uint64_t batch_number);
+  // Appends a snapshot of every session changed since the last call, and the
+  // regions and children to write. They go into batch `batch_number`.
+  void collect_changes(StitchChanges& out, std::uint64_t batch_number);
 
   // Sessions that belong to no channel (datagram ones have no EOF), are still
   // running and have been silent for `timeout` become incomplete.
@@ -66,6 +67,7 @@ class Stitcher {
   Live& find_or_create(std::string_view sid, const source::Origin& origin, std::int64_t received_us);
   void attach(Live& live, std::uint64_t channel);
   void mark_dirty(Live& live);
+  void track(Live& live, const proto::Event& event, const Placement& placement);
 
   struct Hash {
     using is_transparent = void;
@@ -80,6 +82,8 @@ class Stitcher {
   // channel almost always carries a single SID.
   std::unordered_map<std::uint64_t, std::vector<Live*>> m_channels;
   std::vector<Live*> m_dirty;
+  std::vector<RegionRecord> m_regions;
+  std::vector<ChildRecord> m_children;
 };
 
 }  // namespace trace2d::stitch

@@ -1,6 +1,7 @@
 #include "daemon/store/event_encoder.hpp"
 
 #include <charconv>
+#include <iterator>
 
 #include "proto/json_quote.hpp"
 #include "proto/timestamp.hpp"
@@ -94,6 +95,37 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
     batch.problems.push_back(ProblemRow{row.session, row.seq, batch.add_text(event.problems)});
   }
   batch.events.push_back(row);
+}
+
+void EventEncoder::encode(stitch::StitchChanges&& changes, WriteBatch& batch) {
+  const auto intern = [&](const std::optional<std::string>& text) -> std::optional<std::int64_t> {
+    return text ? m_names.intern(*text, batch) : std::nullopt;
+  };
+  batch.regions.reserve(batch.regions.size() + changes.regions.size());
+  for (const stitch::RegionRecord& region : changes.regions) {
+    RegionRow row;
+    row.session = region.session;
+    row.seq = region.seq;
+    row.thread = intern(region.thread);
+    row.nesting = region.nesting;
+    row.category = intern(region.category);
+    row.label = intern(region.label);
+    if (region.msg) {
+      row.msg = batch.add_text(*region.msg);
+    }
+    row.repo = region.repo;
+    row.t_start = region.t_start;
+    row.elapsed = region.elapsed;
+    row.parent_seq = region.parent_seq;
+    row.leave_seq = region.leave_seq;
+    batch.regions.push_back(row);
+  }
+  if (batch.sessions.empty()) {
+    batch.sessions = std::move(changes.sessions);
+  } else {
+    std::move(changes.sessions.begin(), changes.sessions.end(), std::back_inserter(batch.sessions));
+  }
+  std::move(changes.children.begin(), changes.children.end(), std::back_inserter(batch.children));
 }
 
 }  // namespace trace2d::store

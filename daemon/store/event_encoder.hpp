@@ -30,6 +30,9 @@ class EventEncoder {
   void encode(const proto::Event& event, std::string_view original, const stitch::Placement& placement,
               WriteBatch& batch);
 
+  // What the stitcher paired, into rows of the same batch.
+  void encode(stitch::StitchChanges&& changes, WriteBatch& batch);
+
  private:
   NameTable& m_names;
   std::string m_prefix;

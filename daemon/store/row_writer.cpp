@@ -46,8 +46,8 @@ RowWriter::RowWriter(Database& db)
           "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, evt, exe, argv, cmd_name,"
           " hierarchy, cmd_mode, worktree, cmd_path, start_time, end_time, elapsed, exit_code,"
           " signo, status, source, peer_pid, peer_uid, event_count, error_count, problem_count,"
-          " first_received, last_received, time_base_us)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+          " first_received, last_received, time_base_us, sid_pid, argv_key, process_start_us)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
           " ON CONFLICT (sid) DO UPDATE SET evt = excluded.evt, exe = excluded.exe,"
           " argv = excluded.argv, cmd_name = excluded.cmd_name, hierarchy = excluded.hierarchy,"
           " cmd_mode = excluded.cmd_mode, worktree = excluded.worktree, cmd_path = excluded.cmd_path,"
@@ -55,7 +55,27 @@ RowWriter::RowWriter(Database& db)
           " elapsed = excluded.elapsed, exit_code = excluded.exit_code, signo = excluded.signo,"
           " status = excluded.status, event_count = excluded.event_count,"
           " error_count = excluded.error_count, problem_count = excluded.problem_count,"
-          " last_received = excluded.last_received, time_base_us = excluded.time_base_us")) {}
+          " last_received = excluded.last_received, time_base_us = excluded.time_base_us,"
+          " sid_pid = excluded.sid_pid, argv_key = excluded.argv_key,"
+          " process_start_us = excluded.process_start_us")),
+      m_write_region(db.prepare(
+          "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
+          " repo, t_start, elapsed, parent_seq, leave_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
+      // A child's events come apart (start, ready, exit): each fills what it knows.
+      m_merge_child(db.prepare(
+          "INSERT INTO child_store (session, child_id, start_seq, child_class, hook_name, argv, argv_key,"
+          " use_shell, cd, start_us, t_start, pid, code, ready, elapsed, end_us, end_seq)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+          " ON CONFLICT (session, child_id) DO UPDATE SET"
+          " start_seq = coalesce(excluded.start_seq, start_seq),"
+          " child_class = coalesce(excluded.child_class, child_class),"
+          " hook_name = coalesce(excluded.hook_name, hook_name), argv = coalesce(excluded.argv, argv),"
+          " argv_key = coalesce(excluded.argv_key, argv_key),"
+          " use_shell = coalesce(excluded.use_shell, use_shell), cd = coalesce(excluded.cd, cd),"
+          " start_us = coalesce(excluded.start_us, start_us), t_start = coalesce(excluded.t_start, t_start),"
+          " pid = coalesce(excluded.pid, pid), code = coalesce(excluded.code, code),"
+          " ready = coalesce(excluded.ready, ready), elapsed = coalesce(excluded.elapsed, elapsed),"
+          " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")) {}
 
 void RowWriter::write(const WriteBatch& batch) {
   for (const NameRow& name : batch.names) {
@@ -67,6 +87,12 @@ void RowWriter::write(const WriteBatch& batch) {
     write_session(session);
   }
   write_events(batch);
+  for (const RegionRow& region : batch.regions) {
+    write_region(batch, region);
+  }
+  for (const stitch::ChildRecord& child : batch.children) {
+    write_child(child);
+  }
   for (const ProblemRow& problem : batch.problems) {
     m_insert_problem.bind_int(1, problem.session);
     m_insert_problem.bind_int(2, problem.seq);
@@ -166,6 +192,52 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
   bind_time(s, 26, r.first_received_us);
   bind_time(s, 27, r.last_received_us);
   s.bind(28, r.time_base_us);
+  s.bind(29, r.sid_pid);
+  s.bind(30, r.argv_key);
+  s.bind(31, r.process_start_us);
+  s.run();
+}
+
+void RowWriter::write_region(const WriteBatch& batch, const RegionRow& r) {
+  Statement& s = m_write_region;
+  s.bind_int(1, r.session);
+  s.bind_int(2, r.seq);
+  s.bind(3, r.thread);
+  s.bind(4, r.nesting);
+  s.bind(5, r.category);
+  s.bind(6, r.label);
+  if (r.msg.present) {
+    s.bind_text_static(7, batch.text(r.msg));
+  } else {
+    s.bind_null(7);
+  }
+  s.bind(8, r.repo);
+  s.bind(9, r.t_start);
+  s.bind(10, r.elapsed);
+  s.bind(11, r.parent_seq);
+  s.bind(12, r.leave_seq);
+  s.run();
+}
+
+void RowWriter::write_child(const stitch::ChildRecord& c) {
+  Statement& s = m_merge_child;
+  s.bind_int(1, c.session);
+  s.bind_int(2, c.child_id);
+  s.bind(3, c.start_seq);
+  s.bind(4, c.child_class);
+  s.bind(5, c.hook_name);
+  s.bind(6, c.argv);
+  s.bind(7, c.argv_key);
+  s.bind(8, c.use_shell ? std::optional<std::int64_t>(*c.use_shell ? 1 : 0) : std::nullopt);
+  s.bind(9, c.cd);
+  s.bind(10, c.start_us);
+  s.bind(11, c.t_start);
+  s.bind(12, c.pid);
+  s.bind(13, c.code);
+  s.bind(14, c.ready);
+  s.bind(15, c.elapsed);
+  s.bind(16, c.end_us);
+  s.bind(17, c.end_seq);
   s.run();
 }
 

@@ -15,6 +15,8 @@ class RowWriter {
  private:
   void write_events(const WriteBatch& batch);
   void write_session(const stitch::SessionRecord& session);
+  void write_region(const WriteBatch& batch, const RegionRow& region);
+  void write_child(const stitch::ChildRecord& child);
 
   static constexpr int k_event_columns = 9;
   static constexpr std::size_t k_events_per_insert = 64;
@@ -28,6 +30,8 @@ class RowWriter {
   Statement m_upsert_offset;
   Statement m_forget_offset;
   Statement m_upsert_session;
+  Statement m_write_region;
+  Statement m_merge_child;
 };
 
 }  // namespace trace2d::store

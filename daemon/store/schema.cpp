@@ -241,9 +241,202 @@ CREATE TABLE source_stats (
 );
 )sql";
 
-constexpr std::array<Migration, 2> k_migrations{{
+// Version 3: the analysis model. Regions and children are paired as events
+// arrive (region_store, child_store); the other per-event projections are
+// views over event_store, so each event is stored once.
+constexpr std::string_view k_v3 = R"sql(
+ALTER TABLE sessions ADD COLUMN sid_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN argv_key TEXT;
+ALTER TABLE sessions ADD COLUMN process_start_us INTEGER;
+DROP INDEX sessions_parent_sid;
+CREATE INDEX sessions_parent ON sessions (parent_sid, sid_pid);
+
+CREATE TABLE region_store (
+  session    INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  thread     INTEGER,
+  nesting    INTEGER,
+  category   INTEGER,
+  label      INTEGER,
+  msg        TEXT,
+  repo       INTEGER,
+  t_start    REAL,
+  elapsed    REAL,
+  parent_seq INTEGER,
+  leave_seq  INTEGER,
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE child_store (
+  session     INTEGER NOT NULL,
+  child_id    INTEGER NOT NULL,
+  start_seq   INTEGER,
+  child_class TEXT,
+  hook_name   TEXT,
+  argv        TEXT,
+  argv_key    TEXT,
+  use_shell   INTEGER,
+  cd          TEXT,
+  start_us    INTEGER,
+  t_start     REAL,
+  pid         INTEGER,
+  code        INTEGER,
+  ready       TEXT,
+  elapsed     REAL,
+  end_us      INTEGER,
+  end_seq     INTEGER,
+  PRIMARY KEY (session, child_id)
+) WITHOUT ROWID;
+
+CREATE VIEW regions AS
+SELECT (r.session << 32) | r.seq AS id, s.sid, th.text AS thread, r.nesting,
+       ca.text AS category, la.text AS label, r.msg, r.repo, r.t_start, r.elapsed,
+       CASE WHEN r.parent_seq IS NULL THEN NULL ELSE (r.session << 32) | r.parent_seq END AS parent_region,
+       r.seq AS enter_seq, r.leave_seq
+  FROM region_store r
+  JOIN sessions s ON s.id = r.session
+  LEFT JOIN names th ON th.id = r.thread
+  LEFT JOIN names ca ON ca.id = r.category
+  LEFT JOIN names la ON la.id = r.label;
+
+CREATE VIEW children AS
+SELECT s.sid, c.child_id, c.child_class, c.hook_name, c.argv, c.use_shell, c.cd, c.pid, c.code,
+       c.ready, c.elapsed, c.t_start,
+       CASE WHEN c.start_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.start_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.start_us % 1000000) END AS start_time,
+       CASE WHEN c.end_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.end_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.end_us % 1000000) END AS end_time,
+       COALESCE(
+         -- git ran it itself: the pid it reports is the one in the child's SID
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid AND c.pid > 0),
+         -- through a shell (whose pid git reports): same command, started in the window
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key
+             AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
+             AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
+           ORDER BY k.process_start_us LIMIT 1)) AS child_sid,
+       c.start_seq, c.end_seq
+  FROM child_store c
+  JOIN sessions s ON s.id = c.session;
+
+CREATE VIEW execs AS
+SELECT s.sid, e.seq, json_extract(e.obj, '$.exec_id') AS exec_id, json_extract(e.obj, '$.exe') AS exe,
+       json_extract(e.obj, '$.argv') AS argv,
+       (SELECT json_extract(r.obj, '$.code') FROM event_parts r
+         WHERE r.session = e.session AND r.type = 19
+           AND json_extract(r.obj, '$.exec_id') = json_extract(e.obj, '$.exec_id')) AS code
+  FROM event_parts e JOIN sessions s ON s.id = e.session
+ WHERE e.type = 18;
+
+CREATE VIEW params AS
+SELECT s.sid, p.seq, json_extract(p.obj, '$.scope') AS scope, json_extract(p.obj, '$.param') AS param,
+       json_extract(p.obj, '$.value') AS value
+  FROM event_parts p JOIN sessions s ON s.id = p.session
+ WHERE p.type = 20;
+
+CREATE VIEW data AS
+SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.repo') AS repo,
+       json_extract(p.obj, '$.nesting') AS nesting, json_extract(p.obj, '$.category') AS category,
+       json_extract(p.obj, '$.key') AS key,
+       CASE WHEN p.type = 25 THEN json(json_extract(p.obj, '$.value'))
+            ELSE json_extract(p.obj, '$.value') END AS value,
+       CASE WHEN p.type = 25 THEN 'json'
+            WHEN json_type(p.obj, '$.value') = 'integer' THEN 'integer'
+            ELSE 'string' END AS value_type,
+       json_extract(p.obj, '$.t_abs') AS t_abs, json_extract(p.obj, '$.t_rel') AS t_rel
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (24, 25);
+
+CREATE VIEW timers AS
+SELECT s.sid, p.seq, th.text AS thread, p.type = 27 AS per_thread,
+       json_extract(p.obj, '$.category') AS category, json_extract(p.obj, '$.name') AS name,
+       json_extract(p.obj, '$.intervals') AS intervals, json_extract(p.obj, '$.t_total') AS t_total,
+       json_extract(p.obj, '$.t_min') AS t_min, json_extract(p.obj, '$.t_max') AS t_max
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (26, 27);
+
+CREATE VIEW counters AS
+SELECT s.sid, p.seq, th.text AS thread, p.type = 29 AS per_thread,
+       json_extract(p.obj, '$.category') AS category, json_extract(p.obj, '$.name') AS name,
+       json_extract(p.obj, '$.count') AS count
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (28, 29);
+
+CREATE VIEW errors AS
+SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.msg') AS msg,
+       json_extract(p.obj, '$.fmt') AS fmt
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type = 7;
+
+CREATE VIEW threads AS
+SELECT s.sid, th.text AS thread, b.seq AS start_seq,
+       CASE WHEN b.time_us IS NULL OR s.process_start_us IS NULL THEN NULL
+            ELSE (s.time_base_us + b.time_us - s.process_start_us) / 1e6 END AS t_start,
+       (SELECT x.seq FROM event_parts x WHERE x.session = b.session AND x.type = 17 AND x.thread = b.thread
+         ORDER BY x.seq LIMIT 1) AS exit_seq,
+       (SELECT json_extract(x.obj, '$.t_rel') FROM event_parts x
+         WHERE x.session = b.session AND x.type = 17 AND x.thread = b.thread ORDER BY x.seq LIMIT 1) AS elapsed
+  FROM event_parts b JOIN sessions s ON s.id = b.session LEFT JOIN names th ON th.id = b.thread
+ WHERE b.type = 16;
+
+-- Per command: runs, failures (non-zero exit or a signal), sessions that
+-- never finished, and the distribution of elapsed seconds (nearest rank).
+CREATE VIEW command_stats AS
+WITH timed AS (
+  SELECT cmd_name, elapsed,
+         row_number() OVER (PARTITION BY cmd_name ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY cmd_name) AS n
+    FROM sessions WHERE cmd_name IS NOT NULL AND elapsed IS NOT NULL),
+pct AS (
+  SELECT cmd_name,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max
+    FROM timed GROUP BY cmd_name)
+SELECT s.cmd_name, count(*) AS runs,
+       coalesce(sum(s.exit_code != 0 OR s.signo IS NOT NULL), 0) AS failures,
+       sum(s.status = 'incomplete') AS incomplete,
+       p.p50 AS p50_elapsed, p.p90 AS p90_elapsed, p.p99 AS p99_elapsed, p.max AS max_elapsed,
+       sum(s.elapsed) AS total_elapsed
+  FROM sessions s LEFT JOIN pct p ON p.cmd_name = s.cmd_name
+ WHERE s.cmd_name IS NOT NULL
+ GROUP BY s.cmd_name;
+
+-- Per region (category, label): how often, how long.
+CREATE VIEW region_stats AS
+WITH timed AS (
+  SELECT category, label, elapsed,
+         row_number() OVER (PARTITION BY category, label ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY category, label) AS n
+    FROM region_store WHERE elapsed IS NOT NULL),
+pct AS (
+  SELECT category, label,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max, sum(elapsed) AS total, count(*) AS closed
+    FROM timed GROUP BY category, label)
+SELECT ca.text AS category, la.text AS label, p.closed AS count,
+       p.p50 AS p50_elapsed, p.p90 AS p90_elapsed, p.p99 AS p99_elapsed, p.max AS max_elapsed,
+       p.total AS total_elapsed
+  FROM pct p LEFT JOIN names ca ON ca.id = p.category LEFT JOIN names la ON la.id = p.label;
+
+-- Finished processes, slowest first.
+CREATE VIEW slow_sessions AS
+SELECT sid, cmd_name, elapsed, exit_code, start_time, worktree, depth, root_sid, event_count
+  FROM sessions
+ WHERE elapsed IS NOT NULL
+ ORDER BY elapsed DESC;
+)sql";
+
+constexpr std::array<Migration, 3> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
+    {3, "analysis model: regions, children, projections, statistics", k_v3},
 }};
 
 }  // namespace

@@ -17,7 +17,8 @@ DatabaseSessionCatalog::DatabaseSessionCatalog(const std::string& path)
   m_find = m_db.prepare(
       "SELECT id, sid, evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
       " start_time, end_time, elapsed, exit_code, signo, status, source, peer_pid, peer_uid,"
-      " event_count, error_count, problem_count, first_received, last_received, time_base_us"
+      " event_count, error_count, problem_count, first_received, last_received, time_base_us,"
+      " sid_pid, argv_key, process_start_us"
       " FROM sessions WHERE sid = ?");
 }
 
@@ -60,6 +61,9 @@ std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_vi
   r.first_received_us = parse_time(s.column_optional_text(22)).value_or(0);
   r.last_received_us = parse_time(s.column_optional_text(23)).value_or(0);
   r.time_base_us = s.column_optional_int(24);
+  r.sid_pid = s.column_optional_int(25);
+  r.argv_key = s.column_optional_text(26);
+  r.process_start_us = s.column_optional_int(27);
   m_find.reset();
   return r;
 }

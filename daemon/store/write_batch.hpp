@@ -53,6 +53,22 @@ struct RejectRow {
   std::uint64_t size = 0;
 };
 
+// region_store: names interned, text in the batch's arena.
+struct RegionRow {
+  std::int64_t session = 0;
+  std::int64_t seq = 0;
+  std::optional<std::int64_t> thread;
+  std::optional<std::int64_t> nesting;
+  std::optional<std::int64_t> category;
+  std::optional<std::int64_t> label;
+  TextRef msg;
+  std::optional<std::int64_t> repo;
+  std::optional<double> t_start;
+  std::optional<double> elapsed;
+  std::optional<std::int64_t> parent_seq;
+  std::optional<std::int64_t> leave_seq;
+};
+
 // A file source's position, committed with the events read up to it.
 struct FileOffsetRow {
   TextRef key;
@@ -78,6 +94,8 @@ class WriteBatch {
   std::vector<ProblemRow> problems;
   std::vector<RejectRow> rejects;
   std::vector<stitch::SessionRecord> sessions;  // snapshots of sessions that changed
+  std::vector<RegionRow> regions;
+  std::vector<stitch::ChildRecord> children;  // merged into what is stored
   std::vector<FileOffsetRow> file_offsets;
   // Files to delete once this batch is committed (finished trace files).
   std::vector<std::string> remove_after_commit;
@@ -89,18 +107,19 @@ class WriteBatch {
 
   [[nodiscard]] bool empty() const {
     return names.empty() && events.empty() && problems.empty() && rejects.empty() && sessions.empty() &&
-           file_offsets.empty() && remove_after_commit.empty();
+           file_offsets.empty() && remove_after_commit.empty() && regions.empty() && children.empty();
   }
   [[nodiscard]] std::size_t row_count() const {
     return names.size() + events.size() + problems.size() + rejects.size() + sessions.size() +
-           file_offsets.size();
+           file_offsets.size() + regions.size() + children.size();
   }
   // Approximate heap bytes held, for the daemon's memory bound.
   [[nodiscard]] std::size_t memory_bytes() const {
     return m_arena.capacity() + events.capacity() * sizeof(EventRow) +
            names.capacity() * sizeof(NameRow) + problems.capacity() * sizeof(ProblemRow) +
            rejects.capacity() * sizeof(RejectRow) +
-           sessions.capacity() * (sizeof(stitch::SessionRecord) + 128);
+           sessions.capacity() * (sizeof(stitch::SessionRecord) + 128) +
+           regions.capacity() * sizeof(RegionRow) + children.capacity() * (sizeof(stitch::ChildRecord) + 64);
   }
 
  private:

@@ -60,7 +60,9 @@ class StorePipeline {
 
  private:
   void commit(store::WriteBatch& batch) {
-    m_stitcher.collect_changes(batch.sessions, ++m_batches);
+    stitch::StitchChanges changes;
+    m_stitcher.collect_changes(changes, ++m_batches);
+    m_encoder.encode(std::move(changes), batch);
     m_db.exec("BEGIN");
     m_rows.write(batch);
     m_db.exec("COMMIT");

@@ -1,0 +1,263 @@
+// The analysis model: regions paired per thread, children linked to the
+// sessions they started. Checked against real git traces with expectations
+// read off the trace files by hand.
+
+#include <gtest/gtest.h>
+
+#include "daemon/stitch/argv_key.hpp"
+#include "daemon/stitch/region_pairer.hpp"
+#include "tests/daemon/store_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+using stitch::RegionRecord;
+
+std::vector<std::string> words(std::string_view command) { return stitch::shell_words(command); }
+
+TEST(ArgvKey, ShellWordsLikeSh) {
+  EXPECT_EQ(words("git-upload-pack '/tmp/a b/upstream'"),
+            (std::vector<std::string>{"git-upload-pack", "/tmp/a b/upstream"}));
+  EXPECT_EQ(words(R"(git  status "--short"  x\ y "a\"b" 'c\d')"),
+            (std::vector<std::string>{"git", "status", "--short", "x y", "a\"b", "c\\d"}));
+  EXPECT_EQ(words("   "), std::vector<std::string>{});
+  EXPECT_EQ(words("a''b"), std::vector<std::string>{"ab"});
+}
+
+TEST(ArgvKey, ChildAndProcessAgree) {
+  const std::vector<std::string_view> child = {"git", "pack-objects", "--revs"};
+  const std::vector<std::string_view> process = {"/usr/lib/git-core/git", "pack-objects", "--revs"};
+  EXPECT_EQ(stitch::child_argv_key(child, false), stitch::argv_key(process));
+  const std::vector<std::string_view> shell = {"git-upload-pack '/srv/r'"};
+  const std::vector<std::string_view> upload = {"git-upload-pack", "/srv/r"};
+  EXPECT_EQ(stitch::child_argv_key(shell, true), stitch::argv_key(upload));
+  EXPECT_NE(stitch::child_argv_key(shell, false), stitch::argv_key(upload));
+}
+
+RegionRecord region(std::int64_t seq, std::int64_t nesting, std::string label, std::string thread = "main") {
+  RegionRecord r;
+  r.seq = seq;
+  r.nesting = nesting;
+  r.category = "c";
+  r.label = std::move(label);
+  r.thread = std::move(thread);
+  return r;
+}
+
+RegionRecord leave(std::int64_t seq, std::int64_t nesting, std::string label, double elapsed,
+                   std::string thread = "main") {
+  RegionRecord r = region(seq, nesting, std::move(label), std::move(thread));
+  r.elapsed = elapsed;
+  r.leave_seq = seq;
+  return r;
+}
+
+TEST(RegionPairer, NestsAndClosesInStackOrder) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "outer"));
+  pairer.enter(region(2, 2, "inner"));
+  pairer.leave(leave(3, 2, "inner", 0.1), out);
+  pairer.leave(leave(4, 1, "outer", 0.5), out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].seq, 2);
+  EXPECT_EQ(out[0].parent_seq, 1);
+  EXPECT_EQ(out[0].elapsed, 0.1);
+  EXPECT_EQ(out[0].leave_seq, 3);
+  EXPECT_EQ(out[1].seq, 1);
+  EXPECT_FALSE(out[1].parent_seq);
+  EXPECT_FALSE(pairer.has_unwritten());
+}
+
+TEST(RegionPairer, ToleratesNestingGapsAndLeavesWithoutEnters) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "top"));
+  pairer.enter(region(2, 3, "deep"));  // level 2 was filtered out
+  pairer.leave(leave(3, 3, "deep", 0.2), out);
+  pairer.leave(leave(4, 2, "never-entered", 0.3), out);
+  pairer.leave(leave(5, 1, "top", 1.0), out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].parent_seq, 1);
+  EXPECT_EQ(out[1].seq, 4);  // a region of its own, keyed by its leave
+  EXPECT_EQ(out[1].parent_seq, 1);
+  EXPECT_EQ(out[1].elapsed, 0.3);
+  EXPECT_EQ(out[2].seq, 1);
+}
+
+TEST(RegionPairer, UnclosedRegionsAreWrittenOpenThenClosedOnce) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "outer"));
+  pairer.enter(region(2, 2, "forgotten"));
+  pairer.flush_open(out);  // a batch is handed on meanwhile
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[0].elapsed);
+  EXPECT_FALSE(out[1].elapsed);
+  out.clear();
+  pairer.leave(leave(3, 1, "outer", 2.0), out);  // closes outer; "forgotten" stays open
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 1);
+  EXPECT_EQ(out[0].elapsed, 2.0);
+  out.clear();
+  pairer.flush_open(out);
+  EXPECT_TRUE(out.empty());  // already written, open
+}
+
+TEST(RegionPairer, ThreadsHaveTheirOwnStacks) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "work", "th01:a"));
+  pairer.enter(region(2, 1, "work", "th02:b"));
+  pairer.leave(leave(3, 1, "work", 0.4, "th01:a"), out);
+  pairer.leave(leave(4, 1, "work", 0.7, "th02:b"), out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].seq, 1);
+  EXPECT_EQ(out[0].elapsed, 0.4);
+  EXPECT_EQ(out[1].seq, 2);
+  EXPECT_EQ(out[1].elapsed, 0.7);
+  EXPECT_FALSE(out[1].parent_seq);
+}
+
+class AnalysisTest : public ::testing::Test {
+ protected:
+  void ingest(const std::string& relative) {
+    const auto lines = read_lines(std::string(TRACE2D_TEST_DATA) + "/" + relative);
+    ASSERT_FALSE(lines.empty());
+    ASSERT_TRUE(m_store.ingest(lines).empty());
+  }
+  std::optional<std::string> text(const std::string& sql) { return m_store.db().query_text(sql); }
+  std::optional<std::int64_t> number(const std::string& sql) { return m_store.db().query_int(sql); }
+
+  TempDir m_dir;
+  StorePipeline m_store{m_dir};
+};
+
+TEST_F(AnalysisTest, StatusRegions) {
+  ingest("traces/status.jsonl");
+  EXPECT_EQ(number("SELECT count(*) FROM regions"), number("SELECT count(*) FROM events WHERE event = 'region_enter'"));
+  EXPECT_EQ(number("SELECT count(*) FROM regions WHERE elapsed IS NULL"), 0);
+  // From the trace: do_read_index left with t_rel 0.000236, cache_tree/read
+  // (0.000011) inside it; index/refresh took 0.014065 at top level.
+  store::Statement s = m_store.db().prepare(
+      "SELECT r.nesting, r.elapsed, r.t_start, p.label FROM regions r LEFT JOIN regions p ON p.id = r.parent_region"
+      " WHERE r.category = ? AND r.label = ?");
+  auto check = [&](const char* category, const char* label, std::int64_t nesting, double elapsed,
+                   const char* parent) {
+    s.bind_text(1, category);
+    s.bind_text(2, label);
+    ASSERT_TRUE(s.step()) << label;
+    EXPECT_EQ(s.column_int(0), nesting) << label;
+    EXPECT_DOUBLE_EQ(s.column_double(1), elapsed) << label;
+    EXPECT_GT(s.column_double(2), 0.0) << label;
+    if (parent == nullptr) {
+      EXPECT_TRUE(s.column_is_null(3)) << label;
+    } else {
+      EXPECT_EQ(s.column_text(3), parent) << label;
+    }
+    s.reset();
+  };
+  check("index", "do_read_index", 1, 0.000236, nullptr);
+  check("cache_tree", "read", 2, 0.000011, "do_read_index");
+  check("index", "refresh", 1, 0.014065, nullptr);
+  check("status", "worktrees", 1, 0.000073, nullptr);
+  // t_start: enter time minus process start (start's time - t_abs).
+  EXPECT_NEAR(*m_store.db().query_int("SELECT CAST(round(t_start * 1e6) AS INTEGER) FROM regions"
+                                      " WHERE label = 'do_read_index'"),
+              668, 1);
+  EXPECT_EQ(number("SELECT count(*) FROM regions WHERE label = 'setup' AND parent_region IS NOT NULL"), 2);
+}
+
+TEST_F(AnalysisTest, FetchChildrenAreLinkedToTheirSessions) {
+  ingest("traces/fetch.jsonl");
+  // child 0 ran through a shell (git reports the shell's pid 5387; upload-pack
+  // is P0000150c = 5388): linked by command and time window. The others ran
+  // directly: linked by pid.
+  store::Statement s = m_store.db().prepare(
+      "SELECT c.child_id, c.child_class, c.pid, c.code, k.cmd_name, c.elapsed > 0"
+      " FROM children c LEFT JOIN sessions k ON k.sid = c.child_sid"
+      " WHERE c.sid = '20261122T000429.651221Z-H0a7c9cdf-P0000150a' ORDER BY c.child_id");
+  const std::vector<std::tuple<int, std::string, int, std::string>> expected = {
+      {0, "transport/file", 5387, "upload-pack"}, {1, "?", 5392, "unpack-objects"}, {2, "?", 5393, "rev-list"}};
+  for (const auto& [id, cls, pid, cmd] : expected) {
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.column_int(0), id);
+    EXPECT_EQ(s.column_text(1), cls);
+    EXPECT_EQ(s.column_int(2), pid);
+    EXPECT_EQ(s.column_int(3), 0);
+    EXPECT_EQ(s.column_text(4), cmd);
+    EXPECT_EQ(s.column_int(5), 1);
+  }
+  EXPECT_FALSE(s.step());
+  // upload-pack's own child: pack-objects, a grandchild of the fetch.
+  EXPECT_EQ(text("SELECT k.cmd_name FROM children c JOIN sessions k ON k.sid = c.child_sid"
+                 " JOIN sessions p ON p.sid = c.sid WHERE p.cmd_name = 'upload-pack'"),
+            "pack-objects");
+  EXPECT_EQ(number("SELECT count(*) FROM children WHERE child_sid IS NULL"), 0);
+}
+
+TEST_F(AnalysisTest, HookChildrenAreNotGitAndTheirGitChildrenAreOrphans) {
+  ingest("traces/hook_commit.jsonl");
+  EXPECT_EQ(text("SELECT hook_name FROM children WHERE child_class = 'hook'"), "pre-commit");
+  EXPECT_EQ(number("SELECT child_sid IS NULL FROM children WHERE child_class = 'hook'"), 1);
+  EXPECT_EQ(text("SELECT k.cmd_name FROM children c JOIN sessions k ON k.sid = c.child_sid"
+                 " WHERE c.child_class = '?'"),
+            "maintenance");
+  // The hook script ran `git rev-parse`: a child session of the commit that
+  // no child_start claims.
+  EXPECT_EQ(number("SELECT count(*) FROM sessions s WHERE s.cmd_name = 'rev-parse' AND s.parent_sid IS NOT NULL"
+                   " AND NOT EXISTS (SELECT 1 FROM children c WHERE c.child_sid = s.sid)"),
+            1);
+}
+
+TEST_F(AnalysisTest, ShellAliasChildIsLinked) {
+  ingest("traces/alias_shell.jsonl");
+  EXPECT_EQ(text("SELECT k.cmd_name FROM children c JOIN sessions k ON k.sid = c.child_sid"
+                 " WHERE c.child_class = 'shell_alias'"),
+            "status");
+  // The failed dashed attempt (pid -1) has no session.
+  EXPECT_EQ(number("SELECT child_sid IS NULL FROM children WHERE child_class = 'dashed'"), 1);
+  EXPECT_EQ(number("SELECT pid FROM children WHERE child_class = 'dashed'"), -1);
+}
+
+TEST_F(AnalysisTest, ThreadedCommand) {
+  ingest("synthetic/status_threaded.jsonl");
+  EXPECT_EQ(number("SELECT count(*) FROM regions"), 3);
+  EXPECT_EQ(number("SELECT count(*) FROM regions WHERE label = 'preload_chunk' AND parent_region IS NULL"), 2);
+  store::Statement s = m_store.db().prepare("SELECT thread, elapsed FROM regions WHERE label = 'preload_chunk' ORDER BY thread");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "th01:preload_thread");
+  EXPECT_DOUBLE_EQ(s.column_double(1), 0.0015);
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "th02:preload_thread");
+  EXPECT_DOUBLE_EQ(s.column_double(1), 0.001);
+  store::Statement t = m_store.db().prepare("SELECT thread, elapsed, t_start FROM threads ORDER BY thread");
+  ASSERT_TRUE(t.step());
+  EXPECT_EQ(t.column_text(0), "th01:preload_thread");
+  EXPECT_DOUBLE_EQ(t.column_double(1), 0.00165);
+  EXPECT_NEAR(t.column_double(2), 0.0011, 1e-9);  // 1.1 ms after the process started
+  ASSERT_TRUE(t.step());
+  EXPECT_DOUBLE_EQ(t.column_double(1), 0.00115);
+  EXPECT_EQ(number("SELECT count(*) FROM timers WHERE per_thread"), 2);
+  EXPECT_EQ(number("SELECT intervals FROM timers WHERE NOT per_thread"), 1200);
+  EXPECT_EQ(number("SELECT count FROM counters WHERE thread = 'th01:preload_thread'"), 600);
+  EXPECT_EQ(text("SELECT value FROM data WHERE thread = 'th02:preload_thread'"), "1200");
+}
+
+TEST_F(AnalysisTest, Statistics) {
+  ingest("traces/status.jsonl");
+  ingest("traces/status_nesting5.jsonl");
+  ingest("traces/failing_command.jsonl");
+  EXPECT_EQ(number("SELECT runs FROM command_stats WHERE cmd_name = 'status'"), 2);
+  EXPECT_EQ(number("SELECT failures FROM command_stats WHERE cmd_name = 'status'"), 0);
+  EXPECT_EQ(number("SELECT failures FROM command_stats WHERE cmd_name = 'checkout'"), 1);
+  EXPECT_EQ(number("SELECT p50_elapsed <= p90_elapsed AND p90_elapsed <= max_elapsed FROM command_stats"
+                   " WHERE cmd_name = 'status'"),
+            1);
+  EXPECT_EQ(number("SELECT count FROM region_stats WHERE category = 'index' AND label = 'do_read_index'"), 3);  // each command reads the index once
+  EXPECT_EQ(text("SELECT cmd_name FROM slow_sessions LIMIT 1"),
+            text("SELECT cmd_name FROM sessions ORDER BY elapsed DESC LIMIT 1"));
+}
+
+}  // namespace
+}  // namespace trace2d::test
