@@ -133,6 +133,14 @@ inline std::string absolute_dir_problem(const std::string& path) {
                                              : std::string();
 }
 
+inline std::string duration_problem(const std::string& text) {
+  if (text.empty() || parse_duration(text)) {
+    return {};
+  }
+  return fmt::format("must be a duration like \"90s\", \"15m\", \"12h\", \"30d\" or \"2w\" (\"\": none), not '{}'",
+                     text);
+}
+
 inline std::string log_level_problem(const std::string& level) {
   for (const char* known : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
     if (level == known) {
@@ -179,6 +187,14 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms"}, o.overflow_wait, Range{0, k_hour_ms});
   v.integer(Key{"limits", "max_line_bytes", "--max-line-bytes"}, o.max_line_bytes, Range{1024, 1LL << 30});
   v.integer(Key{"limits", "io_threads", "--io-threads"}, o.io_threads, Range{1, 64});
+  v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate"}, o.per_uid_lines_per_second,
+            Range{0, 1LL << 32});
+
+  v.text(Key{"retention", "max_age", "--retention-max-age"}, o.retention_max_age, duration_problem);
+  v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes"}, o.retention_max_db_bytes,
+            Range{0, 1LL << 50});
+
+  v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials"}, o.redact_url_credentials);
 
   v.integer(Key{"shutdown", "grace_ms", "--shutdown-grace-ms"}, o.shutdown_grace, Range{0, k_hour_ms});
   v.integer(Key{"shutdown", "give_up_after_ms", "--give-up-after-ms"}, o.store_give_up_after,

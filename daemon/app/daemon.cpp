@@ -58,6 +58,10 @@ int Daemon::run() {
   pipeline_options.status_interval = m_options.stats_interval;
   pipeline_options.idle_timeout = m_options.dgram_idle_timeout;
   pipeline_options.status_hook = [&status](store::Database& db) { status.write(db); };
+  pipeline_options.retention.max_age = parse_duration(m_options.retention_max_age);
+  pipeline_options.retention.max_db_bytes = m_options.retention_max_db_bytes;
+  pipeline_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
+  pipeline_options.redact_url_credentials = m_options.redact_url_credentials;
   Pipeline pipeline(pipeline_options);
   status.attach(pipeline);
   if (pipeline.setup().migrations_applied > 0) {

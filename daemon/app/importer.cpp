@@ -109,6 +109,7 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
   pipeline_options.max_queue_bytes = options.max_queue_bytes;
   pipeline_options.max_line_bytes = options.max_line_bytes;
   pipeline_options.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
+  pipeline_options.redact_url_credentials = options.redact_url_credentials;
   Pipeline pipeline(pipeline_options);
   const auto offsets = committed_offsets(options.db_path);
   auto sink = pipeline.make_sink();

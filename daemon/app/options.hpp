@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -37,7 +40,20 @@ struct DaemonOptions {
   std::chrono::milliseconds stats_interval{2000};
   std::string log_level = "info";
   std::string log_target = "stderr";  // stderr, journal, or an absolute file path
+  // Lines one uid may send per second (0: no limit); the excess is dropped
+  // and counted per uid.
+  std::uint64_t per_uid_lines_per_second = 0;
+  // Retention: sessions older than this are pruned ("" keeps everything), and
+  // the oldest are pruned while the database is larger than max_db_bytes (0: no bound).
+  std::string retention_max_age;
+  std::uint64_t retention_max_db_bytes = 0;
+  // Passwords in URLs (https://user:pass@host) are replaced before storage.
+  bool redact_url_credentials = true;
 };
+
+// "90s", "15m", "12h", "30d", "2w" (a number alone is seconds); nullopt when
+// the text is none of those.
+[[nodiscard]] std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
 // Paths for the user running the program: system paths for root
 // (/run/trace2d/..., /var/lib/trace2d/trace2d.db), per-user paths (XDG

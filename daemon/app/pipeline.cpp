@@ -12,6 +12,7 @@ Pipeline::Pipeline(PipelineOptions options)
   writer_options.commit_interval = m_options.commit_interval;
   writer_options.status_interval = m_options.status_interval;
   writer_options.status_hook = m_options.status_hook;
+  writer_options.retention = m_options.retention;
   m_writer = std::make_unique<store::StoreWriter>(std::move(db), m_batches, m_budget, writer_options);
   m_catalog = std::make_unique<store::DatabaseSessionCatalog>(m_options.db_path);
   m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(),
@@ -19,6 +20,8 @@ Pipeline::Pipeline(PipelineOptions options)
   m_encoder = std::make_unique<store::EventEncoder>(m_names);
   pipeline::IngestWorker::Options worker_options;
   worker_options.max_line_bytes = m_options.max_line_bytes;
+  worker_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
+  worker_options.redact_url_credentials = m_options.redact_url_credentials;
   m_worker = std::make_unique<pipeline::IngestWorker>(
       m_chunks, m_batches, m_budget, *m_stitcher, *m_encoder,
       [writer = m_writer.get()] { return writer->committed_batch(); }, worker_options);

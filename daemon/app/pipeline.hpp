@@ -28,6 +28,9 @@ struct PipelineOptions {
   std::chrono::milliseconds status_interval{2000};
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
   store::StoreWriter::StatusHook status_hook;
+  store::Retention::Options retention;
+  std::uint64_t per_uid_lines_per_second = 0;
+  bool redact_url_credentials = true;
 };
 
 class Pipeline {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "proto/redact.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::pipeline {
@@ -21,7 +22,8 @@ IngestWorker::IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::Write
       m_stitcher(stitcher),
       m_encoder(encoder),
       m_committed_batch(std::move(committed_batch)),
-      m_options(options) {}
+      m_options(options),
+      m_limiter(options.per_uid_lines_per_second) {}
 
 void IngestWorker::reject(const IngestChunk& chunk, const source::Origin& origin,
                           std::string_view reason, std::string_view raw, std::uint64_t size) {
@@ -58,14 +60,23 @@ void IngestWorker::process(const IngestChunk& chunk) {
     const source::Origin& origin = chunk.origin_of(line);
     auto& counters = m_counters.of(origin.kind);
     counters.lines.fetch_add(1, std::memory_order_relaxed);
-    const std::string_view text = chunk.line_text(line);
+    if (!m_limiter.admit(origin.peer_uid, chunk.received_us)) {
+      m_dropped_from[origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid)] = origin.kind;
+      continue;  // counted per uid; reported in uid_stats and a reject row
+    }
+    std::string_view text = chunk.line_text(line);
+    std::size_t readable_after = chunk.readable_after(line);
+    if (m_options.redact_url_credentials && proto::redact_url_credentials(text, m_redacted)) {
+      text = m_redacted;
+      readable_after = 0;  // the parser pads a copy
+    }
     if (line.full_size > m_options.max_line_bytes) {
       m_reason = fmt::format("line too long: {} bytes (limit {})", line.full_size,
                              m_options.max_line_bytes);
       reject(chunk, origin, m_reason, text, line.full_size);
       continue;
     }
-    const proto::ParseOutcome outcome = m_parser.parse(text, chunk.readable_after(line), m_event);
+    const proto::ParseOutcome outcome = m_parser.parse(text, readable_after, m_event);
     if (!outcome) {
       reject(chunk, origin, outcome.reject_reason, text, line.full_size);
       continue;
@@ -97,6 +108,33 @@ void IngestWorker::process(const IngestChunk& chunk) {
   }
   if (chunk.end_of_channel) {
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
+  }
+}
+
+void IngestWorker::report_uids(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - m_last_uid_report < m_options.uid_stats_interval) {
+    return;
+  }
+  m_last_uid_report = now;
+  for (const auto& [uid, counts] : m_limiter.counts()) {
+    UidRateLimiter::Counts& reported = m_reported[uid];
+    if (counts.lines == reported.lines) {
+      continue;
+    }
+    if (counts.dropped > reported.dropped) {
+      m_reason = fmt::format("rate limit: {} lines from uid {} dropped (limit {} lines/s)",
+                             counts.dropped - reported.dropped, uid, m_options.per_uid_lines_per_second);
+      store::RejectRow row;
+      row.received_us = proto::unix_now_us();
+      row.source = m_dropped_from[uid];
+      row.peer_uid = uid;
+      row.reason = m_batch.add_text(m_reason);
+      row.raw = m_batch.add_text({});
+      m_batch.rejects.push_back(row);
+    }
+    m_batch.uid_stats.push_back(store::UidStatRow{uid, counts.lines, counts.dropped});
+    reported = counts;
   }
 }
 
@@ -132,9 +170,11 @@ void IngestWorker::run() {
       const std::int64_t now_us = proto::unix_now_us();
       m_stitcher.expire_idle(now_us, std::chrono::milliseconds(m_idle_timeout_ms.load()));
       m_stitcher.evict(m_committed_batch(), now_us);
+      report_uids(false);
     }
     hand_on();
   }
+  report_uids(true);
   hand_on();
   m_output.close();
 }

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 
 #include "daemon/pipeline/ingest_chunk.hpp"
 #include "daemon/pipeline/memory_budget.hpp"
+#include "daemon/pipeline/uid_rate_limiter.hpp"
 #include "daemon/pipeline/work_queue.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "daemon/store/event_encoder.hpp"
@@ -44,6 +46,9 @@ class IngestWorker {
  public:
   struct Options {
     std::size_t max_line_bytes = 4608 * 1024;  // for the "line too long" reason
+    std::uint64_t per_uid_lines_per_second = 0;  // 0: no limit
+    bool redact_url_credentials = true;
+    std::chrono::milliseconds uid_stats_interval{2000};
     std::size_t batch_rows = 8192;             // hand a batch on at this many rows...
     std::size_t batch_bytes = 4 * 1024 * 1024;  // ...or this much memory
     std::chrono::milliseconds tick{200};       // housekeeping when idle
@@ -68,6 +73,7 @@ class IngestWorker {
   void reject(const IngestChunk& chunk, const source::Origin& origin, std::string_view reason,
               std::string_view raw, std::uint64_t size);
   void record_progress(const IngestChunk::FileProgress& progress);
+  void report_uids(bool force);
   void hand_on();
 
   WorkQueue<IngestChunk>& m_input;
@@ -83,6 +89,11 @@ class IngestWorker {
   store::WriteBatch m_batch;
   std::uint64_t m_next_batch_number = 1;
   std::string m_reason;
+  std::string m_redacted;
+  UidRateLimiter m_limiter;
+  std::map<std::int64_t, UidRateLimiter::Counts> m_reported;  // as last written
+  std::map<std::int64_t, source::SourceKind> m_dropped_from;  // where a uid's drops came from
+  std::chrono::steady_clock::time_point m_last_uid_report{};
   IngestCounters m_counters;
 };
 

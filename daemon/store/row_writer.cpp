@@ -75,7 +75,8 @@ RowWriter::RowWriter(Database& db)
           " start_us = coalesce(excluded.start_us, start_us), t_start = coalesce(excluded.t_start, t_start),"
           " pid = coalesce(excluded.pid, pid), code = coalesce(excluded.code, code),"
           " ready = coalesce(excluded.ready, ready), elapsed = coalesce(excluded.elapsed, elapsed),"
-          " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")) {}
+          " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")),
+      m_uid_stats(db.prepare("INSERT OR REPLACE INTO uid_stats (uid, lines, dropped, updated_at) VALUES (?, ?, ?, ?)")) {}
 
 void RowWriter::write(const WriteBatch& batch) {
   for (const NameRow& name : batch.names) {
@@ -92,6 +93,16 @@ void RowWriter::write(const WriteBatch& batch) {
   }
   for (const stitch::ChildRecord& child : batch.children) {
     write_child(child);
+  }
+  if (!batch.uid_stats.empty()) {
+    const std::string now = proto::format_utc_timestamp(proto::unix_now_us());
+    for (const UidStatRow& row : batch.uid_stats) {
+      m_uid_stats.bind_int(1, row.uid);
+      m_uid_stats.bind_int(2, static_cast<std::int64_t>(row.lines));
+      m_uid_stats.bind_int(3, static_cast<std::int64_t>(row.dropped));
+      m_uid_stats.bind_text(4, now);
+      m_uid_stats.run();
+    }
   }
   for (const ProblemRow& problem : batch.problems) {
     m_insert_problem.bind_int(1, problem.session);

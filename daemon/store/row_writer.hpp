@@ -32,6 +32,7 @@ class RowWriter {
   Statement m_upsert_session;
   Statement m_write_region;
   Statement m_merge_child;
+  Statement m_uid_stats;
 };
 
 }  // namespace trace2d::store

@@ -433,10 +433,21 @@ SELECT sid, cmd_name, elapsed, exit_code, start_time, worktree, depth, root_sid,
  ORDER BY elapsed DESC;
 )sql";
 
-constexpr std::array<Migration, 3> k_migrations{{
+// Version 4: what each user sent, and what the per-uid rate limit dropped.
+constexpr std::string_view k_v4 = R"sql(
+CREATE TABLE uid_stats (
+  uid        INTEGER PRIMARY KEY,
+  lines      INTEGER NOT NULL DEFAULT 0,
+  dropped    INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 4> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
+    {4, "per-uid line counts and rate-limit drops", k_v4},
 }};
 
 }  // namespace

@@ -16,7 +16,31 @@ namespace trace2d::store {
 
 StoreWriter::StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input,
                          pipeline::MemoryBudget& budget, Options options)
-    : m_db(std::move(db)), m_rows(m_db), m_input(input), m_budget(budget), m_options(options) {}
+    : m_db(std::move(db)),
+      m_rows(m_db),
+      m_retention(m_db, options.retention),
+      m_input(input),
+      m_budget(budget),
+      m_options(options) {}
+
+void StoreWriter::maintain() {
+  const auto now = std::chrono::steady_clock::now();
+  if (!m_retention.enabled() || m_in_transaction || now < m_next_retention || !m_input.empty()) {
+    return;
+  }
+  try {
+    const bool more = m_retention.step();
+    m_sessions_pruned.store(m_retention.sessions_deleted());
+    // While there is more to prune, a step every 20 ms between batches;
+    // otherwise look again in five seconds (two indexed queries).
+    m_next_retention = now + (more ? std::chrono::milliseconds(20) : std::chrono::milliseconds(5000));
+  } catch (const SqliteError& e) {
+    if (!e.is_busy()) {
+      spdlog::warn("retention: {}", e.what());
+    }
+    m_next_retention = now + std::chrono::seconds(1);
+  }
+}
 
 bool StoreWriter::write_pending() {
   try {
@@ -150,6 +174,10 @@ void StoreWriter::run() {
     }
     if (backoff.count() > 0) {
       wait = backoff;
+    } else if (m_retention.enabled() && !m_in_transaction) {
+      wait = std::min(wait, std::max(std::chrono::milliseconds(1),
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         m_next_retention - clock::now())));
     }
     if (input_open) {
       input_open = m_input.pop_all(m_pending, std::min(wait, m_options.status_interval));
@@ -158,6 +186,7 @@ void StoreWriter::run() {
     }
     if (!m_in_transaction && backoff.count() == 0) {
       write_status_if_due();
+      maintain();
     }
     if (!input_open && m_pending.empty()) {
       break;

@@ -18,6 +18,7 @@
 
 #include "daemon/pipeline/memory_budget.hpp"
 #include "daemon/pipeline/work_queue.hpp"
+#include "daemon/store/retention.hpp"
 #include "daemon/store/row_writer.hpp"
 #include "daemon/store/sqlite.hpp"
 #include "daemon/store/write_batch.hpp"
@@ -44,6 +45,7 @@ class StoreWriter {
     std::chrono::milliseconds max_retry_backoff{1000};
     std::chrono::milliseconds status_interval{2000};
     StatusHook status_hook;
+    Retention::Options retention;
   };
 
   StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input, pipeline::MemoryBudget& budget,
@@ -63,6 +65,7 @@ class StoreWriter {
   [[nodiscard]] std::uint64_t abandoned_events() const { return m_abandoned_events.load(); }
   [[nodiscard]] CommitLatency commit_latency() const;
   [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
+  [[nodiscard]] std::uint64_t sessions_pruned() const { return m_sessions_pruned.load(); }
   // How long since the writer loop last went round (it does at least every
   // ~1 s, committing, waiting or retrying): a liveness signal.
   [[nodiscard]] std::chrono::steady_clock::duration since_heartbeat() const {
@@ -76,9 +79,12 @@ class StoreWriter {
   void rollback();
   void after_commit(std::int64_t now_us);
   void write_status_if_due();
+  void maintain();  // retention, between batches
 
   Database m_db;
   RowWriter m_rows;
+  Retention m_retention;
+  std::chrono::steady_clock::time_point m_next_retention{};
   pipeline::WorkQueue<WriteBatch>& m_input;
   pipeline::MemoryBudget& m_budget;
   Options m_options;
@@ -95,6 +101,7 @@ class StoreWriter {
   std::atomic<std::uint64_t> m_abandoned_events{0};
   std::atomic<bool> m_stop_retrying{false};
   std::atomic<std::uint64_t> m_files_removed{0};
+  std::atomic<std::uint64_t> m_sessions_pruned{0};
   std::atomic<std::chrono::steady_clock::rep> m_heartbeat{std::chrono::steady_clock::now().time_since_epoch().count()};
 
   mutable std::mutex m_latency_mutex;

@@ -69,6 +69,13 @@ struct RegionRow {
   std::optional<std::int64_t> leave_seq;
 };
 
+// Lines seen and dropped by the rate limit for one uid, since the daemon started.
+struct UidStatRow {
+  std::int64_t uid = 0;
+  std::uint64_t lines = 0;
+  std::uint64_t dropped = 0;
+};
+
 // A file source's position, committed with the events read up to it.
 struct FileOffsetRow {
   TextRef key;
@@ -97,6 +104,7 @@ class WriteBatch {
   std::vector<RegionRow> regions;
   std::vector<stitch::ChildRecord> children;  // merged into what is stored
   std::vector<FileOffsetRow> file_offsets;
+  std::vector<UidStatRow> uid_stats;
   // Files to delete once this batch is committed (finished trace files).
   std::vector<std::string> remove_after_commit;
   // When the oldest line in this batch was read, for the commit latency.
@@ -107,7 +115,8 @@ class WriteBatch {
 
   [[nodiscard]] bool empty() const {
     return names.empty() && events.empty() && problems.empty() && rejects.empty() && sessions.empty() &&
-           file_offsets.empty() && remove_after_commit.empty() && regions.empty() && children.empty();
+           file_offsets.empty() && remove_after_commit.empty() && regions.empty() && children.empty() &&
+           uid_stats.empty();
   }
   [[nodiscard]] std::size_t row_count() const {
     return names.size() + events.size() + problems.size() + rejects.size() + sessions.size() +

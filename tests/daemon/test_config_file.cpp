@@ -58,6 +58,10 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.stats_interval.count(), b.stats_interval.count());
   EXPECT_EQ(a.log_level, b.log_level);
   EXPECT_EQ(a.log_target, b.log_target);
+  EXPECT_EQ(a.per_uid_lines_per_second, b.per_uid_lines_per_second);
+  EXPECT_EQ(a.retention_max_age, b.retention_max_age);
+  EXPECT_EQ(a.retention_max_db_bytes, b.retention_max_db_bytes);
+  EXPECT_EQ(a.redact_url_credentials, b.redact_url_credentials);
 }
 
 const std::string k_every_key = R"(
@@ -85,6 +89,12 @@ queue_max_mib = 16
 overflow_wait_ms = 0
 max_line_bytes = 2048
 io_threads = 4
+per_uid_lines_per_second = 5000
+[retention]
+max_age = "30d"
+max_db_bytes = 1073741824
+[security]
+redact_url_credentials = false
 [shutdown]
 grace_ms = 500
 give_up_after_ms = 7000
@@ -116,6 +126,10 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.overflow_wait.count(), 0);
   EXPECT_EQ(o.max_line_bytes, 2048u);
   EXPECT_EQ(o.io_threads, 4u);
+  EXPECT_EQ(o.per_uid_lines_per_second, 5000u);
+  EXPECT_EQ(o.retention_max_age, "30d");
+  EXPECT_EQ(o.retention_max_db_bytes, 1073741824u);
+  EXPECT_FALSE(o.redact_url_credentials);
   EXPECT_EQ(o.shutdown_grace.count(), 500);
   EXPECT_EQ(o.store_give_up_after.count(), 7000);
   EXPECT_EQ(o.stats_interval.count(), 250);
@@ -290,7 +304,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 24u);
+  EXPECT_EQ(describe_settings().size(), 28u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

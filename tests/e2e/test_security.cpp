@@ -1,0 +1,205 @@
+// What trace2d keeps out of its database and who it lets flood it: URL
+// passwords, payload-supplied identities, one user's flood; file modes and
+// logs; and retention keeping the database within its bounds.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "tests/e2e/daemon_fixture.hpp"
+#include "tests/support/socket_client.hpp"
+
+namespace trace2d::test {
+namespace {
+
+// Every text the database holds about events, in one string to search.
+std::string everything_stored(const std::string& db_path) {
+  store::Database db = open_db(db_path);
+  std::string all;
+  for (const char* sql : {"SELECT group_concat(json, '\n') FROM events",
+                          "SELECT group_concat(CAST(raw AS TEXT), '\n') FROM events WHERE raw IS NOT NULL",
+                          "SELECT group_concat(argv, '\n') FROM sessions", "SELECT group_concat(argv, '\n') FROM children",
+                          "SELECT group_concat(CAST(raw AS TEXT), '\n') FROM rejects"}) {
+    all += db.query_text(sql).value_or("") + "\n";
+  }
+  return all;
+}
+
+TEST(Security, UrlPasswordsNeverReachTheDatabase) {
+  TempDir dir;
+  RunningDaemon daemon(dir);
+  const std::string repo = make_repo(dir, "repo");
+  ASSERT_EQ(run_git(repo, {"remote", "add", "origin", "https://bob:hunter2@127.0.0.1:9/r.git"}).exit_code, 0);
+  const std::map<std::string, std::string> env = {{"GIT_TRACE2_EVENT", daemon.git_target()},
+                                                  {"GIT_TRACE2_CONFIG_PARAMS", "remote.*.url"}};
+  // git before 2.43.1 writes the URL as typed: in argv, in the remote
+  // helper's argv, and in def_param.
+  run_git(repo, {"ls-remote", "https://alice:s3cret@127.0.0.1:9/none.git"}, env);
+  run_git(repo, {"fetch", "origin"}, env);
+  const ProcessResult stopped = daemon.stop();
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+
+  const std::string stored = everything_stored(daemon.db_path());
+  EXPECT_EQ(stored.find("s3cret"), std::string::npos);
+  EXPECT_EQ(stored.find("hunter2"), std::string::npos);
+  EXPECT_NE(stored.find("https://alice:<redacted>@127.0.0.1:9/none.git"), std::string::npos);
+  EXPECT_NE(stored.find("https://bob:<redacted>@127.0.0.1:9/r.git"), std::string::npos);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_GE(db.query_int("SELECT count(*) FROM params WHERE value LIKE '%<redacted>%'").value_or(0), 1);
+  EXPECT_EQ(stopped.err.find("s3cret"), std::string::npos);
+}
+
+TEST(Security, RedactionCanBeTurnedOff) {
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--no-redact-url-credentials"});
+  {
+    SocketClient client(daemon.socket_path());
+    ASSERT_TRUE(client.send(R"({"event":"start","sid":"plain","argv":["git","clone","https://a:pw@h/r"]})"
+                            "\n"));
+  }
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  EXPECT_NE(everything_stored(daemon.db_path()).find("https://a:pw@h/r"), std::string::npos);
+}
+
+TEST(Security, IdentityComesFromTheKernelNotThePayload) {
+  TempDir dir;
+  RunningDaemon daemon(dir);
+  {
+    SocketClient client(daemon.socket_path());
+    ASSERT_TRUE(client.send(
+        R"({"event":"version","sid":"liar","peer_pid":1,"peer_uid":0,"pid":1,"uid":0,"evt":"3","exe":"x"})"
+        "\n"));
+  }
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(db.query_int("SELECT peer_pid FROM sessions"), static_cast<std::int64_t>(::getpid()));
+  EXPECT_EQ(db.query_int("SELECT peer_uid FROM sessions"), static_cast<std::int64_t>(::getuid()));
+}
+
+TEST(Security, OneUsersFloodIsCappedAndCountedPerUid) {
+  constexpr int k_flood = 1000;
+  constexpr int k_rate = 100;  // lines per second, bursts of two seconds
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);  // another user must reach the socket
+  RunningDaemon daemon(dir, {"--per-uid-rate", std::to_string(k_rate)});
+  {
+    SocketClient client(daemon.socket_path());
+    for (int i = 0; i < k_flood; ++i) {
+      ASSERT_TRUE(client.send(event_line("flood", i == 0 ? "version" : "data", i)));
+    }
+  }
+  const bool other_user = ::geteuid() == 0;
+  if (other_user) {
+    // A second user, sending while the first is throttled, gets through whole.
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+        ::_exit(3);
+      }
+      try {
+        SocketClient client(daemon.socket_path());
+        for (int i = 0; i < 50; ++i) {
+          if (!client.send(event_line("polite", i == 0 ? "version" : "data", i))) {
+            ::_exit(2);
+          }
+        }
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a uid_stats report
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  const auto stored = db.query_int("SELECT count(*) FROM events WHERE sid = 'flood'").value_or(0);
+  EXPECT_GE(stored, 2 * k_rate);  // the burst, plus what the time allowed
+  EXPECT_LT(stored, k_flood / 2);
+  const auto uid = static_cast<std::int64_t>(::getuid());
+  EXPECT_EQ(db.query_int("SELECT lines FROM uid_stats WHERE uid = " + std::to_string(uid)),
+            k_flood);
+  EXPECT_EQ(db.query_int("SELECT dropped FROM uid_stats WHERE uid = " + std::to_string(uid)), k_flood - stored);
+  EXPECT_GE(db.query_int("SELECT count(*) FROM rejects WHERE reason LIKE 'rate limit:%'"), 1);
+  if (other_user) {
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'polite'"), 50);
+    EXPECT_EQ(db.query_int("SELECT peer_uid FROM sessions WHERE sid = 'polite'"), 65534);
+    EXPECT_EQ(db.query_int("SELECT dropped FROM uid_stats WHERE uid = 65534"), 0);
+  }
+}
+
+TEST(Security, FilesAreCreatedWithTheirDocumentedModes) {
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--socket-mode", "0660"});
+  struct stat st {};
+  ASSERT_EQ(::stat(daemon.db_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  ASSERT_EQ(::stat(daemon.socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  ASSERT_EQ(::stat(daemon.dgram_socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+TEST(Security, LogsDoNotCarryPayloadsAtInfoLevel) {
+  TempDir dir;
+  RunningDaemon daemon(dir);
+  {
+    SocketClient client(daemon.socket_path());
+    ASSERT_TRUE(client.send(event_line("marker-SECRET-PAYLOAD", "version")));
+    ASSERT_TRUE(client.send("garbage with SECRET-PAYLOAD inside\n"));
+    ASSERT_TRUE(client.send(std::string(5 * 1024 * 1024, 'S') + "ECRET-PAYLOAD\n"));
+  }
+  const ProcessResult stopped = daemon.stop();
+  ASSERT_EQ(stopped.exit_code, 0);
+  EXPECT_EQ(stopped.err.find("SECRET-PAYLOAD"), std::string::npos) << stopped.err;
+}
+
+TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
+  constexpr std::int64_t k_bound = 2 * 1024 * 1024;
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--retention-max-db-bytes", std::to_string(k_bound)});
+  // Five times the bound, in closed sessions.
+  for (int s = 0; s < 100; ++s) {
+    SocketClient client(daemon.socket_path());
+    const std::string sid = "bulk-" + std::to_string(1000 + s);
+    std::string burst;
+    for (int i = 0; i < 50; ++i) {
+      std::string line = event_line(sid, "data", i);
+      line.insert(line.size() - 2, ",\"pad\":\"" + std::string(2000, 'p') + "\"");
+      burst += line;
+    }
+    burst += event_line(sid, "atexit", 50);
+    ASSERT_TRUE(client.send(burst));
+  }
+  const auto used = [&] {
+    store::Database db = open_db(daemon.db_path());
+    return (db.query_int("PRAGMA page_count").value_or(0) - db.query_int("PRAGMA freelist_count").value_or(0)) *
+           db.query_int("PRAGMA page_size").value_or(0);
+  };
+  // Everything arrived (the last session is whole), then the size came down.
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path()).query_int("SELECT event_count FROM sessions WHERE sid = 'bulk-1099'") ==
+           std::optional<std::int64_t>(51);
+  }, std::chrono::seconds(30)));
+  ASSERT_TRUE(wait_until([&] { return used() <= k_bound; }, std::chrono::seconds(30))) << used();
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+  // The newest sessions stayed, whole; the oldest went first.
+  EXPECT_EQ(db.query_int("SELECT event_count FROM sessions WHERE sid = 'bulk-1099'"), 51);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE sid = 'bulk-1000'"), 0);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions s WHERE event_count !="
+                         " (SELECT count(*) FROM event_store e WHERE e.session = s.id)"),
+            0);
+}
+
+}  // namespace
+}  // namespace trace2d::test
