@@ -28,8 +28,7 @@ void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& un
 }  // namespace
 
 RowWriter::RowWriter(Database& db)
-    : m_db(db),
-      m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
+    : m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
       m_insert_event(db.prepare(event_insert_sql(1))),
       m_insert_events_multi(db.prepare(event_insert_sql(k_events_per_insert))),
       m_insert_problem(db.prepare(

@@ -21,7 +21,6 @@ class RowWriter {
   static constexpr int k_event_columns = 9;
   static constexpr std::size_t k_events_per_insert = 64;
 
-  Database& m_db;
   Statement m_insert_name;
   Statement m_insert_event;
   Statement m_insert_events_multi;

@@ -244,6 +244,22 @@ TEST_F(AnalysisTest, ThreadedCommand) {
   EXPECT_EQ(text("SELECT value FROM data WHERE thread = 'th02:preload_thread'"), "1200");
 }
 
+TEST_F(AnalysisTest, RealThreadedStatus) {
+  // git 2.39 reads the cache tree extension on a thread while the main
+  // thread's do_read_index is open: two stacks, no parent across them.
+  ingest("traces/status_index_threads.jsonl");
+  EXPECT_EQ(text("SELECT thread FROM regions WHERE category = 'cache_tree'"), "th01:unknown");
+  EXPECT_EQ(number("SELECT parent_region IS NULL FROM regions WHERE category = 'cache_tree'"), 1);
+  store::Statement elapsed = m_store.db().prepare("SELECT elapsed FROM regions WHERE category = 'cache_tree'");
+  ASSERT_TRUE(elapsed.step());
+  EXPECT_DOUBLE_EQ(elapsed.column_double(0), 0.000024);
+  EXPECT_EQ(number("SELECT nesting FROM regions WHERE category = 'cache_tree'"), 1);
+  EXPECT_EQ(number("SELECT count(*) FROM regions WHERE thread = 'main' AND label = 'do_read_index'"
+                   " AND elapsed IS NOT NULL"),
+            1);
+  EXPECT_EQ(number("SELECT count(*) FROM regions WHERE elapsed IS NULL"), 0);
+}
+
 TEST_F(AnalysisTest, Statistics) {
   ingest("traces/status.jsonl");
   ingest("traces/status_nesting5.jsonl");

@@ -69,3 +69,16 @@ capture rev_parse -- git rev-parse --show-toplevel
 capture clone GIT_TRACE2_EVENT_NESTING=5 -- git clone -q --no-local "$work/upstream" "$work/clone"
 capture gc GIT_TRACE2_EVENT_NESTING=10 -- git gc --quiet
 capture failing_command -- git checkout no-such-branch
+
+# Threads: git 2.39 loads index extensions on a thread (th01:unknown) when
+# the index is large and has an offset table.
+git init -q "$work/big"
+cd "$work/big"
+for d in $(seq 1 120); do
+  mkdir -p "d$d"
+  for f in $(seq 1 100); do echo "$f" > "d$d/$f"; done
+done
+git add -A && git commit -qm "many files"
+git -c index.recordOffsetTable=true -c index.recordEndOfIndexEntries=true \
+  update-index --index-version 4 --really-refresh
+capture status_index_threads GIT_TRACE2_EVENT_NESTING=5 -- git -c index.threads=4 status
