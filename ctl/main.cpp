@@ -42,10 +42,15 @@ int main(int argc, char** argv) {
   cli.require_subcommand(0, 1);
 
   const std::vector<ctl::Command> commands{
+      ctl::add_export_command(cli),
+      ctl::add_report_command(cli),
       ctl::add_sessions_command(cli),
       ctl::add_show_command(cli),
       ctl::add_sql_command(cli),
+      ctl::add_stats_command(cli),
       ctl::add_status_command(cli),
+      ctl::add_top_command(cli),
+      ctl::add_tree_command(cli),
   };
 
   try {

@@ -41,9 +41,14 @@ struct Command {
   CommandRunner run;
 };
 
+[[nodiscard]] Command add_export_command(CLI::App& cli);
+[[nodiscard]] Command add_report_command(CLI::App& cli);
 [[nodiscard]] Command add_sessions_command(CLI::App& cli);
 [[nodiscard]] Command add_show_command(CLI::App& cli);
 [[nodiscard]] Command add_sql_command(CLI::App& cli);
+[[nodiscard]] Command add_stats_command(CLI::App& cli);
 [[nodiscard]] Command add_status_command(CLI::App& cli);
+[[nodiscard]] Command add_top_command(CLI::App& cli);
+[[nodiscard]] Command add_tree_command(CLI::App& cli);
 
 }  // namespace trace2d::ctl

@@ -273,7 +273,10 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
       if (const auto* s = event.as<proto::Start>()) {
         r.argv = json_array(s->argv);
         r.argv_key = argv_key(s->argv);
-        if (event.time_us && s->t_abs) {
+        // t_abs comes from the payload: one no process can have (negative,
+        // over a century) would overflow the microseconds; ignore it.
+        constexpr double k_max_t_abs = 100.0 * 366 * 24 * 3600;
+        if (event.time_us && s->t_abs && *s->t_abs >= 0 && *s->t_abs <= k_max_t_abs) {
           r.process_start_us = *event.time_us - std::llround(*s->t_abs * 1e6);
         }
       }

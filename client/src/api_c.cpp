@@ -1,0 +1,292 @@
+// The C ABI (trace2d/client.h) over the same session as the C++ API.
+// Nothing may escape to a C caller: every entry point catches everything.
+#include <trace2d/client.h>
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/src/child.hpp"
+#include "client/src/metrics.hpp"
+#include "client/src/session.hpp"
+
+namespace {
+
+using trace2d::client::detail::Session;
+using trace2d::client::detail::Where;
+
+// Options structs may come from an older header: read a field only when
+// the caller's struct_size covers it.
+#define TRACE2D_HAS_FIELD(ptr, type, field) \
+  ((ptr) != nullptr && (ptr)->struct_size >= offsetof(type, field) + sizeof((ptr)->field))
+
+std::string_view text(const char* s) {
+  return s == nullptr ? std::string_view() : std::string_view(s);
+}
+
+Where where_of(const char* file, int line) { return {text(file), line}; }
+
+Session* active_session() noexcept {
+  Session* s = Session::current();
+  return s != nullptr && s->active() ? s : nullptr;
+}
+
+template <typename Action>
+void guarded(Action&& action) noexcept {
+  try {
+    if (Session* s = active_session()) {
+      action(*s);
+    }
+  } catch (...) {
+    // Tracing never changes what the program does.
+  }
+}
+
+std::string vformat(const char* fmt, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n <= 0) {
+    return {};
+  }
+  std::string out(static_cast<std::size_t>(n) + 1, '\0');
+  std::vsnprintf(out.data(), out.size(), fmt, ap);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::vector<std::string_view> list(const char* const* items) {
+  std::vector<std::string_view> out;
+  for (; items != nullptr && *items != nullptr; ++items) {
+    out.emplace_back(*items);
+  }
+  return out;
+}
+
+trace2d::client::detail::ChildSpec spec_of(const trace2d_child_options* o) {
+  trace2d::client::detail::ChildSpec spec;
+  if (TRACE2D_HAS_FIELD(o, trace2d_child_options, use_shell)) {
+    spec = {text(o->child_class), text(o->hook_name), text(o->cd), o->use_shell != 0};
+  }
+  return spec;
+}
+
+}  // namespace
+
+extern "C" {
+
+void trace2d_options_init(trace2d_options* options) {
+  if (options != nullptr) {
+    *options = trace2d_options{};
+    options->struct_size = sizeof *options;
+    options->queue_bytes = std::size_t{1} << 20;
+    options->exit_flush_ms = 150;
+    options->export_environment = 1;
+    options->signal_events = 1;
+  }
+}
+
+int trace2d_start_fl(const char* file, int line, int argc, const char* const* argv,
+                     const trace2d_options* options) {
+  try {
+    trace2d::client::detail::Config config;
+    if (TRACE2D_HAS_FIELD(options, trace2d_options, signal_events)) {
+      config.target = text(options->target);
+      config.exe = text(options->exe);
+      config.cmd_name = text(options->cmd_name);
+      config.queue_bytes = options->queue_bytes;
+      config.exit_flush_timeout = std::chrono::milliseconds(options->exit_flush_ms);
+      config.export_environment = options->export_environment != 0;
+      config.signal_events = options->signal_events != 0;
+    }
+    std::vector<std::string_view> args;
+    for (int i = 0; argv != nullptr && i < argc && argv[i] != nullptr; ++i) {
+      args.emplace_back(argv[i]);
+    }
+    return Session::start(args, config, where_of(file, line)) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+int trace2d_enabled(void) { return active_session() != nullptr ? 1 : 0; }
+
+const char* trace2d_sid(void) {
+  Session* s = active_session();
+  return s == nullptr ? "" : s->sid().c_str();
+}
+
+int trace2d_exit_fl(const char* file, int line, int code) {
+  guarded([&](Session& s) { s.record_exit(code, where_of(file, line)); });
+  return code;
+}
+
+void trace2d_cmd_name_fl(const char* file, int line, const char* name) {
+  guarded([&](Session& s) { s.cmd_name(text(name), where_of(file, line)); });
+}
+
+void trace2d_cmd_mode_fl(const char* file, int line, const char* mode) {
+  guarded([&](Session& s) { s.cmd_mode(text(mode), where_of(file, line)); });
+}
+
+void trace2d_def_param_fl(const char* file, int line, const char* param, const char* value,
+                          const char* scope) {
+  guarded([&](Session& s) {
+    std::optional<std::string_view> v;
+    if (value != nullptr) {
+      v = value;
+    }
+    s.def_param(text(param), v, text(scope), where_of(file, line));
+  });
+}
+
+void trace2d_def_repo_fl(const char* file, int line, int repo, const char* worktree) {
+  guarded([&](Session& s) { s.def_repo(repo, text(worktree), where_of(file, line)); });
+}
+
+void trace2d_region_enter_fl(const char* file, int line, const char* category, const char* label,
+                             int repo, const char* msg) {
+  guarded([&](Session& s) {
+    s.region_enter(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+}
+
+void trace2d_region_leave_fl(const char* file, int line, const char* category, const char* label,
+                             int repo, const char* msg) {
+  guarded([&](Session& s) {
+    s.region_leave(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_string_fl(const char* file, int line, const char* category, int repo,
+                            const char* key, const char* value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), text(value), repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_intmax_fl(const char* file, int line, const char* category, int repo,
+                            const char* key, intmax_t value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), std::to_string(value), repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_json_fl(const char* file, int line, const char* category, int repo,
+                          const char* key, const char* json) {
+  guarded([&](Session& s) {
+    s.data_json(text(category), text(key), text(json), repo, where_of(file, line));
+  });
+}
+
+void trace2d_error_fl(const char* file, int line, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  guarded([&](Session& s) {
+    // As git: msg is the formatted text, present only with a format.
+    const std::string msg = fmt != nullptr && *fmt != '\0' ? vformat(fmt, ap) : std::string();
+    s.error(msg, text(fmt), where_of(file, line));
+  });
+  va_end(ap);
+}
+
+void trace2d_printf_fl(const char* file, int line, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  guarded([&](Session& s) {
+    const std::string msg = fmt != nullptr && *fmt != '\0' ? vformat(fmt, ap) : std::string();
+    s.printf(msg, where_of(file, line));
+  });
+  va_end(ap);
+}
+
+void trace2d_thread_start_fl(const char* file, int line, const char* name) {
+  guarded([&](Session& s) { (void)s.thread_start(text(name), where_of(file, line)); });
+}
+
+void trace2d_thread_exit_fl(const char* file, int line) {
+  guarded([&](Session& s) { s.thread_exit(s.current_thread_scope(), where_of(file, line)); });
+}
+
+int trace2d_timer_define(const char* category, const char* name, int per_thread) {
+  try {
+    return trace2d::client::detail::MetricRegistry::instance().define(
+        trace2d::client::detail::MetricKind::timer, text(category), text(name), per_thread != 0);
+  } catch (...) {
+    return -1;
+  }
+}
+
+void trace2d_timer_start(int timer_id) {
+  guarded([&](Session& s) { s.timer_start(timer_id); });
+}
+
+void trace2d_timer_stop(int timer_id) {
+  guarded([&](Session& s) { s.timer_stop(timer_id); });
+}
+
+int trace2d_counter_define(const char* category, const char* name, int per_thread) {
+  try {
+    return trace2d::client::detail::MetricRegistry::instance().define(
+        trace2d::client::detail::MetricKind::counter, text(category), text(name), per_thread != 0);
+  } catch (...) {
+    return -1;
+  }
+}
+
+void trace2d_counter_add(int counter_id, int64_t value) {
+  guarded([&](Session& s) { s.counter_add(counter_id, value); });
+}
+
+void trace2d_child_options_init(trace2d_child_options* options) {
+  if (options != nullptr) {
+    *options = trace2d_child_options{};
+    options->struct_size = sizeof *options;
+    options->stdin_fd = -1;
+    options->stdout_fd = -1;
+    options->stderr_fd = -1;
+  }
+}
+
+int trace2d_run_child_fl(const char* file, int line, const char* const* argv,
+                         const trace2d_child_options* options, pid_t* pid_out) {
+  trace2d::client::detail::ChildOutcome outcome;
+  try {
+    const std::vector<std::string_view> args = list(argv);
+    std::vector<std::string_view> env;
+    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
+    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
+      env = list(options->env);
+      request.extra_env = env;
+      request.stdin_fd = options->stdin_fd;
+      request.stdout_fd = options->stdout_fd;
+      request.stderr_fd = options->stderr_fd;
+    }
+    outcome = trace2d::client::detail::run_child(request, where_of(file, line));
+  } catch (...) {
+    outcome = {};
+  }
+  if (pid_out != nullptr) {
+    *pid_out = outcome.pid;
+  }
+  return outcome.code;
+}
+
+int trace2d_child_start_fl(const char* file, int line, const char* const* argv,
+                           const trace2d_child_options* options) {
+  int id = -1;
+  guarded(
+      [&](Session& s) { id = s.child_start(list(argv), spec_of(options), where_of(file, line)); });
+  return id;
+}
+
+void trace2d_child_exit_fl(const char* file, int line, int child_id, pid_t pid, int code) {
+  guarded([&](Session& s) { s.child_exit(child_id, pid, code, where_of(file, line)); });
+}
+
+int trace2d_child_code(int wait_status) { return trace2d::client::detail::child_code(wait_status); }
+
+}  // extern "C"

@@ -1,0 +1,147 @@
+#include "client/src/child.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace trace2d::client::detail {
+namespace {
+
+// git's prepare_shell_cmd(): only a command with shell syntax in it goes
+// through the shell; extra arguments are passed as "$@".
+std::vector<std::string> command_line(std::span<const std::string_view> argv, bool use_shell) {
+  std::vector<std::string> out;
+  if (use_shell && argv[0].find_first_of("|&;<>()$`\\\"' \t\n*?[#~=%") != std::string_view::npos) {
+    out.emplace_back("/bin/sh");
+    out.emplace_back("-c");
+    out.push_back(argv.size() == 1 ? std::string(argv[0]) : std::string(argv[0]) + " \"$@\"");
+  }
+  for (const std::string_view arg : argv) {
+    out.emplace_back(arg);
+  }
+  return out;
+}
+
+std::string_view name_of(std::string_view entry) { return entry.substr(0, entry.find('=')); }
+
+// The inherited environment with `overrides` replacing same-named entries.
+std::vector<std::string> environment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    bool replaced = false;
+    for (const auto& o : overrides) {
+      replaced = replaced || name_of(o) == name_of(entry);
+    }
+    if (!replaced) {
+      out.emplace_back(entry);
+    }
+  }
+  out.insert(out.end(), overrides.begin(), overrides.end());
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (auto& s : strings) {
+    out.push_back(s.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+// File actions, released however spawning ends.
+class FileActions {
+ public:
+  FileActions() { m_ok = posix_spawn_file_actions_init(&m_actions) == 0; }
+  ~FileActions() {
+    if (m_ok) {
+      posix_spawn_file_actions_destroy(&m_actions);
+    }
+  }
+  FileActions(const FileActions&) = delete;
+  FileActions& operator=(const FileActions&) = delete;
+
+  bool dup_to(int fd, int target) {
+    return fd < 0 || posix_spawn_file_actions_adddup2(&m_actions, fd, target) == 0;
+  }
+  bool chdir(const std::string& dir) {
+    return dir.empty() || posix_spawn_file_actions_addchdir_np(&m_actions, dir.c_str()) == 0;
+  }
+  [[nodiscard]] bool ok() const { return m_ok; }
+  posix_spawn_file_actions_t* get() { return &m_actions; }
+
+ private:
+  posix_spawn_file_actions_t m_actions{};
+  bool m_ok = false;
+};
+
+pid_t spawn(const SpawnRequest& request, const std::vector<std::string>& overrides) {
+  std::vector<std::string> args = command_line(request.argv, request.spec.use_shell);
+  std::vector<std::string> env = environment(overrides);
+  std::vector<char*> argv = pointers(args);
+  std::vector<char*> envp = pointers(env);
+  FileActions actions;
+  if (!actions.ok() || !actions.chdir(std::string(request.spec.cd)) ||
+      !actions.dup_to(request.stdin_fd, STDIN_FILENO) ||
+      !actions.dup_to(request.stdout_fd, STDOUT_FILENO) ||
+      !actions.dup_to(request.stderr_fd, STDERR_FILENO)) {
+    return -1;
+  }
+  pid_t pid = -1;
+  if (posix_spawnp(&pid, argv[0], actions.get(), nullptr, argv.data(), envp.data()) != 0) {
+    return -1;
+  }
+  return pid;
+}
+
+}  // namespace
+
+int child_code(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    return WEXITSTATUS(wait_status);
+  }
+  if (WIFSIGNALED(wait_status)) {
+    return WTERMSIG(wait_status) + 128;  // what a shell reports, as git does
+  }
+  return -1;
+}
+
+ChildOutcome run_child(const SpawnRequest& request, Where where) {
+  ChildOutcome outcome;
+  if (request.argv.empty()) {
+    return outcome;
+  }
+  Session* session = Session::current();
+  std::vector<std::string> overrides;
+  if (session != nullptr && session->active()) {
+    outcome.child_id = session->child_start(request.argv, request.spec, where);
+    overrides = session->child_environment();
+  }
+  for (const std::string_view entry : request.extra_env) {
+    overrides.emplace_back(entry);
+  }
+  outcome.pid = spawn(request, overrides);
+  if (outcome.pid > 0) {
+    int status = 0;
+    pid_t waited = -1;
+    do {
+      waited = ::waitpid(outcome.pid, &status, 0);
+    } while (waited < 0 && errno == EINTR);
+    outcome.code = waited == outcome.pid ? child_code(status) : -1;
+  }
+  if (session != nullptr && outcome.child_id >= 0) {
+    session->child_exit(outcome.child_id, outcome.pid, outcome.code, where);
+  }
+  return outcome;
+}
+
+}  // namespace trace2d::client::detail

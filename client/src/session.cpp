@@ -1,0 +1,293 @@
+#include "client/src/session.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "client/src/clock.hpp"
+#include "client/src/destination.hpp"
+#include "client/src/session_id.hpp"
+#include "proto/json_quote.hpp"
+
+namespace trace2d::client::detail {
+namespace {
+
+std::atomic<Session*> g_session{nullptr};
+// The pid that started a session: once per process, again after a fork.
+std::atomic<pid_t> g_started_pid{0};
+// t_abs counts from when the library was loaded, i.e. about process start.
+const std::int64_t g_load_us = mono_us();
+const pid_t g_load_pid = ::getpid();
+// Sessions a forked child dropped, still referenced so that leak checkers
+// (LeakSanitizer) see them as reachable: they are left alone on purpose.
+Session* g_abandoned = nullptr;
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+std::string_view base_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+void write_stderr(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+    if (n <= 0) {
+      return;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void at_exit_handler() {
+  Session* s = Session::current();
+  if (s != nullptr && s->pid() == ::getpid()) {
+    try {
+      s->finish_at_exit();
+    } catch (...) {
+      // exit must go on whatever happens here
+    }
+  }
+}
+
+void at_fork_prepare() {
+  if (Session* s = Session::current()) {
+    s->hold_writer_for_fork();
+  }
+}
+
+void at_fork_parent() {
+  if (Session* s = Session::current()) {
+    s->release_writer_after_fork();
+  }
+}
+
+// In the child of fork(): tracing is off. The parent's session is dropped
+// unused (its mutexes may be held, its writer thread is not here); start()
+// may begin a fresh session, a child of the parent's.
+void at_fork_child() {
+  if (Session* s = g_session.exchange(nullptr)) {
+    s->abandon_in_child(g_abandoned);
+    g_abandoned = s;
+  }
+}
+
+void on_thread_end(ThreadContext& ctx) {
+  Session* s = Session::current();
+  if (s != nullptr && ctx.session == s) {
+    s->end_thread(ctx, {k_internal_file, __LINE__});
+  }
+}
+
+void install_process_hooks_once() {
+  static bool installed = false;  // copied into a forked child: hooks are inherited too
+  if (!installed) {
+    installed = true;
+    std::atexit(at_exit_handler);
+    pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+    set_thread_exit_callback(on_thread_end);
+  }
+}
+
+}  // namespace
+
+Session::Session(Config config, std::string sid, std::unique_ptr<Sink> sink)
+    : m_config(std::move(config)),
+      m_sid(std::move(sid)),
+      m_pid(::getpid()),
+      m_start_us(m_pid == g_load_pid ? g_load_us : mono_us()) {
+  m_sid_json = ",\"sid\":";
+  proto::append_json_quoted(m_sid_json, m_sid);
+  m_brief = parse_git_bool(env("GIT_TRACE2_EVENT_BRIEF")).value_or(false);
+  const int nesting = std::atoi(env("GIT_TRACE2_EVENT_NESTING").c_str());
+  if (nesting > 0) {
+    m_max_nesting = static_cast<std::size_t>(nesting);
+  }
+  m_parent_name = env("GIT_TRACE2_PARENT_NAME");
+  m_writer = std::make_unique<Writer>(std::move(sink), m_config.queue_bytes);
+  auto main = std::make_unique<ThreadContext>(*this, 0, "main", m_start_us);
+  m_main = main.get();
+  m_threads.push_back(std::move(main));
+}
+
+Session* Session::current() noexcept { return g_session.load(std::memory_order_acquire); }
+
+bool Session::start(std::span<const std::string_view> argv, const Config& config, Where where) {
+  const pid_t pid = ::getpid();
+  pid_t previous = g_started_pid.load();
+  if (previous == pid || !g_started_pid.compare_exchange_strong(previous, pid)) {
+    const Session* running = current();
+    return running != nullptr && running->active();  // started before: say whether it runs
+  }
+  const std::string env_target = env("GIT_TRACE2_EVENT");
+  const std::string target = config.target.empty() ? env_target : config.target;
+  if (target.empty()) {
+    return false;
+  }
+  const std::string sid =
+      make_sid(env("GIT_TRACE2_PARENT_SID"), sid_component(real_us(), pid, host_component()));
+  const std::string max_files = env("GIT_TRACE2_MAX_FILES");
+  TargetSettings settings{target, sid, parse_git_bool(env("GIT_TRACE2_DST_DEBUG")).value_or(false),
+                          max_files};
+  std::string warnings;
+  Destination destination = open_destination(settings, warnings);
+  write_stderr(warnings);
+  if (destination.kind == SinkKind::none) {
+    return false;
+  }
+  auto sink = std::make_unique<Sink>(destination);
+  const bool too_many_files = sink->too_many_files();
+  auto session = std::make_unique<Session>(config, sid, std::move(sink));
+  if (too_many_files) {
+    // git writes these two into the sentinel file, then nothing more.
+    session->emit_version_and_start(argv, where, false);
+    LineBuilder b(session->m_main->line);
+    b.begin("too_many_files", session->common(*session->m_main), where);
+    b.end();
+    session->push(session->m_main->line);
+    return false;  // the session's destructor flushes
+  }
+  if (config.export_environment) {
+    ::setenv("GIT_TRACE2_PARENT_SID", sid.c_str(), 1);
+  }
+  if (!config.target.empty() && env_target.empty()) {
+    // The program chose the target: its children need it to be traced.
+    session->m_target_for_children = config.target;
+    if (config.export_environment) {
+      ::setenv("GIT_TRACE2_EVENT", config.target.c_str(), 1);
+    }
+  }
+  current_context() = session->m_main;
+  session->emit_version_and_start(argv, where, true);
+  Session* published = session.release();  // immortal: see the header
+  g_session.store(published, std::memory_order_release);
+  install_process_hooks_once();
+  if (config.signal_events) {
+    install_fatal_signal_handlers();
+  }
+  published->cmd_name(!config.cmd_name.empty() ? std::string_view(config.cmd_name)
+                      : argv.empty()           ? std::string_view("unknown")
+                                               : base_name(argv[0]),
+                      where);
+  return true;
+}
+
+void Session::emit_version_and_start(std::span<const std::string_view> argv, Where where,
+                                     bool with_start) {
+  ThreadContext& ctx = *m_main;
+  const std::string_view exe = !m_config.exe.empty() ? std::string_view(m_config.exe)
+                               : argv.empty()        ? std::string_view("unknown")
+                                                     : base_name(argv[0]);
+  {
+    LineBuilder b(ctx.line);
+    b.begin("version", common(ctx), where, 0, true);
+    b.string("evt", "4");
+    b.string("exe", exe);
+    b.end();
+    push(ctx.line);
+  }
+  if (!with_start) {
+    return;
+  }
+  LineBuilder b(ctx.line);
+  b.begin("start", common(ctx), where);
+  b.seconds("t_abs", mono_us() - m_start_us);
+  b.strings("argv", argv);
+  b.end();
+  push(ctx.line);
+}
+
+std::string Session::format_exit_line(const ThreadContext& ctx, std::string_view event, int code,
+                                      Where where) const {
+  std::string line;
+  LineBuilder b(line);
+  b.begin(event, common(ctx), where, 0, event == "atexit");
+  b.seconds("t_abs", mono_us() - m_start_us);
+  b.integer("code", code);
+  b.end();
+  return line;
+}
+
+void Session::record_exit(int code, Where where) {
+  ThreadContext* ctx = context();
+  if (ctx == nullptr || m_finished.load()) {
+    return;
+  }
+  std::string line = format_exit_line(*ctx, "exit", code, where);
+  std::lock_guard lock(m_mutex);
+  m_exit_code = code;
+  m_exit_line = std::move(line);
+}
+
+void Session::finish_at_exit() {
+  if (m_finished.exchange(true)) {
+    return;
+  }
+  ThreadContext& main = *m_main;
+  std::string finals;
+  int code = 0;
+  {
+    std::lock_guard lock(m_mutex);
+    finals = m_exit_line;
+    code = m_exit_code;
+  }
+  if (finals.empty()) {
+    finals = format_exit_line(main, "exit", code, {k_internal_file, __LINE__});
+  }
+  main.depth = 0;  // unbalanced regions are unwound silently, as git does
+  append_thread_metrics(finals, main);
+  append_total_metrics(finals);
+  // Runs on the writer thread once it knows the final drop count.
+  auto compose = [this, finals = std::move(finals), code](std::uint64_t dropped) {
+    std::string out = finals;
+    if (dropped > 0) {
+      std::string line;
+      LineBuilder b(line);
+      b.begin("data", common(*m_main), {k_internal_file, __LINE__});
+      const std::int64_t t_abs = mono_us() - m_start_us;
+      b.seconds("t_abs", t_abs);
+      b.seconds("t_rel", t_abs);
+      b.integer("nesting", 1);
+      b.string("category", "trace2d");
+      b.string("key", "dropped_events");
+      b.string("value", std::to_string(dropped));
+      b.end();
+      out += line;
+    }
+    out += format_exit_line(*m_main, "atexit", code, {k_internal_file, __LINE__});
+    return out;
+  };
+  m_writer->finish(compose, m_config.exit_flush_timeout);
+}
+
+void Session::hold_writer_for_fork() noexcept { m_writer->hold_for_fork(); }
+
+void Session::release_writer_after_fork() noexcept { m_writer->release_after_fork(); }
+
+void Session::abandon_in_child(Session* previous) noexcept {
+  m_abandoned_before = previous;
+  m_finished.store(true);
+  m_writer->abandon_in_child();
+}
+
+std::vector<std::string> Session::child_environment() const {
+  std::vector<std::string> out;
+  out.push_back("GIT_TRACE2_PARENT_SID=" + m_sid);
+  {
+    std::lock_guard lock(m_mutex);
+    const std::string& name = m_hierarchy.empty() ? m_parent_name : m_hierarchy;
+    if (!name.empty()) {
+      out.push_back("GIT_TRACE2_PARENT_NAME=" + name);
+    }
+  }
+  if (!m_target_for_children.empty()) {
+    out.push_back("GIT_TRACE2_EVENT=" + m_target_for_children);
+  }
+  return out;
+}
+
+}  // namespace trace2d::client::detail

@@ -1,0 +1,173 @@
+#pragma once
+// The process's trace2 session: its SID, its settings, the writer, the
+// per-thread contexts, and every event the public APIs (C and C++) send.
+// One per process, reached through Session::current().
+//
+// A Session is never destroyed. Threads may still emit while the process
+// exits, and the child of a fork() inherits a copy whose mutexes may be
+// held and whose writer thread does not exist there: the child drops its
+// pointer to it without running any destructor (see abandon_in_child()).
+
+#include <sys/types.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/src/line_builder.hpp"
+#include "client/src/metrics.hpp"
+#include "client/src/thread_context.hpp"
+#include "client/src/writer.hpp"
+
+namespace trace2d::client::detail {
+
+struct Config {
+  std::string target;  // empty: GIT_TRACE2_EVENT
+  std::string exe;
+  std::string cmd_name;
+  std::size_t queue_bytes = std::size_t{1} << 20;
+  std::chrono::milliseconds exit_flush_timeout{150};
+  bool export_environment = true;
+  bool signal_events = true;
+};
+
+struct ChildSpec {
+  std::string_view child_class;
+  std::string_view hook_name;
+  std::string_view cd;
+  bool use_shell = false;
+};
+
+// The file name library-made events (atexit, timers, ...) carry, as git's
+// carry "trace2/tr2_tgt_event.c".
+inline constexpr std::string_view k_internal_file = "trace2d/client";
+
+class Session {
+ public:
+  Session(Config config, std::string sid, std::unique_ptr<Sink> sink);
+
+  // Starts this process's session; false when tracing is off. Once per
+  // process (again in the child of a fork).
+  static bool start(std::span<const std::string_view> argv, const Config& config, Where where);
+  [[nodiscard]] static Session* current() noexcept;
+
+  [[nodiscard]] const std::string& sid() const { return m_sid; }
+  [[nodiscard]] bool active() const noexcept {
+    return !m_finished.load(std::memory_order_relaxed) && m_writer->accepting();
+  }
+
+  void cmd_name(std::string_view name, Where where);
+  void cmd_mode(std::string_view mode, Where where);
+  void def_param(std::string_view param, std::optional<std::string_view> value,
+                 std::string_view scope, Where where);
+  void def_repo(int repo, std::string_view worktree, Where where);
+  void region_enter(std::string_view category, std::string_view label, std::string_view msg,
+                    int repo, Where where);
+  void region_leave(std::string_view category, std::string_view label, std::string_view msg,
+                    int repo, Where where);
+  // Leaves the innermost region with the category and label it was entered with.
+  void region_leave_innermost(int repo, Where where);
+  void data(std::string_view category, std::string_view key, std::string_view value, int repo,
+            Where where);
+  void data_json(std::string_view category, std::string_view key, std::string_view json, int repo,
+                 Where where);
+  void error(std::string_view msg, std::string_view fmt, Where where);
+  void printf(std::string_view msg, Where where);
+
+  // Thread scopes: start returns what exit must undo.
+  enum class ThreadScope { none, thread, region };
+  ThreadScope thread_start(std::string_view name, Where where);
+  void thread_exit(ThreadScope scope, Where where);
+  // For the C ABI, which has no scope object.
+  [[nodiscard]] ThreadScope current_thread_scope();
+  // A thread other than main ends: per-thread timers and counters and
+  // thread_exit when thread_start was sent, then its totals are kept.
+  void end_thread(ThreadContext& ctx, Where where);
+
+  void timer_start(int id);
+  void timer_stop(int id);
+  void counter_add(int id, std::int64_t value);
+
+  int child_start(std::span<const std::string_view> argv, const ChildSpec& spec, Where where);
+  void child_exit(int child_id, pid_t pid, int code, Where where);
+  // "NAME=value" entries a child needs to be stitched under this session.
+  [[nodiscard]] std::vector<std::string> child_environment() const;
+
+  void record_exit(int code, Where where);
+  // The atexit handler: final events, then a bounded flush.
+  void finish_at_exit();
+  // From a fatal signal handler (async-signal-safe).
+  void on_fatal_signal(int signo) noexcept;
+  void hold_writer_for_fork() noexcept;
+  void release_writer_after_fork() noexcept;
+  // In the child of a fork. `previous` is the session abandoned before
+  // (in an earlier fork), kept reachable from this one.
+  void abandon_in_child(Session* previous) noexcept;
+
+  [[nodiscard]] pid_t pid() const { return m_pid; }
+  // Events dropped so far (the benchmark reports it).
+  [[nodiscard]] std::uint64_t dropped() { return m_writer->dropped(); }
+
+ private:
+  friend struct SessionAccess;
+
+  [[nodiscard]] ThreadContext* context();
+  ThreadContext* create_context(std::string_view base_name, bool named, std::int64_t now);
+  void release_context(ThreadContext& ctx);
+  [[nodiscard]] CommonFields common(const ThreadContext& ctx) const {
+    return {m_sid_json, ctx.thread_json, m_brief};
+  }
+  void push(const std::string& line) noexcept { m_writer->push(line); }
+  void emit_version_and_start(std::span<const std::string_view> argv, Where where, bool with_start);
+  void append_thread_metrics(std::string& out, ThreadContext& ctx);
+  void append_total_metrics(std::string& out);
+  std::string format_exit_line(const ThreadContext& ctx, std::string_view event, int code,
+                               Where where) const;
+
+  Config m_config;
+  std::string m_sid;
+  std::string m_sid_json;  // ,"sid":"..."
+  bool m_brief = false;
+  std::size_t m_max_nesting = 2;
+  pid_t m_pid;
+  std::int64_t m_start_us;  // t_abs counts from here
+  std::unique_ptr<Writer> m_writer;
+  std::string m_target_for_children;  // GIT_TRACE2_EVENT to pass on, when we chose it
+
+  mutable std::mutex m_mutex;  // the fields below up to m_open_children
+  std::string m_parent_name;   // GIT_TRACE2_PARENT_NAME for the next cmd_name
+  std::string m_hierarchy;     // the last cmd_name hierarchy
+  std::string m_exit_line;
+  int m_exit_code = 0;
+  std::map<int, std::int64_t> m_open_children;  // child id -> start
+
+  std::atomic<int> m_next_child_id{0};
+  std::atomic<int> m_next_thread_id{1};
+  std::atomic<bool> m_finished{false};
+
+  std::mutex m_threads_mutex;  // the fields below
+  std::vector<std::unique_ptr<ThreadContext>> m_threads;
+  std::array<TimerTotal, k_max_metrics> m_timer_totals{};
+  std::array<std::int64_t, k_max_metrics> m_counter_totals{};
+  ThreadContext* m_main = nullptr;
+
+  Session* m_abandoned_before = nullptr;
+};
+
+// A "signal" event when a fatal signal kills the process, as git sends for
+// SIGPIPE (signals.cpp). Handlers go only where the signal still has its
+// default action (a program's own handlers are never replaced), reset
+// themselves, write the event without allocating or locking, and re-raise
+// the signal so that the process dies exactly as it would have.
+void install_fatal_signal_handlers();
+
+}  // namespace trace2d::client::detail

@@ -1,0 +1,90 @@
+#pragma once
+// The bounded queue between the threads that emit events and the one
+// background thread that writes them. Callers only append to a buffer under
+// a short lock; they never wait for the collector. When the buffer is full
+// the event is dropped and counted. At exit, finish() drains what the
+// collector takes within a bounded time, then writes the final events
+// (built with the final drop count) into the room the sink kept for them.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "client/src/sink.hpp"
+
+namespace trace2d::client::detail {
+
+class Writer {
+ public:
+  using ComposeFinal = std::function<std::string(std::uint64_t dropped)>;
+
+  Writer(std::unique_ptr<Sink> sink, std::size_t queue_bytes);
+  ~Writer();  // finishes with no final events (for tests; a session's writer lives on)
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Queues one '\n'-terminated line. False when dropped (queue full) or closed.
+  bool push(std::string_view line) noexcept;
+
+  // Writes what it can within `timeout`, giving up early when the collector
+  // has taken nothing for a while (it is stopped or gone), then the lines
+  // compose_final(dropped) returns. Blocks the caller for at most `timeout`
+  // plus a few milliseconds. push() refuses everything afterwards.
+  void finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout);
+
+  // False once the destination failed or finish() began.
+  [[nodiscard]] bool accepting() const noexcept {
+    return m_accepting.load(std::memory_order_relaxed);
+  }
+  // Everything queued has been handed to the kernel (for the signal handler).
+  [[nodiscard]] bool drained() const noexcept { return m_drained.load(); }
+  [[nodiscard]] std::uint64_t dropped();
+  [[nodiscard]] Sink& sink() { return *m_sink; }
+
+  // Around fork(): the writer is kept at a known point (waiting, or in a
+  // write) while the process forks; the parent then releases it.
+  void hold_for_fork() noexcept;
+  void release_after_fork() noexcept;
+  // In the child of a fork: the thread does not exist there; never touch
+  // the queue (or its mutex) again, and close the descriptor if it was ours.
+  void abandon_in_child() noexcept;
+
+ private:
+  void run();
+  bool should_give_up(std::int64_t now_us) const;
+  void write_final(const std::string& lines);
+
+  std::unique_ptr<Sink> m_sink;
+  const std::size_t m_capacity;
+
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::string m_front;      // filled by push(), under m_mutex
+  bool m_running = false;   // the thread has started
+  bool m_sleeping = false;  // the writer waits for a notification
+  bool m_hurried = false;   // woken early for a filling queue (once per batch)
+  bool m_finishing = false;
+  bool m_done = false;
+  std::uint64_t m_dropped = 0;
+  ComposeFinal m_compose;
+  std::int64_t m_finish_start_us = 0;
+  std::int64_t m_deadline_us = 0;
+
+  // Only the writer thread touches these.
+  std::string m_back;
+  std::size_t m_back_pos = 0;
+  std::int64_t m_stalled_since_us = 0;
+
+  std::atomic<bool> m_accepting{true};
+  std::atomic<bool> m_drained{true};
+  std::thread m_thread;
+};
+
+}  // namespace trace2d::client::detail

@@ -1,0 +1,293 @@
+#include "ctl/analysis/process_tree.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "ctl/analysis/session_placement.hpp"
+
+namespace trace2d::ctl::analysis {
+namespace {
+
+constexpr std::string_view k_main_thread = "main";
+// Sessions no child_start claims sort after the entries of their parent
+// when times are missing: git sent nothing that says when they started.
+constexpr std::int64_t k_unordered_seq = std::numeric_limits<std::int64_t>::max();
+
+std::optional<double> plus(const std::optional<double>& a, const std::optional<double>& b) {
+  if (a && b) {
+    return *a + *b;
+  }
+  return std::nullopt;
+}
+
+// One process's regions, threads and children under construction, each
+// with the index of its parent among them.
+class ProcessItems {
+ public:
+  void add_regions(std::vector<RegionInfo>& regions, const std::optional<double>& base) {
+    std::map<std::int64_t, std::size_t> by_seq;
+    for (RegionInfo& region : regions) {
+      Node node;
+      node.offset = plus(base, region.t_start);
+      node.elapsed = region.elapsed;
+      node.seq = region.seq;
+      by_seq.emplace(region.seq, m_nodes.size());
+      m_thread_regions[region.thread].push_back(m_nodes.size());
+      node.item = std::move(region);
+      m_nodes.push_back(std::move(node));
+    }
+    m_parents.resize(m_nodes.size());
+    for (auto& [thread, list] : m_thread_regions) {
+      std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return m_nodes[a].seq < m_nodes[b].seq; });
+    }
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      // A parent that is not there (corrupt data) leaves the region at the top.
+      if (const auto& parent_seq = std::get<RegionInfo>(m_nodes[i].item).parent_seq) {
+        if (const auto found = by_seq.find(*parent_seq); found != by_seq.end()) {
+          m_parents[i] = found->second;
+        }
+      }
+    }
+  }
+
+  // A thread_start goes into the main-thread region open when it came; a
+  // thread's outermost regions go into its thread_start.
+  void add_threads(std::vector<ThreadInfo>& threads, const std::optional<double>& base) {
+    for (ThreadInfo& thread : threads) {
+      Node node;
+      node.offset = plus(base, thread.t_start);
+      node.elapsed = thread.elapsed;
+      node.seq = thread.start_seq.value_or(k_unordered_seq);
+      const auto parent = thread.start_seq ? open_region(std::string(k_main_thread), *thread.start_seq) : std::nullopt;
+      m_threads.emplace(thread.name, m_nodes.size());
+      node.item = std::move(thread);
+      add(std::move(node), parent);
+    }
+    for (const auto& [thread, list] : m_thread_regions) {
+      if (thread == k_main_thread || list.empty()) {
+        continue;
+      }
+      auto found = m_threads.find(thread);
+      if (found == m_threads.end()) {
+        // git starts some threads without thread_start (read-cache's
+        // extension loader shows up as "th01:unknown"): make one up,
+        // spanning the thread's regions, where its first region began.
+        const auto parent = open_region(std::string(k_main_thread), m_nodes[list.front()].seq);
+        found = m_threads.emplace(thread, add(made_up_thread(thread, list), parent)).first;
+      }
+      for (const std::size_t region : list) {
+        if (!m_parents[region]) {
+          m_parents[region] = found->second;
+        }
+      }
+    }
+  }
+
+  // A child_start goes into the region of its thread open when it came,
+  // else into its thread's entry.
+  [[nodiscard]] std::optional<std::size_t> child_parent(const ChildInfo& child) const {
+    if (child.start_seq) {
+      if (const auto region = open_region(child.thread, *child.start_seq)) {
+        return region;
+      }
+    }
+    if (const auto found = m_threads.find(child.thread); found != m_threads.end() && child.thread != k_main_thread) {
+      return found->second;
+    }
+    return std::nullopt;
+  }
+
+  std::size_t add(Node node, std::optional<std::size_t> parent) {
+    m_nodes.push_back(std::move(node));
+    m_parents.push_back(parent);
+    return m_nodes.size() - 1;
+  }
+
+  // Moves every node into its parent; returns the top-level ones. The
+  // deepest go first, so each one moves with all it holds.
+  [[nodiscard]] std::vector<Node> nest() && {
+    std::vector<std::size_t> depth(m_nodes.size(), 0);
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      std::size_t steps = 0;
+      for (auto p = m_parents[i]; p && steps <= m_nodes.size(); p = m_parents[*p]) {
+        ++steps;
+      }
+      if (steps > m_nodes.size()) {
+        m_parents[i].reset();  // a loop in corrupt data: keep the node, at the top
+        steps = 0;
+      }
+      depth[i] = steps;
+    }
+    std::vector<std::size_t> order(m_nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] > depth[b]; });
+    std::vector<Node> top;
+    for (const std::size_t i : order) {
+      sort_siblings(m_nodes[i].children);
+      if (m_parents[i]) {
+        m_nodes[*m_parents[i]].children.push_back(std::move(m_nodes[i]));
+      } else {
+        top.push_back(std::move(m_nodes[i]));
+      }
+    }
+    sort_siblings(top);
+    return top;
+  }
+
+ private:
+  // Innermost region of `thread` still open at event `seq` (by event order,
+  // which needs no times).
+  [[nodiscard]] std::optional<std::size_t> open_region(const std::string& thread, std::int64_t seq) const {
+    const auto list = m_thread_regions.find(thread);
+    if (list == m_thread_regions.end()) {
+      return std::nullopt;
+    }
+    const auto after = std::upper_bound(list->second.begin(), list->second.end(), seq,
+                                        [&](std::int64_t s, std::size_t node) { return s < m_nodes[node].seq; });
+    if (after == list->second.begin()) {
+      return std::nullopt;
+    }
+    for (std::optional<std::size_t> candidate = *(after - 1); candidate; candidate = m_parents[*candidate]) {
+      const RegionInfo& region = std::get<RegionInfo>(m_nodes[*candidate].item);
+      if (!region.leave_seq || *region.leave_seq > seq) {
+        return candidate;
+      }
+    }
+    return std::nullopt;
+  }
+
+  [[nodiscard]] Node made_up_thread(const std::string& name, const std::vector<std::size_t>& regions) const {
+    const Node& first = m_nodes[regions.front()];
+    Node made;
+    made.offset = first.offset;
+    made.seq = first.seq - 1;
+    const std::optional<double> t_start = std::get<RegionInfo>(first.item).t_start;
+    std::optional<double> t_end;
+    for (const std::size_t r : regions) {
+      const RegionInfo& region = std::get<RegionInfo>(m_nodes[r].item);
+      if (region.t_start && region.elapsed) {
+        t_end = std::max(t_end.value_or(0.0), *region.t_start + *region.elapsed);
+      }
+    }
+    if (t_start && t_end) {
+      made.elapsed = *t_end - *t_start;
+    }
+    made.item = ThreadInfo{name, std::nullopt, t_start, made.elapsed};
+    return made;
+  }
+
+  std::vector<Node> m_nodes;
+  std::vector<std::optional<std::size_t>> m_parents;
+  std::map<std::string, std::vector<std::size_t>> m_thread_regions;  // node indexes, by seq
+  std::map<std::string, std::size_t> m_threads;                     // thread name -> node index
+};
+
+class TreeBuilder {
+ public:
+  TreeBuilder(std::vector<ProcessRows> rows, const BuildOptions& options, std::optional<std::int64_t> origin_us)
+      : m_rows(std::move(rows)), m_options(options), m_origin_us(origin_us), m_placement(place_sessions(m_rows)) {}
+
+  std::vector<Node> build() {
+    std::vector<Node> top;
+    for (const std::size_t i : m_placement.top) {
+      top.push_back(process_node(i, 0));
+    }
+    sort_siblings(top);
+    return top;
+  }
+
+ private:
+  Node process_node(std::size_t index, int level) {
+    ProcessRows& rows = m_rows[index];
+    Node node;
+    node.elapsed = rows.info.elapsed;
+    if (rows.info.start_us && m_origin_us) {
+      node.offset = static_cast<double>(*rows.info.start_us - *m_origin_us) / 1e6;
+    }
+    const bool expand = !m_options.max_depth || level < *m_options.max_depth;
+    ProcessItems items;
+    items.add_regions(rows.regions, node.offset);
+    items.add_threads(rows.threads, node.offset);
+    for (ChildInfo& child : rows.children) {
+      Node entry;
+      entry.offset = plus(node.offset, child.t_start);
+      entry.elapsed = child.elapsed;
+      entry.seq = child.start_seq.value_or(k_unordered_seq);
+      const auto parent = items.child_parent(child);
+      if (expand) {
+        if (const auto found = m_placement.by_child.find({index, child.child_id}); found != m_placement.by_child.end()) {
+          for (const std::size_t session : found->second) {
+            entry.children.push_back(process_node(session, level + 1));
+          }
+        }
+      }
+      entry.item = std::move(child);
+      items.add(std::move(entry), parent);
+    }
+    if (expand) {
+      if (const auto found = m_placement.orphans.find(index); found != m_placement.orphans.end()) {
+        for (const std::size_t orphan : found->second) {
+          Node process = process_node(orphan, level + 1);
+          process.seq = k_unordered_seq;
+          items.add(std::move(process), std::nullopt);
+        }
+      }
+    }
+    node.children = std::move(items).nest();
+    node.item = std::move(rows.info);
+    return node;
+  }
+
+  std::vector<ProcessRows> m_rows;
+  BuildOptions m_options;
+  std::optional<std::int64_t> m_origin_us;
+  Placement m_placement;
+};
+
+}  // namespace
+
+std::optional<double> Node::end() const { return plus(offset, elapsed); }
+
+void sort_siblings(std::vector<Node>& nodes) {
+  const bool timed = std::all_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.offset.has_value(); });
+  if (timed) {
+    std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
+      return *a.offset != *b.offset ? *a.offset < *b.offset : a.seq < b.seq;
+    });
+  } else {
+    std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) { return a.seq < b.seq; });
+  }
+}
+
+namespace {
+
+std::size_t count_processes(const std::vector<Node>& nodes) {
+  std::size_t n = 0;
+  for (const Node& node : nodes) {
+    n += (node.process() != nullptr ? 1 : 0) + count_processes(node.children);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::size_t count_processes(const ProcessTree& tree) { return count_processes(tree.processes); }
+
+ProcessTree build_process_tree(const std::string& root, std::vector<ProcessRows> rows, const BuildOptions& options) {
+  std::sort(rows.begin(), rows.end(), [](const ProcessRows& a, const ProcessRows& b) { return a.info.sid < b.info.sid; });
+  ProcessTree tree;
+  tree.root = root;
+  for (const ProcessRows& r : rows) {
+    if (r.info.start_us && (!tree.origin_us || *r.info.start_us < *tree.origin_us)) {
+      tree.origin_us = r.info.start_us;
+    }
+  }
+  tree.processes = TreeBuilder(std::move(rows), options, tree.origin_us).build();
+  return tree;
+}
+
+}  // namespace trace2d::ctl::analysis

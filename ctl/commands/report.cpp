@@ -1,0 +1,95 @@
+// trace2ctl report --html FILE: a self-contained HTML page with the
+// per-command summary and flame charts of the slowest process trees.
+
+#include <memory>
+#include <string>
+
+#include "ctl/analysis/process_tree.hpp"
+#include "ctl/analysis/tree_filter.hpp"
+#include "ctl/analysis/tree_loader.hpp"
+#include "ctl/commands/command.hpp"
+#include "ctl/commands/window_flags.hpp"
+#include "ctl/output/file_output.hpp"
+#include "ctl/output/json.hpp"
+#include "ctl/query/analysis_queries.hpp"
+#include "ctl/query/database.hpp"
+#include "ctl/query/read_transaction.hpp"
+#include "ctl/render/html_report.hpp"
+#include "proto/timestamp.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+constexpr int k_default_trees = 5;
+
+struct ReportOptions {
+  std::string html;
+  WindowFlags window;
+  int limit = k_default_trees;
+  std::optional<double> min_ms;
+};
+
+std::string describe_window(const Window& window) {
+  std::string text = window.since ? "sessions since " + *window.since : std::string("all sessions");
+  if (!window.cmd.empty()) {
+    text += " of command " + window.cmd;
+  }
+  return text;
+}
+
+void run_report(const Context& ctx, const ReportOptions& options) {
+  store::Database db = open_database(ctx.global.db_path);
+  const Window window = to_window(options.window);
+  render::HtmlReport report;
+  report.database = ctx.global.db_path;
+  report.generated_at = proto::format_utc_timestamp(proto::unix_now_us());
+  report.window = describe_window(window);
+  {
+    const ReadTransaction snapshot(db);
+    report.command_stats = command_stats(db, window, Units::milliseconds);
+    for (const std::string& sid : slowest_roots(db, window, options.limit)) {
+      analysis::ProcessTree tree = analysis::build_process_tree(sid, analysis::load_process_rows(db, sid));
+      if (options.min_ms) {
+        analysis::filter_tree(tree, {*options.min_ms / 1000.0, std::nullopt});
+      }
+      report.trees.push_back(std::move(tree));
+    }
+  }
+  std::string html;
+  render::append_html_report(html, report);
+  write_text_file(options.html, html);
+
+  if (ctx.global.format == OutputFormat::json) {
+    std::string text = "{\"file\":";
+    append_json_string(text, options.html);
+    text += ",\"bytes\":" + std::to_string(html.size()) +
+            ",\"commands\":" + std::to_string(report.command_stats.rows.size()) + ",\"trees\":[";
+    for (std::size_t i = 0; i < report.trees.size(); ++i) {
+      text += i > 0 ? "," : "";
+      append_json_string(text, report.trees[i].root);
+    }
+    text += "]}\n";
+    ctx.out << text;
+    return;
+  }
+  ctx.out << "wrote " << options.html << ": " << report.command_stats.rows.size() << " commands, "
+          << report.trees.size() << " process trees (" << html.size() << " bytes)\n";
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& cli) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* app = cli.add_subcommand(
+      "report", "Write one self-contained HTML page: per-command summary and flame charts of the slowest runs");
+  app->add_option("--html", options->html, "The HTML file to write (replaced if it exists)")->required();
+  add_window_flags(*app, options->window);
+  app->add_option("--limit", options->limit, "Draw the N slowest process trees")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app->add_option("--min-ms", options->min_ms, "Leave out regions and children shorter than this (ms)")
+      ->check(CLI::NonNegativeNumber);
+  return {app, [options](const Context& ctx) { run_report(ctx, *options); }};
+}
+
+}  // namespace trace2d::ctl

@@ -1,0 +1,49 @@
+// trace2ctl stats: per command (or per region) counts and elapsed-time
+// percentiles, the `command_stats` (`region_stats`) view over a window.
+
+#include <memory>
+#include <string>
+
+#include "ctl/commands/command.hpp"
+#include "ctl/commands/window_flags.hpp"
+#include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
+#include "ctl/query/analysis_queries.hpp"
+#include "ctl/query/database.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+struct StatsOptions {
+  WindowFlags window;
+  std::string by = "commands";
+};
+
+void run_stats(const Context& ctx, const StatsOptions& options) {
+  store::Database db = open_database(ctx.global.db_path);
+  const Window window = to_window(options.window);
+  const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
+  const ResultSet result =
+      options.by == "regions" ? region_stats(db, window, units) : command_stats(db, window, units);
+  if (ctx.global.format == OutputFormat::json) {
+    print_json_array(ctx.out, result);
+  } else {
+    print_table(ctx.out, result);
+  }
+}
+
+}  // namespace
+
+Command add_stats_command(CLI::App& cli) {
+  auto options = std::make_shared<StatsOptions>();
+  CLI::App* app = cli.add_subcommand(
+      "stats", "Per command: runs, failures, incomplete sessions, p50/p90/p99/max elapsed (ms)");
+  add_window_flags(*app, options->window);
+  app->add_option("--by", options->by,
+                  "commands: per cmd_name (command_stats); regions: per region category and label (region_stats)")
+      ->check(CLI::IsMember({"commands", "regions"}))
+      ->capture_default_str();
+  return {app, [options](const Context& ctx) { run_stats(ctx, *options); }};
+}
+
+}  // namespace trace2d::ctl

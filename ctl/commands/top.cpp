@@ -1,0 +1,55 @@
+// trace2ctl top: the slowest sessions, or the slowest regions, in a window.
+
+#include <memory>
+#include <string>
+
+#include "ctl/commands/command.hpp"
+#include "ctl/commands/window_flags.hpp"
+#include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
+#include "ctl/query/analysis_queries.hpp"
+#include "ctl/query/database.hpp"
+
+namespace trace2d::ctl {
+namespace {
+
+constexpr int k_default_limit = 20;
+// argv and region messages can be paths of any length; --json has them whole.
+constexpr std::size_t k_table_text_chars = 60;
+
+struct TopOptions {
+  WindowFlags window;
+  int limit = k_default_limit;
+  std::string by = "commands";
+};
+
+void run_top(const Context& ctx, const TopOptions& options) {
+  store::Database db = open_database(ctx.global.db_path);
+  const Window window = to_window(options.window);
+  const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
+  const ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
+                                                   : slowest_sessions(db, window, options.limit, units);
+  if (ctx.global.format == OutputFormat::json) {
+    print_json_array(ctx.out, result);
+  } else {
+    print_table(ctx.out, result, TableStyle{{{"argv", k_table_text_chars}, {"msg", k_table_text_chars}}});
+  }
+}
+
+}  // namespace
+
+Command add_top_command(CLI::App& cli) {
+  auto options = std::make_shared<TopOptions>();
+  CLI::App* app = cli.add_subcommand("top", "The slowest sessions (or regions), slowest first");
+  add_window_flags(*app, options->window);
+  app->add_option("--limit", options->limit, "Show at most N rows")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--by", options->by,
+                  "commands: finished sessions by elapsed; regions: closed regions by elapsed, with their session")
+      ->check(CLI::IsMember({"commands", "regions"}))
+      ->capture_default_str();
+  return {app, [options](const Context& ctx) { run_top(ctx, *options); }};
+}
+
+}  // namespace trace2d::ctl

@@ -1,0 +1,14 @@
+#pragma once
+// Writing a command's result to a file (`export -o`, `report --html`).
+
+#include <string>
+#include <string_view>
+
+namespace trace2d::ctl {
+
+// Replaces `path` with `text` in one step: written to a temporary file in
+// the same directory, then renamed, so a reader (a browser reloading the
+// report) never sees half a file. Throws std::runtime_error naming `path`.
+void write_text_file(const std::string& path, std::string_view text);
+
+}  // namespace trace2d::ctl

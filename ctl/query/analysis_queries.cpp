@@ -1,0 +1,128 @@
+#include "ctl/query/analysis_queries.hpp"
+
+#include <vector>
+
+namespace trace2d::ctl {
+namespace {
+
+// "AND ..." conditions on the sessions alias `s`, with ?1 the start of the
+// window and ?2 the command (see bind_window). Sessions that never sent a
+// time count from when trace2d first saw them.
+std::string window_condition(const Window& window) {
+  std::string sql;
+  if (window.since) {
+    sql += " AND (s.start_time >= ?1 OR (s.start_time IS NULL AND s.first_received >= ?1))";
+  }
+  if (!window.cmd.empty()) {
+    sql += " AND s.cmd_name = ?2";
+  }
+  return sql;
+}
+
+void bind_window(store::Statement& stmt, const Window& window) {
+  if (window.since) {
+    stmt.bind_text(1, *window.since);
+  }
+  if (!window.cmd.empty()) {
+    stmt.bind_text(2, window.cmd);
+  }
+}
+
+ResultSet run(store::Database& db, const std::string& sql, const Window& window) {
+  store::Statement stmt = db.prepare(sql);
+  bind_window(stmt, window);
+  return read_all(stmt);
+}
+
+// A duration column: seconds under the view's name, or milliseconds.
+std::string duration(const std::string& expr, const std::string& name, Units units) {
+  if (units == Units::seconds) {
+    return expr + " AS " + name;
+  }
+  return "round(" + expr + " * 1000, 3) AS " + name + "_ms";
+}
+
+// Nearest-rank percentiles of `value` per `keys`, over the rows of `source`
+// (a CTE name), as in the schema's statistics views.
+std::string percentiles_cte(const std::string& keys, const std::string& source) {
+  return "timed AS (SELECT " + keys + ", elapsed, row_number() OVER (PARTITION BY " + keys +
+         " ORDER BY elapsed) AS rank, count(*) OVER (PARTITION BY " + keys + ") AS n FROM " + source +
+         " WHERE elapsed IS NOT NULL),"
+         " pct AS (SELECT " + keys + ","
+         " max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,"
+         " max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,"
+         " max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,"
+         " max(elapsed) AS max, sum(elapsed) AS total, count(*) AS closed FROM timed GROUP BY " + keys + ")";
+}
+
+}  // namespace
+
+ResultSet command_stats(store::Database& db, const Window& window, Units units) {
+  const std::string sql =
+      "WITH w AS (SELECT s.cmd_name, s.elapsed, s.exit_code, s.signo, s.status FROM sessions s"
+      " WHERE s.cmd_name IS NOT NULL" + window_condition(window) + "), " +
+      percentiles_cte("cmd_name", "w") +
+      " SELECT w.cmd_name, count(*) AS runs, coalesce(sum(w.exit_code != 0 OR w.signo IS NOT NULL), 0) AS failures,"
+      " sum(w.status = 'incomplete') AS incomplete, " +
+      duration("p.p50", "p50_elapsed", units) + ", " + duration("p.p90", "p90_elapsed", units) + ", " +
+      duration("p.p99", "p99_elapsed", units) + ", " + duration("p.max", "max_elapsed", units) + ", " +
+      duration("sum(w.elapsed)", "total_elapsed", units) +
+      " FROM w LEFT JOIN pct p ON p.cmd_name = w.cmd_name GROUP BY w.cmd_name ORDER BY runs DESC, w.cmd_name";
+  return run(db, sql, window);
+}
+
+ResultSet region_stats(store::Database& db, const Window& window, Units units) {
+  const std::string source =
+      window.since || !window.cmd.empty()
+          ? "(SELECT r.category, r.label, r.elapsed FROM region_store r JOIN sessions s ON s.id = r.session"
+            " WHERE 1" + window_condition(window) + ")"
+          : std::string("region_store");
+  const std::string sql =
+      "WITH " + percentiles_cte("category, label", source) +
+      " SELECT ca.text AS category, la.text AS label, p.closed AS count, " +
+      duration("p.p50", "p50_elapsed", units) + ", " + duration("p.p90", "p90_elapsed", units) + ", " +
+      duration("p.p99", "p99_elapsed", units) + ", " + duration("p.max", "max_elapsed", units) + ", " +
+      duration("p.total", "total_elapsed", units) +
+      " FROM pct p LEFT JOIN names ca ON ca.id = p.category LEFT JOIN names la ON la.id = p.label"
+      " ORDER BY p.total DESC, ca.text, la.text";
+  return run(db, sql, window);
+}
+
+ResultSet slowest_sessions(store::Database& db, const Window& window, int limit, Units units) {
+  const std::string sql = "SELECT " + duration("s.elapsed", "elapsed", units) +
+                          ", s.cmd_name, s.exit_code, s.status, s.start_time, s.depth, s.sid, s.argv"
+                          " FROM sessions s WHERE s.elapsed IS NOT NULL" + window_condition(window) +
+                          " ORDER BY s.elapsed DESC, s.id LIMIT " + std::to_string(limit);
+  return run(db, sql, window);
+}
+
+ResultSet slowest_regions(store::Database& db, const Window& window, int limit, Units units) {
+  // Sort the compact rows first; names are looked up for the few kept.
+  const std::string sql =
+      "WITH top AS (SELECT r.session, r.seq, r.thread, r.category, r.label, r.msg, r.t_start, r.elapsed"
+      " FROM region_store r JOIN sessions s ON s.id = r.session WHERE r.elapsed IS NOT NULL" +
+      window_condition(window) + " ORDER BY r.elapsed DESC, r.session, r.seq LIMIT " + std::to_string(limit) +
+      ") SELECT " + duration("t.elapsed", "elapsed", units) +
+      ", ca.text AS category, la.text AS label, t.msg, th.text AS thread, " + duration("t.t_start", "t_start", units) +
+      ", s.cmd_name, s.start_time, s.sid"
+      " FROM top t JOIN sessions s ON s.id = t.session LEFT JOIN names ca ON ca.id = t.category"
+      " LEFT JOIN names la ON la.id = t.label LEFT JOIN names th ON th.id = t.thread"
+      " ORDER BY t.elapsed DESC, t.session, t.seq";
+  return run(db, sql, window);
+}
+
+std::vector<std::string> slowest_roots(store::Database& db, const Window& window, int limit) {
+  const std::string sql =
+      "SELECT s.sid FROM sessions s WHERE s.elapsed IS NOT NULL"
+      " AND (s.parent_sid IS NULL OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid))" +
+      window_condition(window) + " ORDER BY s.elapsed DESC, s.id LIMIT " + std::to_string(limit);
+  store::Statement stmt = db.prepare(sql);
+  bind_window(stmt, window);
+  std::vector<std::string> sids;
+  while (stmt.step()) {
+    sids.emplace_back(stmt.column_text(0));
+  }
+  return sids;
+}
+
+}  // namespace trace2d::ctl

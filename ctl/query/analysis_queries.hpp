@@ -1,0 +1,42 @@
+#pragma once
+// The aggregate queries behind `top`, `stats` and `report`. Each takes an
+// optional time window (sessions started at or after `since`, in the
+// stored time format) and reports durations either as the database does
+// (seconds, the view's column names: JSON) or in milliseconds rounded for
+// reading (`*_ms` columns: tables).
+
+#include <optional>
+#include <string>
+
+#include "ctl/output/result_set.hpp"
+#include "daemon/store/sqlite.hpp"
+
+namespace trace2d::ctl {
+
+enum class Units { seconds, milliseconds };
+
+struct Window {
+  std::optional<std::string> since;  // "YYYY-MM-DDTHH:MM:SS.ffffffZ"
+  std::string cmd;                   // only this cmd_name; empty: all
+};
+
+// Per cmd_name: runs, failures (non-zero exit or a signal), incomplete
+// sessions, nearest-rank p50/p90/p99 and max of elapsed, total elapsed;
+// most runs first. Without a window it equals the `command_stats` view.
+[[nodiscard]] ResultSet command_stats(store::Database& db, const Window& window, Units units);
+
+// Per (category, label) of closed regions: count, p50/p90/p99/max and total
+// elapsed; most total time first. Without a window it equals `region_stats`.
+[[nodiscard]] ResultSet region_stats(store::Database& db, const Window& window, Units units);
+
+// The `limit` slowest finished sessions, slowest first.
+[[nodiscard]] ResultSet slowest_sessions(store::Database& db, const Window& window, int limit, Units units);
+
+// The `limit` slowest closed regions, with their session, slowest first.
+[[nodiscard]] ResultSet slowest_regions(store::Database& db, const Window& window, int limit, Units units);
+
+// SIDs of the `limit` slowest finished processes that are the top of their
+// tree (no parent session in the database), slowest first.
+[[nodiscard]] std::vector<std::string> slowest_roots(store::Database& db, const Window& window, int limit);
+
+}  // namespace trace2d::ctl

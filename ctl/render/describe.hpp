@@ -1,0 +1,40 @@
+#pragma once
+// How the analysis commands name and time things, in text, SVG and Chrome
+// traces alike: one place, so `tree`, `report` and `export` agree.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ctl/analysis/process_tree.hpp"
+
+namespace trace2d::ctl::render {
+
+// Seconds as milliseconds with three decimals ("21.277"); empty when unknown.
+[[nodiscard]] std::string format_ms(const std::optional<double>& seconds);
+
+// argv as a shell would read it back: words with blanks or quotes in
+// single quotes. `shell_command`: argv[0] is itself a command line (a child
+// git ran with use_shell) and is shown as it is.
+[[nodiscard]] std::string join_argv(const std::vector<std::string>& argv, bool shell_command = false);
+
+// The command of a process: cmd_name, else argv[0]'s base name, else "?".
+[[nodiscard]] std::string process_name(const analysis::ProcessInfo& process);
+
+// How a process ended: "exit 0", "signal 13", "running", "incomplete".
+[[nodiscard]] std::string process_outcome(const analysis::ProcessInfo& process);
+
+// "category:label".
+[[nodiscard]] std::string region_name(const analysis::RegionInfo& region);
+
+// "child 0 transport/file" / "child 1 hook pre-commit" / "child 2".
+[[nodiscard]] std::string child_name(const analysis::ChildInfo& child);
+
+// "shell, pid 5387, exit 0"; "not started" when git could not run it.
+[[nodiscard]] std::string child_outcome(const analysis::ChildInfo& child);
+
+// One line describing any node (what `tree` prints after the connectors).
+// `with_argv`: a process's argv too (not needed under its child_start).
+[[nodiscard]] std::string node_label(const analysis::Node& node, bool with_argv, bool with_sid);
+
+}  // namespace trace2d::ctl::render

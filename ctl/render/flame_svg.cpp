@@ -1,0 +1,137 @@
+#include "ctl/render/flame_svg.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "ctl/render/describe.hpp"
+#include "ctl/render/html_text.hpp"
+
+namespace trace2d::ctl::render {
+namespace {
+
+constexpr double k_chart_width = 1160;  // px of time axis
+constexpr double k_margin = 10;
+constexpr double k_axis_height = 22;
+constexpr double k_row_height = 18;
+constexpr double k_bar_height = 16;
+constexpr double k_char_width = 6.6;  // DejaVu Sans at 11px, near enough
+constexpr double k_min_label_width = 24;
+
+// Regions take their colour from their category, the same in every chart.
+constexpr std::array<std::string_view, 12> k_region_colours{
+    "#8cd17d", "#f1ce63", "#86bcb6", "#ff9d9a", "#bab0ac", "#fabfd2",
+    "#d4a6c8", "#d7b5a6", "#b6992d", "#9fc6e7", "#ffbe7d", "#c9d7a4"};
+
+std::string_view region_colour(const std::string& category) {
+  std::uint32_t hash = 2166136261U;  // FNV-1a: stable across runs and builds
+  for (const char c : category) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
+  }
+  return k_region_colours[hash % k_region_colours.size()];
+}
+
+const char* kind_class(BarKind kind) {
+  switch (kind) {
+    case BarKind::process: return "process";
+    case BarKind::child: return "child";
+    case BarKind::thread: return "thread";
+    case BarKind::region: break;
+  }
+  return "region";
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+// A tick step of 1, 2 or 5 times a power of ten giving at most ~10 ticks.
+double tick_step(double span_ms) {
+  const double raw = span_ms / 10;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double factor : {1.0, 2.0, 5.0, 10.0}) {
+    if (factor * power >= raw) {
+      return factor * power;
+    }
+  }
+  return 10 * power;
+}
+
+std::string fit_label(const std::string& label, double width) {
+  if (width < k_min_label_width) {
+    return {};
+  }
+  const auto chars = static_cast<std::size_t>((width - 6) / k_char_width);
+  if (label.size() <= chars) {
+    return label;
+  }
+  std::string cut = label.substr(0, chars > 1 ? chars - 1 : 0);
+  while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80) {
+    cut.pop_back();  // never end inside a UTF-8 sequence
+  }
+  if (!cut.empty() && static_cast<unsigned char>(cut.back()) >= 0xC0) {
+    cut.pop_back();
+  }
+  return cut.empty() ? std::string() : cut + "\xE2\x80\xA6";
+}
+
+void append_axis(std::string& out, double span_ms, double height) {
+  if (span_ms <= 0) {
+    return;
+  }
+  const double step = tick_step(span_ms);
+  out += "<g class=\"axis\">";
+  for (int i = 0; i * step <= span_ms * (1 + 1e-9); ++i) {
+    const double t = i * step;
+    const double x = k_margin + t / span_ms * k_chart_width;
+    out += "<line x1=\"" + number(x) + "\" y1=\"" + number(k_axis_height - 4) + "\" x2=\"" + number(x) + "\" y2=\"" +
+           number(height) + "\"/>";
+    char text[32];
+    std::snprintf(text, sizeof text, "%g ms", t);
+    out += "<text x=\"" + number(x + 2) + "\" y=\"12\">" + text + "</text>";
+  }
+  out += "</g>";
+}
+
+}  // namespace
+
+void append_flame_svg(std::string& out, const FlameLayout& layout) {
+  const double span_ms = layout.span * 1000;
+  const double height = k_axis_height + layout.rows * k_row_height + k_margin;
+  const double width = k_chart_width + 2 * k_margin;
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flame\" viewBox=\"0 0 " + number(width) + " " +
+         number(height) + "\" width=\"" + number(width) + "\" height=\"" + number(height) + "\">";
+  append_axis(out, span_ms, height);
+  for (const Bar& bar : layout.bars) {
+    const double scale = span_ms > 0 ? k_chart_width / layout.span : 0;
+    const double x = k_margin + bar.start * scale;
+    // At least a pixel, so even a 5 µs region shows where it ran.
+    const double w = std::max(1.0, (bar.end - bar.start) * scale);
+    const double y = k_axis_height + bar.row * k_row_height;
+    out += "<g class=\"bar ";
+    out += kind_class(bar.kind);
+    out += bar.open ? " open" : "";
+    out += "\" data-name=\"";
+    append_html_escaped(out, bar.label);
+    out += "\" data-start-ms=\"" + format_ms(bar.start) + "\" data-elapsed-ms=\"" + format_ms(bar.end - bar.start) +
+           "\"><title>";
+    append_html_escaped(out, bar.tooltip);
+    out += "</title><rect x=\"" + number(x) + "\" y=\"" + number(y) + "\" width=\"" + number(w) + "\" height=\"" +
+           number(k_bar_height) + "\"";
+    if (bar.kind == BarKind::region) {
+      out += " fill=\"" + std::string(region_colour(bar.category)) + "\"";
+    }
+    out += "/>";
+    if (const std::string label = fit_label(bar.label, w); !label.empty()) {
+      out += "<text x=\"" + number(x + 3) + "\" y=\"" + number(y + 12) + "\">";
+      append_html_escaped(out, label);
+      out += "</text>";
+    }
+    out += "</g>\n";
+  }
+  out += "</svg>";
+}
+
+}  // namespace trace2d::ctl::render

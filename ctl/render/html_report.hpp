@@ -1,0 +1,29 @@
+#pragma once
+// `trace2ctl report --html`: one self-contained HTML page (inline CSS and
+// SVG, no scripts, no fonts or images to fetch: it opens offline and can be
+// mailed or attached to a CI run) with
+//   - the per-command summary (command_stats over the window),
+//   - a list of the slowest process trees, and
+//   - for each of them, a flame chart: processes, regions, child processes
+//     and threads as nested bars along one time axis, labelled where the
+//     bar is wide enough, with a tooltip (<title>) on every bar.
+
+#include <string>
+#include <vector>
+
+#include "ctl/analysis/process_tree.hpp"
+#include "ctl/output/result_set.hpp"
+
+namespace trace2d::ctl::render {
+
+struct HtmlReport {
+  std::string database;      // shown in the header
+  std::string generated_at;  // UTC
+  std::string window;        // "all sessions", "since 2026-...", ...
+  ResultSet command_stats;   // as command_stats() gives it in milliseconds
+  std::vector<analysis::ProcessTree> trees;  // slowest first
+};
+
+void append_html_report(std::string& out, const HtmlReport& report);
+
+}  // namespace trace2d::ctl::render

@@ -1,0 +1,88 @@
+#include "ctl/render/tree_text.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ctl/output/table.hpp"
+#include "ctl/render/describe.hpp"
+
+namespace trace2d::ctl::render {
+namespace {
+
+constexpr const char* k_middle = "├─ ";
+constexpr const char* k_last = "└─ ";
+
+struct Line {
+  std::string start;
+  std::string elapsed;
+  std::string text;
+};
+
+class TreeLines {
+ public:
+  explicit TreeLines(const TreeTextOptions& options) : m_options(options) {}
+
+  void add(const analysis::Node& node, const std::string& lead, const std::string& connector, bool under_child) {
+    // Under its child_start the child line already shows the command.
+    const bool with_argv = node.process() != nullptr && !under_child;
+    m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
+                       lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids))});
+    const std::string next_lead = lead + (connector.empty() ? "" : (connector == k_last ? "   " : "│  "));
+    for (std::size_t i = 0; i < node.children.size(); ++i) {
+      const bool last = i + 1 == node.children.size();
+      add(node.children[i], next_lead, last ? k_last : k_middle, node.child() != nullptr);
+    }
+  }
+
+  void add_root(const std::string& text) { m_lines.push_back({{}, {}, text}); }
+
+  void print(std::ostream& out) const {
+    std::size_t start_width = std::string("start_ms").size();
+    std::size_t elapsed_width = std::string("elapsed_ms").size();
+    for (const Line& line : m_lines) {
+      start_width = std::max(start_width, line.start.size());
+      elapsed_width = std::max(elapsed_width, line.elapsed.size());
+    }
+    const auto pad = [](const std::string& text, std::size_t width) {
+      return std::string(width - std::min(width, text.size()), ' ') + text;
+    };
+    std::string text;
+    if (m_options.times) {
+      text += pad("start_ms", start_width) + "  " + pad("elapsed_ms", elapsed_width) + "  tree\n";
+      text += std::string(start_width, '-') + "  " + std::string(elapsed_width, '-') + "  ----\n";
+    }
+    for (const Line& line : m_lines) {
+      if (m_options.times) {
+        text += pad(line.start, start_width) + "  " + pad(line.elapsed, elapsed_width) + "  ";
+      }
+      text += line.text + "\n";
+    }
+    out << text;
+  }
+
+ private:
+  TreeTextOptions m_options;
+  std::vector<Line> m_lines;
+};
+
+}  // namespace
+
+void print_tree_text(std::ostream& out, const analysis::ProcessTree& tree, const TreeTextOptions& options) {
+  TreeLines lines(options);
+  const bool one_session = tree.processes.size() == 1 && tree.processes.front().process() != nullptr &&
+                           tree.processes.front().process()->sid == tree.root;
+  if (one_session) {
+    lines.add(tree.processes.front(), "", "", false);
+  } else {
+    // A prefix without a session of its own: its sessions hang under it.
+    lines.add_root(escape_for_terminal(tree.root) + "  [" + std::to_string(tree.processes.size()) +
+                   (tree.processes.size() == 1 ? " process" : " processes") + " under this SID prefix]");
+    for (std::size_t i = 0; i < tree.processes.size(); ++i) {
+      lines.add(tree.processes[i], "", i + 1 == tree.processes.size() ? k_last : k_middle, false);
+    }
+  }
+  lines.print(out);
+}
+
+}  // namespace trace2d::ctl::render

@@ -1,0 +1,184 @@
+// The example program (client/examples/parallel_fetch.cpp) with the real
+// trace2d and the real git: its session is stored whole, and every git it
+// runs, through the library's child helper or spawned by itself, is a
+// session whose parent is the example's.
+
+#include <gtest/gtest.h>
+
+#include "tests/client/client_e2e_support.hpp"
+#include "tests/client/client_support.hpp"
+
+namespace trace2d::test {
+namespace {
+
+class ClientE2e : public ExampleFixture {};
+
+TEST_F(ClientE2e, ExampleSessionIsCompleteAndItsGitsAreItsChildren) {
+  RunningDaemon daemon(m_dir);
+  const ExampleRun run = run_example("dest", daemon.git_target());
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_FALSE(run.sid.empty());
+  const long expected_events = events_written_to_a_file("dest-twin");
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+
+  store::Database db = open_db(daemon.db_path());
+  store::Statement s = db.prepare(
+      "SELECT status, cmd_name, exit_code, exe, evt, source, peer_pid, depth, event_count, "
+      "hierarchy,"
+      " elapsed FROM sessions WHERE sid = ?");
+  s.bind_text(1, run.sid);
+  ASSERT_TRUE(s.step()) << "no session " << run.sid;
+  EXPECT_EQ(s.column_text(0), "complete");
+  EXPECT_EQ(s.column_text(1), "parallel-fetch");
+  EXPECT_EQ(s.column_int(2), 0);
+  EXPECT_EQ(s.column_text(3), "parallel-fetch 1.0");
+  EXPECT_EQ(s.column_text(4), "4");
+  EXPECT_EQ(s.column_text(5), "stream");
+  EXPECT_EQ(s.column_int(6), pid_in_sid(run.sid));
+  EXPECT_EQ(s.column_int(7), 0);
+  EXPECT_EQ(s.column_int(8), expected_events) << "every event the library wrote is stored";
+  EXPECT_EQ(s.column_text(9), "parallel-fetch");
+  EXPECT_GT(s.column_double(10), 0.0);
+
+  // Its own events: the children it reported, its threads and regions.
+  EXPECT_EQ(
+      count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'child_start'", run.sid),
+      6);
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'child_exit'"
+                  " AND json_extract(json, '$.code') = 0 AND json_extract(json, '$.pid') > 0",
+                  run.sid),
+            6);
+  EXPECT_EQ(
+      count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'thread_start'", run.sid),
+      2);
+  EXPECT_EQ(
+      count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'region_enter'", run.sid),
+      count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'region_leave'", run.sid));
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM events WHERE sid = ?1 AND event IN ('timer', 'counter', "
+                  "'th_timer')",
+                  run.sid),
+            4);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM problems WHERE sid = ?1", run.sid), 0);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
+
+  // The gits: three clones through run_child(), three count-objects that
+  // the program spawned itself; all direct children of its session.
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sessions WHERE parent_sid = ?1", run.sid), 6);
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE parent_sid = ?1 AND cmd_name = 'clone'"
+                  " AND hierarchy = 'parallel-fetch/clone' AND status = 'complete'",
+                  run.sid),
+            3);
+  EXPECT_EQ(
+      count(db,
+            "SELECT count(*) FROM sessions WHERE parent_sid = ?1 AND cmd_name = 'count-objects'"
+            " AND status = 'complete'",
+            run.sid),
+      3);
+  // Each reported child is the session of the process with that pid.
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM events e WHERE e.sid = ?1 AND e.event = 'child_exit'"
+                  " AND EXISTS (SELECT 1 FROM sessions c WHERE c.parent_sid = e.sid"
+                  " AND c.peer_pid = json_extract(e.json, '$.pid'))",
+                  run.sid),
+            6);
+  EXPECT_GE(count(db, "SELECT count(*) FROM sessions WHERE root_sid = ?1 AND depth = 2", run.sid),
+            3)
+      << "the clones' upload-packs are grandchildren";
+}
+
+TEST_F(ClientE2e, SecondRunFetchesAndIsStitchedTheSameWay) {
+  RunningDaemon daemon(m_dir);
+  ASSERT_EQ(run_example("dest", daemon.git_target()).result.exit_code, 0);
+  const ExampleRun again = run_example("dest", daemon.git_target());
+  ASSERT_EQ(again.result.exit_code, 0) << again.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sessions WHERE parent_sid = ?1 AND cmd_name = 'fetch'",
+                  again.sid),
+            3);
+  EXPECT_EQ(
+      count(db, "SELECT count(*) FROM sessions WHERE sid = ?1 AND cmd_mode = 'pool'", again.sid),
+      1);
+}
+
+// The library over trace2d's datagram socket: one event per datagram.
+TEST_F(ClientE2e, DatagramTargetStoresTheWholeSession) {
+  RunningDaemon daemon(m_dir);
+  TempDir twin;
+  const EmitterRun file = run_emitter(twin, CLIENT_EMITTER_BIN, {"all", twin.file("env.txt")});
+  ASSERT_EQ(file.result.exit_code, 0);
+  const EmitterRun dgram =
+      run_emitter(m_dir, CLIENT_EMITTER_BIN, {"all", m_dir.file("env.txt")},
+                  {{"GIT_TRACE2_EVENT", "af_unix:dgram:" + daemon.dgram_socket_path()}});
+  ASSERT_EQ(dgram.result.exit_code, 0) << dgram.result.err;
+  ASSERT_FALSE(dgram.sid.empty());
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND source = 'dgram' AND cmd_name = 'sub'",
+                  dgram.sid),
+            1);
+  EXPECT_EQ(count(db, "SELECT event_count FROM sessions WHERE sid = ?1", dgram.sid),
+            static_cast<long>(file.lines.size()));
+  EXPECT_EQ(count(db, "SELECT count(*) FROM problems WHERE sid = ?1", dgram.sid), 0);
+}
+
+// Each child_start of the example links to the session of the git it started.
+TEST_F(ClientE2e, ChildrenTableLinksTheExamplesChildren) {
+  RunningDaemon daemon(m_dir);
+  const ExampleRun run = run_example("dest", daemon.git_target());
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db, "SELECT count(*) FROM children WHERE sid = ?1", run.sid), 6);
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM children ch JOIN sessions c ON c.sid = ch.child_sid"
+                  " WHERE ch.sid = ?1 AND c.parent_sid = ?1 AND c.peer_pid = ch.pid",
+                  run.sid),
+            6);
+}
+
+// `trace2ctl tree` shows the gits nested under the example.
+TEST_F(ClientE2e, TreeShowsTheGitsUnderTheExample) {
+  RunningDaemon daemon(m_dir);
+  const ExampleRun run = run_example("dest", daemon.git_target());
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  ProcessSpec tree;
+  tree.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "tree", run.sid};
+  const ProcessResult shown = run_process(tree);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  // The example's line, then for each child it reported its child_start
+  // entry, and under that, more indented, the git session with that pid.
+  const std::vector<std::string> lines = split_lines(shown.out);
+  const auto root =
+      find_line(lines, 0, {"parallel-fetch", "[pid " + std::to_string(pid_in_sid(run.sid))});
+  ASSERT_TRUE(root) << shown.out;
+  store::Database db = open_db(daemon.db_path());
+  store::Statement children = db.prepare(
+      "SELECT json_extract(e.json, '$.child_id'), c.peer_pid, c.cmd_name FROM events e"
+      " JOIN sessions c ON c.parent_sid = e.sid AND c.peer_pid = json_extract(e.json, '$.pid')"
+      " WHERE e.sid = ?1 AND e.event = 'child_exit'");
+  children.bind_text(1, run.sid);
+  int shown_children = 0;
+  while (children.step()) {
+    const std::string id = std::to_string(children.column_int(0));
+    const std::string pid = std::to_string(children.column_int(1));
+    const std::string name(children.column_text(2));
+    const auto entry = find_line(lines, *root + 1, {"child " + id + " ", "pid " + pid});
+    ASSERT_TRUE(entry) << "child " << id << " not shown:\n" << shown.out;
+    const auto session = find_line(lines, *entry + 1, {name, "[pid " + pid});
+    ASSERT_TRUE(session) << name << " " << pid << " not shown:\n" << shown.out;
+    EXPECT_GT(indentation(lines[*entry]), indentation(lines[*root]));
+    EXPECT_GT(indentation(lines[*session]), indentation(lines[*entry])) << lines[*session];
+    ++shown_children;
+  }
+  EXPECT_EQ(shown_children, 6);
+}
+
+}  // namespace
+}  // namespace trace2d::test

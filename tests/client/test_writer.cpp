@@ -1,0 +1,192 @@
+// The writer: a bounded queue that never blocks the caller, drops and counts
+// when full, and at exit gets the final lines through even when the
+// collector has stopped reading (they wait in the kernel until it resumes).
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "client/src/writer.hpp"
+
+namespace trace2d::client::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Pair {
+  int ours = -1;
+  int collector = -1;
+  explicit Pair(int type) {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds), 0);
+    ours = fds[0];
+    collector = fds[1];
+  }
+  ~Pair() {
+    if (collector >= 0) {
+      ::close(collector);
+    }
+  }
+  Pair(const Pair&) = delete;
+  Pair& operator=(const Pair&) = delete;
+};
+
+std::unique_ptr<Writer> make_writer(const Pair& pair, SinkKind kind, std::size_t queue_bytes) {
+  return std::make_unique<Writer>(std::make_unique<Sink>(Destination{kind, pair.ours, true, false}),
+                                  queue_bytes);
+}
+
+std::string line(int n) {
+  return "{\"n\":" + std::to_string(n) + ",\"pad\":\"" + std::string(150, 'x') + "\"}\n";
+}
+
+// Everything readable now from a stream socket.
+std::string read_available(int fd) {
+  std::string all;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n <= 0) {
+      return all;
+    }
+    all.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+long count_lines_starting(const std::string& text, const std::string& prefix) {
+  long n = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t end = text.find('\n', pos);
+    if (text.compare(pos, prefix.size(), prefix) == 0) {
+      ++n;
+    }
+    pos = end == std::string::npos ? text.size() : end + 1;
+  }
+  return n;
+}
+
+Writer::ComposeFinal final_line() {
+  return [](std::uint64_t dropped) { return "FINAL " + std::to_string(dropped) + "\n"; };
+}
+
+std::uint64_t reported_drops(const std::string& text) {
+  const auto at = text.rfind("FINAL ");
+  return at == std::string::npos ? ~std::uint64_t{0} : std::stoull(text.substr(at + 6));
+}
+
+TEST(ClientWriter, StoppedCollectorDropsCountsAndStillGetsTheFinalLine) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 64 * 1024);
+  constexpr int k_lines = 20000;
+  const auto started = Clock::now();
+  int refused = 0;
+  for (int i = 0; i < k_lines; ++i) {
+    refused += writer->push(line(i)) ? 0 : 1;
+  }
+  const auto pushing = Clock::now() - started;
+  EXPECT_GT(refused, 0) << "nobody reads: the queue must fill";
+  EXPECT_LT(pushing, std::chrono::milliseconds(500)) << "pushing never waits for the collector";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // long stalled by now
+
+  const auto finishing = Clock::now();
+  writer->finish(final_line(), std::chrono::milliseconds(150));
+  EXPECT_LT(Clock::now() - finishing, std::chrono::milliseconds(60))
+      << "a stalled collector is given up on at once";
+  EXPECT_FALSE(writer->push(line(-1)));
+
+  // The collector resumes: whole lines, then the final line with the count.
+  const std::string received = read_available(pair.collector);
+  ASSERT_FALSE(received.empty());
+  EXPECT_EQ(received.back(), '\n');
+  const long regular = count_lines_starting(received, "{\"n\":");
+  EXPECT_EQ(count_lines_starting(received, "FINAL "), 1);
+  EXPECT_EQ(static_cast<std::uint64_t>(regular) + reported_drops(received),
+            static_cast<std::uint64_t>(k_lines));
+  EXPECT_EQ(writer->dropped(), reported_drops(received));
+}
+
+TEST(ClientWriter, LiveCollectorGetsEverythingAccountedFor) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 256 * 1024);
+  std::string received;
+  std::atomic<bool> done{false};
+  std::thread collector([&] {
+    while (!done) {
+      received += read_available(pair.collector);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    received += read_available(pair.collector);
+  });
+  constexpr int k_lines = 50000;
+  for (int i = 0; i < k_lines; ++i) {
+    writer->push(line(i));
+    if (i % 500 == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a program, not a flood
+    }
+  }
+  writer->finish(final_line(), std::chrono::milliseconds(2000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  done = true;
+  collector.join();
+  const long regular = count_lines_starting(received, "{\"n\":");
+  EXPECT_EQ(static_cast<std::uint64_t>(regular) + reported_drops(received),
+            static_cast<std::uint64_t>(k_lines));
+  EXPECT_GT(regular, k_lines / 2);
+}
+
+TEST(ClientWriter, DatagramsCarryOneLineEach) {
+  Pair pair(SOCK_DGRAM);
+  auto writer = make_writer(pair, SinkKind::dgram, 1 << 20);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(writer->push(line(i)));
+  }
+  writer->finish(final_line(), std::chrono::milliseconds(500));
+  char buffer[4096];
+  for (int i = 0; i < 5; ++i) {
+    const ssize_t n = ::recv(pair.collector, buffer, sizeof buffer, MSG_DONTWAIT);
+    ASSERT_EQ(std::string(buffer, static_cast<std::size_t>(n)), line(i));
+  }
+  const ssize_t n = ::recv(pair.collector, buffer, sizeof buffer, MSG_DONTWAIT);
+  EXPECT_EQ(std::string(buffer, static_cast<std::size_t>(n)), "FINAL 0\n");
+}
+
+TEST(ClientWriter, ClosedCollectorTurnsItOffWithoutSigpipe) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 1 << 20);
+  ::close(pair.collector);
+  pair.collector = -1;
+  for (int i = 0; i < 1000 && writer->accepting(); ++i) {
+    writer->push(line(i));
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  // Still alive: no SIGPIPE reached this process.
+  for (int i = 0; i < 200 && writer->accepting(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(writer->accepting());
+}
+
+TEST(ClientWriter, IdleWriterWakesForTheNextLine) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 1 << 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // asleep by now
+  ASSERT_TRUE(writer->push(line(1)));
+  std::string received;
+  for (int i = 0; i < 100 && received.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    received += read_available(pair.collector);
+  }
+  EXPECT_EQ(received, line(1));
+  for (int i = 0; i < 100 && !writer->drained(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(writer->drained());
+}
+
+}  // namespace
+}  // namespace trace2d::client::detail

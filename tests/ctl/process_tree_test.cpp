@@ -1,0 +1,256 @@
+// The process-tree model (ctl/analysis): where regions, children, threads
+// and sessions go, from hand-made rows, and the display filters.
+
+#include <gtest/gtest.h>
+
+#include "ctl/analysis/process_tree.hpp"
+#include "ctl/analysis/tree_filter.hpp"
+
+namespace trace2d::test {
+namespace {
+
+using ctl::analysis::ChildInfo;
+using ctl::analysis::Node;
+using ctl::analysis::ProcessRows;
+using ctl::analysis::ProcessTree;
+using ctl::analysis::RegionInfo;
+using ctl::analysis::ThreadInfo;
+
+constexpr std::int64_t k_base_us = 1'800'000'000'000'000;
+
+ProcessRows process(const std::string& sid, std::int64_t start_offset_us = 0, double elapsed = 1.0) {
+  ProcessRows rows;
+  rows.info.sid = sid;
+  rows.info.cmd_name = sid;
+  rows.info.start_us = k_base_us + start_offset_us;
+  rows.info.elapsed = elapsed;
+  rows.info.status = "complete";
+  return rows;
+}
+
+RegionInfo region(std::int64_t seq, std::optional<std::int64_t> leave, std::optional<std::int64_t> parent,
+                  const std::string& label, double t_start, std::optional<double> elapsed,
+                  const std::string& thread = "main") {
+  RegionInfo r;
+  r.seq = seq;
+  r.leave_seq = leave;
+  r.parent_seq = parent;
+  r.thread = thread;
+  r.category = "test";
+  r.label = label;
+  r.t_start = t_start;
+  r.elapsed = elapsed;
+  return r;
+}
+
+ChildInfo child(std::int64_t id, std::int64_t seq, double t_start, double elapsed,
+                std::optional<std::string> child_sid = std::nullopt) {
+  ChildInfo c;
+  c.child_id = id;
+  c.start_seq = seq;
+  c.thread = "main";
+  c.argv = {"git", "child" + std::to_string(id)};
+  c.t_start = t_start;
+  c.elapsed = elapsed;
+  c.child_sid = std::move(child_sid);
+  return c;
+}
+
+// "kind:name" per node, depth-first, indented by two spaces per level.
+void outline(const std::vector<Node>& nodes, int depth, std::string& out) {
+  for (const Node& node : nodes) {
+    out += std::string(static_cast<std::size_t>(depth) * 2, ' ');
+    if (const auto* p = node.process()) {
+      out += "process:" + p->sid + "(" + p->placed_by + ")";
+    } else if (const auto* r = node.region()) {
+      out += "region:" + r->label;
+    } else if (const auto* c = node.child()) {
+      out += "child:" + std::to_string(c->child_id);
+    } else if (const auto* t = node.thread()) {
+      out += "thread:" + t->name;
+    }
+    out += "\n";
+    outline(node.children, depth + 1, out);
+  }
+}
+
+std::string outline(const ProcessTree& tree) {
+  std::string out;
+  outline(tree.processes, 0, out);
+  return out;
+}
+
+TEST(ProcessTree, ChildStartGoesIntoTheInnermostRegionOpenWhenItWasSent) {
+  ProcessRows p = process("p");
+  p.regions = {region(1, 10, std::nullopt, "outer", 0.1, 0.5), region(2, 5, 1, "inner", 0.2, 0.1)};
+  p.children = {child(0, 3, 0.25, 0.01), child(1, 6, 0.35, 0.4), child(2, 11, 0.7, 0.1)};
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  // child 1 started after "inner" closed; child 2 after "outer" did.
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  region:outer\n"
+            "    region:inner\n"
+            "      child:0\n"
+            "    child:1\n"
+            "  child:2\n");
+  const Node& outer = tree.processes.at(0).children.at(0);
+  EXPECT_DOUBLE_EQ(*outer.offset, 0.1);
+  EXPECT_DOUBLE_EQ(*outer.elapsed, 0.5);
+}
+
+TEST(ProcessTree, ChildProcessesHangUnderTheirChildStartWithOffsetsFromTheFirstStart) {
+  ProcessRows parent = process("p");
+  parent.regions = {region(1, 4, std::nullopt, "work", 0.001, 0.01)};
+  parent.children = {child(0, 2, 0.002, 0.008, "p/c")};
+  ProcessRows c = process("p/c", 3000, 0.004);
+  c.regions = {region(5, 6, std::nullopt, "inside", 0.001, 0.002)};
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {c, parent});
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  region:work\n"
+            "    child:0\n"
+            "      process:p/c(child_sid)\n"
+            "        region:inside\n");
+  const Node& child_process = tree.processes[0].children[0].children[0].children[0];
+  EXPECT_DOUBLE_EQ(*child_process.offset, 0.003);
+  EXPECT_DOUBLE_EQ(*child_process.children[0].offset, 0.004);  // 3 ms + its own 1 ms
+  EXPECT_EQ(tree.origin_us, k_base_us);
+  EXPECT_EQ(ctl::analysis::count_processes(tree), 2u);
+}
+
+TEST(ProcessTree, UnclaimedSessionsHangUnderARunningChildOrTheirNearestAncestor) {
+  ProcessRows parent = process("p");
+  parent.children = {child(0, 1, 0.010, 0.020), child(1, 2, 0.040, 0.005, "p/claimed")};
+  // Started while child 0 (a hook script, say) ran: under it.
+  ProcessRows during_hook = process("p/hook-git", 15000, 0.001);
+  // Started while only child 1 ran, which has its own session: not under it.
+  ProcessRows during_claimed = process("p/other", 41000, 0.001);
+  // Its parent "p/missing" never sent anything: under "p".
+  ProcessRows grandchild = process("p/missing/g", 60000, 0.001);
+  const ProcessTree tree = ctl::analysis::build_process_tree(
+      "p", {parent, during_hook, during_claimed, grandchild, process("p/claimed", 40500, 0.004)});
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  child:0\n"
+            "    process:p/hook-git(child_window)\n"
+            "  child:1\n"
+            "    process:p/claimed(child_sid)\n"
+            "  process:p/other(parent_sid)\n"
+            "  process:p/missing/g(parent_sid)\n");
+}
+
+TEST(ProcessTree, APrefixWithoutSessionHoldsEverySessionUnderIt) {
+  const ProcessTree tree =
+      ctl::analysis::build_process_tree("ci-job 42", {process("ci-job 42/b", 2000), process("ci-job 42/a", 5000)});
+  EXPECT_EQ(outline(tree),
+            "process:ci-job 42/b(root)\n"
+            "process:ci-job 42/a(root)\n");
+  EXPECT_DOUBLE_EQ(*tree.processes[1].offset, 0.003);
+}
+
+TEST(ProcessTree, ASessionTwoChildStartsMatchGoesToTheFirst) {
+  ProcessRows parent = process("p");
+  parent.children = {child(0, 1, 0.001, 0.1, "p/c"), child(1, 2, 0.002, 0.1, "p/c")};
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {parent, process("p/c", 1500)});
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  child:0\n"
+            "    process:p/c(child_sid)\n"
+            "  child:1\n");
+}
+
+TEST(ProcessTree, DepthLimitsProcessLevelsButKeepsChildEntries) {
+  ProcessRows parent = process("p");
+  parent.children = {child(0, 1, 0.001, 0.1, "p/c")};
+  ProcessRows c = process("p/c", 1000);
+  c.children = {child(0, 3, 0.001, 0.05, "p/c/d")};
+  const std::vector<ProcessRows> rows{parent, c, process("p/c/d", 2500), process("p/orphan", 9000)};
+  EXPECT_EQ(outline(ctl::analysis::build_process_tree("p", rows, {0})), "process:p(root)\n  child:0\n");
+  EXPECT_EQ(outline(ctl::analysis::build_process_tree("p", rows, {1})),
+            "process:p(root)\n"
+            "  child:0\n"
+            "    process:p/c(child_sid)\n"
+            "      child:0\n"
+            "  process:p/orphan(parent_sid)\n");
+}
+
+TEST(ProcessTree, ThreadRegionsGoUnderTheirThreadEvenWithoutAThreadStart) {
+  ProcessRows p = process("p");
+  p.regions = {region(1, 20, std::nullopt, "main-work", 0.001, 0.02),
+               region(3, 4, std::nullopt, "t1-work", 0.003, 0.001, "th01:worker"),
+               region(6, 7, std::nullopt, "t2-work", 0.005, 0.002, "th02:unknown")};
+  p.threads = {ThreadInfo{"th01:worker", 2, 0.002, 0.004}};
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  region:main-work\n"
+            "    thread:th01:worker\n"
+            "      region:t1-work\n"
+            "    thread:th02:unknown\n"
+            "      region:t2-work\n");
+  const Node& made_up = tree.processes[0].children[0].children[1];
+  EXPECT_DOUBLE_EQ(*made_up.offset, 0.005);
+  EXPECT_DOUBLE_EQ(*made_up.elapsed, 0.002);  // the span of its regions
+}
+
+TEST(ProcessTree, WithoutTimesSiblingsKeepEventOrder) {
+  ProcessRows p = process("p");
+  p.info.start_us.reset();  // brief mode: no times at all
+  p.regions = {region(5, 6, std::nullopt, "second", 0, 0.1), region(1, 2, std::nullopt, "first", 0, 0.1)};
+  p.regions[0].t_start.reset();
+  p.regions[1].t_start.reset();
+  p.children = {child(0, 3, 0, 0.1)};
+  p.children[0].t_start.reset();
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(outline(tree), "process:p(root)\n  region:first\n  child:0\n  region:second\n");
+  EXPECT_FALSE(tree.origin_us.has_value());
+  EXPECT_FALSE(tree.processes[0].children[0].offset.has_value());
+}
+
+TEST(ProcessTree, UnclosedRegionsKeepWhatStartedInsideThem) {
+  ProcessRows p = process("p");
+  // git died inside "open"; "lost" names a parent region that is not there.
+  p.regions = {region(1, std::nullopt, std::nullopt, "open", 0.001, std::nullopt),
+               region(4, 5, 99, "lost", 0.004, 0.001)};
+  p.children = {child(0, 2, 0.002, 0.5)};
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(outline(tree), "process:p(root)\n  region:open\n    child:0\n  region:lost\n");
+  EXPECT_FALSE(tree.processes[0].children[0].elapsed.has_value());
+}
+
+TEST(ProcessTreeFilter, MinimumKeepsShortNodesThatHoldLongOnes) {
+  ProcessRows parent = process("p");
+  parent.regions = {region(1, 3, std::nullopt, "short-with-child", 0.001, 0.002),
+                    region(4, 5, std::nullopt, "short", 0.010, 0.0005),
+                    region(6, 7, std::nullopt, "long", 0.020, 0.010)};
+  parent.children = {child(0, 2, 0.0015, 0.030, "p/c")};
+  ProcessTree tree = ctl::analysis::build_process_tree("p", {parent, process("p/c", 1600, 0.025)});
+  ctl::analysis::filter_tree(tree, {0.005, std::nullopt});
+  // The 2 ms region stays: the 30 ms child it started outlives it.
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  region:short-with-child\n"
+            "    child:0\n"
+            "      process:p/c(child_sid)\n"
+            "  region:long\n");
+}
+
+TEST(ProcessTreeFilter, RegionDepthMovesChildrenUpToTheRegionsKept) {
+  ProcessRows p = process("p");
+  p.regions = {region(1, 10, std::nullopt, "a", 0.001, 0.01), region(2, 9, 1, "b", 0.002, 0.008),
+               region(3, 8, 2, "c", 0.003, 0.006)};
+  p.children = {child(0, 4, 0.004, 0.001), child(1, 11, 0.02, 0.001)};
+  const ProcessTree full = ctl::analysis::build_process_tree("p", {p});
+
+  ProcessTree one = full;
+  ctl::analysis::filter_tree(one, {std::nullopt, 1});
+  EXPECT_EQ(outline(one), "process:p(root)\n  region:a\n    child:0\n  child:1\n");
+
+  ProcessTree none = full;
+  ctl::analysis::filter_tree(none, {std::nullopt, 0});
+  EXPECT_EQ(outline(none), "process:p(root)\n  child:0\n  child:1\n");
+  EXPECT_EQ(ctl::analysis::count_nodes(none), 3u);
+}
+
+}  // namespace
+}  // namespace trace2d::test

@@ -1,0 +1,135 @@
+// The HTML report rendered by a real browser: headless Chromium (Debian's
+// `chromium`, installed by .ci/deps) takes a screenshot and dumps the DOM
+// of a report on the captured `git fetch`. Skipped when Chromium is absent.
+//
+// TRACE2D_UPDATE_SCREENSHOT=1 also copies the screenshot to
+// docs/report-fetch.png (the one the README shows).
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "tests/ctl/imported_traces.hpp"
+#include "tests/ctl/png_image.hpp"
+#include "tests/ctl/sample_database.hpp"
+
+namespace trace2d::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int k_width = 1400;
+constexpr int k_height = 900;
+constexpr Rgb k_white{255, 255, 255};
+constexpr Rgb k_process_blue{0x4e, 0x79, 0xa7};
+constexpr Rgb k_child_orange{0xf2, 0x8e, 0x2b};
+
+std::optional<std::string> find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    const char* path_env = std::getenv("PATH");
+    std::string path = path_env != nullptr ? path_env : "/usr/bin:/bin";
+    for (std::size_t start = 0; start <= path.size();) {
+      const std::size_t end = std::min(path.find(':', start), path.size());
+      const fs::path candidate = fs::path(path.substr(start, end - start)) / name;
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        return candidate.string();
+      }
+      start = end + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+// No network, no first-run UI, a profile of its own in `dir`.
+ProcessResult chromium(const std::string& binary, const TempDir& dir, const std::string& html,
+                       const std::string& action) {
+  ProcessSpec spec;
+  spec.argv = {binary,
+               "--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--disable-quic",
+               "--no-first-run",
+               "--disable-background-networking",
+               "--disable-component-update",
+               "--disable-sync",
+               "--hide-scrollbars",
+               "--force-device-scale-factor=1",
+               "--user-data-dir=" + dir.file("profile"),
+               "--window-size=" + std::to_string(k_width) + "," + std::to_string(k_height),
+               action,
+               "file://" + html};
+  spec.env = {{"HOME", dir.path().string()}};
+  return run_process(spec, std::chrono::seconds(120));
+}
+
+class ReportRender : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto found = find_chromium();
+    if (!found) {
+      GTEST_SKIP() << "chromium is not installed (.ci/deps installs it): the HTML report is not rendered";
+    }
+    m_chromium = *found;
+    const ProcessResult report = run_ctl({"--db", imported_traces_db(), "report", "--html", m_html, "--cmd", "fetch",
+                                          "--limit", "1"});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+  }
+
+  TempDir m_dir;
+  std::string m_html = m_dir.file("report.html");
+  std::string m_chromium;
+};
+
+TEST_F(ReportRender, ScreenshotShowsTheFlameChart) {
+  const std::string png = m_dir.file("report.png");
+  const ProcessResult shot = chromium(m_chromium, m_dir, m_html, "--screenshot=" + png);
+  ASSERT_EQ(shot.exit_code, 0) << shot.err;
+  const PngImage image = decode_png(read_file(png));
+  EXPECT_EQ(image.width, k_width);
+  EXPECT_EQ(image.height, k_height);
+  // Not blank: text, tables and bars in many colours...
+  EXPECT_GT(image.distinct_colours(), 50u);
+  EXPECT_LT(image.count(k_white), image.pixels.size() * 95 / 100);
+  // ...among them the five process bars (blue) and the three child
+  // process spans (orange), each at least 1000 pixels' worth.
+  EXPECT_GT(image.count(k_process_blue), 5000u);
+  EXPECT_GT(image.count(k_child_orange), 3000u);
+
+  // The decoder is right about a page that really is blank.
+  const std::string blank_html = m_dir.file("blank.html");
+  write_file(blank_html, "<!DOCTYPE html><html><body></body></html>");
+  const std::string blank_png = m_dir.file("blank.png");
+  ASSERT_EQ(chromium(m_chromium, m_dir, blank_html, "--screenshot=" + blank_png).exit_code, 0);
+  const PngImage blank = decode_png(read_file(blank_png));
+  EXPECT_EQ(blank.distinct_colours(), 1u);
+
+  if (const char* update = std::getenv("TRACE2D_UPDATE_SCREENSHOT"); update != nullptr && std::string(update) == "1") {
+    fs::copy_file(png, fs::path(TRACE2CTL_DOCS_DIR) / "report-fetch.png", fs::copy_options::overwrite_existing);
+  }
+}
+
+TEST_F(ReportRender, DomHoldsTheSlicesOfTheFetch) {
+  const ProcessResult dom = chromium(m_chromium, m_dir, m_html, "--dump-dom");
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  const std::string& html = dom.out;
+  // Chromium parsed the inline SVG into elements: its serialisation of them.
+  EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flame\""), std::string::npos)
+      << html.substr(0, 2000);
+  for (const char* slice : {"data-name=\"fetch\"", "data-name=\"remote_refs\"", "data-name=\"fetch_refs\"",
+                            "data-name=\"consume_refs\"", "data-name=\"upload-pack\"", "data-name=\"pack-objects\"",
+                            "data-name=\"unpack-objects\"", "data-name=\"rev-list\"",
+                            "data-name=\"git-upload-pack '/tmp/t2d-capture-EENcx1/upstream'\"",
+                            "<title>fetch:fetch_refs\nstart 4.417 ms, 18.158 ms</title>"}) {
+    EXPECT_NE(html.find(slice), std::string::npos) << slice;
+  }
+  EXPECT_NE(html.find("<td>fetch</td>"), std::string::npos) << "the summary table";
+}
+
+}  // namespace
+}  // namespace trace2d::test
