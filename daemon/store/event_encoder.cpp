@@ -18,11 +18,48 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(k_space) - first + 1);
 }
 
-void append_int(std::string& out, std::int64_t value) {
-  char buf[24];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, end);
+// "YYYY-MM-DDTHH:MM:SS.ffffffZ": what format_utc_timestamp writes. A time
+// that parsed and has this shape formats back to the same text.
+bool is_git_time_text(std::string_view text) { return text.size() == 27 && text[19] == '.'; }
+
+bool needs_json_escape(std::string_view text) {
+  bool escape = false;
+  for (const char c : text) {
+    escape |= static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\';
+  }
+  return escape;
 }
+
+// Walks a line, consuming the pieces expected at its start.
+struct PrefixCursor {
+  std::string_view rest;
+  bool ok = true;
+
+  void literal(std::string_view expected) {
+    if (ok && rest.starts_with(expected)) {
+      rest.remove_prefix(expected.size());
+    } else {
+      ok = false;
+    }
+  }
+  // `text` as git (and SQLite's json_quote) would quote it.
+  void quoted(std::string_view text, std::string& scratch) {
+    if (!needs_json_escape(text)) {
+      literal("\"");
+      literal(text);
+      literal("\"");
+      return;
+    }
+    scratch.clear();
+    proto::append_json_quoted(scratch, text);
+    literal(scratch);
+  }
+  void integer(std::int64_t value) {
+    char buf[24];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    literal(std::string_view(buf, static_cast<std::size_t>(end - buf)));
+  }
+};
 
 }  // namespace
 
@@ -47,37 +84,39 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
     row.time_us = *event.time_us - *placement.time_base_us;
   }
 
-  // Rebuild the prefix the view will produce and compare it with the line.
+  // Check, piece by piece, that the line starts with exactly the prefix the
+  // view will rebuild (no string is built for the common case).
   bool canonical = row.type != 0 && (!event.thread || row.thread) && (!event.file || row.file) &&
-                   (!event.time_text || time_usable);
+                   (!event.time_text || (time_usable && is_git_time_text(*event.time_text)));
   const std::string_view json = event.json;
   std::string_view body;
   if (canonical) {
-    m_prefix.clear();
-    m_prefix.append("{\"event\":");
-    proto::append_json_quoted(m_prefix, event.event);
-    m_prefix.append(",\"sid\":");
-    proto::append_json_quoted(m_prefix, event.sid);
+    PrefixCursor cursor{json};
+    cursor.literal("{\"event\":");
+    cursor.quoted(event.event, m_quote_scratch);
+    cursor.literal(",\"sid\":");
+    cursor.quoted(event.sid, m_quote_scratch);
     if (event.thread) {
-      m_prefix.append(",\"thread\":");
-      proto::append_json_quoted(m_prefix, *event.thread);
+      cursor.literal(",\"thread\":");
+      cursor.quoted(*event.thread, m_quote_scratch);
     }
     if (time_usable) {
-      m_prefix.append(",\"time\":\"");
-      proto::append_utc_timestamp(m_prefix, *event.time_us);
-      m_prefix.push_back('"');
+      // A 27-character git time round-trips through time_us exactly.
+      cursor.literal(",\"time\":\"");
+      cursor.literal(*event.time_text);
+      cursor.literal("\"");
     }
     if (event.file) {
-      m_prefix.append(",\"file\":");
-      proto::append_json_quoted(m_prefix, *event.file);
+      cursor.literal(",\"file\":");
+      cursor.quoted(*event.file, m_quote_scratch);
     }
     if (event.line) {
-      m_prefix.append(",\"line\":");
-      append_int(m_prefix, *event.line);
+      cursor.literal(",\"line\":");
+      cursor.integer(*event.line);
     }
-    canonical = json.size() > m_prefix.size() && json.starts_with(m_prefix) && json.back() == '}';
+    canonical = cursor.ok && !cursor.rest.empty() && json.back() == '}';
     if (canonical) {
-      body = json.substr(m_prefix.size(), json.size() - m_prefix.size() - 1);
+      body = cursor.rest.substr(0, cursor.rest.size() - 1);
       canonical = body.empty() || body.front() == ',';
     }
   }

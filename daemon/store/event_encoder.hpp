@@ -35,7 +35,7 @@ class EventEncoder {
 
  private:
   NameTable& m_names;
-  std::string m_prefix;
+  std::string m_quote_scratch;  // a string that needs escaping, quoted for comparison
 };
 
 }  // namespace trace2d::store
