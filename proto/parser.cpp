@@ -4,7 +4,8 @@
 
 #include <array>
 #include <charconv>
-#include <unordered_map>
+#include <cstring>
+#include <optional>
 
 #include "proto/timestamp.hpp"
 #include "proto/utf8.hpp"
@@ -49,15 +50,41 @@ constexpr std::array<KeyInfo, static_cast<std::size_t>(Key::count_of_keys)> k_ke
     {"t_min", Shape::number},      {"t_max", Shape::number},      {"count", Shape::integer},
 }};
 
-const std::unordered_map<std::string_view, Key>& key_index() {
-  static const std::unordered_map<std::string_view, Key> index = [] {
-    std::unordered_map<std::string_view, Key> map;
-    for (std::size_t i = 0; i < k_keys.size(); ++i) {
-      map.emplace(k_keys[i].name, static_cast<Key>(i));
+// The keys grouped by name length: a lookup is a few byte compares, with no
+// hashing (it runs for every field of every line).
+struct KeyBuckets {
+  static constexpr std::size_t k_max_length = 11;  // "child_class"
+  static constexpr std::size_t k_max_per_length = 16;
+  std::array<std::array<Key, k_max_per_length>, k_max_length + 1> keys{};
+  std::array<std::size_t, k_max_length + 1> count{};
+};
+
+constexpr KeyBuckets make_key_buckets() {
+  KeyBuckets buckets;
+  for (std::size_t i = 0; i < k_keys.size(); ++i) {
+    const std::size_t length = k_keys[i].name.size();
+    if (length > KeyBuckets::k_max_length || buckets.count[length] == KeyBuckets::k_max_per_length) {
+      throw "KeyBuckets too small";  // fails the constant evaluation
     }
-    return map;
-  }();
-  return index;
+    buckets.keys[length][buckets.count[length]++] = static_cast<Key>(i);
+  }
+  return buckets;
+}
+
+constexpr KeyBuckets k_key_buckets = make_key_buckets();
+
+std::optional<Key> find_key(std::string_view name) {
+  if (name.empty() || name.size() > KeyBuckets::k_max_length) {
+    return std::nullopt;
+  }
+  const auto& candidates = k_key_buckets.keys[name.size()];
+  for (std::size_t i = 0; i < k_key_buckets.count[name.size()]; ++i) {
+    const std::string_view known = k_keys[static_cast<std::size_t>(candidates[i])].name;
+    if (known.front() == name.front() && known == name) {
+      return candidates[i];
+    }
+  }
+  return std::nullopt;
 }
 
 constexpr std::string_view json_type_name(od::json_type t) {
@@ -212,6 +239,9 @@ struct Parser::Impl {
   std::string repaired;      // UTF-8-repaired copy of a line
   std::string reason;
   std::array<Slot, static_cast<std::size_t>(Key::count_of_keys)> slots;
+  // The slots the current line filled: only those need clearing for the next.
+  std::array<Key, static_cast<std::size_t>(Key::count_of_keys)> touched{};
+  std::size_t touched_count = 0;
   std::vector<std::string_view> lists;
 
   explicit Impl(ParserLimits l) : limits(l), parser(), nested_parser() {}
@@ -375,6 +405,7 @@ struct Parser::Impl {
       return validate(value, 2);
     }
     s.seen = true;
+    touched[touched_count++] = key;  // each key at most once: `seen` guards
     od::json_type type{};
     if (auto e = value.type().get(type)) {
       return e;
@@ -673,9 +704,10 @@ struct Parser::Impl {
     out.utf8_repaired = false;
     out.problems.clear();
     lists.clear();
-    for (Slot& s : slots) {
-      s = Slot{};
+    for (std::size_t i = 0; i < touched_count; ++i) {
+      slot(touched[i]) = Slot{};
     }
+    touched_count = 0;
 
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
       return reject("empty line");
@@ -718,25 +750,37 @@ struct Parser::Impl {
       reason.append(json_type_name(type));
       return ParseOutcome{false, reason};
     }
-    const auto& index = key_index();
+    const char* const input_end = input.data() + input.size();
     for (auto field : object) {
+      // A key without escapes (all of git's) is used in place; unescaping
+      // would copy it.
       std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) {
+      // key() fails on a broken object (`{"a":1,}`): reject, never throw.
+      od::raw_json_string raw;
+      if (auto e = field.key().get(raw)) {
+        return reject_with("not JSON", e);
+      }
+      const char* const raw_key = raw.raw();
+      const auto* const close =
+          static_cast<const char*>(std::memchr(raw_key, '"', static_cast<std::size_t>(input_end - raw_key)));
+      if (close != nullptr && std::memchr(raw_key, '\\', static_cast<std::size_t>(close - raw_key)) == nullptr) {
+        key = std::string_view(raw_key, static_cast<std::size_t>(close - raw_key));
+      } else if (auto e = field.unescaped_key().get(key)) {
         return reject_with("not JSON", e);
       }
       od::value value;
       if (auto e = field.value().get(value)) {
         return reject_with("not JSON", e);
       }
-      const auto found = index.find(key);
-      if (found == index.end()) {
+      const std::optional<Key> found = find_key(key);
+      if (!found) {
         // Unknown field: kept verbatim in the stored JSON, but still validated.
         if (auto e = validate(value, 2)) {
           return reject_field(key, e);
         }
         continue;
       }
-      if (auto e = read_field(found->second, value, out)) {
+      if (auto e = read_field(*found, value, out)) {
         return reject_field(key, e);
       }
     }

@@ -35,7 +35,7 @@ class Stitcher {
   struct Options {
     // A finished session stays in memory this long after its last event, so
     // late events need no database lookup.
-    std::chrono::milliseconds linger{10000};
+    std::chrono::milliseconds linger{2000};
   };
 
   Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);

@@ -1,5 +1,6 @@
 #include "daemon/store/event_encoder.hpp"
 
+#include <array>
 #include <charconv>
 #include <iterator>
 
@@ -22,12 +23,23 @@ std::string_view trim(std::string_view s) {
 // that parsed and has this shape formats back to the same text.
 bool is_git_time_text(std::string_view text) { return text.size() == 27 && text[19] == '.'; }
 
-bool needs_json_escape(std::string_view text) {
-  bool escape = false;
-  for (const char c : text) {
-    escape |= static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\';
+constexpr std::array<bool, 256> k_needs_escape = [] {
+  std::array<bool, 256> table{};
+  for (std::size_t c = 0; c < 0x20; ++c) {
+    table[c] = true;
   }
-  return escape;
+  table['"'] = true;
+  table['\\'] = true;
+  return table;
+}();
+
+bool needs_json_escape(std::string_view text) {
+  for (const char c : text) {
+    if (k_needs_escape[static_cast<unsigned char>(c)]) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Walks a line, consuming the pieces expected at its start.

@@ -8,14 +8,32 @@
 namespace trace2d::store {
 namespace {
 
-std::string event_insert_sql(std::size_t rows) {
-  std::string sql =
-      "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw) VALUES ";
-  for (std::size_t i = 0; i < rows; ++i) {
-    sql += i == 0 ? "(?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?)";
+// `head` followed by `rows` groups of `columns` placeholders: one statement
+// inserts many rows, which SQLite runs much faster than as many statements.
+std::string multi_row_sql(std::string_view head, int columns, std::size_t rows, std::string_view tail = {}) {
+  std::string group = "(?";
+  for (int c = 1; c < columns; ++c) {
+    group += ",?";
   }
+  group += ')';
+  std::string sql(head);
+  sql += " VALUES ";
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (i > 0) {
+      sql += ',';
+    }
+    sql += group;
+  }
+  sql += tail;
   return sql;
 }
+
+constexpr std::string_view k_insert_events =
+    "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw)";
+// A region flushed while still open is written again when it closes.
+constexpr std::string_view k_write_regions =
+    "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
+    " repo, t_start, elapsed, parent_seq, leave_seq)";
 
 void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
@@ -29,8 +47,8 @@ void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& un
 
 RowWriter::RowWriter(Database& db)
     : m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
-      m_insert_event(db.prepare(event_insert_sql(1))),
-      m_insert_events_multi(db.prepare(event_insert_sql(k_events_per_insert))),
+      m_insert_event(db.prepare(multi_row_sql(k_insert_events, k_event_columns, 1))),
+      m_insert_events_multi(db.prepare(multi_row_sql(k_insert_events, k_event_columns, k_rows_per_insert))),
       m_insert_problem(db.prepare(
           "INSERT OR REPLACE INTO problem_store (session, seq, message) VALUES (?, ?, ?)")),
       m_insert_reject(db.prepare(
@@ -57,9 +75,8 @@ RowWriter::RowWriter(Database& db)
           " last_received = excluded.last_received, time_base_us = excluded.time_base_us,"
           " sid_pid = excluded.sid_pid, argv_key = excluded.argv_key,"
           " process_start_us = excluded.process_start_us")),
-      m_write_region(db.prepare(
-          "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
-          " repo, t_start, elapsed, parent_seq, leave_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
+      m_write_region(db.prepare(multi_row_sql(k_write_regions, k_region_columns, 1))),
+      m_write_regions_multi(db.prepare(multi_row_sql(k_write_regions, k_region_columns, k_rows_per_insert))),
       // A child's events come apart (start, ready, exit): each fills what it knows.
       m_merge_child(db.prepare(
           "INSERT INTO child_store (session, child_id, start_seq, child_class, hook_name, argv, argv_key,"
@@ -87,9 +104,7 @@ void RowWriter::write(const WriteBatch& batch) {
     write_session(session);
   }
   write_events(batch);
-  for (const RegionRow& region : batch.regions) {
-    write_region(batch, region);
-  }
+  write_regions(batch);
   for (const stitch::ChildRecord& child : batch.children) {
     write_child(child);
   }
@@ -154,18 +169,7 @@ void RowWriter::write_events(const WriteBatch& batch) {
       stmt.bind_null(base + 9);
     }
   };
-  const auto& rows = batch.events;
-  std::size_t i = 0;
-  for (; i + k_events_per_insert <= rows.size(); i += k_events_per_insert) {
-    for (std::size_t k = 0; k < k_events_per_insert; ++k) {
-      bind_row(m_insert_events_multi, static_cast<int>(k) * k_event_columns, rows[i + k]);
-    }
-    m_insert_events_multi.run();
-  }
-  for (; i < rows.size(); ++i) {
-    bind_row(m_insert_event, 0, rows[i]);
-    m_insert_event.run();
-  }
+  write_rows(batch.events, k_event_columns, m_insert_events_multi, m_insert_event, bind_row);
 }
 
 void RowWriter::write_session(const stitch::SessionRecord& r) {
@@ -208,25 +212,26 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
   s.run();
 }
 
-void RowWriter::write_region(const WriteBatch& batch, const RegionRow& r) {
-  Statement& s = m_write_region;
-  s.bind_int(1, r.session);
-  s.bind_int(2, r.seq);
-  s.bind(3, r.thread);
-  s.bind(4, r.nesting);
-  s.bind(5, r.category);
-  s.bind(6, r.label);
-  if (r.msg.present) {
-    s.bind_text_static(7, batch.text(r.msg));
-  } else {
-    s.bind_null(7);
-  }
-  s.bind(8, r.repo);
-  s.bind(9, r.t_start);
-  s.bind(10, r.elapsed);
-  s.bind(11, r.parent_seq);
-  s.bind(12, r.leave_seq);
-  s.run();
+void RowWriter::write_regions(const WriteBatch& batch) {
+  const auto bind_row = [&](Statement& s, int base, const RegionRow& r) {
+    s.bind_int(base + 1, r.session);
+    s.bind_int(base + 2, r.seq);
+    s.bind(base + 3, r.thread);
+    s.bind(base + 4, r.nesting);
+    s.bind(base + 5, r.category);
+    s.bind(base + 6, r.label);
+    if (r.msg.present) {
+      s.bind_text_static(base + 7, batch.text(r.msg));
+    } else {
+      s.bind_null(base + 7);
+    }
+    s.bind(base + 8, r.repo);
+    s.bind(base + 9, r.t_start);
+    s.bind(base + 10, r.elapsed);
+    s.bind(base + 11, r.parent_seq);
+    s.bind(base + 12, r.leave_seq);
+  };
+  write_rows(batch.regions, k_region_columns, m_write_regions_multi, m_write_region, bind_row);
 }
 
 void RowWriter::write_child(const stitch::ChildRecord& c) {

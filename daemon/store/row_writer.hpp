@@ -2,6 +2,8 @@
 // Writes the rows of WriteBatches with prepared statements. Transactions are
 // the caller's (StoreWriter's) business.
 
+#include <vector>
+
 #include "daemon/store/sqlite.hpp"
 #include "daemon/store/write_batch.hpp"
 
@@ -15,11 +17,30 @@ class RowWriter {
  private:
   void write_events(const WriteBatch& batch);
   void write_session(const stitch::SessionRecord& session);
-  void write_region(const WriteBatch& batch, const RegionRow& region);
+  void write_regions(const WriteBatch& batch);
   void write_child(const stitch::ChildRecord& child);
 
+  // Full groups of k_rows_per_insert rows go through `multi`, the rest
+  // one by one through `single`.
+  template <typename Row, typename BindRow>
+  static void write_rows(const std::vector<Row>& rows, int columns, Statement& multi, Statement& single,
+                         const BindRow& bind_row) {
+    std::size_t i = 0;
+    for (; i + k_rows_per_insert <= rows.size(); i += k_rows_per_insert) {
+      for (std::size_t k = 0; k < k_rows_per_insert; ++k) {
+        bind_row(multi, static_cast<int>(k) * columns, rows[i + k]);
+      }
+      multi.run();
+    }
+    for (; i < rows.size(); ++i) {
+      bind_row(single, 0, rows[i]);
+      single.run();
+    }
+  }
+
   static constexpr int k_event_columns = 9;
-  static constexpr std::size_t k_events_per_insert = 64;
+  static constexpr int k_region_columns = 12;
+  static constexpr std::size_t k_rows_per_insert = 64;
 
   Statement m_insert_name;
   Statement m_insert_event;
@@ -30,6 +51,7 @@ class RowWriter {
   Statement m_forget_offset;
   Statement m_upsert_session;
   Statement m_write_region;
+  Statement m_write_regions_multi;
   Statement m_merge_child;
   Statement m_uid_stats;
 };

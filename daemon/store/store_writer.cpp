@@ -200,8 +200,12 @@ void StoreWriter::run() {
     // waiting for room in its trace directory.
     const bool urgent = std::any_of(m_pending.begin(), m_pending.end(),
                                     [](const WriteBatch& b) { return !b.remove_after_commit.empty(); });
+    // Memory is released only by a commit: when half the budget is held,
+    // commit now rather than let the readers stall until the interval ends.
+    const bool memory_pressed = m_budget.used() >= m_budget.limit() / 2;
     const bool due = m_in_transaction &&
-                     (!input_open || urgent || m_rows_in_transaction >= m_options.max_rows_per_transaction ||
+                     (!input_open || urgent || memory_pressed ||
+                      m_rows_in_transaction >= m_options.max_rows_per_transaction ||
                       clock::now() - m_transaction_started >= m_options.commit_interval);
     if (ok && due) {
       ok = commit();
