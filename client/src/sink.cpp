@@ -33,6 +33,9 @@ std::size_t whole_lines(std::string_view bytes, std::size_t pos, std::size_t lim
   if (end == bytes.size()) {
     return end - pos;
   }
+  if (end == pos) {
+    return 0;  // no room at all (and rfind below would search from npos)
+  }
   const std::size_t last = bytes.rfind('\n', end - 1);
   return last == std::string_view::npos || last < pos ? 0 : last + 1 - pos;
 }

@@ -188,5 +188,35 @@ TEST(ClientWriter, IdleWriterWakesForTheNextLine) {
   EXPECT_TRUE(writer->drained());
 }
 
+// Regression: with no room left, a fresh buffer (position 0) once went out
+// whole into the reserve, and the exit events then found the socket full.
+TEST(ClientSink, RegularLinesNeverTakeTheReserveEvenFromAFreshBuffer) {
+  Pair pair(SOCK_STREAM);
+  Sink sink(Destination{SinkKind::stream, pair.ours, false, false});
+  std::uint64_t dropped = 0;
+  const auto write_fresh = [&](const std::string& bytes, bool regular) {
+    std::size_t pos = 0;
+    const WriteResult result = sink.write(bytes, pos, regular, dropped);
+    EXPECT_TRUE(pos == 0 || pos == bytes.size()) << "whole lines only";
+    return result;
+  };
+  // Fill up to the reserve with ordinary lines, then with the smallest
+  // lines there are, so that what is left is at most the reserve.
+  int sent = 0;
+  while (sent < 100000 && write_fresh(line(sent), true) == WriteResult::done) {
+    ++sent;
+  }
+  for (int i = 0; i < 1000 && write_fresh("x\n", true) == WriteResult::done; ++i) {
+  }
+  ASSERT_GT(sent, 100);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(write_fresh(line(i), true), WriteResult::would_block);
+  }
+  // The final lines (about 1 KiB at exit) still fit.
+  EXPECT_EQ(write_fresh("FINAL " + std::string(2000, 'f') + "\n", false), WriteResult::done);
+  EXPECT_EQ(dropped, 0u);
+  ::close(pair.ours);
+}
+
 }  // namespace
 }  // namespace trace2d::client::detail
