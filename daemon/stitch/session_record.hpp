@@ -58,6 +58,13 @@ struct SessionRecord {
   std::optional<std::int64_t> sid_pid;
   // argv normalised for matching a child_start that ran it (argv_key.hpp).
   std::optional<std::string> argv_key;
+
+  // Not a column: how the writer stores this snapshot. Most snapshots of a
+  // session come after its row exists; updating only what can change, and
+  // its indexes only when an indexed column changed, is much cheaper than
+  // an upsert.
+  enum class Write : std::uint8_t { upsert, update, update_indexed };
+  Write write = Write::upsert;
 };
 
 // A region_enter paired with its region_leave (or left open).

@@ -76,6 +76,10 @@ struct Stitcher::Live {
   std::vector<std::uint64_t> channels;  // open channels that carried this session
   RegionPairer regions;
   std::map<std::int64_t, ChildRecord> open_children;  // by child_id, until they exit
+  // The row an earlier batch wrote, if any, and its indexed columns then.
+  bool stored = false;
+  std::optional<std::int64_t> stored_start_time_us;
+  std::optional<std::int64_t> stored_sid_pid;
 };
 
 // Regions and children: paired here as their events arrive.
@@ -178,6 +182,9 @@ Stitcher::Live& Stitcher::find_or_create(std::string_view sid, const source::Ori
   auto live = std::make_unique<Live>();
   if (auto stored = m_catalog.find(sid)) {
     live->record = std::move(*stored);
+    live->stored = true;
+    live->stored_start_time_us = live->record.start_time_us;
+    live->stored_sid_pid = live->record.sid_pid;
     if (live->record.status == SessionStatus::complete) {
       live->end_rank = live->record.elapsed ? EndRank::exit : EndRank::signal;
     }
@@ -360,7 +367,18 @@ void Stitcher::expire_idle(std::int64_t now_us, std::chrono::milliseconds timeou
 
 void Stitcher::collect_changes(StitchChanges& out, std::uint64_t batch_number) {
   for (Live* live : m_dirty) {
-    out.sessions.push_back(live->record);
+    SessionRecord& snapshot = out.sessions.emplace_back(live->record);
+    const SessionRecord& r = live->record;
+    if (!live->stored) {
+      snapshot.write = SessionRecord::Write::upsert;
+    } else if (r.start_time_us != live->stored_start_time_us || r.sid_pid != live->stored_sid_pid) {
+      snapshot.write = SessionRecord::Write::update_indexed;
+    } else {
+      snapshot.write = SessionRecord::Write::update;
+    }
+    live->stored = true;
+    live->stored_start_time_us = r.start_time_us;
+    live->stored_sid_pid = r.sid_pid;
     live->regions.flush_open(m_regions);  // still open: written now, again when closed
     live->dirty = false;
     live->last_batch = batch_number;

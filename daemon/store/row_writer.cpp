@@ -35,6 +35,12 @@ constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
     " repo, t_start, elapsed, parent_seq, leave_seq)";
 
+constexpr std::string_view k_update_session_head =
+    "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
+    " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
+    " status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16, last_received = ?17,"
+    " time_base_us = ?18, argv_key = ?19, process_start_us = ?20";
+
 void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
     stmt.bind_text(index, proto::format_utc_timestamp(*unix_us));
@@ -46,7 +52,8 @@ void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& un
 }  // namespace
 
 RowWriter::RowWriter(Database& db)
-    : m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
+    : m_db(db),
+      m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
       m_insert_event(db.prepare(multi_row_sql(k_insert_events, k_event_columns, 1))),
       m_insert_events_multi(db.prepare(multi_row_sql(k_insert_events, k_event_columns, k_rows_per_insert))),
       m_insert_problem(db.prepare(
@@ -75,6 +82,11 @@ RowWriter::RowWriter(Database& db)
           " last_received = excluded.last_received, time_base_us = excluded.time_base_us,"
           " sid_pid = excluded.sid_pid, argv_key = excluded.argv_key,"
           " process_start_us = excluded.process_start_us")),
+      // The columns a later snapshot of a session can change; the indexed
+      // ones (start_time, sid_pid) only when they did.
+      m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?")),
+      m_update_session_indexed(
+          db.prepare(std::string(k_update_session_head) + ", start_time = ?, sid_pid = ? WHERE id = ?")),
       m_write_region(db.prepare(multi_row_sql(k_write_regions, k_region_columns, 1))),
       m_write_regions_multi(db.prepare(multi_row_sql(k_write_regions, k_region_columns, k_rows_per_insert))),
       // A child's events come apart (start, ready, exit): each fills what it knows.
@@ -173,6 +185,42 @@ void RowWriter::write_events(const WriteBatch& batch) {
 }
 
 void RowWriter::write_session(const stitch::SessionRecord& r) {
+  using Write = stitch::SessionRecord::Write;
+  if (r.write != Write::upsert) {
+    const bool indexed = r.write == Write::update_indexed;
+    Statement& u = indexed ? m_update_session_indexed : m_update_session;
+    u.bind(1, r.evt);
+    u.bind(2, r.exe);
+    u.bind(3, r.argv);
+    u.bind(4, r.cmd_name);
+    u.bind(5, r.hierarchy);
+    u.bind(6, r.cmd_mode);
+    u.bind(7, r.worktree);
+    u.bind(8, r.cmd_path);
+    bind_time(u, 9, r.end_time_us);
+    u.bind(10, r.elapsed);
+    u.bind(11, r.exit_code);
+    u.bind(12, r.signo);
+    u.bind_text(13, stitch::to_string(r.status));
+    u.bind_int(14, r.event_count);
+    u.bind_int(15, r.error_count);
+    u.bind_int(16, r.problem_count);
+    bind_time(u, 17, r.last_received_us);
+    u.bind(18, r.time_base_us);
+    u.bind(19, r.argv_key);
+    u.bind(20, r.process_start_us);
+    int next = 21;
+    if (indexed) {
+      bind_time(u, next++, r.start_time_us);
+      u.bind(next++, r.sid_pid);
+    }
+    u.bind_int(next, r.id);
+    u.run();
+    if (m_db.changes() > 0) {
+      return;
+    }
+    // The row is gone (retention pruned it meanwhile): write it whole.
+  }
   Statement& s = m_upsert_session;
   s.bind_text(1, r.sid);
   s.bind_int(2, r.id);

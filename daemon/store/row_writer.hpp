@@ -42,6 +42,7 @@ class RowWriter {
   static constexpr int k_region_columns = 12;
   static constexpr std::size_t k_rows_per_insert = 64;
 
+  Database& m_db;  // for changes(): did an update find its row
   Statement m_insert_name;
   Statement m_insert_event;
   Statement m_insert_events_multi;
@@ -50,6 +51,8 @@ class RowWriter {
   Statement m_upsert_offset;
   Statement m_forget_offset;
   Statement m_upsert_session;
+  Statement m_update_session;
+  Statement m_update_session_indexed;
   Statement m_write_region;
   Statement m_write_regions_multi;
   Statement m_merge_child;

@@ -60,6 +60,37 @@ TEST_F(StitcherTest, SummarisesAProcess) {
   EXPECT_FALSE(s.column_is_null(14));
 }
 
+// Later snapshots of a session update its row in place; an indexed column
+// learnt late (brief mode gives no time at first) reaches its index.
+TEST_F(StitcherTest, LaterBatchesUpdateTheRowAndItsIndexes) {
+  const std::string sid = "20261121T100000.000000Z-Habcdef01-P0000002a";
+  m_store.ingest({R"({"event":"version","sid":")" + sid + R"(","thread":"main","evt":"3","exe":"2.39.5"})"});
+  EXPECT_EQ(text("SELECT status FROM sessions"), "running");
+  EXPECT_EQ(number("SELECT start_time IS NULL FROM sessions"), 1);
+  m_store.ingest({line(sid, "start", R"(,"t_abs":0.001,"argv":["git","status"])"),
+                  line(sid, "cmd_name", R"(,"name":"status","hierarchy":"status")")});
+  m_store.ingest({line(sid, "atexit", R"(,"t_abs":0.2,"code":0)")});
+  EXPECT_EQ(text("SELECT status FROM sessions"), "complete");
+  EXPECT_EQ(text("SELECT cmd_name FROM sessions"), "status");
+  EXPECT_EQ(number("SELECT event_count FROM sessions"), 4);
+  EXPECT_EQ(number("SELECT sid_pid FROM sessions"), 42);
+  EXPECT_EQ(number("SELECT count(*) FROM sessions INDEXED BY sessions_start_time WHERE start_time > 0"), 1);
+  EXPECT_EQ(number("SELECT count(*) FROM sessions"), 1);
+  EXPECT_EQ(text("PRAGMA integrity_check"), "ok");
+}
+
+// Retention may delete a session's row while the session still talks: the
+// next snapshot writes it whole again.
+TEST_F(StitcherTest, RowDeletedBetweenBatchesIsWrittenWhole) {
+  m_store.ingest({line("pruned", "version"), line("pruned", "start", R"(,"argv":["git","log"])")});
+  m_store.db().exec("DELETE FROM sessions");
+  m_store.ingest({line("pruned", "atexit", R"(,"t_abs":0.1,"code":0)")});
+  EXPECT_EQ(text("SELECT status FROM sessions WHERE sid = 'pruned'"), "complete");
+  EXPECT_EQ(text("SELECT argv FROM sessions WHERE sid = 'pruned'"), R"(["git","log"])");
+  EXPECT_EQ(number("SELECT event_count FROM sessions WHERE sid = 'pruned'"), 3);
+  EXPECT_EQ(number("SELECT first_received IS NOT NULL FROM sessions WHERE sid = 'pruned'"), 1);
+}
+
 TEST_F(StitcherTest, CompleteAtExitNotAtEof) {
   source::Origin origin{source::SourceKind::stream, 7, 100, 1000};
   m_store.ingest({line("p", "version"), line("p", "atexit", R"(,"t_abs":0.1,"code":0)")}, origin);
