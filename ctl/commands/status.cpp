@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
@@ -117,6 +118,13 @@ void run_status(const Context& ctx) {
             << " ms";
   }
   ctx.out << "\n";
+  // Absent from databases last written by a trace2d older than the column.
+  const bool knows_recreation =
+      std::find(daemon.columns.begin(), daemon.columns.end(), "database_recreated") != daemon.columns.end();
+  if (knows_recreation && number("database_recreated") > 0) {
+    ctx.out << "database recreated " << number("database_recreated")
+            << " times since start: its file was removed or replaced while trace2d ran (see its log)\n";
+  }
   const Row& t = totals.rows.front();
   ctx.out << "database: " << mib(number("db_bytes")) << " + " << mib(number("wal_bytes")) << " WAL; "
           << cell_text(t[0]) << " sessions, " << cell_text(t[1]) << " events, " << cell_text(t[2])

@@ -35,7 +35,7 @@ struct DaemonOptions {
   std::chrono::milliseconds overflow_wait{2000};
   std::size_t max_line_bytes = 4608 * 1024;
   std::chrono::milliseconds shutdown_grace{2000};
-  std::chrono::milliseconds commit_interval{10};
+  std::chrono::milliseconds commit_interval{100};
   std::chrono::milliseconds store_give_up_after{30000};  // at shutdown, on a failing database
   std::chrono::milliseconds stats_interval{2000};
   std::string log_level = "info";

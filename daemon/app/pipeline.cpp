@@ -1,5 +1,7 @@
 #include "daemon/app/pipeline.hpp"
 
+#include <pthread.h>
+
 #include <spdlog/spdlog.h>
 
 namespace trace2d::app {
@@ -13,8 +15,10 @@ Pipeline::Pipeline(PipelineOptions options)
   writer_options.status_interval = m_options.status_interval;
   writer_options.status_hook = m_options.status_hook;
   writer_options.retention = m_options.retention;
+  writer_options.names = &m_names;
   m_writer = std::make_unique<store::StoreWriter>(std::move(db), m_batches, m_budget, writer_options);
-  m_catalog = std::make_unique<store::DatabaseSessionCatalog>(m_options.db_path);
+  m_catalog = std::make_unique<store::DatabaseSessionCatalog>(
+      m_options.db_path, [writer = m_writer.get()] { return writer->database_recreated(); });
   m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(),
                                                   stitch::Stitcher::Options{});
   m_encoder = std::make_unique<store::EventEncoder>(m_names);
@@ -39,8 +43,15 @@ std::unique_ptr<pipeline::IngestSink> Pipeline::make_sink() {
 }
 
 void Pipeline::start() {
-  m_writer_thread = std::thread([this] { m_writer->run(); });
-  m_worker_thread = std::thread([this] { m_worker->run(); });
+  // Named so that `top -H` and perf tell the stages apart.
+  m_writer_thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "trace2d-store");
+    m_writer->run();
+  });
+  m_worker_thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "trace2d-parse");
+    m_worker->run();
+  });
 }
 
 void Pipeline::finish(std::chrono::milliseconds give_up_after) {

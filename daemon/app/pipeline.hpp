@@ -24,7 +24,7 @@ struct PipelineOptions {
   std::string db_path;
   std::size_t max_queue_bytes = 64 * 1024 * 1024;
   std::size_t max_line_bytes = 4608 * 1024;
-  std::chrono::milliseconds commit_interval{10};
+  std::chrono::milliseconds commit_interval{100};
   std::chrono::milliseconds status_interval{2000};
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
   store::StoreWriter::StatusHook status_hook;

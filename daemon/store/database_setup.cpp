@@ -64,4 +64,20 @@ Database open_for_writing(const std::string& path, SetupReport* report) {
   return db;
 }
 
+std::optional<FileIdentity> file_identity(const std::string& path, std::error_code& error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    error = std::error_code(errno, std::generic_category());
+    return std::nullopt;
+  }
+  error.clear();
+  return FileIdentity{st.st_dev, st.st_ino};
+}
+
+DatabaseFiles identify_database_files(const std::string& path) {
+  std::error_code ignored;
+  return {file_identity(path, ignored), file_identity(path + "-wal", ignored),
+          file_identity(path + "-shm", ignored)};
+}
+
 }  // namespace trace2d::store

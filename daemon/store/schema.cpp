@@ -443,11 +443,18 @@ CREATE TABLE uid_stats (
 );
 )sql";
 
-constexpr std::array<Migration, 4> k_migrations{{
+// Version 5: how often the daemon recreated its database after the file was
+// removed or replaced under it.
+constexpr std::string_view k_v5 = R"sql(
+ALTER TABLE daemon_status ADD COLUMN database_recreated INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 5> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
     {4, "per-uid line counts and rate-limit drops", k_v4},
+    {5, "daemon status: database recreations", k_v5},
 }};
 
 }  // namespace

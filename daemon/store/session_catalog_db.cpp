@@ -1,9 +1,20 @@
 #include "daemon/store/session_catalog_db.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
 #include "proto/timestamp.hpp"
 
 namespace trace2d::store {
 namespace {
+
+constexpr std::string_view k_find_sql =
+    "SELECT id, sid, evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
+    " start_time, end_time, elapsed, exit_code, signo, status, source, peer_pid, peer_uid,"
+    " event_count, error_count, problem_count, first_received, last_received, time_base_us,"
+    " sid_pid, argv_key, process_start_us"
+    " FROM sessions WHERE sid = ?";
 
 std::optional<std::int64_t> parse_time(const std::optional<std::string>& text) {
   return text ? proto::parse_utc_timestamp(*text) : std::nullopt;
@@ -11,18 +22,46 @@ std::optional<std::int64_t> parse_time(const std::optional<std::string>& text) {
 
 }  // namespace
 
-DatabaseSessionCatalog::DatabaseSessionCatalog(const std::string& path)
-    : m_db(path, OpenMode::read_only) {
+DatabaseSessionCatalog::DatabaseSessionCatalog(const std::string& path, Generation generation)
+    : m_path(path),
+      m_generation(std::move(generation)),
+      m_seen_generation(m_generation ? m_generation() : 0),
+      m_db(path, OpenMode::read_only) {
   m_db.set_busy_timeout(1000);
-  m_find = m_db.prepare(
-      "SELECT id, sid, evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
-      " start_time, end_time, elapsed, exit_code, signo, status, source, peer_pid, peer_uid,"
-      " event_count, error_count, problem_count, first_received, last_received, time_base_us,"
-      " sid_pid, argv_key, process_start_us"
-      " FROM sessions WHERE sid = ?");
+  m_find = m_db.prepare(k_find_sql);
+}
+
+void DatabaseSessionCatalog::reopen_if_recreated() {
+  if (!m_generation) {
+    return;
+  }
+  const std::uint64_t generation = m_generation();
+  const auto now = std::chrono::steady_clock::now();
+  if (generation == m_seen_generation || now < m_next_reopen_attempt) {
+    return;
+  }
+  try {
+    Database db(m_path, OpenMode::read_only);
+    db.set_busy_timeout(1000);
+    // Fails here, leaving the old connection in use, if the file is not
+    // usable yet; prepared again below because a statement keeps a pointer
+    // to the Database object it came from.
+    (void)db.prepare(k_find_sql);
+    m_find = Statement();  // finalized before its connection closes
+    m_db = std::move(db);
+    m_find = m_db.prepare(k_find_sql);
+    m_seen_generation = generation;
+  } catch (const SqliteError& e) {
+    // Until it opens, sessions are looked up in the old file: at worst one
+    // stored only there resumes its numbering, which the new file accepts.
+    spdlog::warn("store: cannot reopen the recreated database '{}' for reading, will retry: {}", m_path,
+                 e.what());
+    m_next_reopen_attempt = now + std::chrono::seconds(1);
+  }
 }
 
 std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_view sid) {
+  reopen_if_recreated();
   m_find.bind_text(1, sid);
   if (!m_find.step()) {
     m_find.reset();
@@ -69,6 +108,7 @@ std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_vi
 }
 
 std::int64_t DatabaseSessionCatalog::next_session_id() {
+  reopen_if_recreated();
   return m_db.query_int("SELECT max(id) FROM sessions").value_or(0) + 1;
 }
 

@@ -7,30 +7,47 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "proto/timestamp.hpp"
 
 namespace trace2d::store {
+namespace {
+
+// A stat() per check: cheap next to a transaction, and seconds are short
+// next to how long a removed database would otherwise swallow commits.
+constexpr std::chrono::seconds k_file_check_interval{1};
+
+// Removes `path` if it is still the file `identity` names.
+void remove_if_same(const std::string& path, const std::optional<FileIdentity>& identity) {
+  std::error_code error;
+  if (identity && file_identity(path, error) == identity && ::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    spdlog::warn("store: cannot remove '{}': {}", path, std::strerror(errno));
+  }
+}
+
+}  // namespace
 
 StoreWriter::StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input,
                          pipeline::MemoryBudget& budget, Options options)
-    : m_db(std::move(db)),
-      m_rows(m_db),
-      m_retention(m_db, options.retention),
+    : m_conn(std::make_unique<Connection>(std::move(db), options.retention)),
+      m_files(identify_database_files(m_conn->db.path())),
+      m_next_file_check(std::chrono::steady_clock::now() + k_file_check_interval),
       m_input(input),
       m_budget(budget),
-      m_options(options) {}
+      m_options(std::move(options)) {}
 
 void StoreWriter::maintain() {
   const auto now = std::chrono::steady_clock::now();
-  if (!m_retention.enabled() || m_in_transaction || now < m_next_retention || !m_input.empty()) {
+  Retention& retention = m_conn->retention;
+  if (!retention.enabled() || m_in_transaction || now < m_next_retention || !m_input.empty()) {
     return;
   }
   try {
-    const bool more = m_retention.step();
-    m_sessions_pruned.store(m_retention.sessions_deleted());
+    const bool more = retention.step();
+    m_sessions_pruned.store(m_pruned_before + retention.sessions_deleted());
     // While there is more to prune, a step every 20 ms between batches;
     // otherwise look again in five seconds (two indexed queries).
     m_next_retention = now + (more ? std::chrono::milliseconds(20) : std::chrono::milliseconds(5000));
@@ -45,12 +62,12 @@ void StoreWriter::maintain() {
 bool StoreWriter::write_pending() {
   try {
     if (!m_in_transaction) {
-      m_db.exec("BEGIN IMMEDIATE");
+      m_conn->db.exec("BEGIN IMMEDIATE");
       m_in_transaction = true;
       m_transaction_started = std::chrono::steady_clock::now();
     }
     for (; m_written < m_pending.size(); ++m_written) {
-      m_rows.write(m_pending[m_written]);
+      m_conn->rows.write(m_pending[m_written]);
       m_rows_in_transaction += m_pending[m_written].row_count();
     }
     return true;
@@ -64,8 +81,23 @@ bool StoreWriter::write_pending() {
 }
 
 bool StoreWriter::commit() {
+  // Committed into a file that is no longer at the path, the transaction
+  // would be lost with it. (A removal between this check and the COMMIT
+  // still loses that one transaction.)
+  switch (check_database_file()) {
+    case FileCheck::in_place:
+      break;
+    case FileCheck::recreated:
+      if (!write_pending()) {
+        return false;
+      }
+      break;
+    case FileCheck::unusable:
+      rollback();
+      return false;
+  }
   try {
-    m_db.exec("COMMIT");
+    m_conn->db.exec("COMMIT");
   } catch (const SqliteError& e) {
     if (!e.is_busy()) {
       spdlog::error("store: commit failed, will retry: {}", e.what());
@@ -133,8 +165,8 @@ void StoreWriter::write_status_if_due() {
   }
   m_last_status = now;
   try {
-    Transaction txn(m_db);
-    m_options.status_hook(m_db);
+    Transaction txn(m_conn->db);
+    m_options.status_hook(m_conn->db);
     txn.commit();
   } catch (const SqliteError& e) {
     // Status rows are a convenience: a busy database only delays them.
@@ -145,9 +177,14 @@ void StoreWriter::write_status_if_due() {
 }
 
 void StoreWriter::rollback() {
+  drop_transaction();
+  m_failed_commits.fetch_add(1);
+}
+
+void StoreWriter::drop_transaction() {
   if (m_in_transaction) {
     try {
-      m_db.exec("ROLLBACK");
+      m_conn->db.exec("ROLLBACK");
     } catch (const SqliteError& e) {
       spdlog::debug("store: rollback: {}", e.what());  // SQLite may have rolled back already
     }
@@ -155,7 +192,147 @@ void StoreWriter::rollback() {
   m_in_transaction = false;
   m_written = 0;
   m_rows_in_transaction = 0;
-  m_failed_commits.fetch_add(1);
+}
+
+StoreWriter::FileCheck StoreWriter::check_database_file() {
+  m_next_file_check = std::chrono::steady_clock::now() + k_file_check_interval;
+  if (!m_files.main) {
+    return FileCheck::in_place;  // nothing to compare with
+  }
+  const std::string& path = m_conn->db.path();
+  std::error_code error;
+  const std::optional<FileIdentity> found = file_identity(path, error);
+  // Any other stat() error (a directory made unreadable) is no evidence
+  // that the file went away: keep writing, as before.
+  if (found == m_files.main || (!found && error != std::errc::no_such_file_or_directory)) {
+    return FileCheck::in_place;
+  }
+  if (!m_moved || m_moved_to != found) {
+    if (found) {
+      spdlog::error("store: database '{}' was replaced by another file while trace2d was running; sessions "
+                    "already stored in the replaced file are no longer there",
+                    path);
+    } else {
+      spdlog::error("store: database '{}' was removed (or replaced) while trace2d was running; recreating it "
+                    "there: sessions already stored in the removed file are gone, everything from now on goes "
+                    "to the new file",
+                    path);
+    }
+    m_moved = true;
+    m_moved_to = found;
+    m_recreate_failure_logged = false;
+  }
+  // The open transaction belongs to the old file: its batches are still
+  // pending and are written again into the new one.
+  drop_transaction();
+  if (found && found == m_refused) {
+    return FileCheck::unusable;
+  }
+  return recreate_database(found) ? FileCheck::recreated : FileCheck::unusable;
+}
+
+std::optional<std::string> StoreWriter::refuse_replacement(const std::string& path) {
+  try {
+    Database probe(path, OpenMode::read_only);
+    if (probe.query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0) {
+      return std::nullopt;  // an empty file or database
+    }
+    if (probe.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessions'")
+            .value_or(0) == 0) {
+      return "it is not a trace2d database";
+    }
+    if (probe.query_int("SELECT EXISTS (SELECT 1 FROM sessions)").value_or(0) != 0) {
+      return "it holds sessions of its own, whose ids would clash with this run's";
+    }
+    return std::nullopt;
+  } catch (const SqliteError& e) {
+    if (e.is_busy()) {
+      throw;  // only locked for now: look again on the next attempt
+    }
+    return e.what();
+  }
+}
+
+bool StoreWriter::write_names(Database& db) const {
+  if (m_options.names == nullptr) {
+    return true;
+  }
+  Transaction txn(db);
+  Statement insert = db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)");
+  Statement same = db.prepare("SELECT count(*) FROM names WHERE id = ? AND text = ?");
+  for (const auto& [id, text] : m_options.names->snapshot()) {
+    insert.bind_int(1, id);
+    insert.bind_text(2, text);
+    insert.run();
+    if (db.changes() > 0) {
+      continue;
+    }
+    same.bind_int(1, id);
+    same.bind_text(2, text);
+    const bool present = same.step() && same.column_int(0) == 1;
+    same.reset();
+    if (!present) {
+      return false;  // rolled back by txn
+    }
+  }
+  txn.commit();
+  return true;
+}
+
+bool StoreWriter::recreate_database(const std::optional<FileIdentity>& found) {
+  const std::string path = m_conn->db.path();
+  // What the old file's WAL holds goes into the old file, best effort: if it
+  // was moved rather than deleted, it stays whole without its WAL.
+  try {
+    m_conn->db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+  } catch (const SqliteError& e) {
+    spdlog::debug("store: checkpoint of the removed database: {}", e.what());
+  }
+  // A -wal or -shm of the old file left at the path would be taken for the
+  // new file's by SQLite, and corrupt it.
+  remove_if_same(path + "-wal", m_files.wal);
+  remove_if_same(path + "-shm", m_files.shm);
+  m_files.wal.reset();
+  m_files.shm.reset();
+  try {
+    if (found) {
+      if (auto why = refuse_replacement(path)) {
+        spdlog::error("store: not writing into the file now at '{}' ({}): holding events in memory, up to the "
+                      "queue bound, and checking again every second; remove that file to have trace2d create a "
+                      "new database there, or restart trace2d to use it",
+                      path, *why);
+        m_refused = found;
+        return false;
+      }
+    }
+    auto fresh = std::make_unique<Connection>(open_for_writing(path), m_options.retention);
+    if (!write_names(fresh->db)) {
+      spdlog::error("store: not writing into the database now at '{}': its names table gives other ids to this "
+                    "run's names; holding events in memory and checking again every second; remove that file to "
+                    "have trace2d create a new database there, or restart trace2d to use it",
+                    path);
+      std::error_code error;
+      m_refused = file_identity(path, error);
+      return false;
+    }
+    m_pruned_before += m_conn->retention.sessions_deleted();
+    m_conn = std::move(fresh);
+  } catch (const SqliteError& e) {
+    if (!m_recreate_failure_logged) {
+      spdlog::error("store: cannot create a new database at '{}', holding events in memory and retrying: {}", path,
+                    e.what());
+      m_recreate_failure_logged = true;
+    }
+    return false;
+  }
+  m_files = identify_database_files(path);
+  m_next_retention = {};
+  m_moved = false;
+  m_moved_to.reset();
+  m_refused.reset();
+  m_database_recreated.fetch_add(1);
+  spdlog::info("store: writing to the new database at '{}'", path);
+  return true;
 }
 
 void StoreWriter::run() {
@@ -174,7 +351,7 @@ void StoreWriter::run() {
     }
     if (backoff.count() > 0) {
       wait = backoff;
-    } else if (m_retention.enabled() && !m_in_transaction) {
+    } else if (m_conn->retention.enabled() && !m_in_transaction) {
       wait = std::min(wait, std::max(std::chrono::milliseconds(1),
                                      std::chrono::duration_cast<std::chrono::milliseconds>(
                                          m_next_retention - clock::now())));
@@ -184,7 +361,16 @@ void StoreWriter::run() {
     } else if (backoff.count() > 0) {
       std::this_thread::sleep_for(backoff);
     }
-    if (!m_in_transaction && backoff.count() == 0) {
+    // Idle, the file is checked once a second; before each retry too, since
+    // a database that fails because its file is gone must be recreated, not
+    // retried. (Commits check it themselves.)
+    bool usable = true;
+    if (!m_in_transaction && (backoff.count() > 0 || clock::now() >= m_next_file_check)) {
+      usable = check_database_file() != FileCheck::unusable;
+    }
+    // Status and retention go to the database in use, not to one whose file
+    // is gone.
+    if (usable && !m_moved && !m_in_transaction && backoff.count() == 0) {
       write_status_if_due();
       maintain();
     }
@@ -195,7 +381,12 @@ void StoreWriter::run() {
       continue;
     }
 
-    bool ok = write_pending();
+    bool ok = false;
+    if (usable) {
+      ok = write_pending();
+    } else {
+      rollback();  // nothing open: counts the failed attempt
+    }
     // A batch that finishes trace files is committed at once: git may be
     // waiting for room in its trace directory.
     const bool urgent = std::any_of(m_pending.begin(), m_pending.end(),

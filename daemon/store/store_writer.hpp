@@ -8,16 +8,29 @@
 // A failed write (locked database, full disk, read-only file) rolls back and
 // is retried with backoff; the batches stay queued meanwhile and count
 // against the daemon's memory bound. Nothing is dropped here.
+//
+// SQLite writes through open descriptors, so a database file removed (or
+// replaced) under the writer would go on taking commits that vanish with
+// it. Before each commit, and at least once a second otherwise, the writer
+// checks that the path still names the file it opened; when it does not,
+// it logs an error, rolls back, creates a new database at the path, writes
+// into it every name handed out so far (events refer to names by id), and
+// commits what it holds there.
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "daemon/pipeline/memory_budget.hpp"
 #include "daemon/pipeline/work_queue.hpp"
+#include "daemon/store/database_setup.hpp"
+#include "daemon/store/name_table.hpp"
 #include "daemon/store/retention.hpp"
 #include "daemon/store/row_writer.hpp"
 #include "daemon/store/sqlite.hpp"
@@ -40,12 +53,15 @@ class StoreWriter {
   using StatusHook = std::function<void(Database&)>;
 
   struct Options {
-    std::chrono::milliseconds commit_interval{10};
+    std::chrono::milliseconds commit_interval{100};
     std::size_t max_rows_per_transaction = 50000;
     std::chrono::milliseconds max_retry_backoff{1000};
     std::chrono::milliseconds status_interval{2000};
     StatusHook status_hook;
     Retention::Options retention;
+    // The names handed out so far, written again into a recreated database
+    // (nullptr: there are none to keep).
+    const NameTable* names = nullptr;
   };
 
   StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input, pipeline::MemoryBudget& budget,
@@ -66,6 +82,9 @@ class StoreWriter {
   [[nodiscard]] CommitLatency commit_latency() const;
   [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
   [[nodiscard]] std::uint64_t sessions_pruned() const { return m_sessions_pruned.load(); }
+  // How many times the database was recreated after its file was removed
+  // or replaced; also tells other connections to open the path again.
+  [[nodiscard]] std::uint64_t database_recreated() const { return m_database_recreated.load(); }
   // How long since the writer loop last went round (it does at least every
   // ~1 s, committing, waiting or retrying): a liveness signal.
   [[nodiscard]] std::chrono::steady_clock::duration since_heartbeat() const {
@@ -74,17 +93,53 @@ class StoreWriter {
   }
 
  private:
+  // Everything bound to one SQLite connection, replaced as a whole when the
+  // database is recreated. Not movable: the statements point at `db`.
+  struct Connection {
+    Connection(Database database, const Retention::Options& retention_options)
+        : db(std::move(database)), rows(db), retention(db, retention_options) {}
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    Database db;  // declared first: outlives the statements below
+    RowWriter rows;
+    Retention retention;
+  };
+
+  enum class FileCheck {
+    in_place,   // the path names the open database (or it cannot be told)
+    recreated,  // it did not: the transaction was dropped, the new database is open
+    unusable,   // it did not, and no new database could be used yet
+  };
+
   bool write_pending();  // false on failure (rolled back)
   bool commit();
-  void rollback();
+  void rollback();        // counts a failed commit
+  void drop_transaction();  // rollback without counting a failure
   void after_commit(std::int64_t now_us);
   void write_status_if_due();
   void maintain();  // retention, between batches
+  FileCheck check_database_file();
+  bool recreate_database(const std::optional<FileIdentity>& found);
+  // Why the file now at `path` must not become this run's database, or
+  // nullopt when it may (empty, or a trace2d database without sessions).
+  [[nodiscard]] static std::optional<std::string> refuse_replacement(const std::string& path);
+  // Writes the names of m_options.names into `db`; false when one of them
+  // has another id there.
+  [[nodiscard]] bool write_names(Database& db) const;
 
-  Database m_db;
-  RowWriter m_rows;
-  Retention m_retention;
+  std::unique_ptr<Connection> m_conn;
   std::chrono::steady_clock::time_point m_next_retention{};
+  std::uint64_t m_pruned_before = 0;  // sessions pruned in databases since recreated
+
+  DatabaseFiles m_files;  // what m_conn->db is on disk
+  std::chrono::steady_clock::time_point m_next_file_check{};
+  // While the path does not name m_conn->db: what it named when last
+  // reported (nullopt: nothing), so each change is logged once.
+  bool m_moved = false;
+  std::optional<FileIdentity> m_moved_to;
+  bool m_recreate_failure_logged = false;
+  std::optional<FileIdentity> m_refused;  // a replacement holding other data
   pipeline::WorkQueue<WriteBatch>& m_input;
   pipeline::MemoryBudget& m_budget;
   Options m_options;
@@ -102,6 +157,7 @@ class StoreWriter {
   std::atomic<bool> m_stop_retrying{false};
   std::atomic<std::uint64_t> m_files_removed{0};
   std::atomic<std::uint64_t> m_sessions_pruned{0};
+  std::atomic<std::uint64_t> m_database_recreated{0};
   std::atomic<std::chrono::steady_clock::rep> m_heartbeat{std::chrono::steady_clock::now().time_since_epoch().count()};
 
   mutable std::mutex m_latency_mutex;
