@@ -1,5 +1,7 @@
 #include "daemon/app/daemon.hpp"
 
+#include <pthread.h>
+
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -231,7 +233,10 @@ int Daemon::run() {
 
   std::vector<std::thread> io_threads;
   for (unsigned i = 1; i < m_options.io_threads; ++i) {
-    io_threads.emplace_back([&io] { io.run(); });
+    io_threads.emplace_back([&io] {
+      pthread_setname_np(pthread_self(), "trace2d-io");
+      io.run();
+    });
   }
   // Runs until every source has stopped after a stop signal.
   io.run();

@@ -29,7 +29,10 @@ class IngestSink {
 
   void submit(IngestChunk&& chunk) {
     m_budget.charge(chunk.memory_bytes());
-    m_queue.push(std::move(chunk));
+    // A finished trace file waits for its commit to be removed, and git may
+    // be waiting for room in its directory (GIT_TRACE2_MAX_FILES).
+    const bool urgent = chunk.progress && (chunk.progress->finished || chunk.progress->remove_after_commit);
+    m_queue.push(std::move(chunk), urgent);
   }
   [[nodiscard]] bool over_budget() const { return m_budget.exhausted(); }
   [[nodiscard]] std::uint64_t next_channel_id() { return m_channel_ids.fetch_add(1) + 1; }

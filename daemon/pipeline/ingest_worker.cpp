@@ -157,9 +157,15 @@ void IngestWorker::run() {
   std::vector<IngestChunk> chunks;
   auto last_tick = std::chrono::steady_clock::now();
   bool open = true;
+  bool trickling = false;
   while (open) {
     chunks.clear();
-    open = m_input.pop_all(chunks, m_options.tick);
+    // Under a trickle (git writes one event per write(); readers hand over
+    // what each read found), let chunks gather rather than wake for each.
+    // When idle, wake for the first; when behind, never wait.
+    open = trickling ? m_input.pop_all(chunks, m_options.gather, m_options.gather_chunks)
+                     : m_input.pop_all(chunks, m_options.tick);
+    trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
     for (const IngestChunk& chunk : chunks) {
       process(chunk);
       m_budget.release(chunk.memory_bytes());

@@ -52,6 +52,9 @@ class IngestWorker {
     std::size_t batch_rows = 8192;             // hand a batch on at this many rows...
     std::size_t batch_bytes = 4 * 1024 * 1024;  // ...or this much memory
     std::chrono::milliseconds tick{200};       // housekeeping when idle
+    // While busy, wake at most this often unless this many chunks wait.
+    std::chrono::milliseconds gather{20};
+    std::size_t gather_chunks = 32;
   };
 
   IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::WriteBatch>& output,

@@ -1,33 +1,23 @@
 #pragma once
-// The AF_UNIX stream listener: one coroutine per git connection, all on a
-// small fixed pool of io_context threads.
-//
-// A connection reads whatever the kernel holds as soon as it is readable,
-// frames it into lines and hands them to the pipeline; it never waits for
-// parsing or SQLite. Only at the memory bound does it stop reading, for at
-// most `overflow_wait`, after which it reads and drops (counted) so that git
-// never blocks for long on a stuck collector.
+// The AF_UNIX stream socket: its listener, handed to the StreamReader, which
+// accepts and reads every connection on its own thread (stream_reader.hpp
+// says why not through Asio), and the daemon's stop with its grace period.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <unordered_map>
+#include <optional>
 
 #include "daemon/pipeline/ingest_sink.hpp"
-#include "daemon/pipeline/line_framer.hpp"
 #include "daemon/source/asio.hpp"
+#include "daemon/source/stream_reader.hpp"
 
 namespace trace2d::source {
 
 class StreamServer {
  public:
-  struct Options {
-    pipeline::LineFramer::Limits framing;
-    std::chrono::milliseconds overflow_wait{2000};
-    std::size_t max_read_per_wakeup = 4 * 1024 * 1024;  // fairness between connections
-  };
+  using Options = StreamReader::Options;
 
   // `listener` is bound and listening (by us, or passed in by systemd).
   StreamServer(asio::io_context& io, asio::local::stream_protocol::acceptor listener,
@@ -40,25 +30,26 @@ class StreamServer {
   // Stops accepting now. Open connections keep being read for `grace` so that
   // git processes in flight can finish (closing their socket early would kill
   // them with SIGPIPE at their next event); then what their sockets hold is
-  // drained and they are closed. Thread-safe.
+  // drained and they are closed. Until then the io_context has work (run()
+  // does not return). Thread-safe.
   void stop(std::chrono::milliseconds grace);
 
-  [[nodiscard]] std::size_t open_connections() const;
+  [[nodiscard]] std::size_t open_connections() const { return m_reader.open_connections(); }
 
  private:
-  class Connection;
-  asio::awaitable<void> accept_loop();
-  void adopt(asio::local::stream_protocol::socket socket);
-  void forget(std::uint64_t id);
+  void close_all();
 
   asio::io_context& m_io;
   asio::strand<asio::io_context::executor_type> m_strand;  // the listener's
-  asio::local::stream_protocol::acceptor m_listener;
+  asio::local::stream_protocol::acceptor m_listener;  // until start()
+  UniqueFd m_listener_fd;                             // from start()
   pipeline::IngestSink& m_sink;
-  Options m_options;
-  mutable std::mutex m_mutex;
-  std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> m_connections;
-  bool m_stopping = false;
+  StreamReader m_reader;
+  // Keeps io_context::run() going while the reader may still hand over lines.
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> m_work;
+  std::atomic<bool> m_stop_requested{false};
+  bool m_stopping = false;     // on m_strand
+  bool m_closing_all = false;  // on m_strand
   std::unique_ptr<asio::steady_timer> m_grace_timer;
 };
 

@@ -1,0 +1,118 @@
+#pragma once
+// Reads every accepted stream connection, on a thread of its own.
+//
+// git writes one event per write(). Read the way an Asio socket is (its
+// descriptor registered edge-triggered for good), every one of those writes
+// wakes the reader: about twenty wake-ups per git process, each CPU taken
+// from git on the same machine. Here each connection sits in an epoll set
+// armed one-shot: after a read that found only a trickle, it is re-armed
+// `read_pacing` later, and git's writes meanwhile wait in the socket buffer
+// (far larger than what git writes in that time) without waking anyone.
+// A connection that delivers a lot is re-armed at once: under load nothing
+// waits.
+//
+// The reader never waits for parsing or SQLite: it frames lines and hands
+// them to the pipeline. Only at the memory bound does it leave a connection
+// unread, for at most `overflow_wait`, after which it reads and drops
+// (counted) so that git never blocks for long on a stuck collector.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/pipeline/ingest_sink.hpp"
+#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/source/origin.hpp"
+#include "daemon/source/unique_fd.hpp"
+
+namespace trace2d::source {
+
+class StreamReader {
+ public:
+  struct Options {
+    pipeline::LineFramer::Limits framing;
+    std::chrono::milliseconds overflow_wait{2000};
+    std::size_t max_read_per_wakeup = 4 * 1024 * 1024;  // fairness between connections
+    // After a read that found less than `trickle_bytes`, the connection is
+    // read again no sooner than this (0: at once).
+    std::chrono::microseconds read_pacing{5000};
+    // Well below what a socket buffer holds in git's small writes (about
+    // 200 KiB of kernel memory, some 250 events), so that pacing never
+    // lets a writer's buffer fill.
+    std::size_t trickle_bytes = 16 * 1024;
+  };
+
+  // `on_empty` runs on the reader's thread each time the last open
+  // connection has been closed.
+  StreamReader(pipeline::IngestSink& sink, Options options, std::function<void()> on_empty);
+  // Drains and closes whatever is still open, then joins the thread.
+  ~StreamReader();
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+
+  // Takes over a connected, non-blocking socket. Thread-safe.
+  void add(UniqueFd socket, const Origin& origin);
+  // Accepts connections on `listener` (listening, non-blocking) from now on,
+  // on the reader's thread: a git process then costs the daemon one wake-up
+  // to accept it and about one more to read it whole. The caller keeps the
+  // listener open until stop_accepting() has returned.
+  void accept_from(int listener);
+  // Takes in every connection the backlog still holds (their writes are in
+  // the kernel already), then stops accepting. Returns once the reader no
+  // longer touches the listener. Thread-safe; not from `on_empty`.
+  void stop_accepting();
+  // From now on, every connection (also those added later) is read until
+  // what it holds is drained, then closed. Thread-safe.
+  void close_all();
+
+  [[nodiscard]] std::size_t open_connections() const;
+
+ private:
+  class Connection;
+  struct Paced {
+    std::chrono::steady_clock::time_point due;
+    Connection* connection;  // nullptr: the listener, after a failed accept
+  };
+
+  void run();
+  // Accepts every connection the backlog holds; false when accepting failed
+  // for another reason than an empty backlog.
+  bool accept_pending(int listener, std::chrono::steady_clock::time_point now);
+  void adopt(UniqueFd socket, std::chrono::steady_clock::time_point now);
+  void register_connection(Connection& connection, std::uint32_t events);
+  void arm_listener();
+  void release_listener();
+  void service(Connection& connection, std::chrono::steady_clock::time_point now);
+  void arm(Connection& connection);
+  void finish(Connection& connection);
+  void close_everything();
+  void wake();
+
+  pipeline::IngestSink& m_sink;
+  Options m_options;
+  std::function<void()> m_on_empty;
+  UniqueFd m_epoll;
+  UniqueFd m_wake;  // eventfd: new work for the thread (close_all, stop)
+  mutable std::mutex m_mutex;
+  std::unordered_map<Connection*, std::unique_ptr<Connection>> m_connections;
+  std::vector<Paced> m_paced;  // the reader thread's own
+  std::vector<char> m_buffer = std::vector<char>(256 * 1024);  // the reader thread's own
+  std::atomic<bool> m_closing{false};
+  std::atomic<bool> m_stopping{false};
+  // The listener, and the hand-shake that takes it back (under m_mutex).
+  std::atomic<int> m_listener{-1};
+  bool m_listener_release_asked = false;
+  bool m_listener_released = false;
+  std::condition_variable m_listener_cv;
+  std::chrono::steady_clock::time_point m_next_accept_warning{};
+  std::thread m_thread;
+};
+
+}  // namespace trace2d::source
