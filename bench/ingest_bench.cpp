@@ -1,242 +1,249 @@
-// Ingest benchmark: replays real git traces into a real trace2d from many
-// concurrent stream clients as fast as they can write, and measures events
-// committed to SQLite per second, trace2d's peak RSS, and loss (stored events
-// must equal sent events, with no rejects).
+// Ingest benchmark: replays real git traces into a real trace2d, or into the
+// raw drain reader in its place, from concurrent writers, and measures events
+// per second from the first write until the last event is committed (trace2d:
+// visible to a reader of its database) or read (drain_reader). Zero loss is
+// checked: stored events equal sent events, no rejects, no lines dropped,
+// no kernel drops, and trace2d exits 0; the program exits 1 otherwise.
 //
-//   ingest_bench --trace2d build/release/bin/trace2d --traces tests/data/traces
-//                [--clients 64] [--events 1000000] [--shape short|long]
+//   ingest_bench --trace2d build/release/bin/trace2d --shape short|long|dgram|dir
+//                [--sink trace2d|drain] [--clients N] [--events N] [--files N]
+//                [--rate EVENTS_PER_S] [--storage-report] [--json-samples N]
 //
-// shape short: one connection per process, as git does (each replayed
-// process is a fresh connection). shape long: each client sends one long
-// stream (its processes back to back on one connection).
-
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
+// --rate paces the writers and sets each event's `time` to the moment it is
+// written, for the latency report. --storage-report sizes the database after
+// trace2d stopped and checks `events.json` against the sent lines.
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <stdexcept>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
-
-extern char** environ;
+#include "bench/commit_poller.hpp"
+#include "bench/db_report.hpp"
+#include "bench/support.hpp"
+#include "bench/writers.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace trace2d::bench;
 
-// One git process's trace: its lines, with the SID replaced by a placeholder.
-struct ProcessTrace {
-  std::vector<std::string> lines;  // each contains "@SID@" where the SID was
+struct Options {
+  PayloadOptions payload;
+  std::string sink = "trace2d";
+  std::string trace2d = "build/release/bin/trace2d";
+  std::string drain_reader;
+  std::string work_dir;
+  std::vector<std::string> daemon_args;
+  double rate = 0;
+  bool storage_report = false;
+  std::int64_t json_samples = 500;
+  int poll_us = 1000;
 };
 
-std::vector<ProcessTrace> load_traces(const std::string& dir) {
-  std::vector<ProcessTrace> traces;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::map<std::string, ProcessTrace> by_sid;
-    std::vector<std::string> order;
-    std::string line;
-    while (std::getline(in, line)) {
-      const std::string key = "\"sid\":\"";
-      const auto begin = line.find(key) + key.size();
-      const auto end = line.find('"', begin);
-      const std::string sid = line.substr(begin, end - begin);
-      if (by_sid.count(sid) == 0) {
-        order.push_back(sid);
-      }
-      by_sid[sid].lines.push_back(line.substr(0, begin) + "@SID@" + line.substr(end) + "\n");
+// The sending side, whatever reads it.
+struct Sender {
+  const Options& options;
+  Payload& payload;
+  std::string work;
+  std::vector<std::pair<std::string, std::string>> moves;  // dir shape
+
+  WriteStats send() {
+    const std::string& shape = options.payload.shape;
+    if (shape == "dgram") {
+      return run_dgram_writers(payload, dgram_socket_in(work));
     }
-    for (const auto& sid : order) {
-      traces.push_back(by_sid[sid]);
+    if (shape == "dir") {
+      return rename_all(moves);
     }
+    return run_stream_writers(payload, stream_socket_in(work), Pace{options.rate});
   }
-  if (traces.empty()) {
-    throw std::runtime_error("no traces in " + dir);
-  }
-  return traces;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
-int connect_to(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-      return fd;
-    }
-    if (errno != EAGAIN && errno != ECONNREFUSED) {
-      break;
+std::int64_t field(const std::string& text, const std::string& key) {
+  const auto at = text.find(key + "=");
+  return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size() + 1));
+}
+
+void print_head(const Options& options, const Payload& payload) {
+  std::printf("RESULT bench=ingest shape=%s sink=%s clients=%zu sessions=%lld events=%lld bytes=%llu ",
+              options.payload.shape.c_str(), options.sink.c_str(), payload.clients.size(),
+              static_cast<long long>(payload.sessions), static_cast<long long>(payload.events),
+              static_cast<unsigned long long>(payload.bytes));
+}
+
+int run_drain(const Options& options, Sender& sender) {
+  const std::string& shape = options.payload.shape;
+  const std::string out = sender.work + "/drain.out";
+  std::vector<std::string> args = {options.drain_reader, "--expect", std::to_string(sender.payload.events)};
+  if (shape == "dgram") {
+    args.insert(args.end(), {"--dgram", dgram_socket_in(sender.work)});
+  } else if (shape == "dir") {
+    args.insert(args.end(), {"--dir", sender.work + "/watched"});
+  } else {
+    args.insert(args.end(), {"--stream", stream_socket_in(sender.work)});
+  }
+  Child reader(args, out, sender.work + "/drain.err");
+  while (read_file(out).find("ready") == std::string::npos) {
+    if (reader.try_wait()) {
+      std::fprintf(stderr, "drain_reader failed: %s\n", read_file(sender.work + "/drain.err").c_str());
+      return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
+  const auto start = Clock::now();
+  const WriteStats stats = sender.send();
+  const auto sent = Clock::now();
+  std::optional<int> code;
+  const auto deadline = sent + std::chrono::seconds(60);
+  while (!(code = reader.try_wait()) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const std::string report = read_file(out);
+  const std::int64_t lines = field(report, "lines");
+  // steady_clock is CLOCK_MONOTONIC, the clock drain_reader reports in.
+  const double elapsed =
+      static_cast<double>(field(report, "last_ns") - start.time_since_epoch().count()) / 1e9;
+  const bool lossless = code && *code == 0 && lines == sender.payload.events && stats.failed_writes == 0;
+  print_head(options, sender.payload);
+  std::printf("sent_s=%.3f elapsed_s=%.3f events_per_s=%.0f read=%lld failed_writes=%lld loss=%s\n",
+              seconds_between(start, sent), elapsed, static_cast<double>(sender.payload.events) / elapsed,
+              static_cast<long long>(lines), static_cast<long long>(stats.failed_writes),
+              lossless ? "none" : "YES");
+  return lossless ? 0 : 1;
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) {
-      return false;
+bool wait_until_empty(const std::string& dir, Clock::time_point& when) {
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < deadline) {
+    when = Clock::now();
+    if (std::filesystem::is_empty(dir)) {
+      return true;
     }
-    done += static_cast<std::size_t>(n);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return true;
+  return false;
 }
 
-long peak_rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      return std::stol(line.substr(6));
-    }
+int run_trace2d(const Options& options, Sender& sender) {
+  const bool dir_shape = options.payload.shape == "dir";
+  std::vector<std::string> extra = options.daemon_args;
+  if (dir_shape) {
+    extra.insert(extra.end(), {"--watch", sender.work + "/watched"});
   }
-  return -1;
+  Child daemon = start_trace2d(options.trace2d, sender.work, extra);
+  const std::string db_path = database_in(sender.work);
+  CommitPoller poller(db_path, sender.payload.events_by_sid(), options.rate > 0);
+
+  const auto start = Clock::now();
+  WriteStats stats;
+  Clock::time_point sent;
+  std::thread writers([&] {
+    stats = sender.send();
+    sent = Clock::now();
+  });
+  Clock::time_point done;
+  bool complete = poller.wait_for(sender.payload.events, std::chrono::microseconds(options.poll_us),
+                                  std::chrono::seconds(30), done);
+  writers.join();
+  bool emptied = true;
+  if (dir_shape && complete) {
+    emptied = wait_until_empty(sender.work + "/watched", done);
+  }
+  const std::int64_t peak_kib = proc_status_kib(daemon.pid(), "VmHWM");
+  const int code = daemon.terminate();
+  const LossReport loss = read_loss(db_path);
+  const double elapsed = seconds_between(start, done);
+  const bool lossless = complete && emptied && code == 0 && loss.stored == sender.payload.events &&
+                        loss.sessions == sender.payload.sessions && loss.rejects == 0 &&
+                        loss.dropped_lines == 0 && loss.kernel_drops == 0 && stats.failed_writes == 0;
+  print_head(options, sender.payload);
+  std::printf(
+      "sent_s=%.3f elapsed_s=%.3f events_per_s=%.0f peak_rss_mib=%.1f queue_peak_mib=%.1f stored=%lld "
+      "stored_sessions=%lld "
+      "rejects=%lld dropped_lines=%lld kernel_drops=%lld failed_writes=%lld dir_emptied=%s exit=%d "
+      "polls=%lld poll_rows=%lld poll_s=%.3f loss=%s\n",
+      seconds_between(start, sent), elapsed, static_cast<double>(sender.payload.events) / elapsed,
+      static_cast<double>(peak_kib) / 1024.0, static_cast<double>(loss.queue_peak_bytes) / (1024.0 * 1024.0),
+      static_cast<long long>(loss.stored),
+      static_cast<long long>(loss.sessions), static_cast<long long>(loss.rejects),
+      static_cast<long long>(loss.dropped_lines), static_cast<long long>(loss.kernel_drops),
+      static_cast<long long>(stats.failed_writes), emptied ? "yes" : "no", code,
+      static_cast<long long>(poller.polls()), static_cast<long long>(poller.rows_read()), poller.poll_seconds(),
+      lossless ? "none" : "YES");
+  bool ok = lossless;
+  if (options.rate > 0) {
+    const LatencyReport latency = measure_latency(db_path, poller);
+    std::printf(
+        "LATENCY rate=%.0f achieved_events_per_s=%.0f stamped=%lld measured=%lld unseen=%lld p50_ms=%.2f "
+        "p99_ms=%.2f max_ms=%.2f\n",
+        options.rate, static_cast<double>(sender.payload.events) / seconds_between(start, sent),
+        static_cast<long long>(stats.stamped), static_cast<long long>(latency.measured),
+        static_cast<long long>(latency.unseen), latency.p50_ms, latency.p99_ms, latency.max_ms);
+    for (std::size_t second = 0; second < latency.seconds.size(); ++second) {
+      const LatencyReport::Second& row = latency.seconds[second];
+      std::printf("SECOND second=%zu events=%lld p50_ms=%.2f p99_ms=%.2f\n", second,
+                  static_cast<long long>(row.events), row.p50_ms, row.p99_ms);
+    }
+    ok = ok && latency.unseen == 0 && latency.measured == stats.stamped;
+  }
+  if (options.storage_report) {
+    const StorageReport storage = measure_storage(db_path, sender.payload, options.json_samples);
+    print_storage(storage, sender.payload);
+    ok = ok && storage.json_mismatched == 0 && storage.json_checked > 0;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "ingest_bench: loss or mismatch; trace2d log:\n%s\n",
+                 read_file(sender.work + "/trace2d.log").c_str());
+  }
+  return ok ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string trace2d = "build/release/bin/trace2d";
-  std::string traces_dir = "tests/data/traces";
-  std::string shape = "short";
-  std::string work_dir;
-  int clients = 64;
-  long target_events = 1000000;
-  std::vector<std::string> daemon_args;
-  CLI::App cli{"Replays real git traces into trace2d and measures committed events/s."};
-  cli.add_option("--trace2d", trace2d, "trace2d binary")->capture_default_str();
-  cli.add_option("--traces", traces_dir, "Directory of captured .jsonl traces")->capture_default_str();
-  cli.add_option("--clients", clients, "Concurrent writers")->capture_default_str();
-  cli.add_option("--events", target_events, "Events to send in total (about)")->capture_default_str();
-  cli.add_option("--shape", shape, "short: a connection per process; long: one per client")
-      ->check(CLI::IsMember({"short", "long"}))
+  Options options;
+  options.drain_reader = (std::filesystem::path(argv[0]).parent_path() / "drain_reader").string();
+  CLI::App cli{"Replays real git traces into trace2d (or the raw drain reader) and measures events/s."};
+  options.payload.add_to(cli);
+  cli.add_option("--sink", options.sink, "trace2d, or drain: the raw drain limit (drain_reader)")
+      ->check(CLI::IsMember({"trace2d", "drain"}))
       ->capture_default_str();
-  cli.add_option("--work-dir", work_dir, "Where the socket and database go (default: a temp dir)");
-  cli.add_option("--daemon-arg", daemon_args, "Extra trace2d flag (repeatable)");
+  cli.add_option("--trace2d", options.trace2d, "trace2d binary")->capture_default_str();
+  cli.add_option("--drain-reader", options.drain_reader, "drain_reader binary")->capture_default_str();
+  cli.add_option("--work-dir", options.work_dir, "Sockets, database, files (default: a fresh temp dir)");
+  cli.add_option("--daemon-arg", options.daemon_args, "Extra trace2d flag (repeatable)");
+  cli.add_option("--rate", options.rate, "Events/s in all, paced (latency); 0: as fast as possible");
+  cli.add_flag("--storage-report", options.storage_report, "Size the database, check events.json");
+  cli.add_option("--json-samples", options.json_samples, "Events compared with the sent lines (0: all)")
+      ->capture_default_str();
+  cli.add_option("--poll-us", options.poll_us, "How often the database is polled, microseconds")
+      ->capture_default_str();
   CLI11_PARSE(cli, argc, argv);
-
-  const auto traces = load_traces(traces_dir);
-  if (work_dir.empty()) {
-    char pattern[] = "/tmp/t2d-bench-XXXXXX";
-    work_dir = ::mkdtemp(pattern);
-  }
-  const std::string socket = work_dir + "/bench.sock";
-  const std::string db_path = work_dir + "/bench.db";
-  std::filesystem::remove(db_path);
-
-  // Every client's payload, built before the clock starts: a list of
-  // connections, each a list of lines (one write() per line, as git does).
-  std::vector<std::vector<std::vector<std::string>>> payloads(static_cast<std::size_t>(clients));
-  long total_events = 0;
-  long total_sessions = 0;
-  std::size_t next_trace = 0;
-  for (int c = 0; total_events < target_events; c = (c + 1) % clients) {
-    auto& connections = payloads[static_cast<std::size_t>(c)];
-    if (shape == "short" || connections.empty()) {
-      connections.emplace_back();
+  try {
+    raise_fd_limit();
+    Payload payload = make_payload(options.payload);
+    WorkDir work(options.work_dir);
+    Sender sender{options, payload, work.path(), {}};
+    if (options.payload.shape == "dir") {
+      const std::string staging = work.path() + "/staging";
+      std::filesystem::create_directories(staging);
+      std::filesystem::create_directories(work.path() + "/watched");
+      sender.moves = stage_files(payload, staging, work.path() + "/watched");
     }
-    const ProcessTrace& trace = traces[next_trace++ % traces.size()];
-    const std::string sid = "20261121T100000.000000Z-Hbench000-P" + std::to_string(c) + "-" +
-                            std::to_string(total_sessions);
-    for (const std::string& line : trace.lines) {
-      const auto at = line.find("@SID@");
-      connections.back().push_back(line.substr(0, at) + sid + line.substr(at + 5));
-    }
-    total_events += static_cast<long>(trace.lines.size());
-    ++total_sessions;
-  }
-
-  std::vector<std::string> args = {trace2d, "--config", "", "--socket", socket, "--dgram-socket", work_dir + "/bench-dgram.sock",
-                                   "--db", db_path, "--log-level", "info"};
-  args.insert(args.end(), daemon_args.begin(), daemon_args.end());
-  std::vector<char*> cargs;
-  for (auto& a : args) {
-    cargs.push_back(a.data());
-  }
-  cargs.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  pid_t daemon = 0;
-  if (posix_spawn(&daemon, trace2d.c_str(), &actions, nullptr, cargs.data(), environ) != 0) {
-    std::fprintf(stderr, "cannot start %s\n", trace2d.c_str());
+    return options.sink == "drain" ? run_drain(options, sender) : run_trace2d(options, sender);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ingest_bench: %s\n", e.what());
     return 1;
   }
-  for (int i = 0; i < 2000 && !std::filesystem::exists(socket); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-
-  std::atomic<long> failed_writes{0};
-  const auto start = clock_type::now();
-  std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] {
-      for (const auto& connection : payloads[static_cast<std::size_t>(c)]) {
-        const int fd = connect_to(socket);
-        for (const std::string& line : connection) {
-          if (!write_all(fd, line)) {
-            failed_writes.fetch_add(1);
-          }
-        }
-        ::close(fd);
-      }
-    });
-  }
-  for (auto& t : threads) {
-    t.join();
-  }
-  const auto sent = clock_type::now();
-
-  // Committed = visible to a reader: poll the session counters.
-  long committed = 0;
-  {
-    trace2d::store::Database db(db_path, trace2d::store::OpenMode::read_only);
-    db.set_busy_timeout(1000);
-    const auto deadline = clock_type::now() + std::chrono::seconds(300);
-    while (committed < total_events && clock_type::now() < deadline) {
-      committed = db.query_int("SELECT coalesce(sum(event_count), 0) FROM sessions").value_or(0);
-      if (committed < total_events) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    }
-  }
-  const auto done = clock_type::now();
-  const long rss = peak_rss_kib(daemon);
-  ::kill(daemon, SIGTERM);
-  int status = 0;
-  ::waitpid(daemon, &status, 0);
-
-  trace2d::store::Database db(db_path, trace2d::store::OpenMode::read_only);
-  const long stored = db.query_int("SELECT count(*) FROM event_store").value_or(-1);
-  const long rejects = db.query_int("SELECT count(*) FROM rejects").value_or(-1);
-  const long sessions = db.query_int("SELECT count(*) FROM sessions").value_or(-1);
-  const double send_s = std::chrono::duration<double>(sent - start).count();
-  const double commit_s = std::chrono::duration<double>(done - start).count();
-  const bool lossless = stored == total_events && rejects == 0 && sessions == total_sessions &&
-                        failed_writes.load() == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::printf(
-      "shape=%s clients=%d sessions=%ld events=%ld sent_in=%.3fs committed_in=%.3fs "
-      "committed_events_per_s=%.0f peak_rss_mib=%.1f stored=%ld rejects=%ld loss=%s\n",
-      shape.c_str(), clients, total_sessions, total_events, send_s, commit_s,
-      static_cast<double>(total_events) / commit_s, static_cast<double>(rss) / 1024.0, stored, rejects,
-      lossless ? "none" : "YES");
-  return lossless ? 0 : 1;
 }

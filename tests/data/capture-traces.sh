@@ -5,9 +5,18 @@
 # and benchmarks only read the files it wrote.
 #
 #   tests/data/capture-traces.sh [OUTPUT_DIR]
+#   tests/data/capture-traces.sh --long-only [OUTPUT_DIR]
+#
+# --long-only captures only the long process of the benchmarks
+# (bench/data/rebase_long.jsonl, see capture_long below), leaving the
+# corpus that golden tests depend on untouched.
 set -euo pipefail
 
-out="${1:-$(cd "$(dirname "$0")" && pwd)/traces}"
+long_only=0
+if [ "${1:-}" = "--long-only" ]; then long_only=1; shift; fi
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:-$here/traces}"
+long_out="${1:-$(cd "$here/../.." && pwd)/bench/data}"
 mkdir -p "$out"
 work="$(mktemp -d /tmp/t2d-capture-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -31,6 +40,30 @@ capture() {
   ls -1 "$dir" | sort | while read -r f; do cat "$dir/$f"; done > "$out/$name.jsonl"
   echo "$name: $(wc -l < "$out/$name.jsonl") events, $(ls "$dir" | wc -l) processes" >&2
 }
+
+# One long git process for bench/ (ingest shape ii): a rebase replaying 80
+# commits runs in a single process and, with nesting 10, emits about 4,500
+# events (a region pair per step of every commit it picks). Written to
+# bench/data/ (1.1 MB), not to the corpus of tests/data/traces.
+capture_long() {
+  local out="$long_out"
+  mkdir -p "$out"
+  git init -q "$work/long"
+  (
+    cd "$work/long"
+    for d in $(seq 1 20); do
+      mkdir -p "d$d"
+      for f in $(seq 1 20); do echo "$f" > "d$d/f$f"; done
+    done
+    git add -A && git commit -qm "initial"
+    for i in $(seq 1 80); do echo "c $i" >> "d$((i % 20 + 1))/f1"; git commit -qam "c $i"; done
+    capture rebase_long GIT_TRACE2_EVENT_NESTING=10 -- git rebase -q --force-rebase HEAD~80
+  )
+}
+if [ "$long_only" = 1 ]; then
+  capture_long
+  exit 0
+fi
 
 # A repository with a few thousand files and some history, and a clone of it.
 git init -q "$work/upstream"
@@ -82,3 +115,5 @@ git add -A && git commit -qm "many files"
 git -c index.recordOffsetTable=true -c index.recordEndOfIndexEntries=true \
   update-index --index-version 4 --really-refresh
 capture status_index_threads GIT_TRACE2_EVENT_NESTING=5 -- git -c index.threads=4 status
+
+capture_long

@@ -1,0 +1,321 @@
+# Sourced by bench/run: turns the tagged benchmark output ($raw) into
+# bench/RESULTS.md. Every line of $raw is "TAG run=N KIND key=value ...",
+# KIND being RESULT, STORAGE, OBJECT, LATENCY or ROUND.
+# shellcheck shell=bash disable=SC2154  # (variables are bench/run's)
+
+# values TAG KIND KEY: KEY of every TAG line of that KIND, one per run.
+values() {
+  awk -v tag="$1" -v kind="$2" -v key="$3" '
+    $1 == tag && $3 == kind {
+      for (i = 4; i <= NF; i++) if (index($i, key "=") == 1) { print substr($i, length(key) + 2); break }
+    }' "$raw"
+}
+
+# ratios TAG_A KEY_A TAG_B KEY_B: per run, A's RESULT KEY_A over B's RESULT
+# KEY_B (both measured in the same run).
+ratios() {
+  awk -v ta="$1" -v ka="$2" -v tb="$3" -v kb="$4" '
+    function get(key,   i) { for (i = 4; i <= NF; i++) if (index($i, key "=") == 1) return substr($i, length(key) + 2); return "" }
+    $1 == ta && $3 == "RESULT" { a[$2] = get(ka) }
+    $1 == tb && $3 == "RESULT" { b[$2] = get(kb) }
+    END { for (r in a) if ((r in b) && a[r] != "" && b[r] + 0 != 0) print a[r] / b[r] }' "$raw"
+}
+
+# median_of: the median of the numbers on stdin ("" when none).
+median_of() {
+  sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+
+# cell FORMAT: "**median** (min–max)" of the numbers on stdin. FORMAT: int
+# (thousands grouped), pct (a ratio as a percentage), or a printf format.
+cell() {
+  sort -g | awk -v f="$1" '
+    function group(x,   s, r, sign) {
+      s = sprintf("%.0f", x); sign = ""
+      if (substr(s, 1, 1) == "-") { sign = "-"; s = substr(s, 2) }
+      r = ""
+      while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) }
+      return sign s r
+    }
+    function fmt(x) { if (f == "int") return group(x); if (f == "pct") return sprintf("%.0f%%", x * 100); return sprintf(f, x) }
+    { a[NR] = $1 }
+    END {
+      if (!NR) { print "n/a"; exit }
+      m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+      if (NR == 1) printf "**%s**\n", fmt(m)
+      else printf "**%s** (%s–%s)\n", fmt(m), fmt(a[1]), fmt(a[NR])
+    }'
+}
+
+# met VALUE OP LIMIT: "yes" or "**no**".
+met() {
+  if [ -z "$1" ]; then echo "n/a"; return; fi
+  awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
+    ok = (op == ">=") ? v >= l : (op == "<=") ? v <= l : (op == "<") ? v < l : v == l
+    print ok ? "yes" : "**no**" }'
+}
+
+# The runs of TAG without loss, as "N of M".
+lossless_runs() {
+  local total clean
+  total="$(awk -v t="$1" '$1 == t && ($3 == "RESULT" || $3 == "FAILED")' "$raw" | wc -l)"
+  clean="$(awk -v t="$1" '$1 == t && $3 == "RESULT" && / loss=none/' "$raw" | wc -l)"
+  echo "$clean of $total"
+}
+
+sum_of() { awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+max_of() { sort -g | tail -1; }
+
+# "0 s: p50/p99, 1 s: ..." of the first latency run.
+latency_series() {
+  awk '$1 == "latency" && $2 == "run=1" && $3 == "SECOND" {
+    for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    out = out (out == "" ? "" : ", ") sprintf("%s s: %.0f / %.0f", v["second"], v["p50_ms"], v["p99_ms"])
+  } END { print out "." }' "$raw"
+}
+
+machine_rows() {
+  local cpu cores mem kernel commit dirty
+  cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  cores="$(grep -c '^processor' /proc/cpuinfo)"
+  mem="$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+  kernel="$(cat /proc/sys/kernel/osrelease)"
+  commit="$(git rev-parse HEAD 2>/dev/null || echo 'unknown (not a git checkout)')"
+  dirty=""
+  if [ -n "$(git status --porcelain 2>/dev/null)" ]; then dirty=" (dirty: uncommitted changes were measured)"; fi
+  echo "| CPU | $cpu |"
+  echo "| cores | $cores (writers, readers and trace2d share them) |"
+  echo "| RAM | $mem |"
+  echo "| kernel | $kernel |"
+  echo "| date | $started (UTC, start of the run) |"
+  echo "| commit | \`$commit\`$dirty |"
+  echo "| build | \`$bin\` ($(awk -F= '/^CMAKE_BUILD_TYPE:/ { print $2 }' "$bin/../CMakeCache.txt" 2>/dev/null || echo '?')), $(c++ --version | head -1) |"
+  echo "| git | $(git --version) |"
+  echo "| load average | $load_before before, $load_after after, up to $load_max at the start of a benchmark (1-minute) |"
+  echo "| runs | $runs$([ "$quick" = 1 ] && echo ' (--quick: small sizes)') |"
+}
+
+throughput_row() {
+  local shape="$1" label="$2"
+  echo "| $label | $(values "$shape-trace2d" RESULT events_per_s | cell int) |" \
+       "$(values "$shape-drain" RESULT events_per_s | cell int) |" \
+       "$(ratios "$shape-trace2d" events_per_s "$shape-drain" events_per_s | cell pct) |" \
+       "$(values "$shape-limit" RESULT events_per_s | cell int) |" \
+       "$(ratios "$shape-trace2d" events_per_s "$shape-limit" events_per_s | cell pct) |" \
+       "$(values "$shape-limit" RESULT encode_events_per_s | cell int) |"
+}
+
+loss_row() {
+  local shape="$1" label="$2"
+  echo "| $label | $(values "$shape-trace2d" RESULT events | head -1) | $(lossless_runs "$shape-trace2d") |" \
+       "$(values "$shape-trace2d" RESULT stored | sum_of) / $(values "$shape-trace2d" RESULT events | sum_of) |" \
+       "$(values "$shape-trace2d" RESULT rejects | sum_of) | $(values "$shape-trace2d" RESULT dropped_lines | sum_of) |" \
+       "$(values "$shape-trace2d" RESULT kernel_drops | sum_of) | $(lossless_runs "$shape-drain") |" \
+       "$(values "$shape-trace2d" RESULT peak_rss_mib | cell %.1f) |"
+}
+
+storage_section() {
+  local shape="$1" label="$2" last
+  last="$(values "$shape-trace2d" STORAGE db_bytes | wc -l)"
+  echo "#### $label"
+  echo
+  echo "| | median (min–max) |"
+  echo "|---|---|"
+  echo "| database bytes (all tables and indexes, WAL checkpointed) | $(values "$shape-trace2d" STORAGE db_bytes | cell int) |"
+  echo "| raw NDJSON bytes sent | $(values "$shape-trace2d" STORAGE raw_bytes | cell int) |"
+  echo "| database bytes per event | $(values "$shape-trace2d" STORAGE bytes_per_event | cell %.1f) |"
+  echo "| raw bytes per event | $(values "$shape-trace2d" STORAGE raw_bytes_per_event | cell %.1f) |"
+  echo "| **database / raw** (target ≤ 0.5) | $(values "$shape-trace2d" STORAGE ratio_to_raw | cell %.3f) |"
+  echo "| \`events\` rows compared with the sent lines (\`coalesce(raw, json)\`), mismatches | $(values "$shape-trace2d" STORAGE json_checked | sum_of), $(values "$shape-trace2d" STORAGE json_mismatched | sum_of) |"
+  echo
+  echo "What each table and index costs (\`dbstat\`, last run; objects under 0.5% omitted):"
+  echo
+  echo "| table or index | bytes | bytes per event | share |"
+  echo "|---|---|---|---|"
+  awk -v t="$shape-trace2d" -v r="run=$last" '
+    function get(key,   i) { for (i = 4; i <= NF; i++) if (index($i, key "=") == 1) return substr($i, length(key) + 2); return "" }
+    $1 == t && $2 == r && $3 == "OBJECT" && get("share") >= 0.005 {
+      printf "| `%s` | %s | %s | %.1f%% |\n", get("name"), get("bytes"), get("bytes_per_event"), get("share") * 100 }' "$raw"
+  echo
+}
+
+write_report() {
+  local short_ratio long_rate long_ratio dgram_rate dgram_drops c_minus_b p99 rss_short rss_long idle_rss
+  local storage_long storage_short all_runs clean_runs
+  short_ratio="$(ratios short-trace2d events_per_s short-drain events_per_s | median_of)"
+  long_rate="$(values long-trace2d RESULT events_per_s | median_of)"
+  long_ratio="$(ratios long-trace2d events_per_s long-limit events_per_s | median_of)"
+  dgram_rate="$(values dgram-trace2d RESULT events_per_s | median_of)"
+  dgram_drops="$(values dgram-trace2d RESULT kernel_drops | sum_of)"
+  c_minus_b="$(values git-round ROUND c_minus_b_pp | median_of)"
+  p99="$(values latency LATENCY p99_ms | median_of)"
+  rss_short="$(values short-trace2d RESULT peak_rss_mib | median_of)"
+  rss_long="$(values long-trace2d RESULT peak_rss_mib | median_of)"
+  idle_rss="$(values idle RESULT rss_mib | median_of)"
+  storage_long="$(values long-trace2d STORAGE ratio_to_raw | median_of)"
+  storage_short="$(values short-trace2d STORAGE ratio_to_raw | median_of)"
+  all_runs="$(awk '$3 == "RESULT" || $3 == "FAILED"' "$raw" | wc -l)"
+  clean_runs="$(awk '$3 == "RESULT" && / loss=none/' "$raw" | wc -l)"
+
+  cat <<HEAD
+# trace2d benchmark results
+
+Written by \`bench/run --runs $runs$([ "$quick" = 1 ] && echo ' --quick')\` (see [README.md](README.md)); do not
+edit by hand, run it again. Every figure is the median of the runs, with
+min–max in parentheses, and each ratio is taken between figures measured in
+the **same run** (then its median over the runs).
+
+## Machine
+
+| | |
+|---|---|
+$(machine_rows)
+
+## Targets of issue 6
+
+| target | measured (median) | met |
+|---|---|---|
+| shape (i) ≥ 80% of the raw drain limit | $(awk -v r="$short_ratio" 'BEGIN { printf "%.0f%%", r * 100 }') | $(met "$short_ratio" ">=" 0.8) |
+| shape (ii) ≥ 500,000 events/s | $(echo "${long_rate:-0}" | cell int | tr -d '*') events/s | $(met "$long_rate" ">=" 500000) |
+| shape (ii) ≥ 50% of the storage limit | $(awk -v r="$long_ratio" 'BEGIN { printf "%.0f%%", r * 100 }') | $(met "$long_ratio" ">=" 0.5) |
+| dgram ≥ 200,000 events/s | $(echo "${dgram_rate:-0}" | cell int | tr -d '*') events/s | $(met "$dgram_rate" ">=" 200000) |
+| dgram: no kernel drops | $dgram_drops in all runs | $(met "$dgram_drops" "==" 0) |
+| cost to git: trace2d ≤ directory on tmpfs + 1 point | C − B = $c_minus_b points | $(met "$c_minus_b" "<=" 1) |
+| latency p99 < 250 ms at half of shape (i)'s peak | $p99 ms | $(met "$p99" "<" 250) |
+| peak RSS ≤ 64 MiB at full ingest, shape (i) | $rss_short MiB | $(met "$rss_short" "<=" 64) |
+| peak RSS ≤ 64 MiB at full ingest, shape (ii) | $rss_long MiB | $(met "$rss_long" "<=" 64) |
+| RSS ≤ 256 MiB with $idle_connections idle connections | $idle_rss MiB | $(met "$idle_rss" "<=" 256) |
+| database ≤ 0.5× raw NDJSON, shape (ii) | $storage_long× | $(met "$storage_long" "<=" 0.5) |
+| database ≤ 0.5× raw NDJSON, shape (i) | $storage_short× | $(met "$storage_short" "<=" 0.5) |
+| zero loss (every benchmark run) | $clean_runs of $all_runs runs | $(met "$clean_runs" "==" "$all_runs") |
+
+## Ingest throughput
+
+Events per second from the first write until the last event is committed
+(trace2d: visible to a reader of its database, polled every millisecond) or
+read (the drain reader). The payload is real git traces: the 35 processes of
+\`tests/data/traces\` (7 to 60 events, 20 on average, captured from git
+2.39.5) for (i), dgram and dir, each replayed process with a fresh SID; for
+(ii) the 4,553-event \`git rebase\` process of \`bench/data/rebase_long.jsonl\`.
+
+- **raw drain limit**: the same bytes from the same writers, read into
+  /dev/null by \`drain_reader\` (one thread: epoll for stream sockets,
+  recvmmsg for datagrams, inotify + read + unlink for the directory);
+- **storage limit**: the same payload parsed, stitched and encoded by
+  trace2d's own code into WriteBatches beforehand, then only RowWriter writes
+  and commits timed (50,000 rows per transaction) into a fresh database
+  made by \`store::open_for_writing\`;
+- **parse+stitch+encode**: the rate of that untimed preparation, one thread:
+  the ceiling of trace2d's pipeline thread.
+
+| shape | trace2d | raw drain limit | trace2d / drain | storage limit | trace2d / storage | parse+stitch+encode |
+|---|---|---|---|---|---|---|
+$(throughput_row short "(i) short: 64 writers, a connection per process")
+$(throughput_row long "(ii) long: 16 connections, a 4,553-event process each")
+$(throughput_row dgram "dgram: 20 writers, a datagram per event, blocking")
+$(throughput_row dir "dir: $dir_files files renamed into a watched directory")
+
+### Loss
+
+Stored must equal sent, with no rejects, no lines dropped at the memory
+bound, no kernel drops, and trace2d exiting 0 (dir: the directory emptied).
+
+| shape | events per run | runs without loss | stored / sent (all runs) | rejects | dropped lines | kernel drops | drain runs without loss | trace2d peak RSS, MiB |
+|---|---|---|---|---|---|---|---|---|
+$(loss_row short "(i) short")
+$(loss_row long "(ii) long")
+$(loss_row dgram "dgram")
+$(loss_row dir "dir")
+
+## Latency
+
+Shape (i) with the writers paced to half of its median peak
+($(echo "${peak:-0}" | cell int | tr -d '*') events/s), so $(echo "$half" | cell int | tr -d '*') events/s. Each event's \`time\` is set to the wall
+clock just before its \`write()\` (git's own meaning of \`time\`); a reader
+polls \`sessions.event_count\` every millisecond and notes when each event
+first becomes visible. Latency = first visible − \`time\` stored with it.
+
+| | median (min–max) |
+|---|---|
+| events/s achieved by the writers | $(values latency LATENCY achieved_events_per_s | cell int) |
+| events measured (those with a \`time\`) | $(values latency LATENCY measured | cell int) |
+| p50, ms | $(values latency LATENCY p50_ms | cell %.1f) |
+| **p99, ms** (target < 250) | $(values latency LATENCY p99_ms | cell %.1f) |
+| max, ms | $(values latency LATENCY max_ms | cell %.1f) |
+| trace2d's queue peak (read, not yet committed; bound 64 MiB), MiB | $(values latency RESULT queue_peak_mib | cell %.1f) |
+| runs without loss | $(lossless_runs latency) |
+
+How it evolves through the run (run 1; by second of sending, p50 / p99 ms):
+$(latency_series)
+
+## Memory
+
+| | median (min–max) |
+|---|---|
+| peak RSS (VmHWM) at full ingest, shape (i), MiB (target ≤ 64) | $(values short-trace2d RESULT peak_rss_mib | cell %.1f) |
+| peak RSS (VmHWM) at full ingest, shape (ii), MiB (target ≤ 64) | $(values long-trace2d RESULT peak_rss_mib | cell %.1f) |
+| peak RSS, dgram, MiB | $(values dgram-trace2d RESULT peak_rss_mib | cell %.1f) |
+| peak RSS, dir, MiB | $(values dir-trace2d RESULT peak_rss_mib | cell %.1f) |
+| trace2d's queue peak (read, not yet committed; bound 64 MiB), shape (i), MiB | $(values short-trace2d RESULT queue_peak_mib | cell %.1f) |
+| trace2d's queue peak, shape (ii), MiB | $(values long-trace2d RESULT queue_peak_mib | cell %.1f) |
+| RSS after start-up, MiB | $(values idle RESULT baseline_rss_mib | cell %.1f) |
+| **RSS with $idle_connections idle connections**, MiB (target ≤ 256) | $(values idle RESULT rss_mib | cell %.1f) |
+| per idle connection, KiB | $(values idle RESULT per_connection_kib | cell %.2f) |
+
+Each idle connection sent its \`version\` event (committed before the
+reading) and stays open.
+
+## Storage
+
+Database size after the run, trace2d stopped and the WAL checkpointed
+(\`PRAGMA wal_checkpoint(TRUNCATE)\` from a new connection):
+\`page_count × page_size\`, all tables and indexes. Every stored event's
+\`coalesce(raw, json)\` from the \`events\` view is compared with the line
+sent.
+
+$(storage_section long "Shape (ii), long processes")
+
+$(storage_section short "Shape (i), short processes")
+
+## Cost to git
+
+$git_commands real git commands per variant and round (\`status\`, \`log -n 20\`,
+\`diff HEAD~1\`, \`rev-parse HEAD\` in turn) in a repository of 3,000 files
+with 26 commits, run one after the other: (A) tracing off, (B)
+\`GIT_TRACE2_EVENT\` = a directory on /dev/shm (emptied between rounds), (C)
+\`GIT_TRACE2_EVENT=af_unix:stream:\` a running trace2d. The variants take
+turns in blocks of $git_block commands, their order rotating, so that drift
+falls on all three. Added wall time as a percentage of A's; each round is a
+run. The same from the median command of each kind (the sum of the four
+medians) is shown too: a single command delayed by other load on the
+machine moves the totals, not the medians.
+
+| | median (min–max) |
+|---|---|
+| A: ms per command, tracing off | $(values git-round ROUND a_ms_per_command | cell %.2f) |
+| B: added wall time, directory on tmpfs, % of A | $(values git-round ROUND b_pct | cell %.2f) |
+| C: added wall time, trace2d, % of A | $(values git-round ROUND c_pct | cell %.2f) |
+| **C − B, percentage points** (target ≤ 1) | $(values git-round ROUND c_minus_b_pp | cell %.2f) |
+| B, from the median command of each kind, % of A's | $(values git-round ROUND b_median_pct | cell %.2f) |
+| C, from the median command of each kind, % of A's | $(values git-round ROUND c_median_pct | cell %.2f) |
+| C − B from the medians, percentage points | $(values git-round ROUND c_minus_b_median_pp | cell %.2f) |
+| runs without loss (every process in trace2d, every trace file written) | $(lossless_runs git) |
+
+## Commands
+
+Run from the repository's root; \`bench/run\` ran each of these $runs times
+(the cost to git once, with \`--rounds\`).
+
+\`\`\`sh
+$(cut -d' ' -f2- "$commands")
+\`\`\`
+
+<details><summary>Raw output of every run</summary>
+
+\`\`\`
+$(grep -v -e " OBJECT " -e " SECOND " "$raw")
+\`\`\`
+
+</details>
+HEAD
+}
