@@ -31,7 +31,7 @@ struct DaemonOptions {
   // A trace file that has not grown for this long is finished.
   std::chrono::milliseconds dir_idle_timeout{std::chrono::minutes(1)};
   unsigned io_threads = 1;
-  std::size_t max_queue_bytes = 64 * 1024 * 1024;
+  std::size_t max_queue_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds overflow_wait{2000};
   std::size_t max_line_bytes = 4608 * 1024;
   std::chrono::milliseconds shutdown_grace{2000};

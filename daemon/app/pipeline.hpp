@@ -22,7 +22,7 @@ namespace trace2d::app {
 
 struct PipelineOptions {
   std::string db_path;
-  std::size_t max_queue_bytes = 64 * 1024 * 1024;
+  std::size_t max_queue_bytes = 16 * 1024 * 1024;
   std::size_t max_line_bytes = 4608 * 1024;
   std::chrono::milliseconds commit_interval{100};
   std::chrono::milliseconds status_interval{2000};

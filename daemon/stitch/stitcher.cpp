@@ -74,6 +74,8 @@ struct Stitcher::Live {
   bool dirty = false;
   std::uint64_t last_batch = 0;
   std::vector<std::uint64_t> channels;  // open channels that carried this session
+  // Some channel carried it: once they all ended, nothing more can come.
+  bool had_channel = false;
   RegionPairer regions;
   std::map<std::int64_t, ChildRecord> open_children;  // by child_id, until they exit
   // The row an earlier batch wrote, if any, and its indexed columns then.
@@ -207,6 +209,7 @@ void Stitcher::attach(Live& live, std::uint64_t channel) {
   if (std::find(live.channels.begin(), live.channels.end(), channel) == live.channels.end()) {
     live.channels.push_back(channel);
     m_channels[channel].push_back(&live);
+    live.had_channel = true;
   }
 }
 
@@ -395,8 +398,12 @@ void Stitcher::evict(std::uint64_t committed_batch, std::int64_t now_us) {
       std::chrono::duration_cast<std::chrono::microseconds>(m_options.linger).count();
   std::erase_if(m_sessions, [&](const auto& entry) {
     const Live& live = *entry.second;
+    // A session whose connections (or files) all ended gets nothing more:
+    // it goes as soon as its row is committed. One without any (datagrams)
+    // lingers, so that a late event finds it without a database lookup.
     return live.record.status != SessionStatus::running && !live.dirty && live.channels.empty() &&
-           live.last_batch <= committed_batch && now_us - live.record.last_received_us >= linger_us;
+           live.last_batch <= committed_batch &&
+           (live.had_channel || now_us - live.record.last_received_us >= linger_us);
   });
 }
 

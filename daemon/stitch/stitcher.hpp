@@ -33,8 +33,8 @@ struct Placement {
 class Stitcher {
  public:
   struct Options {
-    // A finished session stays in memory this long after its last event, so
-    // late events need no database lookup.
+    // A finished session that came on no channel (datagrams) stays in memory
+    // this long after its last event, so late events need no database lookup.
     std::chrono::milliseconds linger{2000};
   };
 
@@ -57,7 +57,8 @@ class Stitcher {
   void expire_idle(std::int64_t now_us, std::chrono::milliseconds timeout);
 
   // Forgets finished sessions whose rows are committed (batch number at most
-  // `committed_batch`) and that have been quiet for the linger time.
+  // `committed_batch`) and whose channels all ended (or, without any, that
+  // have been quiet for the linger time).
   void evict(std::uint64_t committed_batch, std::int64_t now_us);
 
   [[nodiscard]] std::size_t live_sessions() const { return m_sessions.size(); }

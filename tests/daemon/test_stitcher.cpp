@@ -165,6 +165,24 @@ TEST_F(StitcherTest, RunningSessionsAreNotEvicted) {
   EXPECT_EQ(m_store.stitcher().live_sessions(), 1u);
 }
 
+// Memory: a finished session whose connection closed can get nothing more,
+// so it goes as soon as its row is committed; a datagram session (no
+// connection that ends) lingers a while for late events.
+TEST_F(StitcherTest, EndedConnectionsSessionsGoAtOnceDatagramOnesLinger) {
+  const source::Origin stream{source::SourceKind::stream, 5, {}, {}};
+  const source::Origin dgram{source::SourceKind::dgram, 0, {}, {}};
+  m_store.ingest({line("s", "version"), line("s", "atexit", R"(,"t_abs":0.1,"code":0)")}, stream);
+  m_store.ingest({line("d", "version"), line("d", "atexit", R"(,"t_abs":0.1,"code":0)")}, dgram);
+  m_store.end_channel(5);
+  ASSERT_EQ(m_store.stitcher().live_sessions(), 2u);
+  const std::int64_t now = proto::unix_now_us();
+  m_store.stitcher().evict(1000, now);
+  EXPECT_EQ(m_store.stitcher().live_sessions(), 1u) << "the stream session went, the datagram one stayed";
+  m_store.stitcher().evict(1000, now + 3600LL * 1000000);
+  EXPECT_EQ(m_store.stitcher().live_sessions(), 0u);
+  EXPECT_EQ(number("SELECT count(*) FROM sessions WHERE status = 'complete'"), 2);
+}
+
 TEST_F(StitcherTest, NewSessionsGetFreshKeysAfterARestart) {
   m_store.ingest({line("first", "version")});
   {
