@@ -77,7 +77,8 @@ DirWatcher::DirWatcher(asio::io_context& io, pipeline::IngestSink& sink, std::st
       m_sink(sink),
       m_db_path(std::move(db_path)),
       m_options(std::move(options)),
-      m_timer(m_strand) {}
+      m_timer(m_strand),
+      m_catch_up_timer(m_strand) {}
 
 DirWatcher::~DirWatcher() = default;
 
@@ -131,6 +132,7 @@ void DirWatcher::stop() {
     m_files.clear();
     m_open_files.store(0);
     m_timer.cancel();
+    m_catch_up_timer.cancel();
     if (m_events) {
       boost::system::error_code ignored;
       m_events->cancel(ignored);
@@ -327,7 +329,8 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name) {
 
 bool DirWatcher::read_file(TracedFile& file, bool finish) {
   if (m_sink.over_budget() && !m_stopping && !finish) {
-    return false;  // the file keeps; git is not waiting on it. The next tick reads.
+    catch_up_soon();  // the file keeps meanwhile
+    return false;
   }
   auto& buffer = read_buffer();
   pipeline::IngestChunk chunk;
@@ -397,6 +400,36 @@ void DirWatcher::submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool fi
   m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
   chunk.seal(proto::Parser::padding_bytes());
   m_sink.submit(std::move(chunk));
+}
+
+void DirWatcher::catch_up_soon() {
+  if (m_catch_up_armed || m_stopping) {
+    return;
+  }
+  m_catch_up_armed = true;
+  m_catch_up_timer.expires_after(std::chrono::milliseconds(10));
+  m_catch_up_timer.async_wait([this](const boost::system::error_code& ec) {
+    m_catch_up_armed = false;
+    if (!ec && !m_stopping) {
+      catch_up();
+    }
+  });
+}
+
+void DirWatcher::catch_up() {
+  std::vector<std::string> done;
+  for (auto& [path, file] : m_files) {
+    if (m_sink.over_budget()) {
+      catch_up_soon();
+      break;
+    }
+    if (read_file(*file, false)) {
+      done.push_back(path);
+    }
+  }
+  for (const std::string& path : done) {
+    forget(m_files.find(path));
+  }
 }
 
 asio::awaitable<void> DirWatcher::tick() {

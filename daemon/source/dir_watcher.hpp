@@ -75,6 +75,10 @@ class DirWatcher {
   void finish_file(const std::string& path, bool closed_by_writer);
   void forget(std::map<std::string, std::unique_ptr<TracedFile>>::iterator found);
   void submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove);
+  // Held back at the memory bound, files are read again soon, not at the
+  // next one-second tick.
+  void catch_up_soon();
+  void catch_up();
 
   asio::io_context& m_io;
   asio::strand<asio::io_context::executor_type> m_strand;
@@ -84,6 +88,8 @@ class DirWatcher {
   int m_inotify = -1;
   std::unique_ptr<asio::posix::stream_descriptor> m_events;
   asio::steady_timer m_timer;
+  asio::steady_timer m_catch_up_timer;
+  bool m_catch_up_armed = false;
   std::unordered_map<int, std::string> m_dirs;  // watch descriptor -> directory
   std::map<std::string, std::unique_ptr<TracedFile>> m_files;  // by path
   // Positions committed by earlier runs: key -> (offset, finished).
