@@ -149,6 +149,8 @@ StreamReader::~StreamReader() {
 }
 
 void StreamReader::add(UniqueFd socket, const Origin& origin) {
+  m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
+  m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
   auto connection = std::make_unique<Connection>(std::move(socket), origin, m_options.framing);
   Connection& c = *connection;
   {
