@@ -7,7 +7,6 @@ StreamServer::StreamServer(asio::io_context& io, asio::local::stream_protocol::a
     : m_io(io),
       m_strand(asio::make_strand(io)),
       m_listener(std::move(listener)),
-      m_sink(sink),
       m_reader(sink, options, [this] {
         // The last connection is closed: once stopping, nothing is left to
         // wait for, so end the grace period and let the daemon exit. (Not

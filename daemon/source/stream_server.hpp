@@ -43,11 +43,10 @@ class StreamServer {
   asio::strand<asio::io_context::executor_type> m_strand;  // the listener's
   asio::local::stream_protocol::acceptor m_listener;  // until start()
   UniqueFd m_listener_fd;                             // from start()
-  pipeline::IngestSink& m_sink;
+  std::atomic<bool> m_stop_requested{false};          // read by the reader's thread
   StreamReader m_reader;
   // Keeps io_context::run() going while the reader may still hand over lines.
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> m_work;
-  std::atomic<bool> m_stop_requested{false};
   bool m_stopping = false;     // on m_strand
   bool m_closing_all = false;  // on m_strand
   std::unique_ptr<asio::steady_timer> m_grace_timer;
