@@ -72,11 +72,43 @@ bool StoreWriter::write_pending() {
     }
     return true;
   } catch (const SqliteError& e) {
-    if (!e.is_busy()) {
-      spdlog::error("store: write failed, will retry: {}", e.what());
-    }
+    note_failure("write", e);
     rollback();
     return false;
+  }
+}
+
+void StoreWriter::note_failure(std::string_view what, const SqliteError& e) {
+  const auto now = std::chrono::steady_clock::now();
+  ++m_outage_attempts;
+  if (!m_failing) {
+    m_failing = true;
+    m_failing_since = now;
+    m_failing_reported = now;
+    m_outage_attempts = 1;
+    if (e.is_busy()) {
+      spdlog::warn("store: database '{}' is locked by another writer; holding events in memory and retrying",
+                   m_conn->db.path());
+    } else {
+      spdlog::error("store: {} failed on '{}', will retry: {}; holding events in memory (up to the queue bound)",
+                    what, m_conn->db.path(), e.what());
+    }
+    return;
+  }
+  // Once a minute while it lasts, not once an attempt: a full disk can
+  // last hours.
+  if (now - m_failing_reported >= std::chrono::minutes(1)) {
+    m_failing_reported = now;
+    std::uint64_t bytes = 0;
+    for (const WriteBatch& batch : m_pending) {
+      bytes += batch.memory_bytes();
+    }
+    spdlog::warn("store: '{}' still failing after {} s ({} attempts), holding {} batches ({} KiB): {}",
+                 m_conn->db.path(),
+                 std::chrono::duration_cast<std::chrono::seconds>(now - m_failing_since).count(),
+                 m_outage_attempts, m_pending.size(), bytes / 1024, e.what());
+  } else {
+    spdlog::debug("store: {} failed again: {}", what, e.what());
   }
 }
 
@@ -99,13 +131,19 @@ bool StoreWriter::commit() {
   try {
     m_conn->db.exec("COMMIT");
   } catch (const SqliteError& e) {
-    if (!e.is_busy()) {
-      spdlog::error("store: commit failed, will retry: {}", e.what());
-    }
+    note_failure("commit", e);
     rollback();
     return false;
   }
   m_in_transaction = false;
+  if (m_failing) {
+    m_failing = false;
+    spdlog::info("store: writing again to '{}' after {} ms ({} failed attempts)", m_conn->db.path(),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                       m_failing_since)
+                     .count(),
+                 m_outage_attempts);
+  }
   after_commit(proto::unix_now_us());
   return true;
 }
@@ -339,7 +377,6 @@ void StoreWriter::run() {
   using clock = std::chrono::steady_clock;
   auto backoff = std::chrono::milliseconds(0);
   bool input_open = true;
-  bool failing_logged = false;
   while (true) {
     m_heartbeat.store(clock::now().time_since_epoch().count());
     // Wait for input, but never past the moment the open transaction is due.
@@ -400,19 +437,15 @@ void StoreWriter::run() {
                       clock::now() - m_transaction_started >= m_options.commit_interval);
     if (ok && due) {
       ok = commit();
+      if (ok) {
+        backoff = std::chrono::milliseconds(0);
+      }
     }
     if (ok) {
-      if (failing_logged) {
-        spdlog::info("store: writing again");
-        failing_logged = false;
-      }
-      backoff = std::chrono::milliseconds(0);
+      // Rows written into an open transaction prove nothing (SQLite holds
+      // them in its cache): only a commit ends the back-off, so a full disk
+      // is retried at most once a second, not every few milliseconds.
       continue;
-    }
-    if (!failing_logged) {
-      spdlog::warn("store: database busy or failing; holding {} batches in memory and retrying",
-                   m_pending.size());
-      failing_logged = true;
     }
     backoff = std::min(m_options.max_retry_backoff, std::max(std::chrono::milliseconds(5), backoff * 2));
     if (!input_open && m_stop_retrying.load()) {

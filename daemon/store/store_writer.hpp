@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "daemon/pipeline/memory_budget.hpp"
 #include "daemon/pipeline/work_queue.hpp"
@@ -117,6 +118,8 @@ class StoreWriter {
   void rollback();        // counts a failed commit
   void drop_transaction();  // rollback without counting a failure
   void after_commit(std::int64_t now_us);
+  // Logs a failed write or commit: at its start, then once a minute.
+  void note_failure(std::string_view what, const SqliteError& e);
   void write_status_if_due();
   void maintain();  // retention, between batches
   FileCheck check_database_file();
@@ -155,6 +158,11 @@ class StoreWriter {
   std::atomic<std::uint64_t> m_failed_commits{0};
   std::atomic<std::uint64_t> m_abandoned_events{0};
   std::atomic<bool> m_stop_retrying{false};
+  // The current outage (writes or commits failing), for the log.
+  bool m_failing = false;
+  std::chrono::steady_clock::time_point m_failing_since{};
+  std::chrono::steady_clock::time_point m_failing_reported{};
+  std::uint64_t m_outage_attempts = 0;
   std::atomic<std::uint64_t> m_files_removed{0};
   std::atomic<std::uint64_t> m_sessions_pruned{0};
   std::atomic<std::uint64_t> m_database_recreated{0};
