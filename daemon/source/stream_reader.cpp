@@ -418,17 +418,17 @@ void StreamReader::run() {
     }
     // Connections whose pause is over: armed again, so that what they
     // gathered meanwhile wakes the next epoll_wait at once.
-    std::vector<Paced> still;
-    for (const Paced& p : m_paced) {
+    std::erase_if(m_paced, [&](const Paced& p) {
       if (p.due > now) {
-        still.push_back(p);
-      } else if (p.connection == nullptr) {
+        return false;
+      }
+      if (p.connection == nullptr) {
         arm_listener();
       } else {
         arm(*p.connection);
       }
-    }
-    m_paced.swap(still);
+      return true;
+    });
   }
 }
 

@@ -35,6 +35,12 @@ constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
     " repo, t_start, elapsed, parent_seq, leave_seq)";
 
+// The three session statements share their parameter numbers, so that one
+// function binds them all: ?1..?20 the columns a later snapshot can change,
+// ?21 and ?22 the indexed ones (start_time, sid_pid), ?23 the id, ?24..?31
+// what only the first write sets.
+constexpr int k_session_update_parameters = 23;
+constexpr int k_session_parameters = 31;
 constexpr std::string_view k_update_session_head =
     "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
     " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
@@ -67,26 +73,22 @@ RowWriter::RowWriter(Database& db)
           " finished = excluded.finished, updated_at = excluded.updated_at")),
       m_forget_offset(db.prepare("DELETE FROM file_offsets WHERE key = ?")),
       m_upsert_session(db.prepare(
-          "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, evt, exe, argv, cmd_name,"
-          " hierarchy, cmd_mode, worktree, cmd_path, start_time, end_time, elapsed, exit_code,"
-          " signo, status, source, peer_pid, peer_uid, event_count, error_count, problem_count,"
-          " first_received, last_received, time_base_us, sid_pid, argv_key, process_start_us)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-          " ON CONFLICT (sid) DO UPDATE SET evt = excluded.evt, exe = excluded.exe,"
-          " argv = excluded.argv, cmd_name = excluded.cmd_name, hierarchy = excluded.hierarchy,"
-          " cmd_mode = excluded.cmd_mode, worktree = excluded.worktree, cmd_path = excluded.cmd_path,"
-          " start_time = excluded.start_time, end_time = excluded.end_time,"
-          " elapsed = excluded.elapsed, exit_code = excluded.exit_code, signo = excluded.signo,"
-          " status = excluded.status, event_count = excluded.event_count,"
-          " error_count = excluded.error_count, problem_count = excluded.problem_count,"
-          " last_received = excluded.last_received, time_base_us = excluded.time_base_us,"
-          " sid_pid = excluded.sid_pid, argv_key = excluded.argv_key,"
-          " process_start_us = excluded.process_start_us")),
+          "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
+          " end_time, elapsed, exit_code, signo, status, event_count, error_count, problem_count,"
+          " last_received, time_base_us, argv_key, process_start_us, start_time, sid_pid, id,"
+          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received)"
+          " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,"
+          "?24,?25,?26,?27,?28,?29,?30,?31)"
+          " ON CONFLICT (sid) DO UPDATE SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5,"
+          " cmd_mode = ?6, worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11,"
+          " signo = ?12, status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16,"
+          " last_received = ?17, time_base_us = ?18, argv_key = ?19, process_start_us = ?20,"
+          " start_time = ?21, sid_pid = ?22")),
       // The columns a later snapshot of a session can change; the indexed
       // ones (start_time, sid_pid) only when they did.
-      m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?")),
+      m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?23")),
       m_update_session_indexed(
-          db.prepare(std::string(k_update_session_head) + ", start_time = ?, sid_pid = ? WHERE id = ?")),
+          db.prepare(std::string(k_update_session_head) + ", start_time = ?21, sid_pid = ?22 WHERE id = ?23")),
       m_write_region(db.prepare(multi_row_sql(k_write_regions, k_region_columns, 1))),
       m_write_regions_multi(db.prepare(multi_row_sql(k_write_regions, k_region_columns, k_rows_per_insert))),
       // A child's events come apart (start, ready, exit): each fills what it knows.
@@ -186,78 +188,58 @@ void RowWriter::write_events(const WriteBatch& batch) {
 
 void RowWriter::write_session(const stitch::SessionRecord& r) {
   using Write = stitch::SessionRecord::Write;
-  if (r.write != Write::upsert) {
-    const bool indexed = r.write == Write::update_indexed;
-    Statement& u = indexed ? m_update_session_indexed : m_update_session;
-    u.bind(1, r.evt);
-    u.bind(2, r.exe);
-    u.bind(3, r.argv);
-    u.bind(4, r.cmd_name);
-    u.bind(5, r.hierarchy);
-    u.bind(6, r.cmd_mode);
-    u.bind(7, r.worktree);
-    u.bind(8, r.cmd_path);
-    bind_time(u, 9, r.end_time_us);
-    u.bind(10, r.elapsed);
-    u.bind(11, r.exit_code);
-    u.bind(12, r.signo);
-    u.bind_text(13, stitch::to_string(r.status));
-    u.bind_int(14, r.event_count);
-    u.bind_int(15, r.error_count);
-    u.bind_int(16, r.problem_count);
-    bind_time(u, 17, r.last_received_us);
-    u.bind(18, r.time_base_us);
-    u.bind(19, r.argv_key);
-    u.bind(20, r.process_start_us);
-    int next = 21;
-    if (indexed) {
-      bind_time(u, next++, r.start_time_us);
-      u.bind(next++, r.sid_pid);
+  // Binds ?1..?`count` of the session statements (see k_session_parameters).
+  const auto bind = [&r](Statement& s, int count) {
+    s.bind(1, r.evt);
+    s.bind(2, r.exe);
+    s.bind(3, r.argv);
+    s.bind(4, r.cmd_name);
+    s.bind(5, r.hierarchy);
+    s.bind(6, r.cmd_mode);
+    s.bind(7, r.worktree);
+    s.bind(8, r.cmd_path);
+    bind_time(s, 9, r.end_time_us);
+    s.bind(10, r.elapsed);
+    s.bind(11, r.exit_code);
+    s.bind(12, r.signo);
+    s.bind_text(13, stitch::to_string(r.status));
+    s.bind_int(14, r.event_count);
+    s.bind_int(15, r.error_count);
+    s.bind_int(16, r.problem_count);
+    bind_time(s, 17, r.last_received_us);
+    s.bind(18, r.time_base_us);
+    s.bind(19, r.argv_key);
+    s.bind(20, r.process_start_us);
+    bind_time(s, 21, r.start_time_us);
+    s.bind(22, r.sid_pid);
+    s.bind_int(23, r.id);
+    if (count < k_session_parameters) {
+      return;
     }
-    u.bind_int(next, r.id);
+    s.bind_text(24, r.sid);
+    if (const auto parent = proto::sid_parent(r.sid)) {
+      s.bind_text(25, *parent);
+    } else {
+      s.bind_null(25);
+    }
+    s.bind_text(26, proto::sid_root(r.sid));
+    s.bind_int(27, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
+    s.bind_text(28, source::to_string(r.source));
+    s.bind(29, r.peer_pid);
+    s.bind(30, r.peer_uid);
+    bind_time(s, 31, r.first_received_us);
+  };
+  if (r.write != Write::upsert) {
+    Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
+    bind(u, k_session_update_parameters);
     u.run();
     if (m_db.changes() > 0) {
       return;
     }
     // The row is gone (retention pruned it meanwhile): write it whole.
   }
-  Statement& s = m_upsert_session;
-  s.bind_text(1, r.sid);
-  s.bind_int(2, r.id);
-  if (const auto parent = proto::sid_parent(r.sid)) {
-    s.bind_text(3, *parent);
-  } else {
-    s.bind_null(3);
-  }
-  s.bind_text(4, proto::sid_root(r.sid));
-  s.bind_int(5, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
-  s.bind(6, r.evt);
-  s.bind(7, r.exe);
-  s.bind(8, r.argv);
-  s.bind(9, r.cmd_name);
-  s.bind(10, r.hierarchy);
-  s.bind(11, r.cmd_mode);
-  s.bind(12, r.worktree);
-  s.bind(13, r.cmd_path);
-  bind_time(s, 14, r.start_time_us);
-  bind_time(s, 15, r.end_time_us);
-  s.bind(16, r.elapsed);
-  s.bind(17, r.exit_code);
-  s.bind(18, r.signo);
-  s.bind_text(19, stitch::to_string(r.status));
-  s.bind_text(20, source::to_string(r.source));
-  s.bind(21, r.peer_pid);
-  s.bind(22, r.peer_uid);
-  s.bind_int(23, r.event_count);
-  s.bind_int(24, r.error_count);
-  s.bind_int(25, r.problem_count);
-  bind_time(s, 26, r.first_received_us);
-  bind_time(s, 27, r.last_received_us);
-  s.bind(28, r.time_base_us);
-  s.bind(29, r.sid_pid);
-  s.bind(30, r.argv_key);
-  s.bind(31, r.process_start_us);
-  s.run();
+  bind(m_upsert_session, k_session_parameters);
+  m_upsert_session.run();
 }
 
 void RowWriter::write_regions(const WriteBatch& batch) {
