@@ -1,6 +1,8 @@
 #include "tests/support/process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +30,14 @@ std::string make_temp_file(const char* tag) {
 }
 
 }  // namespace
+
+RunAs nobody() {
+  const passwd* user = ::getpwnam("nobody");
+  if (user == nullptr) {
+    throw std::runtime_error("no user 'nobody' on this machine");
+  }
+  return RunAs{user->pw_uid, user->pw_gid};
+}
 
 Process::Process(const ProcessSpec& spec) {
   if (spec.argv.empty()) {
@@ -85,6 +95,16 @@ Process::Process(const ProcessSpec& spec) {
   if (m_pid == 0) {
     if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) {
       ::_exit(126);
+    }
+    if (spec.max_open_files) {
+      const rlimit limit{*spec.max_open_files, *spec.max_open_files};
+      if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        ::_exit(125);
+      }
+    }
+    if (spec.run_as && (::setgroups(0, nullptr) != 0 || ::setgid(spec.run_as->gid) != 0 ||
+                        ::setuid(spec.run_as->uid) != 0)) {
+      ::_exit(125);
     }
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
       ::_exit(126);

@@ -1,6 +1,7 @@
 #pragma once
 // Runs real programs (trace2d, trace2ctl, git) from tests.
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -11,6 +12,14 @@
 
 namespace trace2d::test {
 
+// A user to run a child as (tests of what one local user can do to another).
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+// The unprivileged `nobody` user (getpwnam), for a second real uid in tests.
+RunAs nobody();
+
 struct ProcessSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;  // set on top of the test's environment
@@ -20,6 +29,10 @@ struct ProcessSpec {
   // Give the child a pipe as stdin, held open until close_stdin() (for
   // programs that must block reading it).
   bool stdin_pipe = false;
+  // Drop to this uid/gid (and no supplementary groups) before exec; needs root.
+  std::optional<RunAs> run_as;
+  // RLIMIT_NOFILE (soft and hard) for the child, as systemd would set it.
+  std::optional<rlim_t> max_open_files;
 };
 
 struct ProcessResult {
