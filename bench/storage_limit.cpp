@@ -90,8 +90,12 @@ Encoded encode(const bench::Payload& payload, source::SourceKind kind, store::Da
           ++out.rejects;
           continue;
         }
-        const stitch::Placement placement = stitcher.place(event, origin, proto::unix_now_us());
-        encoder.encode(event, text, placement, batch);
+        const std::optional<stitch::Placement> placement = stitcher.place(event, origin, proto::unix_now_us());
+        if (!placement) {
+          ++out.rejects;
+          continue;
+        }
+        encoder.encode(event, text, *placement, batch);
         if (batch.events.size() >= batch_rows) {
           hand_on();
         }

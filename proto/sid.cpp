@@ -23,4 +23,21 @@ std::string_view sid_leaf(std::string_view sid) {
   return slash == std::string_view::npos ? sid : sid.substr(slash + 1);
 }
 
+std::optional<std::int64_t> sid_pid(std::string_view sid) {
+  const std::string_view leaf = sid_leaf(sid);
+  const auto p = leaf.rfind("-P");
+  if (p == std::string_view::npos || leaf.size() - p - 2 != 8) {
+    return std::nullopt;
+  }
+  std::int64_t pid = 0;
+  for (const char c : leaf.substr(p + 2)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) {
+      return std::nullopt;
+    }
+    pid = pid * 16 + digit;
+  }
+  return pid;
+}
+
 }  // namespace trace2d::proto

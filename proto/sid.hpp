@@ -3,6 +3,7 @@
 // The prefix is free text chosen by whoever started the tree.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -16,5 +17,7 @@ namespace trace2d::proto {
 [[nodiscard]] std::size_t sid_depth(std::string_view sid);
 // The last component.
 [[nodiscard]] std::string_view sid_leaf(std::string_view sid);
+// git's pid: "…-P<8 hex digits>" at the end of the last component.
+[[nodiscard]] std::optional<std::int64_t> sid_pid(std::string_view sid);
 
 }  // namespace trace2d::proto

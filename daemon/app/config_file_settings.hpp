@@ -168,6 +168,8 @@ void visit_settings(Options& o, Visitor& v) {
   v.mode(Key{"stream", "mode", "--socket-mode"}, o.stream.mode);
   v.text(Key{"stream", "owner", "--socket-owner"}, o.stream.owner, any_text);
   v.text(Key{"stream", "group", "--socket-group"}, o.stream.group, any_text);
+  v.integer(Key{"stream", "silent_timeout_ms", "--stream-silent-timeout-ms"}, o.stream_silent_timeout,
+            Range{0, k_hour_ms});
 
   v.text(Key{"dgram", "path", "--dgram-socket"}, o.dgram.path, socket_path_problem);
   v.mode(Key{"dgram", "mode", "--dgram-socket-mode"}, o.dgram.mode);
@@ -189,6 +191,9 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"limits", "io_threads", "--io-threads"}, o.io_threads, Range{1, 64});
   v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate"}, o.per_uid_lines_per_second,
             Range{0, 1LL << 32});
+  v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections"}, o.per_uid_connections,
+            Range{0, 1LL << 24});
+  v.integer(Key{"limits", "per_uid_sessions", "--per-uid-sessions"}, o.per_uid_sessions, Range{1, 1LL << 24});
 
   v.text(Key{"retention", "max_age", "--retention-max-age"}, o.retention_max_age, duration_problem);
   v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes"}, o.retention_max_db_bytes,

@@ -4,7 +4,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -42,8 +47,33 @@ bool apply_log_level(const std::string& level) {
   return true;
 }
 
+namespace {
+
+// Every connection and trace file is a descriptor: take all the kernel
+// allows (the soft limit is often 1024, the hard one far higher).
+std::size_t raise_fd_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return 1024;
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      limit = raised;
+    } else {
+      spdlog::warn("cannot raise the descriptor limit from {} to {}: {}", limit.rlim_cur, limit.rlim_max,
+                   std::strerror(errno));
+    }
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? (1U << 20) : static_cast<std::size_t>(limit.rlim_cur);
+}
+
+}  // namespace
+
 int Daemon::run() {
   std::signal(SIGPIPE, SIG_IGN);
+  m_fd_limit = raise_fd_limit();
   asio::io_context io(static_cast<int>(m_options.io_threads));
   source::Listeners listeners = source::open_listeners(io, m_options.stream, m_options.dgram);
   if (!listeners.stream && !listeners.dgram && m_options.watch_dirs.empty()) {
@@ -63,6 +93,7 @@ int Daemon::run() {
   pipeline_options.retention.max_age = parse_duration(m_options.retention_max_age);
   pipeline_options.retention.max_db_bytes = m_options.retention_max_db_bytes;
   pipeline_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
+  pipeline_options.per_uid_sessions = m_options.per_uid_sessions;
   pipeline_options.redact_url_credentials = m_options.redact_url_credentials;
   Pipeline pipeline(pipeline_options);
   status.attach(pipeline);
@@ -85,6 +116,16 @@ int Daemon::run() {
     source::StreamServer::Options options;
     options.framing = framing;
     options.overflow_wait = m_options.overflow_wait;
+    // Descriptors beyond the connections are kept for the database, trace
+    // files and the listeners, so that one user's connections never leave
+    // trace2d unable to accept anyone else's.
+    options.max_connections = std::max<std::size_t>(16, m_fd_limit - std::min<std::size_t>(m_fd_limit / 4, 1024));
+    options.max_connections_per_uid =
+        m_options.per_uid_connections > 0 ? m_options.per_uid_connections : std::max<std::size_t>(4, options.max_connections / 2);
+    options.silent_timeout = m_options.stream_silent_timeout;
+    options.max_partial_bytes_per_uid = m_options.max_line_bytes + 64 * 1024;
+    spdlog::info("stream: at most {} connections, {} per uid (descriptor limit {})", options.max_connections,
+                 options.max_connections_per_uid, m_fd_limit);
     stream_server = std::make_unique<source::StreamServer>(io, std::move(*listeners.stream), *stream_sink, options);
     status.add_source({source::SourceKind::stream, listeners.stream_path, stream_sink.get(), {}, {}});
   }

@@ -29,6 +29,7 @@ class Daemon {
 
  private:
   DaemonOptions m_options;
+  std::size_t m_fd_limit = 1024;  // RLIMIT_NOFILE, once raised
   Reloader m_reloader;
 };
 

@@ -43,6 +43,14 @@ struct DaemonOptions {
   // Lines one uid may send per second (0: no limit); the excess is dropped
   // and counted per uid.
   std::uint64_t per_uid_lines_per_second = 0;
+  // Stream connections one uid may hold open at once (0: half of all
+  // the connections trace2d allows itself, from its descriptor limit).
+  std::size_t per_uid_connections = 0;
+  // Sessions one uid may have open (in memory) at once.
+  std::size_t per_uid_sessions = 10000;
+  // A stream connection that sends nothing this long is closed: git writes
+  // its first event as soon as it connects.
+  std::chrono::milliseconds stream_silent_timeout{10000};
   // Retention: sessions older than this are pruned ("" keeps everything), and
   // the oldest are pruned while the database is larger than max_db_bytes (0: no bound).
   std::string retention_max_age;

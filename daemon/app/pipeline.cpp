@@ -19,8 +19,9 @@ Pipeline::Pipeline(PipelineOptions options)
   m_writer = std::make_unique<store::StoreWriter>(std::move(db), m_batches, m_budget, writer_options);
   m_catalog = std::make_unique<store::DatabaseSessionCatalog>(
       m_options.db_path, [writer = m_writer.get()] { return writer->database_recreated(); });
-  m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(),
-                                                  stitch::Stitcher::Options{});
+  stitch::Stitcher::Options stitcher_options;
+  stitcher_options.max_sessions_per_uid = m_options.per_uid_sessions;
+  m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(), stitcher_options);
   m_encoder = std::make_unique<store::EventEncoder>(m_names);
   pipeline::IngestWorker::Options worker_options;
   worker_options.max_line_bytes = m_options.max_line_bytes;

@@ -30,6 +30,7 @@ struct PipelineOptions {
   store::StoreWriter::StatusHook status_hook;
   store::Retention::Options retention;
   std::uint64_t per_uid_lines_per_second = 0;
+  std::size_t per_uid_sessions = 10000;
   bool redact_url_credentials = true;
 };
 

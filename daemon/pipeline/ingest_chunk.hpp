@@ -28,6 +28,9 @@ struct IngestChunk {
   std::vector<Line> lines;
   // The channel (connection, file) ended after these lines.
   bool end_of_channel = false;
+  // The reader closed or refused connections of this chunk's sender on its
+  // own (a per-uid bound, silence): why, for a reject row. Empty otherwise.
+  std::string closed_because;
   // Lines the reader read and dropped at the memory bound, since its last chunk.
   std::uint64_t dropped_lines = 0;
   std::uint64_t dropped_bytes = 0;

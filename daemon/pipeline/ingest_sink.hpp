@@ -18,6 +18,8 @@ struct SourceCounters {
   std::atomic<std::uint64_t> lines{0};
   std::atomic<std::uint64_t> dropped_lines{0};  // read, then dropped at the memory bound
   std::atomic<std::uint64_t> dropped_bytes{0};
+  // Closed by trace2d: over a per-uid bound, or silent (stream only).
+  std::atomic<std::uint64_t> channels_refused{0};
 };
 
 // One per source, so that each has its own counters; channel ids come from
@@ -35,6 +37,10 @@ class IngestSink {
     m_queue.push(std::move(chunk), urgent);
   }
   [[nodiscard]] bool over_budget() const { return m_budget.exhausted(); }
+  // Memory a source holds outside chunks (unfinished lines), counted in
+  // the same bound.
+  void hold(std::size_t bytes) { m_budget.charge(bytes); }
+  void release(std::size_t bytes) { m_budget.release(bytes); }
   [[nodiscard]] std::uint64_t next_channel_id() { return m_channel_ids.fetch_add(1) + 1; }
   [[nodiscard]] SourceCounters& counters() { return m_counters; }
 

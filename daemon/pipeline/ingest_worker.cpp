@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "proto/redact.hpp"
 #include "proto/timestamp.hpp"
 
@@ -52,11 +54,16 @@ void IngestWorker::record_progress(const IngestChunk::FileProgress& progress) {
   }
 }
 
-void IngestWorker::process(const IngestChunk& chunk) {
+std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_line, std::size_t max_lines) {
   if (m_batch.oldest_received_us == 0 || chunk.received_us < m_batch.oldest_received_us) {
     m_batch.oldest_received_us = chunk.received_us;
   }
-  for (const IngestChunk::Line& line : chunk.lines) {
+  // A file's lines stay in one batch with its position, so they are taken
+  // in one turn.
+  const std::size_t end =
+      chunk.progress ? chunk.lines.size() : std::min(chunk.lines.size(), first_line + max_lines);
+  for (std::size_t index = first_line; index < end; ++index) {
+    const IngestChunk::Line& line = chunk.lines[index];
     const source::Origin& origin = chunk.origin_of(line);
     auto& counters = m_counters.of(origin.kind);
     counters.lines.fetch_add(1, std::memory_order_relaxed);
@@ -76,6 +83,14 @@ void IngestWorker::process(const IngestChunk& chunk) {
       reject(chunk, origin, m_reason, text, line.full_size);
       continue;
     }
+    if (line.full_size > line.size) {
+      m_reason = fmt::format(
+          "line cut short after {} of its {} bytes: its sender held more than its share of memory in "
+          "unfinished lines",
+          line.size, line.full_size);
+      reject(chunk, origin, m_reason, text, line.full_size);
+      continue;
+    }
     const proto::ParseOutcome outcome = m_parser.parse(text, readable_after, m_event);
     if (!outcome) {
       reject(chunk, origin, outcome.reject_reason, text, line.full_size);
@@ -87,8 +102,12 @@ void IngestWorker::process(const IngestChunk& chunk) {
     if (m_event.kind == proto::EventKind::too_many_files) {
       counters.too_many_files.fetch_add(1, std::memory_order_relaxed);
     }
-    const stitch::Placement placement = m_stitcher.place(m_event, origin, chunk.received_us);
-    m_encoder.encode(m_event, text, placement, m_batch);
+    const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, chunk.received_us);
+    if (!placement) {
+      reject(chunk, origin, m_stitcher.refusal(), text, line.full_size);
+      continue;
+    }
+    m_encoder.encode(m_event, text, *placement, m_batch);
     counters.events.fetch_add(1, std::memory_order_relaxed);
     // A file's lines stay in one batch with its position: committed together
     // or not at all, so a restart never reads a line twice.
@@ -97,11 +116,17 @@ void IngestWorker::process(const IngestChunk& chunk) {
       hand_on();
     }
   }
+  if (end < chunk.lines.size()) {
+    return end;
+  }
   if (chunk.dropped_lines > 0) {
     // Read, then dropped at the memory bound: explained by one row per burst.
     m_reason = fmt::format("dropped at the memory bound: {} lines ({} bytes)", chunk.dropped_lines,
                            chunk.dropped_bytes);
     reject(chunk, chunk.channel_origin(), m_reason, {}, chunk.dropped_bytes);
+  }
+  if (!chunk.closed_because.empty()) {
+    reject(chunk, chunk.channel_origin(), chunk.closed_because, {}, 0);
   }
   if (chunk.progress) {
     record_progress(*chunk.progress);
@@ -109,6 +134,45 @@ void IngestWorker::process(const IngestChunk& chunk) {
   if (chunk.end_of_channel) {
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
   }
+  return end;
+}
+
+// Whose turn a chunk waits for: its sender's uid. Datagrams of all senders
+// share one queue (a chunk mixes senders, and a session's datagrams must
+// keep their order across chunks).
+std::int64_t IngestWorker::turn_key(const IngestChunk& chunk) {
+  if (chunk.origins.empty()) {
+    return UidRateLimiter::k_unknown_uid;
+  }
+  const source::Origin& origin = chunk.channel_origin();
+  if (origin.kind == source::SourceKind::dgram) {
+    return std::numeric_limits<std::int64_t>::min();
+  }
+  return origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid);
+}
+
+// Every local user can send, and a flood must delay only its sender: the
+// chunks taken from the queue wait per uid, and each uid in turn gets a
+// share of lines, so another uid's chunk is parsed after at most one share
+// of each flood, not after the whole of it. Within a uid, chunks keep
+// their order (a channel's lines must).
+bool IngestWorker::take_turns() {
+  const auto deadline = std::chrono::steady_clock::now() + m_options.gather;
+  while (!m_pending.empty()) {
+    for (auto it = m_pending.begin(); it != m_pending.end();) {
+      PendingChunk& pending = it->second.front();
+      pending.next_line = process(pending.chunk, pending.next_line, m_options.turn_lines);
+      if (pending.next_line >= pending.chunk.lines.size()) {
+        m_budget.release(pending.chunk.memory_bytes());
+        it->second.pop_front();
+      }
+      it = it->second.empty() ? m_pending.erase(it) : std::next(it);
+    }
+    if (!m_input.empty() || std::chrono::steady_clock::now() >= deadline) {
+      return !m_pending.empty();  // newcomers join the turns
+    }
+  }
+  return false;
 }
 
 void IngestWorker::report_uids(bool force) {
@@ -158,18 +222,23 @@ void IngestWorker::run() {
   auto last_tick = std::chrono::steady_clock::now();
   bool open = true;
   bool trickling = false;
-  while (open) {
+  bool behind = false;  // chunks still wait their turn
+  while (open || behind) {
     chunks.clear();
     // Under a trickle (git writes one event per write(); readers hand over
     // what each read found), let chunks gather rather than wake for each.
     // When idle, wake for the first; when behind, never wait.
-    open = trickling ? m_input.pop_all(chunks, m_options.gather, m_options.gather_chunks)
-                     : m_input.pop_all(chunks, m_options.tick);
-    trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
-    for (const IngestChunk& chunk : chunks) {
-      process(chunk);
-      m_budget.release(chunk.memory_bytes());
+    if (behind) {
+      open = open && m_input.pop_all(chunks, std::chrono::milliseconds(0));
+    } else {
+      open = trickling ? m_input.pop_all(chunks, m_options.gather, m_options.gather_chunks)
+                       : m_input.pop_all(chunks, m_options.tick);
+      trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
     }
+    for (IngestChunk& chunk : chunks) {
+      m_pending[turn_key(chunk)].push_back(PendingChunk{std::move(chunk), 0});
+    }
+    behind = take_turns();
     const auto now = std::chrono::steady_clock::now();
     if (now - last_tick >= m_options.tick) {
       last_tick = now;
@@ -177,8 +246,11 @@ void IngestWorker::run() {
       m_stitcher.expire_idle(now_us, std::chrono::milliseconds(m_idle_timeout_ms.load()));
       m_stitcher.evict(m_committed_batch(), now_us);
       report_uids(false);
+      hand_on();
     }
-    hand_on();
+    if (!behind) {
+      hand_on();
+    }
   }
   report_uids(true);
   hand_on();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 
 #include "daemon/pipeline/ingest_chunk.hpp"
@@ -55,6 +56,8 @@ class IngestWorker {
     // While busy, wake at most this often unless this many chunks wait.
     std::chrono::milliseconds gather{20};
     std::size_t gather_chunks = 32;
+    // Lines of one uid parsed before the next uid's turn (take_turns()).
+    std::size_t turn_lines = 256;
   };
 
   IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::WriteBatch>& output,
@@ -72,7 +75,14 @@ class IngestWorker {
   [[nodiscard]] IngestCounters& counters() { return m_counters; }
 
  private:
-  void process(const IngestChunk& chunk);
+  // Parses up to `max_lines` lines from `first_line` (all of them for a
+  // file's chunk); returns where it stopped. The chunk's own bookkeeping is
+  // done with its last line.
+  std::size_t process(const IngestChunk& chunk, std::size_t first_line, std::size_t max_lines);
+  // One or more rounds over the uids with chunks waiting; true when some
+  // still wait (new chunks came, or its time slice ended).
+  bool take_turns();
+  static std::int64_t turn_key(const IngestChunk& chunk);
   void reject(const IngestChunk& chunk, const source::Origin& origin, std::string_view reason,
               std::string_view raw, std::uint64_t size);
   void record_progress(const IngestChunk::FileProgress& progress);
@@ -87,6 +97,11 @@ class IngestWorker {
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
   std::atomic<std::int64_t> m_idle_timeout_ms{300000};
+  struct PendingChunk {
+    IngestChunk chunk;
+    std::size_t next_line = 0;
+  };
+  std::map<std::int64_t, std::deque<PendingChunk>> m_pending;  // by the sender's uid
   proto::Parser m_parser;
   proto::Event m_event;
   store::WriteBatch m_batch;

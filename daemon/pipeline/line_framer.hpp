@@ -4,8 +4,12 @@
 // A line longer than `max_line_bytes` is never held whole: its first
 // `kept_bytes` are kept (for the reject row) and the rest is counted and
 // discarded up to the next '\n'. The connection stays open either way.
+// A reader can also cut the unfinished line short (cut_short) when its
+// sender holds too much memory in unfinished lines; it then ends the same
+// way, with fewer bytes kept than received.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,7 +25,8 @@ class LineFramer {
   explicit LineFramer(Limits limits) : m_limits(limits) {}
 
   // Calls sink(std::string_view line, std::uint64_t full_size) per complete
-  // line. full_size > max_line_bytes marks a line cut short.
+  // line. full_size > line.size() marks a line cut short (over
+  // max_line_bytes, or by cut_short()).
   template <typename Sink>
   void feed(std::string_view bytes, Sink&& sink) {
     while (!bytes.empty()) {
@@ -41,6 +46,19 @@ class LineFramer {
     }
   }
 
+  // Keeps at most `keep` bytes of the unfinished line; the rest of it, up to
+  // its '\n', is counted and discarded.
+  void cut_short(std::size_t keep) {
+    if (m_partial_size == 0) {
+      return;
+    }
+    m_cut_keep = keep;
+    if (m_partial.size() > keep) {
+      m_partial.resize(keep);
+    }
+    m_partial.shrink_to_fit();
+  }
+
   // End of stream: a last line without '\n' still counts.
   template <typename Sink>
   void finish(Sink&& sink) {
@@ -58,12 +76,16 @@ class LineFramer {
  private:
   void hold(std::string_view piece) {
     const std::uint64_t total = m_partial_size + piece.size();
-    if (total <= m_limits.max_line_bytes) {
+    if (m_cut_keep) {
+      if (m_partial.size() < *m_cut_keep) {
+        m_partial.append(piece.substr(0, *m_cut_keep - m_partial.size()));
+      }
+    } else if (total <= m_limits.max_line_bytes) {
       m_partial.append(piece);
     } else if (m_partial.size() < m_limits.kept_bytes) {
       m_partial.append(piece.substr(0, m_limits.kept_bytes - m_partial.size()));
     }
-    if (total > m_limits.max_line_bytes && m_partial.size() > m_limits.kept_bytes) {
+    if (!m_cut_keep && total > m_limits.max_line_bytes && m_partial.size() > m_limits.kept_bytes) {
       m_partial.resize(m_limits.kept_bytes);  // crossed the limit: keep only the head
     }
     m_partial_size = total;
@@ -73,13 +95,19 @@ class LineFramer {
   void emit_held(Sink&& sink) {
     sink(std::string_view(m_partial), m_partial_size);
     m_partial.clear();
-    if (m_partial.capacity() > 2 * m_limits.kept_bytes) {
+    if (m_partial.capacity() > k_kept_capacity) {
       m_partial.shrink_to_fit();  // idle connections must stay small
     }
     m_partial_size = 0;
+    m_cut_keep.reset();
   }
 
+  // What an idle connection may keep allocated between lines (readers
+  // charge what framers hold to the memory budget).
+  static constexpr std::size_t k_kept_capacity = 16 * 1024;
+
   Limits m_limits;
+  std::optional<std::size_t> m_cut_keep;  // set by cut_short() until the line ends
   std::string m_partial;
   std::uint64_t m_partial_size = 0;
 };

@@ -1,6 +1,7 @@
 #include "daemon/source/stream_reader.hpp"
 
 #include <pthread.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -46,6 +47,15 @@ class StreamReader::Connection {
       : m_socket(std::move(socket)), m_origin(origin), m_framer(framing) {}
 
   [[nodiscard]] int fd() const { return m_socket.get(); }
+  [[nodiscard]] const Origin& origin() const { return m_origin; }
+  [[nodiscard]] std::int64_t uid() const { return m_origin.peer_uid.value_or(-1); }
+  [[nodiscard]] bool has_partial_line() const { return m_framer.has_partial_line(); }
+  // Bytes its framer holds now: unfinished lines, outside any chunk.
+  [[nodiscard]] std::size_t partial_bytes() const { return m_framer.buffered_bytes(); }
+  void cut_partial_line(std::size_t keep) { m_framer.cut_short(keep); }
+
+  // Closed by trace2d, not by the peer: why, for the reject row.
+  void close_because(std::string reason) { m_chunk.closed_because = std::move(reason); }
 
   // Reads until the socket would block (or `limit` bytes when not 0),
   // adding the bytes read to `total`. False at EOF or on error.
@@ -68,6 +78,8 @@ class StreamReader::Connection {
       }
       const auto size = static_cast<std::size_t>(n);
       total += size;
+      last_read = Clock::now();
+      heard = true;
       sink.counters().bytes.fetch_add(size, std::memory_order_relaxed);
       const std::string_view bytes(buffer.data(), size);
       if (dropping) {
@@ -97,10 +109,15 @@ class StreamReader::Connection {
 
   // Since when the memory bound has held this connection back, if it does.
   std::optional<Clock::time_point> held_since;
+  Clock::time_point last_read = Clock::now();
+  bool heard = false;            // it has sent something
+  std::size_t charged = 0;       // partial_bytes() as last charged to the budget
+  // Where it is in its uid's Holder (not for connections handed in by add()).
+  std::optional<std::list<Connection*>::iterator> held_at;
 
  private:
   void submit(pipeline::IngestSink& sink, bool end_of_channel) {
-    if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel) {
+    if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.closed_because.empty()) {
       return;
     }
     auto& counters = sink.counters();
@@ -110,6 +127,9 @@ class StreamReader::Connection {
     m_chunk.origins.assign(1, m_origin);
     m_chunk.received_us = proto::unix_now_us();
     m_chunk.end_of_channel = end_of_channel;
+    if (!m_chunk.closed_because.empty()) {
+      counters.channels_refused.fetch_add(1, std::memory_order_relaxed);
+    }
     m_chunk.seal(proto::Parser::padding_bytes());
     sink.submit(std::move(m_chunk));
     m_chunk = pipeline::IngestChunk();
@@ -248,13 +268,27 @@ void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
   const PeerCredentials peer = peer_credentials(socket.get());
   origin.peer_pid = peer.pid;
   origin.peer_uid = peer.uid;
+  const std::int64_t uid = origin.peer_uid.value_or(-1);
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
+  if (!make_room(uid, now)) {
+    // Accepted only to learn whose it is: closing it at once keeps the
+    // backlog moving for everyone else. Counted, reported once a second.
+    ++m_holders[uid].refused;
+    m_sink.counters().channels_refused.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
   auto connection = std::make_unique<Connection>(std::move(socket), origin, m_options.framing);
   Connection& c = *connection;
   {
     std::lock_guard lock(m_mutex);
     m_connections.emplace(&c, std::move(connection));
+  }
+  Holder& holder = m_holders[uid];
+  c.held_at = holder.connections.insert(holder.connections.end(), &c);
+  ++m_held;
+  if (m_options.silent_timeout.count() > 0) {
+    m_unheard.emplace_back(now + m_options.silent_timeout, &c, origin.channel);
   }
   if (m_options.read_pacing.count() <= 0 || m_closing.load()) {
     register_connection(c, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT);
@@ -265,6 +299,124 @@ void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
   // a short process is usually read whole in that one wake-up.
   register_connection(c, EPOLLRDHUP | EPOLLONESHOT);
   m_paced.push_back({now + m_options.read_pacing, &c});
+}
+
+bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
+  Holder& own = m_holders[uid];
+  const std::size_t per_uid = m_options.max_connections_per_uid;
+  if (per_uid > 0 && own.connections.size() >= per_uid &&
+      !close_quietest(own, now, false, "its uid holds too many open connections")) {
+    return false;
+  }
+  if (m_options.max_connections == 0 || m_held < m_options.max_connections) {
+    return true;
+  }
+  Holder* biggest = &own;
+  for (auto& [holder_uid, holder] : m_holders) {
+    if (holder.connections.size() > biggest->connections.size()) {
+      biggest = &holder;
+    }
+  }
+  // Out of descriptors: whoever holds the most gives one up, even a busy
+  // one; when that is the newcomer's own uid, only a quiet one, else the
+  // newcomer is refused.
+  return close_quietest(*biggest, now, biggest != &own,
+                        "trace2d is at its connection limit and its uid holds the most");
+}
+
+// The quietest connection goes. Unless `even_busy`, only if it has been
+// quiet for a second at least: one that is busy is a git at work.
+bool StreamReader::close_quietest(Holder& holder, Clock::time_point now, bool even_busy, const char* why) {
+  Connection* quietest = holder.connections.empty() ? nullptr : holder.connections.front();
+  if (quietest == nullptr || (!even_busy && now - quietest->last_read < std::chrono::seconds(1))) {
+    return false;
+  }
+  quietest->close_because(fmt::format("connection closed: {} (limit {} per uid, {} in all); this one was its "
+                                      "quietest",
+                                      why, m_options.max_connections_per_uid, m_options.max_connections));
+  std::size_t got = 0;
+  quietest->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got);
+  finish(*quietest);
+  return true;
+}
+
+void StreamReader::close_silent(Clock::time_point now) {
+  while (!m_unheard.empty() && std::get<0>(m_unheard.front()) <= now) {
+    const auto [due, connection, channel] = m_unheard.front();
+    m_unheard.pop_front();
+    bool open = false;
+    {
+      std::lock_guard lock(m_mutex);
+      open = m_connections.count(connection) > 0;
+    }
+    if (!open || connection->origin().channel != channel || connection->heard) {
+      continue;
+    }
+    std::size_t got = 0;
+    if (connection->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got) && !connection->heard) {
+      connection->close_because(fmt::format("connection closed: it sent nothing in {} ms (git writes at once)",
+                                            m_options.silent_timeout.count()));
+    }
+    finish(*connection);
+  }
+}
+
+void StreamReader::report_refusals(Clock::time_point now) {
+  if (now < m_next_refusal_report) {
+    return;
+  }
+  m_next_refusal_report = now + std::chrono::seconds(1);
+  for (auto& [uid, holder] : m_holders) {
+    if (holder.refused == 0) {
+      continue;
+    }
+    pipeline::IngestChunk chunk;
+    Origin origin;
+    origin.kind = SourceKind::stream;
+    if (uid >= 0) {
+      origin.peer_uid = uid;
+    }
+    chunk.origins.assign(1, origin);
+    chunk.received_us = proto::unix_now_us();
+    chunk.closed_because = fmt::format(
+        "refused {} connection{} of uid {}: it was at its bound of open connections (limit {} per uid, {} in "
+        "all) and none of them had been quiet for a second",
+        holder.refused, holder.refused == 1 ? "" : "s", uid, m_options.max_connections_per_uid,
+        m_options.max_connections);
+    chunk.seal(proto::Parser::padding_bytes());
+    m_sink.submit(std::move(chunk));
+    holder.refused = 0;
+  }
+  std::erase_if(m_holders, [](const auto& entry) {
+    return entry.second.connections.empty() && entry.second.refused == 0 && entry.second.partial_bytes == 0;
+  });
+}
+
+// Keeps its uid's connections in order of quiet, at no cost per byte.
+void StreamReader::heard_from(Connection& connection) {
+  if (!connection.held_at) {
+    return;
+  }
+  auto& connections = m_holders[connection.uid()].connections;
+  connections.splice(connections.end(), connections, *connection.held_at);
+}
+
+// Unfinished lines are memory a sender makes trace2d hold: charged to the
+// budget, and bounded per uid by cutting the line that goes over.
+void StreamReader::account_partial(Connection& connection) {
+  Holder& holder = m_holders[connection.uid()];
+  if (m_options.max_partial_bytes_per_uid > 0 && connection.has_partial_line() &&
+      holder.partial_bytes - connection.charged + connection.partial_bytes() > m_options.max_partial_bytes_per_uid) {
+    connection.cut_partial_line(m_options.cut_keep_bytes);
+  }
+  const std::size_t now_held = connection.partial_bytes();
+  if (now_held > connection.charged) {
+    m_sink.hold(now_held - connection.charged);
+  } else if (now_held < connection.charged) {
+    m_sink.release(connection.charged - now_held);
+  }
+  holder.partial_bytes = holder.partial_bytes - connection.charged + now_held;
+  connection.charged = now_held;
 }
 
 void StreamReader::close_all() {
@@ -293,6 +445,14 @@ void StreamReader::arm(Connection& connection) {
 
 void StreamReader::finish(Connection& connection) {
   connection.finish(m_sink);  // closing the descriptor takes it out of the epoll set
+  if (const auto holder = m_holders.find(connection.uid()); holder != m_holders.end()) {
+    if (connection.held_at) {
+      holder->second.connections.erase(*connection.held_at);
+      --m_held;
+    }
+    holder->second.partial_bytes -= std::min(holder->second.partial_bytes, connection.charged);
+  }
+  m_sink.release(connection.charged);
   m_sink.counters().channels_open.fetch_sub(1, std::memory_order_relaxed);
   std::erase_if(m_paced, [&](const Paced& p) { return p.connection == &connection; });
   bool empty = false;
@@ -301,7 +461,8 @@ void StreamReader::finish(Connection& connection) {
     m_connections.erase(&connection);
     empty = m_connections.empty();
   }
-  if (empty && m_on_empty) {
+  // Once closing, the closing pass says so itself, after its last counts.
+  if (empty && m_on_empty && !m_closing.load()) {
     m_on_empty();
   }
 }
@@ -325,6 +486,10 @@ void StreamReader::service(Connection& connection, Clock::time_point now) {
   if (!connection.drain(m_sink, m_buffer, dropping, m_options.max_read_per_wakeup, got)) {
     finish(connection);
     return;
+  }
+  account_partial(connection);
+  if (got > 0) {
+    heard_from(connection);
   }
   if (got > 0 && got < m_options.trickle_bytes && m_options.read_pacing.count() > 0) {
     m_paced.push_back({now + m_options.read_pacing, &connection});
@@ -355,11 +520,20 @@ void StreamReader::run() {
   std::array<epoll_event, 256> events{};
   while (true) {
     int timeout_ms = -1;
+    std::optional<Clock::time_point> next;
     if (!m_paced.empty()) {
-      const auto next = std::min_element(m_paced.begin(), m_paced.end(),
-                                         [](const Paced& a, const Paced& b) { return a.due < b.due; })
-                            ->due;
-      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();
+      next = std::min_element(m_paced.begin(), m_paced.end(),
+                              [](const Paced& a, const Paced& b) { return a.due < b.due; })
+                 ->due;
+    }
+    if (!m_unheard.empty() && (!next || std::get<0>(m_unheard.front()) < *next)) {
+      next = std::get<0>(m_unheard.front());
+    }
+    if (!m_holders.empty()) {
+      timeout_ms = 1000;  // refusals are reported, and idle holders forgotten, once a second
+    }
+    if (next) {
+      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
       timeout_ms = static_cast<int>(std::clamp<std::int64_t>(wait, 0, 1000));
     }
     const int n = ::epoll_wait(m_epoll.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
@@ -410,12 +584,21 @@ void StreamReader::run() {
         arm_listener();
       }
       m_paced.clear();
+      // Before the last connection closes: the pipeline may take no more
+      // after that (on_empty).
+      m_next_refusal_report = {};
+      report_refusals(now);
       close_everything();
+      if (m_on_empty) {
+        m_on_empty();  // all handed over, even with no connection left to close
+      }
       if (m_stopping.load()) {
         return;
       }
       continue;
     }
+    close_silent(now);
+    report_refusals(now);
     // Connections whose pause is over: armed again, so that what they
     // gathered meanwhile wakes the next epoll_wait at once.
     std::erase_if(m_paced, [&](const Paced& p) {

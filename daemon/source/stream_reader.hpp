@@ -19,6 +19,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <tuple>
+#include <list>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -47,10 +50,28 @@ class StreamReader {
     // 200 KiB of kernel memory, some 250 events), so that pacing never
     // lets a writer's buffer fill.
     std::size_t trickle_bytes = 16 * 1024;
+
+    // Every local user can connect, so what one uid can hold is bounded
+    // (docs/security.md). Connections one uid may hold open: at the bound,
+    // its quietest connection is closed for a new one, or the new one is
+    // refused when all of its connections are busy. 0: no bound.
+    std::size_t max_connections_per_uid = 256;
+    // Connections in all (the descriptors there are): at the bound, the uid
+    // holding the most loses one the same way. 0: no bound.
+    std::size_t max_connections = 0;
+    // git writes its `version` event as soon as it has connected: a
+    // connection that has sent nothing this long is closed. 0: never.
+    std::chrono::milliseconds silent_timeout{10000};
+    // Unfinished lines held (in all of one uid's connections) beyond this
+    // are cut short: their first `cut_keep_bytes` are kept for the reject
+    // row, the rest is discarded. Charged to the memory bound too.
+    std::size_t max_partial_bytes_per_uid = 8 * 1024 * 1024;
+    std::size_t cut_keep_bytes = 4 * 1024;
   };
 
   // `on_empty` runs on the reader's thread each time the last open
-  // connection has been closed.
+  // connection has been closed, and after each pass that closes everything
+  // (close_all()), once all it read is handed over.
   StreamReader(pipeline::IngestSink& sink, Options options, std::function<void()> on_empty);
   // Drains and closes whatever is still open, then joins the thread.
   ~StreamReader();
@@ -76,6 +97,13 @@ class StreamReader {
 
  private:
   class Connection;
+  // What one uid holds, on the reader's thread.
+  struct Holder {
+    // Quietest first: a connection moves to the back whenever it is read.
+    std::list<Connection*> connections;
+    std::size_t partial_bytes = 0;
+    std::uint64_t refused = 0;  // since last reported
+  };
   struct Paced {
     std::chrono::steady_clock::time_point due;
     Connection* connection;  // nullptr: the listener, after a failed accept
@@ -86,6 +114,16 @@ class StreamReader {
   // for another reason than an empty backlog.
   bool accept_pending(int listener, std::chrono::steady_clock::time_point now);
   void adopt(UniqueFd socket, std::chrono::steady_clock::time_point now);
+  // Makes room for one more connection of `uid`: false when the new one is
+  // to be refused instead.
+  bool make_room(std::int64_t uid, std::chrono::steady_clock::time_point now);
+  // Closes the holder's connection quiet for longest, if one has been quiet
+  // for a second (or whatever it is, with `even_busy`); false when none was.
+  bool close_quietest(Holder& holder, std::chrono::steady_clock::time_point now, bool even_busy, const char* why);
+  void close_silent(std::chrono::steady_clock::time_point now);
+  void report_refusals(std::chrono::steady_clock::time_point now);
+  void account_partial(Connection& connection);
+  void heard_from(Connection& connection);
   void register_connection(Connection& connection, std::uint32_t events);
   void arm_listener();
   void release_listener();
@@ -103,6 +141,12 @@ class StreamReader {
   mutable std::mutex m_mutex;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> m_connections;
   std::vector<Paced> m_paced;  // the reader thread's own
+  std::unordered_map<std::int64_t, Holder> m_holders;  // by uid; the reader thread's own
+  std::size_t m_held = 0;  // connections in m_holders
+  // Connections that had sent nothing yet, oldest first, with their channel
+  // id (an address can be reused once a connection is gone).
+  std::deque<std::tuple<std::chrono::steady_clock::time_point, Connection*, std::uint64_t>> m_unheard;
+  std::chrono::steady_clock::time_point m_next_refusal_report{};
   std::vector<char> m_buffer = std::vector<char>(256 * 1024);  // the reader thread's own
   std::atomic<bool> m_closing{false};
   std::atomic<bool> m_stopping{false};

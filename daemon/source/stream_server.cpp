@@ -46,10 +46,8 @@ void StreamServer::close_all() {
   m_reader.close_all();
   // The reader drains and closes every connection on its own thread; the
   // io_context keeps running (and the daemon keeps its pipeline open) until
-  // it has handed over the last line: see the reader's on_empty above.
-  if (m_reader.open_connections() == 0) {
-    m_work.reset();
-  }
+  // it has handed over the last line and its last counts: its on_empty,
+  // above, comes once it has.
 }
 
 void StreamServer::stop(std::chrono::milliseconds grace) {

@@ -2,17 +2,30 @@
 
 namespace trace2d::stitch {
 
-void RegionPairer::enter(RegionRecord record) {
+void RegionPairer::enter(RegionRecord record, std::vector<RegionRecord>& out) {
   auto& stack = m_stacks[record.thread.value_or("")];
   if (!stack.empty()) {
     record.parent_seq = stack.back().record.seq;
   }
+  if (stack.size() >= k_max_depth || m_open >= k_max_open) {
+    if (stack.empty()) {
+      m_stacks.erase(record.thread.value_or(""));
+    }
+    out.push_back(std::move(record));  // stays unclosed
+    return;
+  }
   stack.push_back(Open{std::move(record), false});
+  ++m_open;
   ++m_unwritten;
 }
 
 void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
-  auto& stack = m_stacks[leave.thread.value_or("")];
+  const auto found = m_stacks.find(leave.thread.value_or(""));
+  if (found == m_stacks.end()) {
+    out.push_back(std::move(leave));  // a leave without its enter: a closed region of its own
+    return;
+  }
+  auto& stack = found->second;
   const auto matches = [&](const RegionRecord& open) {
     return open.category == leave.category && open.label == leave.label &&
            (!open.nesting || !leave.nesting || open.nesting == leave.nesting);
@@ -27,9 +40,7 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
   if (match == stack.size()) {
     // A leave without its enter: a closed region of its own, under whatever
     // is open now.
-    if (!stack.empty()) {
-      leave.parent_seq = stack.back().record.seq;
-    }
+    leave.parent_seq = stack.back().record.seq;
     out.push_back(std::move(leave));
     return;
   }
@@ -50,7 +61,11 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
     --m_unwritten;
   }
   out.push_back(std::move(open.record));
+  m_open -= stack.size() - match;
   stack.resize(match);
+  if (stack.empty()) {
+    m_stacks.erase(found);
+  }
 }
 
 void RegionPairer::flush_open(std::vector<RegionRecord>& out) {

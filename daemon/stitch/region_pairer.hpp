@@ -8,10 +8,16 @@
 // nesting; regions above it stay unclosed. A region is written when it
 // closes, or when a batch is handed on while it is still open (then once
 // more when it closes).
+//
+// Anyone can send events, so what a session may keep open is bounded: a
+// thread's stack holds at most `k_max_depth` regions and the session at most
+// `k_max_open` in all. An enter beyond either is written at once as an
+// unclosed region (its leave then stands alone), so the cost of an event
+// never grows with what was sent before.
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "daemon/stitch/session_record.hpp"
@@ -20,20 +26,29 @@ namespace trace2d::stitch {
 
 class RegionPairer {
  public:
-  // `record` holds the enter's fields; its parent is set here.
-  void enter(RegionRecord record);
+  // git's deepest stacks are a few levels (its nesting filter defaults to 2);
+  // a threaded command holds one or two per thread.
+  static constexpr std::size_t k_max_depth = 64;
+  static constexpr std::size_t k_max_open = 512;
+
+  // `record` holds the enter's fields; its parent is set here. Written to
+  // `out` at once when the bounds above are reached.
+  void enter(RegionRecord record, std::vector<RegionRecord>& out);
   // `leave` holds the leave's fields (seq, elapsed, t_start if known).
   void leave(RegionRecord leave, std::vector<RegionRecord>& out);
   // Open regions not written yet, as they are now (no elapsed).
   void flush_open(std::vector<RegionRecord>& out);
   [[nodiscard]] bool has_unwritten() const { return m_unwritten > 0; }
+  [[nodiscard]] std::size_t open_regions() const { return m_open; }
 
  private:
   struct Open {
     RegionRecord record;
     bool written = false;
   };
-  std::map<std::string, std::vector<Open>> m_stacks;  // by thread name
+  // By thread name; a thread's entry goes when its stack empties.
+  std::unordered_map<std::string, std::vector<Open>> m_stacks;
+  std::size_t m_open = 0;
   std::size_t m_unwritten = 0;
 };
 

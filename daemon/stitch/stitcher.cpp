@@ -6,9 +6,10 @@
 #include <map>
 
 #include "daemon/stitch/argv_key.hpp"
-#include "proto/sid.hpp"
+#include <fmt/format.h>
 
 #include "proto/json_quote.hpp"
+#include "proto/sid.hpp"
 
 namespace trace2d::stitch {
 namespace {
@@ -35,24 +36,6 @@ void set_if(std::optional<std::string>& field, const std::optional<T>& value) {
   }
 }
 
-// "…-P<8 hex digits>" at the end of the SID's last component: git's pid.
-std::optional<std::int64_t> pid_in_sid(std::string_view sid) {
-  const std::string_view leaf = proto::sid_leaf(sid);
-  const auto p = leaf.rfind("-P");
-  if (p == std::string_view::npos || leaf.size() - p - 2 != 8) {
-    return std::nullopt;
-  }
-  std::int64_t pid = 0;
-  for (const char c : leaf.substr(p + 2)) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) {
-      return std::nullopt;
-    }
-    pid = pid * 16 + digit;
-  }
-  return pid;
-}
-
 std::optional<double> seconds_since(const std::optional<std::int64_t>& time_us,
                                     const std::optional<std::int64_t>& start_us) {
   if (!time_us || !start_us) {
@@ -73,16 +56,35 @@ struct Stitcher::Live {
   EndRank end_rank = EndRank::none;
   bool dirty = false;
   std::uint64_t last_batch = 0;
-  std::vector<std::uint64_t> channels;  // open channels that carried this session
+  std::size_t open_channels = 0;  // open channels that carried this session
+  bool counted_running = false;   // in m_running_per_uid
   // Some channel carried it: once they all ended, nothing more can come.
   bool had_channel = false;
   RegionPairer regions;
-  std::map<std::int64_t, ChildRecord> open_children;  // by child_id, until they exit
   // The row an earlier batch wrote, if any, and its indexed columns then.
   bool stored = false;
   std::optional<std::int64_t> stored_start_time_us;
   std::optional<std::int64_t> stored_sid_pid;
 };
+
+// The sessions an open channel carried, so that its end can reach them.
+struct Stitcher::Channel {
+  // Checked first: a channel almost always carries a single SID.
+  Live* last = nullptr;
+  std::unordered_set<Live*> sessions;
+};
+
+namespace {
+
+// Whose a session is: the uid that sent its first event (from the kernel).
+// An unknown uid (an import) belongs to no one and may be continued by anyone.
+bool same_owner(const std::optional<std::int64_t>& owner, const std::optional<std::int64_t>& sender) {
+  return !owner || !sender || *owner == *sender;
+}
+
+constexpr std::int64_t k_unknown_uid = -1;
+
+}  // namespace
 
 // Regions and children: paired here as their events arrive.
 void Stitcher::track(Live& live, const proto::Event& event, const Placement& placement) {
@@ -107,7 +109,7 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       record.repo = event.repo;
       if (event.kind == proto::EventKind::region_enter) {
         record.t_start = seconds_since(event.time_us, r.process_start_us);
-        live.regions.enter(std::move(record));
+        live.regions.enter(std::move(record), regions);
       } else {
         record.elapsed = region->t_rel;
         record.leave_seq = placement.seq;
@@ -135,7 +137,6 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       record.cd = copy(start->cd);
       record.start_us = event.time_us;
       record.t_start = seconds_since(event.time_us, r.process_start_us);
-      live.open_children[record.child_id] = record;
       children.push_back(std::move(record));
       return;
     }
@@ -161,9 +162,6 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       update.session = r.id;
       update.child_id = *id;
       children.push_back(std::move(update));
-      if (event.kind == proto::EventKind::child_exit) {
-        live.open_children.erase(*id);
-      }
       return;
     }
     default:
@@ -176,13 +174,25 @@ Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Option
 
 Stitcher::~Stitcher() = default;
 
-Stitcher::Live& Stitcher::find_or_create(std::string_view sid, const source::Origin& origin,
+Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const source::Origin& origin,
                                           std::int64_t received_us) {
   if (auto found = m_sessions.find(sid); found != m_sessions.end()) {
-    return *found->second;
+    return found->second.get();
+  }
+  // Checked before the database is asked: refusing a flood costs nothing.
+  const std::int64_t uid = origin.peer_uid.value_or(k_unknown_uid);
+  if (const auto held = m_running_per_uid.find(uid);
+      uid != k_unknown_uid && held != m_running_per_uid.end() && held->second >= m_options.max_sessions_per_uid) {
+    m_refusal = fmt::format("too many open sessions for uid {} (limit {})", uid, m_options.max_sessions_per_uid);
+    return nullptr;
+  }
+  std::optional<SessionRecord> stored = m_catalog.find(sid);
+  if (stored && !same_owner(stored->peer_uid, origin.peer_uid)) {
+    refuse_other_owner(sid, *stored->peer_uid, *origin.peer_uid);
+    return nullptr;
   }
   auto live = std::make_unique<Live>();
-  if (auto stored = m_catalog.find(sid)) {
+  if (stored) {
     live->record = std::move(*stored);
     live->stored = true;
     live->stored_start_time_us = live->record.start_time_us;
@@ -198,18 +208,69 @@ Stitcher::Live& Stitcher::find_or_create(std::string_view sid, const source::Ori
     r.peer_pid = origin.peer_pid;
     r.peer_uid = origin.peer_uid;
     r.first_received_us = received_us;
-    r.sid_pid = pid_in_sid(sid);
+    r.sid_pid = proto::sid_pid(sid);
+    set_lineage(r);
   }
   Live& ref = *live;
   m_sessions.emplace(ref.record.sid, std::move(live));
-  return ref;
+  return &ref;
 }
 
-void Stitcher::attach(Live& live, std::uint64_t channel) {
-  if (std::find(live.channels.begin(), live.channels.end(), channel) == live.channels.end()) {
-    live.channels.push_back(channel);
-    m_channels[channel].push_back(&live);
+// A child's SID names its parent, but only the parent's owner may hang
+// children under it: another uid's "child" becomes a root of its own, so
+// that nobody can graft processes into someone else's tree.
+void Stitcher::set_lineage(SessionRecord& r) {
+  const std::optional<std::string_view> parent_sid = proto::sid_parent(r.sid);
+  if (!parent_sid) {
+    r.lineage = SessionLineage{std::nullopt, r.sid, 0};
+    return;
+  }
+  std::optional<SessionLineage> parent_lineage;
+  std::optional<std::int64_t> parent_uid;
+  if (auto found = m_sessions.find(*parent_sid); found != m_sessions.end()) {
+    parent_lineage = found->second->record.lineage;
+    parent_uid = found->second->record.peer_uid;
+  } else if (auto stored = m_catalog.find(*parent_sid)) {
+    parent_lineage = stored->lineage;
+    parent_uid = stored->peer_uid;
+  }
+  if (!parent_lineage) {
+    // Not seen (yet): the SID's own word, as git's tree will fill it in.
+    r.lineage = SessionLineage{std::string(*parent_sid), std::string(proto::sid_root(r.sid)),
+                               static_cast<std::int64_t>(proto::sid_depth(r.sid))};
+  } else if (!same_owner(parent_uid, r.peer_uid)) {
+    r.lineage = SessionLineage{std::nullopt, r.sid, 0};
+  } else {
+    r.lineage = SessionLineage{std::string(*parent_sid), parent_lineage->root_sid, parent_lineage->depth + 1};
+  }
+}
+
+void Stitcher::refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender) {
+  m_refusal = fmt::format("session {} belongs to uid {}, not to the sender's uid {}", sid, owner, sender);
+}
+
+void Stitcher::attach(Live& live, Channel& channel) {
+  channel.last = &live;
+  if (channel.sessions.insert(&live).second) {
+    ++live.open_channels;
     live.had_channel = true;
+  }
+}
+
+// Running sessions are what a sender can pile up (a finished one leaves
+// memory once committed, or after the linger time): they are what is
+// bounded per uid.
+void Stitcher::count_running(Live& live) {
+  const bool running = live.record.status == SessionStatus::running;
+  if (running == live.counted_running) {
+    return;
+  }
+  live.counted_running = running;
+  const std::int64_t uid = live.record.peer_uid.value_or(k_unknown_uid);
+  if (running) {
+    ++m_running_per_uid[uid];
+  } else if (const auto held = m_running_per_uid.find(uid); held != m_running_per_uid.end() && --held->second == 0) {
+    m_running_per_uid.erase(held);
   }
 }
 
@@ -220,22 +281,24 @@ void Stitcher::mark_dirty(Live& live) {
   }
 }
 
-Placement Stitcher::place(const proto::Event& event, const source::Origin& origin,
-                          std::int64_t received_us) {
-  Live* live = nullptr;
-  if (auto channel = m_channels.find(origin.channel); channel != m_channels.end()) {
-    for (auto it = channel->second.rbegin(); it != channel->second.rend(); ++it) {
-      if ((*it)->record.sid == event.sid) {
-        live = *it;
-        break;
-      }
-    }
+std::optional<Placement> Stitcher::place(const proto::Event& event, const source::Origin& origin,
+                                         std::int64_t received_us) {
+  Channel* channel = nullptr;
+  if (origin.kind != source::SourceKind::dgram) {  // datagrams have no channel that ends
+    channel = &m_channels[origin.channel];
   }
+  Live* live = channel != nullptr && channel->last != nullptr && channel->last->record.sid == event.sid
+                   ? channel->last
+                   : find_or_create(event.sid, origin, received_us);
   if (live == nullptr) {
-    live = &find_or_create(event.sid, origin, received_us);
-    if (origin.kind != source::SourceKind::dgram) {
-      attach(*live, origin.channel);  // datagrams have no channel that ends
-    }
+    return std::nullopt;
+  }
+  if (!same_owner(live->record.peer_uid, origin.peer_uid)) {
+    refuse_other_owner(event.sid, *live->record.peer_uid, *origin.peer_uid);
+    return std::nullopt;
+  }
+  if (channel != nullptr) {
+    attach(*live, *channel);
   }
   SessionRecord& r = live->record;
   const Placement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
@@ -339,6 +402,7 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
   }
   track(*live, event, placement);
   mark_dirty(*live);
+  count_running(*live);
   return placement;
 }
 
@@ -347,11 +411,12 @@ void Stitcher::end_of_channel(std::uint64_t channel) {
   if (found == m_channels.end()) {
     return;
   }
-  for (Live* live : found->second) {
-    std::erase(live->channels, channel);
-    if (live->channels.empty() && live->record.status == SessionStatus::running) {
+  for (Live* live : found->second.sessions) {
+    --live->open_channels;
+    if (live->open_channels == 0 && live->record.status == SessionStatus::running) {
       live->record.status = SessionStatus::incomplete;
       mark_dirty(*live);
+      count_running(*live);
     }
   }
   m_channels.erase(found);
@@ -360,10 +425,11 @@ void Stitcher::end_of_channel(std::uint64_t channel) {
 void Stitcher::expire_idle(std::int64_t now_us, std::chrono::milliseconds timeout) {
   const std::int64_t timeout_us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
   for (auto& [sid, live] : m_sessions) {
-    if (live->record.status == SessionStatus::running && live->channels.empty() &&
+    if (live->record.status == SessionStatus::running && live->open_channels == 0 &&
         now_us - live->record.last_received_us >= timeout_us) {
       live->record.status = SessionStatus::incomplete;
       mark_dirty(*live);
+      count_running(*live);
     }
   }
 }
@@ -401,7 +467,7 @@ void Stitcher::evict(std::uint64_t committed_batch, std::int64_t now_us) {
     // A session whose connections (or files) all ended gets nothing more:
     // it goes as soon as its row is committed. One without any (datagrams)
     // lingers, so that a late event finds it without a database lookup.
-    return live.record.status != SessionStatus::running && !live.dirty && live.channels.empty() &&
+    return live.record.status != SessionStatus::running && !live.dirty && live.open_channels == 0 &&
            live.last_batch <= committed_batch &&
            (live.had_channel || now_us - live.record.last_received_us >= linger_us);
   });

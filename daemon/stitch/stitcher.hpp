@@ -6,13 +6,21 @@
 // inherited by its children, so EOF can come long after. A channel (stream
 // connection) that ends while its session is still running leaves the
 // session incomplete.
+//
+// Every local user can send events, so nothing here may cost more per event
+// as sessions, channels or regions pile up (sessions and channels are found
+// by hash, region stacks are bounded), what one uid can make it hold is
+// bounded per uid, and a session belongs to the uid that opened it: another
+// uid's events for it are refused (docs/security.md).
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "daemon/source/origin.hpp"
@@ -36,6 +44,10 @@ class Stitcher {
     // A finished session that came on no channel (datagrams) stays in memory
     // this long after its last event, so late events need no database lookup.
     std::chrono::milliseconds linger{2000};
+    // Running sessions one uid may have at once (finished ones leave memory
+    // once committed, or after `linger`). Beyond it, that uid's new
+    // sessions are refused.
+    std::size_t max_sessions_per_uid = 10000;
   };
 
   Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);
@@ -43,7 +55,12 @@ class Stitcher {
   Stitcher(const Stitcher&) = delete;
   Stitcher& operator=(const Stitcher&) = delete;
 
-  Placement place(const proto::Event& event, const source::Origin& origin, std::int64_t received_us);
+  // Where the event goes, or nothing when it is refused (refusal() says
+  // why; the caller stores it as a reject): its session belongs to another
+  // uid, or its uid has too many sessions open.
+  std::optional<Placement> place(const proto::Event& event, const source::Origin& origin,
+                                 std::int64_t received_us);
+  [[nodiscard]] const std::string& refusal() const { return m_refusal; }
 
   // The channel ended (EOF): its sessions that are still running become incomplete.
   void end_of_channel(std::uint64_t channel);
@@ -65,9 +82,14 @@ class Stitcher {
 
  private:
   struct Live;
-  Live& find_or_create(std::string_view sid, const source::Origin& origin, std::int64_t received_us);
-  void attach(Live& live, std::uint64_t channel);
+  struct Channel;
+  // nullptr (and m_refusal set) when a new session is over its uid's bound.
+  Live* find_or_create(std::string_view sid, const source::Origin& origin, std::int64_t received_us);
+  void set_lineage(SessionRecord& record);
+  void refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender);
+  void attach(Live& live, Channel& channel);
   void mark_dirty(Live& live);
+  void count_running(Live& live);
   void track(Live& live, const proto::Event& event, const Placement& placement);
 
   struct Hash {
@@ -79,9 +101,9 @@ class Stitcher {
   std::int64_t m_next_id;
   Options m_options;
   std::unordered_map<std::string, std::unique_ptr<Live>, Hash, std::equal_to<>> m_sessions;
-  // Sessions seen on each open channel; the last one is checked first, as a
-  // channel almost always carries a single SID.
-  std::unordered_map<std::uint64_t, std::vector<Live*>> m_channels;
+  std::unordered_map<std::uint64_t, Channel> m_channels;  // open channels, by id
+  std::unordered_map<std::int64_t, std::size_t> m_running_per_uid;  // running sessions in m_sessions
+  std::string m_refusal;
   std::vector<Live*> m_dirty;
   std::vector<RegionRecord> m_regions;
   std::vector<ChildRecord> m_children;

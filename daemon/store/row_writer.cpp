@@ -217,13 +217,19 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
       return;
     }
     s.bind_text(24, r.sid);
-    if (const auto parent = proto::sid_parent(r.sid)) {
-      s.bind_text(25, *parent);
+    if (r.lineage.root_sid.empty()) {  // not placed by the stitcher: what the SID says
+      if (const auto parent = proto::sid_parent(r.sid)) {
+        s.bind_text(25, *parent);
+      } else {
+        s.bind_null(25);
+      }
+      s.bind_text(26, proto::sid_root(r.sid));
+      s.bind_int(27, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
     } else {
-      s.bind_null(25);
+      s.bind(25, r.lineage.parent_sid);
+      s.bind_text(26, r.lineage.root_sid);
+      s.bind_int(27, r.lineage.depth);
     }
-    s.bind_text(26, proto::sid_root(r.sid));
-    s.bind_int(27, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
     s.bind_text(28, source::to_string(r.source));
     s.bind(29, r.peer_pid);
     s.bind(30, r.peer_uid);

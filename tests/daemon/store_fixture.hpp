@@ -21,11 +21,11 @@ namespace trace2d::test {
 
 class StorePipeline {
  public:
-  explicit StorePipeline(const TempDir& dir)
+  explicit StorePipeline(const TempDir& dir, stitch::Stitcher::Options options = {})
       : m_path(dir.file("store.db")),
         m_db(store::open_for_writing(m_path)),
         m_catalog(m_path),
-        m_stitcher(m_catalog, m_catalog.next_session_id(), {}),
+        m_stitcher(m_catalog, m_catalog.next_session_id(), options),
         m_encoder(m_names),
         m_rows(m_db) {
     m_names.load(m_db);
@@ -41,8 +41,12 @@ class StorePipeline {
         rejects.emplace_back(outcome.reject_reason);
         continue;
       }
-      const stitch::Placement placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
-      m_encoder.encode(m_event, line, placement, batch);
+      const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
+      if (!placement) {
+        rejects.push_back(m_stitcher.refusal());
+        continue;
+      }
+      m_encoder.encode(m_event, line, *placement, batch);
     }
     commit(batch);
     return rejects;

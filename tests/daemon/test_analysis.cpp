@@ -55,8 +55,8 @@ RegionRecord leave(std::int64_t seq, std::int64_t nesting, std::string label, do
 TEST(RegionPairer, NestsAndClosesInStackOrder) {
   stitch::RegionPairer pairer;
   std::vector<RegionRecord> out;
-  pairer.enter(region(1, 1, "outer"));
-  pairer.enter(region(2, 2, "inner"));
+  pairer.enter(region(1, 1, "outer"), out);
+  pairer.enter(region(2, 2, "inner"), out);
   pairer.leave(leave(3, 2, "inner", 0.1), out);
   pairer.leave(leave(4, 1, "outer", 0.5), out);
   ASSERT_EQ(out.size(), 2u);
@@ -72,8 +72,8 @@ TEST(RegionPairer, NestsAndClosesInStackOrder) {
 TEST(RegionPairer, ToleratesNestingGapsAndLeavesWithoutEnters) {
   stitch::RegionPairer pairer;
   std::vector<RegionRecord> out;
-  pairer.enter(region(1, 1, "top"));
-  pairer.enter(region(2, 3, "deep"));  // level 2 was filtered out
+  pairer.enter(region(1, 1, "top"), out);
+  pairer.enter(region(2, 3, "deep"), out);  // level 2 was filtered out
   pairer.leave(leave(3, 3, "deep", 0.2), out);
   pairer.leave(leave(4, 2, "never-entered", 0.3), out);
   pairer.leave(leave(5, 1, "top", 1.0), out);
@@ -88,8 +88,8 @@ TEST(RegionPairer, ToleratesNestingGapsAndLeavesWithoutEnters) {
 TEST(RegionPairer, UnclosedRegionsAreWrittenOpenThenClosedOnce) {
   stitch::RegionPairer pairer;
   std::vector<RegionRecord> out;
-  pairer.enter(region(1, 1, "outer"));
-  pairer.enter(region(2, 2, "forgotten"));
+  pairer.enter(region(1, 1, "outer"), out);
+  pairer.enter(region(2, 2, "forgotten"), out);
   pairer.flush_open(out);  // a batch is handed on meanwhile
   ASSERT_EQ(out.size(), 2u);
   EXPECT_FALSE(out[0].elapsed);
@@ -107,8 +107,8 @@ TEST(RegionPairer, UnclosedRegionsAreWrittenOpenThenClosedOnce) {
 TEST(RegionPairer, ThreadsHaveTheirOwnStacks) {
   stitch::RegionPairer pairer;
   std::vector<RegionRecord> out;
-  pairer.enter(region(1, 1, "work", "th01:a"));
-  pairer.enter(region(2, 1, "work", "th02:b"));
+  pairer.enter(region(1, 1, "work", "th01:a"), out);
+  pairer.enter(region(2, 1, "work", "th02:b"), out);
   pairer.leave(leave(3, 1, "work", 0.4, "th01:a"), out);
   pairer.leave(leave(4, 1, "work", 0.7, "th02:b"), out);
   ASSERT_EQ(out.size(), 2u);

@@ -27,6 +27,8 @@ class Collect {
       lines.push_back({std::string(line), full});
     });
   }
+  void cut_short(std::size_t keep) { m_framer.cut_short(keep); }
+  [[nodiscard]] std::size_t buffered() const { return m_framer.buffered_bytes(); }
   std::vector<Framed> lines;
 
  private:
@@ -123,6 +125,24 @@ TEST(LineFramer, HoldsOnlyTheHeadOfAnEndlessLine) {
   }
   EXPECT_LE(framer.buffered_bytes(), 2048u);  // memory stays bounded
   EXPECT_TRUE(framer.has_partial_line());
+}
+
+TEST(LineFramer, AnUnfinishedLineCutShortKeepsItsHeadAndCountsTheRest) {
+  Collect c({.max_line_bytes = 100000, .kept_bytes = 1000});
+  c.feed(std::string(5000, 'a'));
+  c.cut_short(16);  // its sender holds too much: only the head is kept from now on
+  EXPECT_LE(c.buffered(), 1024u);
+  c.feed(std::string(3000, 'b') + "\nnext\n");
+  ASSERT_EQ(c.lines.size(), 2u);
+  EXPECT_EQ(c.lines[0], (Framed{std::string(16, 'a'), 8000}));
+  EXPECT_EQ(c.lines[1], (Framed{"next", 4}));  // the next line is whole again
+}
+
+TEST(LineFramer, CuttingWithNothingHeldChangesNothing) {
+  Collect c;
+  c.cut_short(1);
+  c.feed("whole\n");
+  EXPECT_EQ(c.lines, (std::vector<Framed>{{"whole", 5}}));
 }
 
 }  // namespace

@@ -754,32 +754,36 @@ TEST(Faults, FdLimitOf64WithTwoHundredClientsNoBusyLoopAndRecovers) {
   ASSERT_NE(read_file("/proc/" + std::to_string(pid) + "/limits").find("Max open files            64 "),
             std::string::npos);
   // All connect and write half a session, then hold their connections open:
-  // more than the fd limit allows trace2d to accept.
+  // more than the fd limit lets trace2d hold. It keeps a quarter of its
+  // descriptors in reserve and half of the rest for any one uid (here 24),
+  // and refuses the rest at once (counted), so that the listen backlog keeps
+  // moving for everyone else, instead of leaving them waiting there.
   std::barrier connected(k_clients + 1);
   std::barrier release(k_clients + 1);
-  std::atomic<int> failures{0};
+  std::atomic<int> refused{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < k_clients; ++c) {
     clients.emplace_back([&, c] {
       const std::string sid = "fd-" + std::to_string(c);
+      bool ok = true;
       std::unique_ptr<SocketClient> client;
       try {
         client = std::make_unique<SocketClient>(daemon.socket_path());
       } catch (const std::runtime_error&) {
-        ++failures;
+        ok = false;
       }
-      for (int n = 0; client && n < k_events / 2; ++n) {
-        failures += client->send(session_line(sid, n, k_events)) ? 0 : 1;
+      for (int n = 0; ok && n < k_events / 2; ++n) {
+        ok = client->send(session_line(sid, n, k_events));
       }
       connected.arrive_and_wait();
       release.arrive_and_wait();
-      for (int n = k_events / 2; client && n < k_events; ++n) {
-        failures += client->send(session_line(sid, n, k_events)) ? 0 : 1;
+      for (int n = k_events / 2; ok && n < k_events; ++n) {
+        ok = client->send(session_line(sid, n, k_events));
       }
+      refused += ok ? 0 : 1;
     });
   }
   connected.arrive_and_wait();
-  // At the limit: accept() fails with EMFILE. trace2d must wait, not spin.
   std::this_thread::sleep_for(milliseconds(500));
   const ProcStats at_limit = proc_stats(pid);
   std::this_thread::sleep_for(seconds(2));
@@ -789,23 +793,11 @@ TEST(Faults, FdLimitOf64WithTwoHundredClientsNoBusyLoopAndRecovers) {
   for (auto& t : clients) {
     t.join();
   }
-  EXPECT_EQ(failures.load(), 0) << "clients could not connect or write";
-  EXPECT_GE(at_limit.open_fds, 60) << "the test did not reach the fd limit";
-  EXPECT_LT(cpu, 0.4) << "CPU seconds used in 2 s at the fd limit";
+  EXPECT_LT(at_limit.open_fds, 64) << "trace2d ran out of descriptors";
+  EXPECT_LT(cpu, 0.4) << "CPU seconds used in 2 s at the bound";
   const std::string log = daemon.process().err_so_far();
-  EXPECT_NE(log.find("accept failed"), std::string::npos) << log;
-  long accept_warnings = 0;
-  for (auto at = log.find("accept failed"); at != std::string::npos; at = log.find("accept failed", at + 1)) {
-    ++accept_warnings;
-  }
-  // Once clients leave, the rest are accepted and served.
-  const bool all = wait_until(
-      [&] {
-        return count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE sid LIKE 'fd-%' AND status = 'complete'") ==
-               k_clients;
-      },
-      seconds(30));
-  EXPECT_TRUE(all) << count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE sid LIKE 'fd-%' AND status = 'complete'");
+  EXPECT_EQ(log.find("accept failed"), std::string::npos) << log;
+  // Once clients leave, a new one is accepted and served.
   {
     SocketClient late(daemon.socket_path());
     for (int n = 0; n < k_events; ++n) {
@@ -815,11 +807,19 @@ TEST(Faults, FdLimitOf64WithTwoHundredClientsNoBusyLoopAndRecovers) {
   const ProcessResult result = daemon.stop();
   EXPECT_EQ(result.exit_code, 0) << result.err;
   store::Database db = open_db(daemon.db_path());
-  EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid LIKE 'fd-%'"), (k_clients + 1) * k_events);
-  EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
-  measured("fd limit 64, 200 clients: " + std::to_string(at_limit.open_fds) + " fds open at the limit; " +
-           std::to_string(cpu) + " CPU s in 2 s at the limit; " + std::to_string(accept_warnings) +
-           " 'accept failed' warnings logged; all " + std::to_string(k_clients) + " sessions stored once clients left");
+  const auto complete = db.query_int("SELECT count(*) FROM sessions WHERE sid LIKE 'fd-%' AND status = 'complete'");
+  // Every client was served whole, or refused and counted in a reject row.
+  EXPECT_EQ(complete, k_clients - refused.load() + 1);
+  EXPECT_GE(refused.load(), k_clients - 24 - 1);
+  std::int64_t counted = 0;
+  store::Statement rows = db.prepare("SELECT reason FROM rejects WHERE reason LIKE 'refused %'");
+  while (rows.step()) {
+    counted += std::stoll(std::string(rows.column_text(0).substr(8)));
+  }
+  EXPECT_EQ(counted, refused.load());
+  measured("fd limit 64, 200 clients of one uid: " + std::to_string(at_limit.open_fds) + " fds open at the bound; " +
+           std::to_string(cpu) + " CPU s in 2 s at the bound; " + std::to_string(refused.load()) +
+           " refused and counted, the others stored whole");
 }
 
 TEST(Faults, ThousandSlowConnectionsForAMinuteLoseNothingInBoundedMemory) {

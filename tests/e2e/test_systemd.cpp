@@ -350,7 +350,16 @@ TEST(SystemdUnits, SecurityExposureIsOkOrBetter) {
   RecordProperty("exposure", m[1].str() + " " + rating);
   // systemd's scale: SAFE < 2, OK < 5, then MEDIUM, EXPOSED, UNSAFE.
   EXPECT_TRUE(rating == "SAFE" || rating == "OK") << r.out;
-  EXPECT_LT(score, 5.0) << r.out;
+  EXPECT_LE(score, 0.4) << r.out;
+}
+
+// What bounds the whole service, beside trace2d's own per-uid bounds: its
+// descriptors and its memory (docs/security.md).
+TEST(SystemdUnits, TheServiceBoundsItsDescriptorsAndMemory) {
+  const std::string unit = read_file((systemd_source_dir() / "trace2d.service").string());
+  EXPECT_NE(unit.find("\nLimitNOFILE=65536\n"), std::string::npos);
+  EXPECT_NE(unit.find("\nMemoryMax="), std::string::npos);
+  EXPECT_NE(unit.find("\nMemoryHigh="), std::string::npos);
 }
 
 TEST(SystemdUnits, SysusersCreatesTheUserAndTmpfilesTheTraceDirectory) {

@@ -116,8 +116,10 @@ class Store {
     if (!m_parser.parse(line, 0, m_event)) {
       return std::nullopt;
     }
-    const stitch::Placement placement = m_stitcher.place(m_event, origin, received_us);
-    m_encoder.encode(m_event, line, placement, m_batch);
+    const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, received_us);
+    if (placement) {
+      m_encoder.encode(m_event, line, *placement, m_batch);
+    }
     return placement;
   }
 

@@ -1,0 +1,179 @@
+// What one local user can make the stitcher do: sessions belong to the uid
+// that opened them, a uid's open sessions are bounded, region stacks are
+// bounded, and nothing is refused silently.
+
+#include <gtest/gtest.h>
+
+#include "daemon/stitch/region_pairer.hpp"
+#include "daemon/stitch/stitcher.hpp"
+#include "tests/daemon/store_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+std::string event(const std::string& sid, const std::string& name, const std::string& rest = "") {
+  return R"({"event":")" + name + R"(","sid":")" + sid +
+         R"(","thread":"main","time":"2026-11-21T10:00:00.000000Z")" + rest + "}";
+}
+
+source::Origin from(std::int64_t uid, std::uint64_t channel) {
+  source::Origin origin;
+  origin.kind = source::SourceKind::stream;
+  origin.channel = channel;
+  origin.peer_pid = 100 + uid;
+  origin.peer_uid = uid;
+  return origin;
+}
+
+std::vector<std::string> a_whole_process(const std::string& sid, const std::string& verb, int code) {
+  return {event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+          event(sid, "start", R"(,"t_abs":0.001,"argv":["git",")" + verb + R"("])"),
+          event(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
+          event(sid, "exit", R"(,"t_abs":0.25,"code":)" + std::to_string(code)),
+          event(sid, "atexit", R"(,"t_abs":0.26,"code":)" + std::to_string(code))};
+}
+
+class StitcherBounds : public ::testing::Test {
+ protected:
+  std::optional<std::string> text(const std::string& sql) { return m_store.db().query_text(sql); }
+  std::optional<std::int64_t> number(const std::string& sql) { return m_store.db().query_int(sql); }
+
+  TempDir m_dir;
+  StorePipeline m_store{m_dir, stitch::Stitcher::Options{std::chrono::milliseconds(2000), 50}};
+};
+
+TEST_F(StitcherBounds, AnotherUidCannotRewriteAStoredSession) {
+  const std::string victim = "20261121T100000.000000Z-H00000000-P00001000";
+  EXPECT_TRUE(m_store.ingest(a_whole_process(victim, "commit", 0), from(1000, 1)).empty());
+  m_store.end_channel(1);
+  const std::vector<std::string> refused = m_store.ingest(
+      {event(victim, "cmd_name", R"(,"name":"push","hierarchy":"push")"),
+       event(victim, "start", R"(,"t_abs":0.001,"argv":["git","push","--force"])"),
+       event(victim, "atexit", R"(,"t_abs":99,"code":42)")},
+      from(2000, 2));
+  ASSERT_EQ(refused.size(), 3U);
+  EXPECT_NE(refused[0].find("belongs to uid 1000, not to the sender's uid 2000"), std::string::npos) << refused[0];
+  EXPECT_EQ(text("SELECT cmd_name FROM sessions"), "commit");
+  EXPECT_EQ(text("SELECT argv FROM sessions"), R"(["git","commit"])");
+  EXPECT_EQ(number("SELECT exit_code FROM sessions"), 0);
+  EXPECT_EQ(number("SELECT event_count FROM sessions"), 5);
+}
+
+TEST_F(StitcherBounds, AnotherUidCannotWriteIntoASessionStillInMemory) {
+  const std::string victim = "victim-running";
+  m_store.ingest({event(victim, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
+  const auto refused = m_store.ingest({event(victim, "atexit", R"(,"t_abs":1,"code":3)")}, from(2000, 2));
+  ASSERT_EQ(refused.size(), 1U);
+  EXPECT_EQ(text("SELECT status FROM sessions"), "running");
+  EXPECT_EQ(number("SELECT peer_uid FROM sessions"), 1000);
+}
+
+TEST_F(StitcherBounds, TheOwnerMayContinueItsSessionOnAnotherConnection) {
+  const std::string sid = "mine";
+  m_store.ingest({event(sid, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
+  EXPECT_TRUE(m_store.ingest({event(sid, "atexit", R"(,"t_abs":1,"code":0)")}, from(1000, 2)).empty());
+  EXPECT_EQ(text("SELECT status FROM sessions"), "complete");
+}
+
+TEST_F(StitcherBounds, AChildUnderAnotherUidsSessionIsARootOfItsOwn) {
+  const std::string victim = "victim-root";
+  m_store.ingest(a_whole_process(victim, "fetch", 0), from(1000, 1));
+  m_store.ingest(a_whole_process(victim + "/own-child", "upload-pack", 0), from(1000, 2));
+  m_store.ingest(a_whole_process(victim + "/grafted", "push", 0), from(2000, 3));
+  m_store.ingest(a_whole_process(victim + "/grafted/deeper", "gc", 0), from(2000, 4));
+  EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth FROM sessions WHERE sid = '" + victim +
+                 "/own-child'"),
+            victim + " " + victim + " 1");
+  EXPECT_EQ(text("SELECT coalesce(parent_sid, 'none') || ' ' || root_sid || ' ' || depth FROM sessions"
+                 " WHERE sid = '" + victim + "/grafted'"),
+            "none " + victim + "/grafted 0");
+  // Its own children hang under it, in its own tree.
+  EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth FROM sessions WHERE sid = '" + victim +
+                 "/grafted/deeper'"),
+            victim + "/grafted " + victim + "/grafted 1");
+  EXPECT_EQ(number("SELECT count(*) FROM sessions WHERE root_sid = '" + victim + "'"), 2);
+}
+
+TEST_F(StitcherBounds, AUidsOpenSessionsAreBoundedAndOthersAreNotAffected) {
+  std::vector<std::string> flood;
+  for (int i = 0; i < 80; ++i) {
+    flood.push_back(event("flood-" + std::to_string(i), "version", R"(,"evt":"3","exe":"x")"));
+  }
+  const auto refused = m_store.ingest(flood, from(2000, 1));
+  ASSERT_EQ(refused.size(), 30U);  // the bound is 50 in this fixture
+  EXPECT_NE(refused.front().find("too many open sessions for uid 2000 (limit 50)"), std::string::npos);
+  EXPECT_TRUE(m_store.ingest(a_whole_process("victim", "status", 0), from(1000, 2)).empty());
+  EXPECT_EQ(text("SELECT status FROM sessions WHERE sid = 'victim'"), "complete");
+  // Once its connection ends and its sessions are committed, the uid may open new ones.
+  m_store.end_channel(1);
+  m_store.stitcher().evict(1000, proto::unix_now_us());
+  EXPECT_TRUE(m_store.ingest({event("later", "version", R"(,"evt":"3","exe":"x")")}, from(2000, 3)).empty());
+}
+
+TEST_F(StitcherBounds, ManySidsOnOneChannelAllEndWithIt) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 40; ++i) {
+    lines.push_back(event("s" + std::to_string(i), "version", R"(,"evt":"3","exe":"x")"));
+  }
+  for (int i = 0; i < 40; ++i) {  // back again, in another order
+    lines.push_back(event("s" + std::to_string((i * 7) % 40), "cmd_name", R"(,"name":"x")"));
+  }
+  EXPECT_TRUE(m_store.ingest(lines, from(1000, 9)).empty());
+  m_store.end_channel(9);
+  EXPECT_EQ(number("SELECT count(*) FROM sessions WHERE status = 'incomplete' AND event_count = 2"), 40);
+}
+
+stitch::RegionRecord region(std::int64_t seq, const std::string& label, const std::string& thread = "main") {
+  stitch::RegionRecord r;
+  r.seq = seq;
+  r.leave_seq = seq;
+  r.thread = thread;
+  r.category = "c";
+  r.label = label;
+  r.nesting = 1;
+  return r;
+}
+
+TEST(RegionPairerBounds, AStackDeeperThanTheBoundIsWrittenAsItComes) {
+  stitch::RegionPairer pairer;
+  std::vector<stitch::RegionRecord> out;
+  const auto deep = stitch::RegionPairer::k_max_depth + 10;
+  for (std::size_t i = 0; i < deep; ++i) {
+    pairer.enter(region(static_cast<std::int64_t>(i), "r" + std::to_string(i)), out);
+  }
+  EXPECT_EQ(out.size(), 10U);  // the ones beyond the bound, unclosed
+  EXPECT_EQ(pairer.open_regions(), stitch::RegionPairer::k_max_depth);
+  for (const auto& r : out) {
+    EXPECT_FALSE(r.elapsed.has_value());
+    ASSERT_TRUE(r.parent_seq.has_value());  // still under the innermost open one
+  }
+  // Their leaves stand alone; the open ones still pair.
+  out.clear();
+  auto leave = region(1000, "r" + std::to_string(deep - 1));
+  leave.elapsed = 0.5;
+  pairer.leave(leave, out);
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].seq, 1000);
+  out.clear();
+  leave = region(1001, "r0");
+  leave.elapsed = 2.0;
+  pairer.leave(leave, out);
+  EXPECT_EQ(out.size(), stitch::RegionPairer::k_max_depth);  // r0 closed, the rest unclosed
+  EXPECT_EQ(pairer.open_regions(), 0U);
+}
+
+TEST(RegionPairerBounds, OpenRegionsOfASessionAreBoundedAcrossThreads) {
+  stitch::RegionPairer pairer;
+  std::vector<stitch::RegionRecord> out;
+  const std::size_t threads = stitch::RegionPairer::k_max_open / 4 + 10;
+  for (std::size_t t = 0; t < threads; ++t) {
+    for (int level = 0; level < 4; ++level) {
+      pairer.enter(region(static_cast<std::int64_t>(t * 4 + level), "x", "th" + std::to_string(t)), out);
+    }
+  }
+  EXPECT_EQ(pairer.open_regions(), stitch::RegionPairer::k_max_open);
+  EXPECT_EQ(out.size(), threads * 4 - stitch::RegionPairer::k_max_open);
+}
+
+}  // namespace
+}  // namespace trace2d::test
