@@ -88,7 +88,7 @@ void IngestWorker::process(const IngestChunk& chunk) {
       counters.too_many_files.fetch_add(1, std::memory_order_relaxed);
     }
     const stitch::Placement placement = m_stitcher.place(m_event, origin, chunk.received_us);
-    m_encoder.encode(m_event, text, placement, m_batch);
+    m_encoder.encode(m_event, text, placement, m_batch, origin.peer_uid);
     counters.events.fetch_add(1, std::memory_order_relaxed);
     // A file's lines stay in one batch with its position: committed together
     // or not at all, so a restart never reads a line twice.

@@ -33,7 +33,7 @@ constexpr std::string_view k_insert_events =
 // A region flushed while still open is written again when it closes.
 constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
-    " repo, t_start, elapsed, parent_seq, leave_seq)";
+    " repo, t_start, elapsed, parent_seq, leave_seq, thread_text, category_text, label_text)";
 
 // The three session statements share their parameter numbers, so that one
 // function binds them all: ?1..?20 the columns a later snapshot can change,
@@ -260,6 +260,15 @@ void RowWriter::write_regions(const WriteBatch& batch) {
     s.bind(base + 10, r.elapsed);
     s.bind(base + 11, r.parent_seq);
     s.bind(base + 12, r.leave_seq);
+    int column = base + 13;
+    for (const TextRef& text : {r.thread_text, r.category_text, r.label_text}) {
+      if (text.present) {
+        s.bind_text_static(column, batch.text(text));
+      } else {
+        s.bind_null(column);
+      }
+      ++column;
+    }
   };
   write_rows(batch.regions, k_region_columns, m_write_regions_multi, m_write_region, bind_row);
 }
