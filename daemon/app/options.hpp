@@ -41,12 +41,16 @@ struct DaemonOptions {
   std::string log_level = "info";
   std::string log_target = "stderr";  // stderr, journal, or an absolute file path
   // Lines one uid may send per second (0: no limit); the excess is dropped
-  // and counted per uid.
-  std::uint64_t per_uid_lines_per_second = 0;
-  // Retention: sessions older than this are pruned ("" keeps everything), and
-  // the oldest are pruned while the database is larger than max_db_bytes (0: no bound).
-  std::string retention_max_age;
-  std::uint64_t retention_max_db_bytes = 0;
+  // and counted per uid. On by default: every local user can send, and a
+  // heavy git process (a long rebase) sends a few thousand lines in all,
+  // far below the two seconds' burst this allows.
+  std::uint64_t per_uid_lines_per_second = 20000;
+  // Retention: sessions and rejects older than this are pruned ("" keeps
+  // everything), and while the database is larger than max_db_bytes (0: no
+  // bound) the biggest sender's oldest data is. On by default, so that no
+  // user can fill the disk for good.
+  std::string retention_max_age = "30d";
+  std::uint64_t retention_max_db_bytes = 10ULL << 30;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.
   bool redact_url_credentials = true;
 };
