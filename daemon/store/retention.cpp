@@ -148,6 +148,9 @@ void Retention::collect_by_size(Doomed& doomed, std::uint64_t used) {
       biggest->second -= std::min(biggest->second, std::max<std::uint64_t>(1, doomed.bytes));
     }
   }
+  if (m_usage.empty()) {
+    m_usage_loaded.reset();  // nothing known to delete: look afresh next step
+  }
 }
 
 bool Retention::step() {
