@@ -41,8 +41,10 @@ struct DaemonOptions {
   std::string log_level = "info";
   std::string log_target = "stderr";  // stderr, journal, or an absolute file path
   // Lines one uid may send per second (0: no limit); the excess is dropped
-  // and counted per uid.
-  std::uint64_t per_uid_lines_per_second = 0;
+  // and counted per uid. On by default: every local user can send, and a
+  // heavy git process (a long rebase) sends a few thousand lines in all,
+  // far below the two seconds' burst this allows.
+  std::uint64_t per_uid_lines_per_second = 20000;
   // Stream connections one uid may hold open at once (0: half of all
   // the connections trace2d allows itself, from its descriptor limit).
   std::size_t per_uid_connections = 0;
@@ -51,10 +53,12 @@ struct DaemonOptions {
   // A stream connection that sends nothing this long is closed: git writes
   // its first event as soon as it connects.
   std::chrono::milliseconds stream_silent_timeout{10000};
-  // Retention: sessions older than this are pruned ("" keeps everything), and
-  // the oldest are pruned while the database is larger than max_db_bytes (0: no bound).
-  std::string retention_max_age;
-  std::uint64_t retention_max_db_bytes = 0;
+  // Retention: sessions and rejects older than this are pruned ("" keeps
+  // everything), and while the database is larger than max_db_bytes (0: no
+  // bound) the biggest sender's oldest data is. On by default, so that no
+  // user can fill the disk for good.
+  std::string retention_max_age = "30d";
+  std::uint64_t retention_max_db_bytes = 10ULL << 30;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.
   bool redact_url_credentials = true;
 };

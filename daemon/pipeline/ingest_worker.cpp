@@ -107,7 +107,7 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
       reject(chunk, origin, m_stitcher.refusal(), text, line.full_size);
       continue;
     }
-    m_encoder.encode(m_event, text, *placement, m_batch);
+    m_encoder.encode(m_event, text, *placement, m_batch, origin.peer_uid);
     counters.events.fetch_add(1, std::memory_order_relaxed);
     // A file's lines stay in one batch with its position: committed together
     // or not at all, so a restart never reads a line twice.

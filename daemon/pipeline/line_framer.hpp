@@ -67,8 +67,10 @@ class LineFramer {
     }
   }
 
-  // Bytes of an incomplete line held between reads.
+  // Memory held between reads for an incomplete line (its allocation).
   [[nodiscard]] std::size_t buffered_bytes() const { return m_partial.capacity(); }
+  // Bytes of the incomplete line kept so far.
+  [[nodiscard]] std::size_t kept_bytes() const { return m_partial.size(); }
   [[nodiscard]] bool has_partial_line() const { return m_partial_size > 0; }
   // Bytes of the incomplete line received so far (including discarded ones).
   [[nodiscard]] std::uint64_t partial_size() const { return m_partial_size; }

@@ -52,6 +52,8 @@ class StreamReader::Connection {
   [[nodiscard]] bool has_partial_line() const { return m_framer.has_partial_line(); }
   // Bytes its framer holds now: unfinished lines, outside any chunk.
   [[nodiscard]] std::size_t partial_bytes() const { return m_framer.buffered_bytes(); }
+  // What of it is the line itself (the allocation may be up to twice that).
+  [[nodiscard]] std::size_t partial_line_bytes() const { return m_framer.kept_bytes(); }
   void cut_partial_line(std::size_t keep) { m_framer.cut_short(keep); }
 
   // Closed by trace2d, not by the peer: why, for the reject row.
@@ -112,6 +114,7 @@ class StreamReader::Connection {
   Clock::time_point last_read = Clock::now();
   bool heard = false;            // it has sent something
   std::size_t charged = 0;       // partial_bytes() as last charged to the budget
+  std::size_t line_counted = 0;  // partial_line_bytes() as last counted for its uid
   // Where it is in its uid's Holder (not for connections handed in by add()).
   std::optional<std::list<Connection*>::iterator> held_at;
 
@@ -402,13 +405,18 @@ void StreamReader::heard_from(Connection& connection) {
 }
 
 // Unfinished lines are memory a sender makes trace2d hold: charged to the
-// budget, and bounded per uid by cutting the line that goes over.
+// budget (as allocated), and bounded per uid (as received) by cutting the
+// line that goes over.
 void StreamReader::account_partial(Connection& connection) {
   Holder& holder = m_holders[connection.uid()];
+  holder.partial_line_bytes -= connection.line_counted;
+  connection.line_counted = connection.partial_line_bytes();
   if (m_options.max_partial_bytes_per_uid > 0 && connection.has_partial_line() &&
-      holder.partial_bytes - connection.charged + connection.partial_bytes() > m_options.max_partial_bytes_per_uid) {
+      holder.partial_line_bytes + connection.line_counted > m_options.max_partial_bytes_per_uid) {
     connection.cut_partial_line(m_options.cut_keep_bytes);
+    connection.line_counted = connection.partial_line_bytes();
   }
+  holder.partial_line_bytes += connection.line_counted;
   const std::size_t now_held = connection.partial_bytes();
   if (now_held > connection.charged) {
     m_sink.hold(now_held - connection.charged);
@@ -451,6 +459,7 @@ void StreamReader::finish(Connection& connection) {
       --m_held;
     }
     holder->second.partial_bytes -= std::min(holder->second.partial_bytes, connection.charged);
+    holder->second.partial_line_bytes -= std::min(holder->second.partial_line_bytes, connection.line_counted);
   }
   m_sink.release(connection.charged);
   m_sink.counters().channels_open.fetch_sub(1, std::memory_order_relaxed);

@@ -101,7 +101,8 @@ class StreamReader {
   struct Holder {
     // Quietest first: a connection moves to the back whenever it is read.
     std::list<Connection*> connections;
-    std::size_t partial_bytes = 0;
+    std::size_t partial_bytes = 0;       // allocated for unfinished lines
+    std::size_t partial_line_bytes = 0;  // of unfinished lines received
     std::uint64_t refused = 0;  // since last reported
   };
   struct Paced {

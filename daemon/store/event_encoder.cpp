@@ -76,18 +76,26 @@ struct PrefixCursor {
 }  // namespace
 
 void EventEncoder::encode(const proto::Event& event, std::string_view original,
-                          const stitch::Placement& placement, WriteBatch& batch) {
+                          const stitch::Placement& placement, WriteBatch& batch,
+                          std::optional<std::int64_t> uid) {
+  // Consecutive events mostly share their session: one map update per run.
+  if (placement.session != m_last_session || uid != m_last_uid) {
+    m_session_uids.insert_or_assign(placement.session, uid);
+    m_last_session = placement.session;
+    m_last_uid = uid;
+  }
   EventRow row;
   row.session = placement.session;
   row.seq = placement.seq;
   // The parser guarantees a short, NUL-free event name, so this always interns
-  // unless the names table is full; then the name is stored as a sentinel id.
-  row.type = m_names.intern(event.event, batch).value_or(0);
+  // unless the names table (or the sender's share) is full; then the name is
+  // stored as a sentinel id and the line whole.
+  row.type = m_names.intern(event.event, batch, uid).value_or(0);
   if (event.thread) {
-    row.thread = m_names.intern(*event.thread, batch);
+    row.thread = m_names.intern(*event.thread, batch, uid);
   }
   if (event.file) {
-    row.file = m_names.intern(*event.file, batch);
+    row.file = m_names.intern(*event.file, batch, uid);
   }
   row.line = event.line;
   const bool time_usable = event.time_us && placement.time_base_us && *event.time_us >= 0 &&
@@ -149,18 +157,31 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
 }
 
 void EventEncoder::encode(stitch::StitchChanges&& changes, WriteBatch& batch) {
-  const auto intern = [&](const std::optional<std::string>& text) -> std::optional<std::int64_t> {
-    return text ? m_names.intern(*text, batch) : std::nullopt;
-  };
+  for (const stitch::SessionRecord& session : changes.sessions) {
+    m_session_uids.try_emplace(session.id, session.peer_uid);
+  }
   batch.regions.reserve(batch.regions.size() + changes.regions.size());
   for (const stitch::RegionRecord& region : changes.regions) {
+    // A region whose sender is not known here adds no names: only those
+    // already in the table are used, the rest is kept inline.
+    const auto sender = m_session_uids.find(region.session);
+    const auto name = [&](const std::optional<std::string>& text, std::optional<std::int64_t>& id,
+                          TextRef& inline_text) {
+      if (!text) {
+        return;
+      }
+      id = sender != m_session_uids.end() ? m_names.intern(*text, batch, sender->second) : m_names.find(*text);
+      if (!id) {
+        inline_text = batch.add_text(*text);
+      }
+    };
     RegionRow row;
     row.session = region.session;
     row.seq = region.seq;
-    row.thread = intern(region.thread);
+    name(region.thread, row.thread, row.thread_text);
     row.nesting = region.nesting;
-    row.category = intern(region.category);
-    row.label = intern(region.label);
+    name(region.category, row.category, row.category_text);
+    name(region.label, row.label, row.label_text);
     if (region.msg) {
       row.msg = batch.add_text(*region.msg);
     }
@@ -177,6 +198,8 @@ void EventEncoder::encode(stitch::StitchChanges&& changes, WriteBatch& batch) {
     std::move(changes.sessions.begin(), changes.sessions.end(), std::back_inserter(batch.sessions));
   }
   std::move(changes.children.begin(), changes.children.end(), std::back_inserter(batch.children));
+  m_session_uids.clear();
+  m_last_session = 0;
 }
 
 }  // namespace trace2d::store

@@ -1,5 +1,7 @@
 #include "daemon/store/name_table.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -15,13 +17,49 @@ void NameTable::load(Database& db) {
   }
 }
 
-std::optional<std::int64_t> NameTable::intern(std::string_view text, WriteBatch& batch) {
+std::optional<std::int64_t> NameTable::find(std::string_view text) const {
   if (auto found = m_ids.find(text); found != m_ids.end()) {
     return found->second;
   }
-  if (text.size() > k_max_name_bytes || m_ids.size() >= m_max_names ||
-      text.find('\0') != std::string_view::npos) {
+  return std::nullopt;
+}
+
+std::size_t NameTable::added_by(std::int64_t uid) const {
+  const auto found = m_uids.find(uid);
+  return found == m_uids.end() ? 0 : found->second.added;
+}
+
+std::uint64_t NameTable::refused_for(std::int64_t uid) const {
+  const auto found = m_uids.find(uid);
+  return found == m_uids.end() ? 0 : found->second.refused;
+}
+
+std::optional<std::int64_t> NameTable::intern(std::string_view text, WriteBatch& batch,
+                                              std::optional<std::int64_t> uid) {
+  if (auto found = m_ids.find(text); found != m_ids.end()) {
+    return found->second;
+  }
+  if (text.size() > k_max_name_bytes || text.find('\0') != std::string_view::npos) {
     return std::nullopt;
+  }
+  if (m_ids.size() >= m_max_names) {
+    if (!m_full_logged) {
+      m_full_logged = true;
+      spdlog::warn("names: the table holds {} names, its bound; new names are stored inline from now on",
+                   m_ids.size());
+    }
+    return std::nullopt;
+  }
+  if (uid) {
+    UidNames& mine = m_uids[*uid];
+    if (mine.added >= m_max_names_per_uid) {
+      if (mine.refused++ == 0) {
+        spdlog::warn("names: uid {} has added {} names, its bound; its new names are stored inline from now on",
+                     *uid, mine.added);
+      }
+      return std::nullopt;
+    }
+    ++mine.added;
   }
   const std::int64_t id = m_next_id++;
   std::string key(text);

@@ -8,22 +8,42 @@
 #include "proto/timestamp.hpp"
 
 namespace trace2d::store {
+namespace {
+
+// How long the per-uid totals are trusted while the size bound stays
+// exceeded: data keeps arriving, and the scan that refreshes them reads
+// every session row.
+constexpr std::chrono::seconds k_usage_lifetime{30};
+
+// A reject's bytes as counted against its sender (the row's text plus a
+// little for the row itself), as `sessions.stored_bytes` counts events.
+constexpr std::string_view k_reject_bytes = "(length(raw) + length(reason) + 32)";
+
+}  // namespace
 
 Retention::Retention(Database& db, Options options)
     : m_db(db),
       m_options(options),
-      // Running sessions are never pruned: their process is still talking.
+      // Running sessions go too once they have been silent past the age:
+      // their process is gone or hung, and a user could otherwise keep data
+      // forever by never sending `exit`.
       m_oldest_by_age(db.prepare(
-          "SELECT id, event_count FROM sessions"
-          " WHERE first_received < ?1 AND last_received < ?1 AND status != 'running'"
+          "SELECT id, event_count, stored_bytes FROM sessions"
+          " WHERE first_received < ?1 AND last_received < ?1"
           " ORDER BY first_received LIMIT 1000")),
-      m_oldest(db.prepare(
-          "SELECT id, event_count FROM sessions WHERE status != 'running' ORDER BY first_received LIMIT 1000")),
+      // Rejects are numbered in arrival order: the oldest come first.
+      m_rejects_by_age(db.prepare("SELECT id, received_at FROM rejects ORDER BY id LIMIT 1000")),
+      m_oldest_of_uid(db.prepare(
+          "SELECT id, event_count, stored_bytes, first_received FROM sessions"
+          " WHERE peer_uid IS ?1 ORDER BY first_received LIMIT 1000")),
+      m_rejects_of_uid(db.prepare("SELECT id, " + std::string(k_reject_bytes) +
+                                  ", received_at FROM rejects WHERE peer_uid IS ?1 ORDER BY id LIMIT 1000")),
       m_delete_events(db.prepare("DELETE FROM event_store WHERE session = ?")),
       m_delete_regions(db.prepare("DELETE FROM region_store WHERE session = ?")),
       m_delete_children(db.prepare("DELETE FROM child_store WHERE session = ?")),
       m_delete_problems(db.prepare("DELETE FROM problem_store WHERE session = ?")),
-      m_delete_session(db.prepare("DELETE FROM sessions WHERE id = ?")) {}
+      m_delete_session(db.prepare("DELETE FROM sessions WHERE id = ?")),
+      m_delete_reject(db.prepare("DELETE FROM rejects WHERE id = ?")) {}
 
 std::uint64_t Retention::used_bytes() {
   const auto pages = m_db.query_int("PRAGMA page_count").value_or(0);
@@ -32,53 +52,146 @@ std::uint64_t Retention::used_bytes() {
   return static_cast<std::uint64_t>((pages - free) * size);
 }
 
+void Retention::bind_uid(Statement& stmt, int index, std::int64_t uid) {
+  if (uid == k_no_uid) {
+    stmt.bind_null(index);
+  } else {
+    stmt.bind_int(index, uid);
+  }
+}
+
+void Retention::collect_by_age(Doomed& doomed) {
+  const std::int64_t cutoff_us =
+      proto::unix_now_us() - std::chrono::duration_cast<std::chrono::microseconds>(*m_options.max_age).count();
+  const std::string cutoff = proto::format_utc_timestamp(std::max<std::int64_t>(0, cutoff_us));
+  m_oldest_by_age.bind_text(1, cutoff);
+  while ((doomed.empty() || doomed.events < m_options.max_events_per_step) && m_oldest_by_age.step()) {
+    doomed.sessions.push_back(m_oldest_by_age.column_int(0));
+    doomed.events += static_cast<std::uint64_t>(m_oldest_by_age.column_int(1));
+  }
+  m_oldest_by_age.reset();
+  while (doomed.rejects.size() < m_options.max_events_per_step && m_rejects_by_age.step() &&
+         m_rejects_by_age.column_text(1) < cutoff) {
+    doomed.rejects.push_back(m_rejects_by_age.column_int(0));
+  }
+  m_rejects_by_age.reset();
+}
+
+void Retention::load_usage() {
+  m_usage.clear();
+  const auto add = [this](std::string_view sql) {
+    Statement query = m_db.prepare(sql);
+    while (query.step()) {
+      const std::int64_t uid = query.column_is_null(0) ? k_no_uid : query.column_int(0);
+      m_usage[uid] += static_cast<std::uint64_t>(std::max<std::int64_t>(0, query.column_int(1)));
+    }
+  };
+  add("SELECT peer_uid, sum(stored_bytes) FROM sessions GROUP BY peer_uid");
+  add("SELECT peer_uid, sum" + std::string(k_reject_bytes) + " FROM rejects GROUP BY peer_uid");
+  m_usage_loaded = std::chrono::steady_clock::now();
+}
+
+void Retention::collect_by_size(Doomed& doomed, std::uint64_t used) {
+  if (!m_usage_loaded || std::chrono::steady_clock::now() - *m_usage_loaded > k_usage_lifetime) {
+    load_usage();
+  }
+  std::uint64_t stored = 0;
+  for (const auto& [uid, bytes] : m_usage) {
+    stored += bytes;
+  }
+  // Stored bytes are what the rows hold; pages also hold indexes and
+  // slack. Free the excess in proportion: the next step measures again.
+  const std::uint64_t excess = used - m_options.max_db_bytes;
+  const std::uint64_t target =
+      stored == 0 ? 1 : std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(excess) *
+                                                                            static_cast<double>(stored) /
+                                                                            static_cast<double>(used)));
+  // The biggest sender first; one that turns out to hold nothing (its data
+  // went since the totals were loaded) is skipped.
+  while (doomed.empty() && !m_usage.empty()) {
+    const auto biggest = std::max_element(m_usage.begin(), m_usage.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    const std::int64_t uid = biggest->first;
+    // Never below the next biggest in one step: two greedy senders are
+    // taken down in turn, not the one that happened to be looked at first.
+    std::uint64_t next_biggest = 0;
+    for (const auto& [other, bytes] : m_usage) {
+      if (other != uid) {
+        next_biggest = std::max(next_biggest, bytes);
+      }
+    }
+    const std::uint64_t take = std::min(target, std::max<std::uint64_t>(1, biggest->second - next_biggest));
+    bind_uid(m_oldest_of_uid, 1, uid);
+    bind_uid(m_rejects_of_uid, 1, uid);
+    // Its sessions and rejects, merged oldest first.
+    bool session = m_oldest_of_uid.step();
+    bool reject = m_rejects_of_uid.step();
+    while ((session || reject) && (doomed.empty() || (doomed.bytes < take &&
+                                                      doomed.events + doomed.rejects.size() <
+                                                          m_options.max_events_per_step))) {
+      if (session && (!reject || m_oldest_of_uid.column_text(3) <= m_rejects_of_uid.column_text(2))) {
+        doomed.sessions.push_back(m_oldest_of_uid.column_int(0));
+        doomed.events += static_cast<std::uint64_t>(m_oldest_of_uid.column_int(1));
+        doomed.bytes += static_cast<std::uint64_t>(std::max<std::int64_t>(0, m_oldest_of_uid.column_int(2)));
+        session = m_oldest_of_uid.step();
+      } else {
+        doomed.rejects.push_back(m_rejects_of_uid.column_int(0));
+        doomed.bytes += static_cast<std::uint64_t>(std::max<std::int64_t>(0, m_rejects_of_uid.column_int(1)));
+        reject = m_rejects_of_uid.step();
+      }
+    }
+    m_oldest_of_uid.reset();
+    m_rejects_of_uid.reset();
+    if (doomed.empty()) {
+      m_usage.erase(biggest);
+    } else {
+      biggest->second -= std::min(biggest->second, std::max<std::uint64_t>(1, doomed.bytes));
+    }
+  }
+  if (m_usage.empty()) {
+    m_usage_loaded.reset();  // nothing known to delete: look afresh next step
+  }
+}
+
 bool Retention::step() {
   if (!enabled()) {
     return false;
   }
-  std::vector<std::int64_t> doomed;
-  std::uint64_t events = 0;
-  const auto collect = [&](Statement& query, std::uint64_t event_budget) {
-    while ((doomed.empty() || events < event_budget) && query.step()) {
-      doomed.push_back(query.column_int(0));
-      events += static_cast<std::uint64_t>(query.column_int(1));
-    }
-    query.reset();
-  };
+  Doomed doomed;
   Transaction txn(m_db);
   if (m_options.max_age) {
-    const std::int64_t cutoff_us =
-        proto::unix_now_us() - std::chrono::duration_cast<std::chrono::microseconds>(*m_options.max_age).count();
-    m_oldest_by_age.bind_text(1, proto::format_utc_timestamp(std::max<std::int64_t>(0, cutoff_us)));
-    collect(m_oldest_by_age, m_options.max_events_per_step);
+    collect_by_age(doomed);
   }
   if (doomed.empty() && m_options.max_db_bytes > 0) {
     const std::uint64_t used = used_bytes();
     if (used > m_options.max_db_bytes) {
-      // No more than the excess, at the database's average bytes per event:
-      // the next step looks again.
-      const auto stored = static_cast<std::uint64_t>(
-          std::max<std::int64_t>(1, m_db.query_int("SELECT sum(event_count) FROM sessions").value_or(1)));
-      const std::uint64_t per_event = std::max<std::uint64_t>(1, used / stored);
-      collect(m_oldest, std::min(m_options.max_events_per_step, (used - m_options.max_db_bytes) / per_event + 1));
+      collect_by_size(doomed, used);
+    } else {
+      m_usage_loaded.reset();  // within bounds: load afresh next time
     }
   }
-  for (const std::int64_t id : doomed) {
+  for (const std::int64_t id : doomed.sessions) {
     for (Statement* stmt : {&m_delete_events, &m_delete_regions, &m_delete_children, &m_delete_problems,
                             &m_delete_session}) {
       stmt->bind_int(1, id);
       stmt->run();
     }
   }
+  for (const std::int64_t id : doomed.rejects) {
+    m_delete_reject.bind_int(1, id);
+    m_delete_reject.run();
+  }
   if (!doomed.empty()) {
     // Give freed pages back to the file system, a bounded amount per step.
     m_db.exec("PRAGMA incremental_vacuum(2000)");
   }
   txn.commit();
-  m_sessions_deleted += doomed.size();
-  m_events_deleted += events;
+  m_sessions_deleted += doomed.sessions.size();
+  m_events_deleted += doomed.events;
+  m_rejects_deleted += doomed.rejects.size();
   if (!doomed.empty()) {
-    spdlog::debug("retention: deleted {} sessions ({} events)", doomed.size(), events);
+    spdlog::debug("retention: deleted {} sessions ({} events) and {} rejects", doomed.sessions.size(),
+                  doomed.events, doomed.rejects.size());
   }
   return !doomed.empty();
 }

@@ -1,13 +1,23 @@
 #pragma once
 // Keeps the database within its configured age and size: deletes whole
-// sessions, oldest first, a few at a time. Each step is one short
-// transaction on the writer's connection, run only when no batch is waiting,
-// so pruning never holds up ingestion; freed pages go back to the file
-// system through incremental vacuum.
+// sessions and rejects, a few at a time. Each step is one short transaction
+// on the writer's connection, run only when no batch is waiting, so pruning
+// never holds up ingestion; freed pages go back to the file system through
+// incremental vacuum.
+//
+// Every local user can write into the database, so the size bound must not
+// let one of them push everyone else out: over the bound, the sender (uid)
+// holding the most bytes loses its oldest data first (its rejects and
+// sessions alike, running ones included), and a quiet user's sessions go
+// only once it holds the most. By age, everything goes: rejects, and
+// sessions left `running` that have not sent anything for that long.
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "daemon/store/sqlite.hpp"
 
@@ -24,27 +34,54 @@ class Retention {
   Retention(Database& db, Options options);
 
   [[nodiscard]] bool enabled() const { return m_options.max_age || m_options.max_db_bytes > 0; }
-  // Deletes one step's worth of sessions, in its own transaction. Returns
-  // whether it found any (so more may be due).
+  // Deletes one step's worth of sessions and rejects, in its own
+  // transaction. Returns whether it found any (so more may be due).
   bool step();
 
   [[nodiscard]] std::uint64_t sessions_deleted() const { return m_sessions_deleted; }
   [[nodiscard]] std::uint64_t events_deleted() const { return m_events_deleted; }
+  [[nodiscard]] std::uint64_t rejects_deleted() const { return m_rejects_deleted; }
   // Bytes of the database in use (pages minus free pages).
   [[nodiscard]] std::uint64_t used_bytes();
 
  private:
+  // What one step deletes.
+  struct Doomed {
+    std::vector<std::int64_t> sessions;
+    std::vector<std::int64_t> rejects;
+    std::uint64_t events = 0;
+    std::uint64_t bytes = 0;  // stored bytes, as counted in `sessions.stored_bytes`
+    [[nodiscard]] bool empty() const { return sessions.empty() && rejects.empty(); }
+  };
+  // uid as stored (NULL for senders without one), for a std::map key.
+  static constexpr std::int64_t k_no_uid = INT64_MIN;
+
+  void collect_by_age(Doomed& doomed);
+  void collect_by_size(Doomed& doomed, std::uint64_t used);
+  // Stored bytes per uid, from the database (one scan of sessions and rejects).
+  void load_usage();
+  void bind_uid(Statement& stmt, int index, std::int64_t uid);
+
   Database& m_db;
   Options m_options;
   Statement m_oldest_by_age;
-  Statement m_oldest;
+  Statement m_rejects_by_age;
+  Statement m_oldest_of_uid;
+  Statement m_rejects_of_uid;
   Statement m_delete_events;
   Statement m_delete_regions;
   Statement m_delete_children;
   Statement m_delete_problems;
   Statement m_delete_session;
+  Statement m_delete_reject;
+  // Stored bytes per uid, loaded when the size bound is first exceeded and
+  // again every so often while it stays exceeded; what each step deletes is
+  // subtracted meanwhile.
+  std::map<std::int64_t, std::uint64_t> m_usage;
+  std::optional<std::chrono::steady_clock::time_point> m_usage_loaded;
   std::uint64_t m_sessions_deleted = 0;
   std::uint64_t m_events_deleted = 0;
+  std::uint64_t m_rejects_deleted = 0;
 };
 
 }  // namespace trace2d::store

@@ -33,7 +33,7 @@ constexpr std::string_view k_insert_events =
 // A region flushed while still open is written again when it closes.
 constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
-    " repo, t_start, elapsed, parent_seq, leave_seq)";
+    " repo, t_start, elapsed, parent_seq, leave_seq, thread_text, category_text, label_text)";
 
 // The three session statements share their parameter numbers, so that one
 // function binds them all: ?1..?20 the columns a later snapshot can change,
@@ -106,7 +106,8 @@ RowWriter::RowWriter(Database& db)
           " pid = coalesce(excluded.pid, pid), code = coalesce(excluded.code, code),"
           " ready = coalesce(excluded.ready, ready), elapsed = coalesce(excluded.elapsed, elapsed),"
           " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")),
-      m_uid_stats(db.prepare("INSERT OR REPLACE INTO uid_stats (uid, lines, dropped, updated_at) VALUES (?, ?, ?, ?)")) {}
+      m_uid_stats(db.prepare("INSERT OR REPLACE INTO uid_stats (uid, lines, dropped, updated_at) VALUES (?, ?, ?, ?)")),
+      m_add_stored_bytes(db.prepare("UPDATE sessions SET stored_bytes = stored_bytes + ?2 WHERE id = ?1")) {}
 
 void RowWriter::write(const WriteBatch& batch) {
   for (const NameRow& name : batch.names) {
@@ -184,6 +185,23 @@ void RowWriter::write_events(const WriteBatch& batch) {
     }
   };
   write_rows(batch.events, k_event_columns, m_insert_events_multi, m_insert_event, bind_row);
+
+  // What each sender holds, for retention's size bound: one update per run
+  // of a session's events (a batch mostly holds few, long runs).
+  m_session_bytes.clear();
+  for (const EventRow& row : batch.events) {
+    const std::int64_t bytes = k_event_row_overhead + row.body.size + row.raw.size;
+    if (m_session_bytes.empty() || m_session_bytes.back().first != row.session) {
+      m_session_bytes.emplace_back(row.session, bytes);
+    } else {
+      m_session_bytes.back().second += bytes;
+    }
+  }
+  for (const auto& [session, bytes] : m_session_bytes) {
+    m_add_stored_bytes.bind_int(1, session);
+    m_add_stored_bytes.bind_int(2, bytes);
+    m_add_stored_bytes.run();
+  }
 }
 
 void RowWriter::write_session(const stitch::SessionRecord& r) {
@@ -266,6 +284,15 @@ void RowWriter::write_regions(const WriteBatch& batch) {
     s.bind(base + 10, r.elapsed);
     s.bind(base + 11, r.parent_seq);
     s.bind(base + 12, r.leave_seq);
+    int column = base + 13;
+    for (const TextRef& text : {r.thread_text, r.category_text, r.label_text}) {
+      if (text.present) {
+        s.bind_text_static(column, batch.text(text));
+      } else {
+        s.bind_null(column);
+      }
+      ++column;
+    }
   };
   write_rows(batch.regions, k_region_columns, m_write_regions_multi, m_write_region, bind_row);
 }

@@ -2,6 +2,7 @@
 // Writes the rows of WriteBatches with prepared statements. Transactions are
 // the caller's (StoreWriter's) business.
 
+#include <utility>
 #include <vector>
 
 #include "daemon/store/sqlite.hpp"
@@ -39,7 +40,9 @@ class RowWriter {
   }
 
   static constexpr int k_event_columns = 9;
-  static constexpr int k_region_columns = 12;
+  // Counted per event row in `sessions.stored_bytes` on top of its text.
+  static constexpr std::int64_t k_event_row_overhead = 16;
+  static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 
   Database& m_db;  // for changes(): did an update find its row
@@ -57,6 +60,9 @@ class RowWriter {
   Statement m_write_regions_multi;
   Statement m_merge_child;
   Statement m_uid_stats;
+  Statement m_add_stored_bytes;
+  // Bytes of this batch's events per session, added to `stored_bytes`.
+  std::vector<std::pair<std::int64_t, std::int64_t>> m_session_bytes;
 };
 
 }  // namespace trace2d::store

@@ -449,12 +449,73 @@ constexpr std::string_view k_v5 = R"sql(
 ALTER TABLE daemon_status ADD COLUMN database_recreated INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 5> k_migrations{{
+// Version 6: a region's names are kept as text when they have no `names`
+// id (their sender used up its share of the table), so no one's labels
+// depend on what another user sent.
+constexpr std::string_view k_v6 = R"sql(
+ALTER TABLE region_store ADD COLUMN thread_text TEXT;
+ALTER TABLE region_store ADD COLUMN category_text TEXT;
+ALTER TABLE region_store ADD COLUMN label_text TEXT;
+
+DROP VIEW regions;
+CREATE VIEW regions AS
+SELECT (r.session << 32) | r.seq AS id, s.sid, coalesce(th.text, r.thread_text) AS thread, r.nesting,
+       coalesce(ca.text, r.category_text) AS category, coalesce(la.text, r.label_text) AS label,
+       r.msg, r.repo, r.t_start, r.elapsed,
+       CASE WHEN r.parent_seq IS NULL THEN NULL ELSE (r.session << 32) | r.parent_seq END AS parent_region,
+       r.seq AS enter_seq, r.leave_seq
+  FROM region_store r
+  JOIN sessions s ON s.id = r.session
+  LEFT JOIN names th ON th.id = r.thread
+  LEFT JOIN names ca ON ca.id = r.category
+  LEFT JOIN names la ON la.id = r.label;
+
+DROP VIEW region_stats;
+CREATE VIEW region_stats AS
+WITH named AS (
+  SELECT coalesce(ca.text, r.category_text) AS category, coalesce(la.text, r.label_text) AS label, r.elapsed
+    FROM region_store r
+    LEFT JOIN names ca ON ca.id = r.category
+    LEFT JOIN names la ON la.id = r.label
+   WHERE r.elapsed IS NOT NULL),
+timed AS (
+  SELECT category, label, elapsed,
+         row_number() OVER (PARTITION BY category, label ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY category, label) AS n
+    FROM named),
+pct AS (
+  SELECT category, label,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max, sum(elapsed) AS total, count(*) AS closed
+    FROM timed GROUP BY category, label)
+SELECT category, label, closed AS count,
+       p50 AS p50_elapsed, p90 AS p90_elapsed, p99 AS p99_elapsed, max AS max_elapsed,
+       total AS total_elapsed
+  FROM pct;
+)sql";
+
+// Version 7: what each sender holds, so that retention's size bound takes
+// from the biggest sender first. `stored_bytes` counts a session's event
+// rows (their text plus 16 bytes each); sessions stored before this version
+// are estimated at 64 bytes an event (the measured average is 58) rather
+// than read again, which on a large database would hold up the start.
+constexpr std::string_view k_v7 = R"sql(
+ALTER TABLE sessions ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET stored_bytes = event_count * 64;
+CREATE INDEX sessions_uid ON sessions (peer_uid, first_received);
+CREATE INDEX rejects_uid ON rejects (peer_uid, id);
+)sql";
+
+constexpr std::array<Migration, 7> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
     {4, "per-uid line counts and rate-limit drops", k_v4},
     {5, "daemon status: database recreations", k_v5},
+    {6, "region names kept as text when they have no id", k_v6},
+    {7, "bytes stored per session, indexes by sender for retention", k_v7},
 }};
 
 }  // namespace

@@ -53,7 +53,8 @@ struct RejectRow {
   std::uint64_t size = 0;
 };
 
-// region_store: names interned, text in the batch's arena.
+// region_store: names interned, text in the batch's arena. A name without
+// an id (its sender over its share of `names`) is kept as text instead.
 struct RegionRow {
   std::int64_t session = 0;
   std::int64_t seq = 0;
@@ -61,6 +62,9 @@ struct RegionRow {
   std::optional<std::int64_t> nesting;
   std::optional<std::int64_t> category;
   std::optional<std::int64_t> label;
+  TextRef thread_text;
+  TextRef category_text;
+  TextRef label_text;
   TextRef msg;
   std::optional<std::int64_t> repo;
   std::optional<double> t_start;

@@ -21,9 +21,12 @@ namespace trace2d::test {
 
 class StorePipeline {
  public:
-  explicit StorePipeline(const TempDir& dir, stitch::Stitcher::Options options = {})
+  explicit StorePipeline(const TempDir& dir, stitch::Stitcher::Options options = {},
+                         std::size_t max_names = store::NameTable::k_default_max_names,
+                         std::size_t max_names_per_uid = store::NameTable::k_default_max_names_per_uid)
       : m_path(dir.file("store.db")),
         m_db(store::open_for_writing(m_path)),
+        m_names(max_names, max_names_per_uid),
         m_catalog(m_path),
         m_stitcher(m_catalog, m_catalog.next_session_id(), options),
         m_encoder(m_names),
@@ -46,7 +49,7 @@ class StorePipeline {
         rejects.push_back(m_stitcher.refusal());
         continue;
       }
-      m_encoder.encode(m_event, line, *placement, batch);
+      m_encoder.encode(m_event, line, *placement, batch, origin.peer_uid);
     }
     commit(batch);
     return rejects;
@@ -61,6 +64,7 @@ class StorePipeline {
   [[nodiscard]] store::Database& db() { return m_db; }
   [[nodiscard]] stitch::Stitcher& stitcher() { return m_stitcher; }
   [[nodiscard]] const std::string& path() const { return m_path; }
+  [[nodiscard]] const store::NameTable& names() const { return m_names; }
 
  private:
   void commit(store::WriteBatch& batch) {

@@ -1,5 +1,7 @@
-// Retention deletes whole sessions, oldest first, never running ones; the
-// per-uid limiter admits bursts and drops a flood, per uid.
+// Retention deletes whole sessions and rejects: by age everything old
+// (running sessions once silent that long); by size the biggest sender's
+// oldest data first. The per-uid limiter admits bursts and drops a flood,
+// per uid.
 
 #include "daemon/store/retention.hpp"
 
@@ -13,39 +15,61 @@ namespace {
 
 class RetentionTest : public ::testing::Test {
  protected:
-  // A session of `events` events, first and last seen `hours_ago`.
-  void add_session(const std::string& sid, int events, int hours_ago, bool running = false) {
+  // A session of `events` events of `value_bytes` each, from `uid`, first
+  // seen `hours_ago` and last seen `last_hours_ago` (default: the same).
+  void add_session(const std::string& sid, int events, int hours_ago, bool running = false,
+                   std::optional<std::int64_t> uid = std::nullopt, std::size_t value_bytes = 200,
+                   std::optional<int> last_hours_ago = std::nullopt) {
     std::vector<std::string> lines;
     for (int i = 0; i < events; ++i) {
       lines.push_back(R"({"event":"data","sid":")" + sid + R"(","thread":"main","key":"k","value":")" +
-                      std::string(200, 'x') + R"("})");
+                      std::string(value_bytes, 'x') + R"("})");
     }
     if (!running) {
       lines.push_back(R"({"event":"atexit","sid":")" + sid + R"(","t_abs":0.1,"code":0})");
     }
-    ASSERT_TRUE(m_store.ingest(lines).empty());
-    const std::string when = proto::format_utc_timestamp(proto::unix_now_us() - hours_ago * 3600LL * 1000000);
-    m_store.db().exec("UPDATE sessions SET first_received = '" + when + "', last_received = '" + when +
-                      "' WHERE sid = '" + sid + "'");
+    source::Origin origin;
+    origin.channel = ++m_channel;
+    origin.peer_uid = uid;
+    ASSERT_TRUE(m_store.ingest(lines, origin).empty());
+    m_store.db().exec("UPDATE sessions SET first_received = '" + ago(hours_ago) + "', last_received = '" +
+                      ago(last_hours_ago.value_or(hours_ago)) + "' WHERE sid = '" + sid + "'");
+  }
+  // A reject row of `bytes` bytes from `uid`, received `hours_ago`.
+  void add_reject(std::optional<std::int64_t> uid, std::size_t bytes, int hours_ago) {
+    m_store.db().exec("INSERT INTO rejects (received_at, source, peer_uid, reason, raw, size) VALUES ('" +
+                      ago(hours_ago) + "', 'stream', " + (uid ? std::to_string(*uid) : "NULL") +
+                      ", 'not JSON', zeroblob(" + std::to_string(bytes) + "), " + std::to_string(bytes) + ")");
+  }
+  static std::string ago(int hours) {
+    return proto::format_utc_timestamp(proto::unix_now_us() - hours * 3600LL * 1000000);
   }
   std::int64_t count(const std::string& sql) { return m_store.db().query_int(sql).value_or(-1); }
 
   TempDir m_dir;
   StorePipeline m_store{m_dir};
+  std::uint64_t m_channel = 0;
 };
 
 TEST_F(RetentionTest, DeletesSessionsOlderThanTheMaxAgeWithEverythingTheyOwn) {
   add_session("ancient", 10, 48);
-  add_session("old-but-running", 10, 48, true);
+  add_session("old-but-running", 10, 48, true);  // silent for two days: its process is gone
+  add_session("old-running-still-talking", 10, 48, true, std::nullopt, 200, 1);
   add_session("recent", 10, 1);
+  add_reject(65534, 100, 48);
+  add_reject(65534, 100, 47);
+  add_reject(65534, 100, 1);
   store::Retention retention(m_store.db(), {std::chrono::hours(24), 0, 20000});
   EXPECT_TRUE(retention.step());
   EXPECT_FALSE(retention.step());  // nothing left to do
   EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'ancient'"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM events WHERE sid = 'ancient'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'old-but-running'"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM sessions"), 2);
-  EXPECT_EQ(count("SELECT count(*) FROM event_store"), 21);  // 11 + 10: running kept whole
-  EXPECT_EQ(retention.sessions_deleted(), 1u);
+  EXPECT_EQ(count("SELECT count(*) FROM event_store"), 21);  // 10 (still talking) + 11
+  EXPECT_EQ(retention.sessions_deleted(), 2u);
+  EXPECT_EQ(retention.rejects_deleted(), 2u);
+  EXPECT_EQ(count("SELECT count(*) FROM rejects"), 1);
   EXPECT_EQ(m_store.db().query_text("PRAGMA integrity_check"), "ok");
 }
 
@@ -70,6 +94,74 @@ TEST_F(RetentionTest, KeepsTheDatabaseUnderItsSizeBoundOldestFirstInSmallSteps) 
   EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid >= '" + oldest_left + "'"), count("SELECT count(*) FROM sessions"));
   // Incremental vacuum gave the pages back.
   EXPECT_LT(count("PRAGMA freelist_count"), count("PRAGMA page_count") / 2);
+}
+
+TEST_F(RetentionTest, OverTheSizeBoundTheBiggestSenderLosesItsOldestDataFirst) {
+  constexpr std::int64_t k_victim = 1000;
+  constexpr std::int64_t k_attacker = 65534;
+  // The victim's sessions are the oldest in the database: oldest-first alone
+  // would delete them before anything of the attacker's.
+  for (int i = 0; i < 10; ++i) {
+    add_session("victim-" + std::to_string(10 + i), 20, 100 - i, false, k_victim);
+  }
+  // The attacker: big events in sessions it never ends, and big rejects.
+  for (int i = 0; i < 20; ++i) {
+    add_session("junk-" + std::to_string(10 + i), 5, 50 - i, true, k_attacker, 20000);
+    add_reject(k_attacker, 60000, 50 - i);
+  }
+  EXPECT_GT(count("SELECT stored_bytes FROM sessions WHERE sid = 'junk-10'"), 5 * 20000);
+  store::Retention probe(m_store.db(), {});
+  const std::uint64_t full = probe.used_bytes();
+  const std::int64_t victim_events = count("SELECT sum(event_count) FROM sessions WHERE peer_uid = 1000");
+  store::Retention retention(m_store.db(), {std::nullopt, full / 2, 20000});
+  int steps = 0;
+  while (retention.step()) {
+    ASSERT_LT(++steps, 200);
+  }
+  EXPECT_LE(retention.used_bytes(), full / 2);
+  // The victim lost nothing; the attacker lost its oldest, kept its newest.
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE peer_uid = 1000"), 10);
+  EXPECT_EQ(count("SELECT count(*) FROM events e JOIN sessions s USING (sid) WHERE s.peer_uid = 1000"),
+            victim_events);
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'junk-10'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'junk-29'"), 1);
+  EXPECT_GT(retention.rejects_deleted(), 0u);
+  EXPECT_EQ(count("SELECT count(*) FROM rejects WHERE received_at = (SELECT max(received_at) FROM rejects)"), 1);
+  // Oldest first within the attacker's data: what is left is its newest.
+  const auto oldest_left = m_store.db().query_text(
+      "SELECT min(sid) FROM sessions WHERE peer_uid = 65534").value_or("");
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE peer_uid = 65534 AND sid >= '" + oldest_left + "'"),
+            count("SELECT count(*) FROM sessions WHERE peer_uid = 65534"));
+  EXPECT_EQ(m_store.db().query_text("PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(RetentionTest, AQuietUserLosesDataOnlyOnceItHoldsTheMost) {
+  // Two users of equal habits: the bound takes from whichever holds more,
+  // so both end near the same share instead of the older one emptied.
+  for (int i = 0; i < 30; ++i) {
+    add_session("a-" + std::to_string(10 + i), 10, 200 - i, false, 1001, 2000);
+    add_session("b-" + std::to_string(10 + i), 10, 100 - i, false, 1002, 2000);
+  }
+  store::Retention probe(m_store.db(), {});
+  const std::uint64_t full = probe.used_bytes();
+  store::Retention retention(m_store.db(), {std::nullopt, full / 2, 20000});
+  int steps = 0;
+  while (retention.step()) {
+    ASSERT_LT(++steps, 200);
+  }
+  const std::int64_t a = count("SELECT count(*) FROM sessions WHERE peer_uid = 1001");
+  const std::int64_t b = count("SELECT count(*) FROM sessions WHERE peer_uid = 1002");
+  EXPECT_LT(a, 30);
+  EXPECT_LT(b, 30);
+  EXPECT_LE(std::abs(a - b), 3);
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'b-39'"), 1);  // each keeps its latest
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'a-39'"), 1);
+}
+
+TEST_F(RetentionTest, StoredBytesCountEachSessionsEventRows) {
+  add_session("s", 4, 1, false, 1000, 1000);
+  EXPECT_EQ(count("SELECT stored_bytes FROM sessions WHERE sid = 's'"),
+            count("SELECT sum(length(body) + coalesce(length(raw), 0) + 16) FROM event_store"));
 }
 
 TEST(UidRateLimiter, AdmitsABurstThenTheRate) {
