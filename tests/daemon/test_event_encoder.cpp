@@ -175,7 +175,29 @@ TEST_F(EventEncoderTest, DataJsonWithAHyphenIsDataJson) {
   EXPECT_EQ(m_store.db().query_text("SELECT event FROM events"), "data_json");
   EXPECT_EQ(m_store.db().query_text("SELECT json FROM events"), line);
   EXPECT_EQ(m_store.db().query_text("SELECT key || '=' || value || ':' || value_type FROM data"),
-            R"(repo/groups=["default"]:json)");
+            R"(repo/groups=["default"]:string)");
+}
+
+// A data_json value that is a string holding no JSON at all (repo's
+// "data-json" with a Python list's repr) is a string in the data view, and
+// the view still answers; git's own data_json values stay JSON.
+TEST_F(EventEncoderTest, DataViewSurvivesAStringThatIsNotJson) {
+  ASSERT_TRUE(m_store
+                  .ingest({R"({"event":"data-json","sid":"r","time":"2026-11-21T10:00:00+00:00Z","key":"k","value":"['--', 'sync']"})",
+                           R"({"event":"data_json","sid":"g","key":"s","category":"c","value":{"a":[1, 2]}})",
+                           R"({"event":"data","sid":"g","key":"n","category":"c","value":7})"})
+                  .empty());
+  store::Statement s = m_store.db().prepare("SELECT value, value_type FROM data ORDER BY sid DESC, seq");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "['--', 'sync']");
+  EXPECT_EQ(s.column_text(1), "string");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), R"({"a":[1,2]})");
+  EXPECT_EQ(s.column_text(1), "json");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "7");
+  EXPECT_EQ(s.column_text(1), "integer");
+  EXPECT_FALSE(s.step());
 }
 
 TEST_F(EventEncoderTest, ProblemsAreStoredBesideTheEvent) {
