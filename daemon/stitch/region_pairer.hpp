@@ -22,7 +22,8 @@ class RegionPairer {
  public:
   // `record` holds the enter's fields; its parent is set here.
   void enter(RegionRecord record);
-  // `leave` holds the leave's fields (seq, elapsed, t_start if known).
+  // `leave` holds the leave's fields (seq, elapsed, t_start if known, `at`);
+  // without an elapsed (no t_rel), the time from the enter's `at` is used.
   void leave(RegionRecord leave, std::vector<RegionRecord>& out);
   // Open regions not written yet, as they are now (no elapsed).
   void flush_open(std::vector<RegionRecord>& out);

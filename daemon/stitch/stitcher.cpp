@@ -28,6 +28,17 @@ std::string json_array(proto::StringList items) {
   return out;
 }
 
+std::string join(proto::StringList items, char separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) {
+      out.push_back(separator);
+    }
+    out.append(items[i]);
+  }
+  return out;
+}
+
 template <typename T>
 void set_if(std::optional<std::string>& field, const std::optional<T>& value) {
   if (value) {
@@ -105,6 +116,7 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       record.label = copy(region->label);
       record.msg = copy(region->msg);
       record.repo = event.repo;
+      record.at = EventClock{region->t_abs, event.time_us};
       if (event.kind == proto::EventKind::region_enter) {
         record.t_start = seconds_since(event.time_us, r.process_start_us);
         live.regions.enter(std::move(record));
@@ -135,6 +147,7 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       record.cd = copy(start->cd);
       record.start_us = event.time_us;
       record.t_start = seconds_since(event.time_us, r.process_start_us);
+      record.at = EventClock{start->t_abs, event.time_us};
       live.open_children[record.child_id] = record;
       children.push_back(std::move(record));
       return;
@@ -150,6 +163,7 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
         update.elapsed = exit->t_rel;
         update.end_us = event.time_us;
         update.end_seq = placement.seq;
+        update.at = EventClock{exit->t_abs, event.time_us};
       } else if (const auto* ready = event.as<proto::ChildReady>()) {
         id = ready->child_id;
         update.pid = ready->pid;
@@ -160,6 +174,10 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       }
       update.session = r.id;
       update.child_id = *id;
+      if (const auto open = live.open_children.find(*id);
+          event.kind == proto::EventKind::child_exit && !update.elapsed && open != live.open_children.end()) {
+        update.elapsed = elapsed_between(open->second.at, update.at);  // no t_rel: event_clock.hpp
+      }
       children.push_back(std::move(update));
       if (event.kind == proto::EventKind::child_exit) {
         live.open_children.erase(*id);
@@ -295,6 +313,15 @@ Placement Stitcher::place(const proto::Event& event, const source::Origin& origi
       if (const auto* c = event.as<proto::CmdName>()) {
         set_if(r.cmd_name, c->name);
         set_if(r.hierarchy, c->hierarchy);
+      }
+      break;
+    case proto::EventKind::command:
+      // repo's: its subcommands name the run, unless git's cmd_name did.
+      if (const auto* c = event.as<proto::Command>(); c != nullptr && !r.cmd_name && !c->subcommands.empty()) {
+        r.cmd_name = join(c->subcommands, ' ');
+        if (!r.hierarchy && c->name) {
+          r.hierarchy = std::string(*c->name) + '/' + join(c->subcommands, '/');
+        }
       }
       break;
     case proto::EventKind::cmd_mode:
