@@ -559,16 +559,18 @@ struct Parser::Impl {
   }
 
   // The `value` key means a string in def_param, a string (or, from old
-  // producers, a number) in data, and any JSON in data_json.
+  // producers, a number; from repo, an array: a multi-valued setting) in
+  // data, and any JSON in data_json.
   std::optional<std::string_view> value_for(EventKind kind, Event& out) {
     Slot& s = slot(Key::value);
     if (!s.present) {
       return std::nullopt;
     }
     const bool fits = kind == EventKind::data_json || s.type == od::json_type::string ||
-                      (kind == EventKind::data && s.type == od::json_type::number);
+                      (kind == EventKind::data &&
+                       (s.type == od::json_type::number || s.type == od::json_type::array));
     if (!fits) {
-      note(out, "value: expected ", kind == EventKind::data ? "a string or a number" : "a string",
+      note(out, "value: expected ", kind == EventKind::data ? "a string, a number or an array" : "a string",
            ", got ", json_type_name(s.type));
       return std::nullopt;
     }

@@ -451,17 +451,20 @@ ALTER TABLE daemon_status ADD COLUMN database_recreated INTEGER NOT NULL DEFAULT
 
 // Version 6: the data view survives a data_json whose value is a JSON string
 // (repo's "data-json" holds a Python list's repr, "['--', 'sync']"): json()
-// of that text failed the whole query. Such a value is a string.
+// of that text failed the whole query. Such a value is a string. A data
+// event's array value (repo's multi-valued setting) is JSON.
 constexpr std::string_view k_v6 = R"sql(
 DROP VIEW data;
 CREATE VIEW data AS
 SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.repo') AS repo,
        json_extract(p.obj, '$.nesting') AS nesting, json_extract(p.obj, '$.category') AS category,
        json_extract(p.obj, '$.key') AS key,
-       CASE WHEN p.type = 25 AND json_type(p.obj, '$.value') <> 'text'
+       CASE WHEN (p.type = 25 AND json_type(p.obj, '$.value') <> 'text')
+              OR json_type(p.obj, '$.value') IN ('array', 'object')
             THEN json(json_extract(p.obj, '$.value'))
             ELSE json_extract(p.obj, '$.value') END AS value,
-       CASE WHEN p.type = 25 AND json_type(p.obj, '$.value') <> 'text' THEN 'json'
+       CASE WHEN (p.type = 25 AND json_type(p.obj, '$.value') <> 'text')
+              OR json_type(p.obj, '$.value') IN ('array', 'object') THEN 'json'
             WHEN json_type(p.obj, '$.value') = 'integer' THEN 'integer'
             ELSE 'string' END AS value_type,
        json_extract(p.obj, '$.t_abs') AS t_abs, json_extract(p.obj, '$.t_rel') AS t_rel

@@ -197,9 +197,10 @@ TEST_F(AnalysisTest, RepoSession) {
             "2026-11-21T10:00:00.412345Z 2026-11-21T10:00:03.125101Z 2.712756 complete sync repo/sync 2 12345");
   // Its git child is under it.
   EXPECT_EQ(text("SELECT cmd_name FROM sessions WHERE parent_sid = '" + sid + "'"), "fetch");
-  // data-json is data_json; its value (a Python repr) is a string.
+  // data-json is data_json; its value (a Python repr) is a string. A
+  // multi-valued setting is data with an array.
   EXPECT_EQ(text("SELECT group_concat(e.event || ':' || d.value_type, ' ') FROM data d JOIN events e USING (sid, seq)"),
-            "data:string data_json:string");
+            "data:string data_json:string data:json");
   // The times are kept as sent in the JSON, and in git's format in `time`.
   EXPECT_EQ(text("SELECT json_extract(json, '$.time') || ' ' || time FROM events WHERE sid = '" + sid +
                  "' AND event = 'data'"),

@@ -185,7 +185,8 @@ TEST_F(EventEncoderTest, DataViewSurvivesAStringThatIsNotJson) {
   ASSERT_TRUE(m_store
                   .ingest({R"({"event":"data-json","sid":"r","time":"2026-11-21T10:00:00+00:00Z","key":"k","value":"['--', 'sync']"})",
                            R"({"event":"data_json","sid":"g","key":"s","category":"c","value":{"a":[1, 2]}})",
-                           R"({"event":"data","sid":"g","key":"n","category":"c","value":7})"})
+                           R"({"event":"data","sid":"g","key":"n","category":"c","value":7})",
+                           R"({"event":"data","sid":"g","key":"l","value":["a", "b"]})"})
                   .empty());
   store::Statement s = m_store.db().prepare("SELECT value, value_type FROM data ORDER BY sid DESC, seq");
   ASSERT_TRUE(s.step());
@@ -197,6 +198,9 @@ TEST_F(EventEncoderTest, DataViewSurvivesAStringThatIsNotJson) {
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_text(0), "7");
   EXPECT_EQ(s.column_text(1), "integer");
+  ASSERT_TRUE(s.step());  // repo's multi-valued setting
+  EXPECT_EQ(s.column_text(0), R"(["a","b"])");
+  EXPECT_EQ(s.column_text(1), "json");
   EXPECT_FALSE(s.step());
 }
 

@@ -115,7 +115,7 @@ TEST_F(ProducersTest, RepoSessionIsTimedNamedAndClean) {
   EXPECT_EQ(text("SELECT end_time" + where), m_hour + "00:03.125101Z");
   EXPECT_EQ(text("SELECT elapsed || ' ' || exit_code || ' ' || cmd_name || ' ' || hierarchy || ' ' || evt ||"
                  " ' ' || exe || ' ' || sid_pid || ' ' || event_count" + where),
-            "2.712756 0 sync repo/sync 2 2.50.1 12345 7");
+            "2.712756 0 sync repo/sync 2 2.50.1 12345 8");
   // Every line is kept as sent, its time included; `time` is in git's format.
   EXPECT_EQ(text("SELECT json_extract(json, '$.time') || ' ' || time FROM events WHERE sid = '" +
                  std::string(k_repo_sid) + "' AND seq = 4"),

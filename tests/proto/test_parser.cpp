@@ -1423,6 +1423,10 @@ TEST_P(ParserTest, RepoEvents) {
   EXPECT_FALSE(payload_of<proto::Data>(d).category.has_value());
   const Event& plain = accept(repo_head("data") + R"(,"key":"repo/sync.jobs","value":"8"})");
   EXPECT_EQ(payload_of<proto::Data>(plain).value, "8");
+  // A multi-valued setting: data with an array.
+  const Event& list = accept(repo_head("data") + R"(,"key":"repo/remote.aosp.fetch","value":["a","b"]})");
+  EXPECT_EQ(payload_of<proto::Data>(list).value, R"(["a","b"])");
+  EXPECT_TRUE(payload_of<proto::Data>(list).value_is_json);
 
   const Event& x = accept(repo_head("exit") + R"(,"code":0,"t_abs":12.5})");
   EXPECT_EQ(payload_of<proto::Exit>(x).code, 0);
