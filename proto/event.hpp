@@ -5,7 +5,8 @@
 // the parser's string buffer, and stay valid until the parser's next call.
 // Consumers copy what they keep. Fields git may omit are std::optional; a
 // field that arrived with the wrong JSON type is absent here and described
-// in Event::problems (the event itself is still stored whole).
+// in Event::problems (the event itself is still stored whole). An optional
+// string sent as null (other producers do) is absent, with no problem.
 
 #include <cstdint>
 #include <optional>
