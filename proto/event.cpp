@@ -6,7 +6,8 @@
 namespace trace2d::proto {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, EventKind>, 30> k_names{{
+// Canonical names first: to_string() returns the first match.
+constexpr std::array<std::pair<std::string_view, EventKind>, 32> k_names{{
     {"version", EventKind::version},
     {"too_many_files", EventKind::too_many_files},
     {"start", EventKind::start},
@@ -37,6 +38,9 @@ constexpr std::array<std::pair<std::string_view, EventKind>, 30> k_names{{
     {"counter", EventKind::counter},
     {"th_counter", EventKind::th_counter},
     {"printf", EventKind::printf},
+    {"command", EventKind::command},
+    // repo writes data_json with a hyphen.
+    {"data-json", EventKind::data_json},
 }};
 
 }  // namespace

@@ -5,7 +5,8 @@
 // the parser's string buffer, and stay valid until the parser's next call.
 // Consumers copy what they keep. Fields git may omit are std::optional; a
 // field that arrived with the wrong JSON type is absent here and described
-// in Event::problems (the event itself is still stored whole).
+// in Event::problems (the event itself is still stored whole). An optional
+// string sent as null (other producers do) is absent, with no problem.
 
 #include <cstdint>
 #include <optional>
@@ -48,10 +49,13 @@ enum class EventKind : std::uint8_t {
   counter,
   th_counter,
   printf,
+  command,  // not git's: repo's {"name":"repo","subcommands":["sync"]}
   unknown,  // an event name this build does not know: kept, not dropped
 };
 
+// The canonical name: git's, for the kinds git defines.
 [[nodiscard]] std::string_view to_string(EventKind kind);
+// Also knows other producers' spellings of git's events ("data-json").
 [[nodiscard]] EventKind event_kind_from_name(std::string_view name);
 // exit, atexit and signal end a process: after them git sends nothing more.
 [[nodiscard]] bool is_terminal(EventKind kind);
@@ -98,6 +102,7 @@ struct Alias {
   StringList argv;
 };
 struct ChildStart {
+  std::optional<double> t_abs;  // not git's: Git Credential Manager writes it
   std::optional<std::int64_t> child_id;
   std::optional<std::string_view> child_class;
   std::optional<std::string_view> hook_name;
@@ -110,6 +115,7 @@ struct ChildExit {
   std::optional<std::int64_t> pid;
   std::optional<std::int64_t> code;
   std::optional<double> t_rel;
+  std::optional<double> t_abs;  // not git's: Git Credential Manager writes it
 };
 struct ChildReady {
   std::optional<std::int64_t> child_id;
@@ -145,6 +151,7 @@ struct Region {
   std::optional<std::string_view> label;
   std::optional<std::string_view> msg;
   std::optional<double> t_rel;
+  std::optional<double> t_abs;  // not git's: Git Credential Manager writes it on both
 };
 // data and data_json
 struct Data {
@@ -177,16 +184,23 @@ struct Printf {
   std::optional<double> t_abs;
   std::optional<std::string_view> msg;
 };
+// repo's command event: its name ("repo") and subcommands (["sync"]).
+struct Command {
+  std::optional<std::string_view> name;
+  StringList subcommands;
+};
 struct Unknown {};
 
 using Payload = std::variant<Version, TooManyFiles, Start, Exit, Signal, Error, CmdPath,
                              CmdAncestry, CmdName, CmdMode, Alias, ChildStart, ChildExit,
                              ChildReady, ThreadStart, ThreadExit, Exec, ExecResult, DefParam,
-                             DefRepo, Region, Data, Timer, Counter, Printf, Unknown>;
+                             DefRepo, Region, Data, Timer, Counter, Printf, Command, Unknown>;
 
 struct Event {
   // Fields every event may carry.
-  std::string_view event;  // the event name as sent
+  // The event name as sent; for another producer's spelling of a known event
+  // ("data-json"), the canonical name (`json` keeps what was sent).
+  std::string_view event;
   EventKind kind = EventKind::unknown;
   std::string_view sid;
   std::optional<std::string_view> thread;

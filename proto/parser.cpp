@@ -23,6 +23,7 @@ enum class Key : std::uint8_t {
   hierarchy, alias, child_id, child_class, hook_name, cd, use_shell, pid,      //
   ready, exec_id, scope, param, value, worktree, nesting, category, label,     //
   key, intervals, t_total, t_min, t_max, count,                                //
+  subcommands,                                                                 // repo's command
   count_of_keys
 };
 
@@ -48,6 +49,7 @@ constexpr std::array<KeyInfo, static_cast<std::size_t>(Key::count_of_keys)> k_ke
     {"nesting", Shape::integer},   {"category", Shape::string},   {"label", Shape::string},
     {"key", Shape::string},        {"intervals", Shape::integer}, {"t_total", Shape::number},
     {"t_min", Shape::number},      {"t_max", Shape::number},      {"count", Shape::integer},
+    {"subcommands", Shape::string_list},
 }};
 
 // The keys grouped by name length: a lookup is a few byte compares, with no
@@ -151,8 +153,10 @@ std::span<const Key> required_keys(EventKind kind) {
   static constexpr Key exec_result[] = {Key::exec_id, Key::code};
   static constexpr Key def_param[] = {Key::param};
   static constexpr Key def_repo[] = {Key::repo, Key::worktree};
-  static constexpr Key region_leave[] = {Key::t_rel};
-  static constexpr Key data[] = {Key::category, Key::key, Key::value};
+  // region_leave's t_rel is not required: Git Credential Manager does not
+  // write it, and the region's duration then comes from its t_abs or times.
+  // data's category neither: repo does not write it.
+  static constexpr Key data[] = {Key::key, Key::value};
   static constexpr Key timer[] = {Key::category, Key::name, Key::intervals, Key::t_total};
   static constexpr Key counter[] = {Key::category, Key::name, Key::count};
   switch (kind) {
@@ -173,7 +177,6 @@ std::span<const Key> required_keys(EventKind kind) {
     case EventKind::exec_result: return exec_result;
     case EventKind::def_param: return def_param;
     case EventKind::def_repo: return def_repo;
-    case EventKind::region_leave: return region_leave;
     case EventKind::data:
     case EventKind::data_json: return data;
     case EventKind::timer:
@@ -188,6 +191,7 @@ std::span<const Key> required_keys(EventKind kind) {
 struct Slot {
   bool seen = false;     // the key occurred (a later occurrence is a duplicate)
   bool present = false;  // ... and its value is usable
+  bool null = false;     // ... as null, which for a string means "absent"
   std::string_view text;  // string, or JSON text for `value`
   std::int64_t integer = 0;
   double number = 0;
@@ -418,6 +422,13 @@ struct Parser::Impl {
     };
     switch (info.shape) {
       case Shape::string:
+        // Producers that serialise objects (Git Credential Manager) write
+        // null for a string they do not have: absent, as if not written. A
+        // field the event requires is noted below.
+        if (type == od::json_type::null) {
+          s.null = true;
+          return validate(value, 2);
+        }
         if (type != od::json_type::string) {
           return mismatch();
         }
@@ -548,16 +559,18 @@ struct Parser::Impl {
   }
 
   // The `value` key means a string in def_param, a string (or, from old
-  // producers, a number) in data, and any JSON in data_json.
+  // producers, a number; from repo, an array: a multi-valued setting) in
+  // data, and any JSON in data_json.
   std::optional<std::string_view> value_for(EventKind kind, Event& out) {
     Slot& s = slot(Key::value);
     if (!s.present) {
       return std::nullopt;
     }
     const bool fits = kind == EventKind::data_json || s.type == od::json_type::string ||
-                      (kind == EventKind::data && s.type == od::json_type::number);
+                      (kind == EventKind::data &&
+                       (s.type == od::json_type::number || s.type == od::json_type::array));
     if (!fits) {
-      note(out, "value: expected ", kind == EventKind::data ? "a string or a number" : "a string",
+      note(out, "value: expected ", kind == EventKind::data ? "a string, a number or an array" : "a string",
            ", got ", json_type_name(s.type));
       return std::nullopt;
     }
@@ -603,11 +616,12 @@ struct Parser::Impl {
       case EventKind::cmd_mode: return CmdMode{text(Key::name)};
       case EventKind::alias: return Alias{text(Key::alias), list(Key::argv)};
       case EventKind::child_start:
-        return ChildStart{integer(Key::child_id), text(Key::child_class), text(Key::hook_name),
-                          text(Key::cd),          boolean(Key::use_shell),  list(Key::argv)};
+        return ChildStart{number(Key::t_abs),    integer(Key::child_id), text(Key::child_class),
+                          text(Key::hook_name),  text(Key::cd),          boolean(Key::use_shell),
+                          list(Key::argv)};
       case EventKind::child_exit:
         return ChildExit{integer(Key::child_id), integer(Key::pid), integer(Key::code),
-                         number(Key::t_rel)};
+                         number(Key::t_rel), number(Key::t_abs)};
       case EventKind::child_ready:
         return ChildReady{integer(Key::child_id), integer(Key::pid), text(Key::ready),
                           number(Key::t_rel)};
@@ -621,7 +635,7 @@ struct Parser::Impl {
       case EventKind::region_enter:
       case EventKind::region_leave:
         return Region{integer(Key::nesting), text(Key::category), text(Key::label), text(Key::msg),
-                      number(Key::t_rel)};
+                      number(Key::t_rel),    number(Key::t_abs)};
       case EventKind::data:
       case EventKind::data_json: {
         const std::optional<std::string_view> value = value_for(kind, out);
@@ -637,6 +651,7 @@ struct Parser::Impl {
       case EventKind::th_counter:
         return Counter{text(Key::category), text(Key::name), integer(Key::count)};
       case EventKind::printf: return Printf{number(Key::t_abs), text(Key::msg)};
+      case EventKind::command: return Command{text(Key::name), list(Key::subcommands)};
       case EventKind::unknown: return Unknown{};
     }
     return Unknown{};
@@ -791,10 +806,10 @@ struct Parser::Impl {
     const Slot& event = slot(Key::event);
     const Slot& sid = slot(Key::sid);
     if (!event.present) {
-      return reject(event.wrong_type ? "event is not a string" : "missing field 'event'");
+      return reject(event.wrong_type || event.null ? "event is not a string" : "missing field 'event'");
     }
     if (!sid.present) {
-      return reject(sid.wrong_type ? "sid is not a string" : "missing field 'sid'");
+      return reject(sid.wrong_type || sid.null ? "sid is not a string" : "missing field 'sid'");
     }
     if (event.text.empty()) {
       return reject("event is empty");
@@ -813,8 +828,8 @@ struct Parser::Impl {
       return reject("NUL character in event or sid");
     }
 
-    out.event = event.text;
     out.kind = event_kind_from_name(event.text);
+    out.event = out.kind == EventKind::unknown ? event.text : to_string(out.kind);
     out.sid = sid.text;
     out.thread = text(Key::thread);
     out.time_text = text(Key::time);
@@ -829,8 +844,11 @@ struct Parser::Impl {
     out.line = integer(Key::line);
     out.repo = integer(Key::repo);
     for (Key k : required_keys(out.kind)) {
-      if (!slot(k).seen) {  // present with a wrong type: already noted
+      const Slot& s = slot(k);
+      if (!s.seen) {  // present with a wrong type: already noted
         note(out, "missing field '", k_keys[static_cast<std::size_t>(k)].name, "'");
+      } else if (s.null) {
+        note(out, k_keys[static_cast<std::size_t>(k)].name, ": expected a string, got null");
       }
     }
     out.payload = build_payload(out.kind, out);

@@ -70,19 +70,61 @@ void append_digits(std::string& out, std::int64_t value, int width) {
   }
 }
 
+// Reads a zone designator at `pos`: "Z", a numeric offset ("+HH:MM",
+// "+HHMM", "+HH"; "-00:00" is UTC too), or repo's "+00:00Z" (Python's
+// isoformat() of a UTC time with a "Z" appended). Sets the offset east of UTC
+// in seconds; false unless the designator ends the text.
+bool read_zone(std::string_view s, std::size_t pos, std::int64_t& offset_seconds) {
+  if (pos >= s.size()) {
+    return false;
+  }
+  if (s[pos] == 'Z' || s[pos] == 'z') {
+    offset_seconds = 0;
+    return pos + 1 == s.size();
+  }
+  if (s[pos] != '+' && s[pos] != '-') {
+    return false;
+  }
+  const bool west = s[pos] == '-';
+  unsigned hours = 0, minutes = 0;
+  if (!read_digits(s, pos + 1, 2, hours)) {
+    return false;
+  }
+  pos += 3;
+  if (pos < s.size() && s[pos] == ':') {
+    if (!read_digits(s, pos + 1, 2, minutes)) {
+      return false;
+    }
+    pos += 3;
+  } else if (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+    if (!read_digits(s, pos, 2, minutes)) {
+      return false;
+    }
+    pos += 2;
+  }
+  if (hours > 23 || minutes > 59) {
+    return false;
+  }
+  offset_seconds = (west ? -1 : 1) * static_cast<std::int64_t>(hours * 3600 + minutes * 60);
+  if (pos + 1 == s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    return offset_seconds == 0;  // "+05:00Z" says two different things
+  }
+  return pos == s.size();
+}
+
 }  // namespace
 
 std::optional<std::int64_t> parse_utc_timestamp(std::string_view s) {
   unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!read_digits(s, 0, 4, year) || s.size() < 20 || s[4] != '-' || !read_digits(s, 5, 2, month) ||
-      s[7] != '-' || !read_digits(s, 8, 2, day) || s[10] != 'T' || !read_digits(s, 11, 2, hour) ||
-      s[13] != ':' || !read_digits(s, 14, 2, minute) || s[16] != ':' ||
-      !read_digits(s, 17, 2, second)) {
+      s[7] != '-' || !read_digits(s, 8, 2, day) || (s[10] != 'T' && s[10] != 't') ||
+      !read_digits(s, 11, 2, hour) || s[13] != ':' || !read_digits(s, 14, 2, minute) ||
+      s[16] != ':' || !read_digits(s, 17, 2, second)) {
     return std::nullopt;
   }
   std::size_t pos = 19;
   std::int64_t micros = 0;
-  if (s[pos] == '.') {
+  if (s[pos] == '.' || s[pos] == ',') {  // ISO 8601 allows either decimal sign
     ++pos;
     std::size_t digits = 0;
     while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
@@ -99,16 +141,29 @@ std::optional<std::int64_t> parse_utc_timestamp(std::string_view s) {
       micros *= 10;
     }
   }
-  if (pos + 1 != s.size() || s[pos] != 'Z') {
+  std::int64_t offset_seconds = 0;
+  if (!read_zone(s, pos, offset_seconds)) {
     return std::nullopt;
   }
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) ||
+  // RFC 3339 allows a leap second (":60", at the end of a minute). The epoch
+  // count has no room for it: it folds into the last microsecond before the
+  // next minute, so that times stay in order.
+  const bool leap_second = second == 60;
+  if (leap_second) {
+    second = 59;
+    micros = 999999;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) ||
       hour > 23 || minute > 59 || second > 59) {
     return std::nullopt;
   }
   const std::int64_t days = days_from_civil(year, month, day);
-  const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second;
-  return seconds * 1000000 + micros;
+  const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  const std::int64_t unix_us = seconds * 1000000 + micros;
+  if (unix_us < 0 || unix_us > k_max_timestamp_us) {
+    return std::nullopt;  // before 1970 or after 9999 once in UTC
+  }
+  return unix_us;
 }
 
 void append_utc_timestamp(std::string& out, std::int64_t unix_us) {

@@ -1,5 +1,7 @@
 #pragma once
-// Trace2 "time" values: UTC, "YYYY-MM-DDTHH:MM:SS.ffffffZ".
+// Trace2 "time" values. git writes UTC, "YYYY-MM-DDTHH:MM:SS.ffffffZ"; other
+// producers write other RFC 3339 / ISO 8601 shapes (docs/trace2-format.md,
+// "Other producers").
 
 #include <cstdint>
 #include <optional>
@@ -9,8 +11,11 @@
 namespace trace2d::proto {
 
 // Microseconds since 1970-01-01T00:00:00Z. Accepts git's format and, for other
-// producers, 0 to 9 fraction digits (truncated to microseconds). Years must be
-// 1970..9999. Anything else is nullopt.
+// producers, any RFC 3339 / ISO 8601 extended date-time: "T" or "t", 0 to 9
+// fraction digits after "." or "," (truncated to microseconds), a leap second
+// ":60" (folded into the last microsecond of its minute), and a zone that is
+// "Z"/"z", a numeric offset ("+01:00", "-0430", "+01"), or repo's "+00:00Z".
+// The result, in UTC, must lie in 1970..9999. Anything else is nullopt.
 [[nodiscard]] std::optional<std::int64_t> parse_utc_timestamp(std::string_view text);
 
 // git's format, always with 6 fraction digits. `unix_us` must be >= 0.

@@ -52,7 +52,7 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
     }
   }
   Open& open = stack[match];
-  open.record.elapsed = leave.elapsed;
+  open.record.elapsed = leave.elapsed ? leave.elapsed : elapsed_between(open.record.at, leave.at);
   open.record.leave_seq = leave.leave_seq;
   if (!open.record.msg) {
     open.record.msg = leave.msg;

@@ -34,7 +34,8 @@ class RegionPairer {
   // `record` holds the enter's fields; its parent is set here. Written to
   // `out` at once when the bounds above are reached.
   void enter(RegionRecord record, std::vector<RegionRecord>& out);
-  // `leave` holds the leave's fields (seq, elapsed, t_start if known).
+  // `leave` holds the leave's fields (seq, elapsed, t_start if known, `at`);
+  // without an elapsed (no t_rel), the time from the enter's `at` is used.
   void leave(RegionRecord leave, std::vector<RegionRecord>& out);
   // Open regions not written yet, as they are now (no elapsed).
   void flush_open(std::vector<RegionRecord>& out);

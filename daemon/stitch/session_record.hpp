@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/source/origin.hpp"
+#include "daemon/stitch/event_clock.hpp"
 
 namespace trace2d::stitch {
 
@@ -87,9 +88,10 @@ struct RegionRecord {
   std::optional<std::string> msg;
   std::optional<std::int64_t> repo;
   std::optional<double> t_start;  // seconds since the process started
-  std::optional<double> elapsed;  // the leave's t_rel; none while open
+  std::optional<double> elapsed;  // the leave's t_rel (event_clock.hpp); none while open
   std::optional<std::int64_t> parent_seq;
   std::optional<std::int64_t> leave_seq;
+  EventClock at;  // not a column: when this record's event (enter, or lone leave) happened
 };
 
 // A child_start with its child_exit / child_ready. Fields a later event does
@@ -112,6 +114,7 @@ struct ChildRecord {
   std::optional<double> elapsed;
   std::optional<std::int64_t> end_us;
   std::optional<std::int64_t> end_seq;
+  EventClock at;  // not a column: when this record's event happened
 };
 
 // What the stitcher hands on with a batch.

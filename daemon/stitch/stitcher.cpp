@@ -29,6 +29,17 @@ std::string json_array(proto::StringList items) {
   return out;
 }
 
+std::string join(proto::StringList items, char separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) {
+      out.push_back(separator);
+    }
+    out.append(items[i]);
+  }
+  return out;
+}
+
 template <typename T>
 void set_if(std::optional<std::string>& field, const std::optional<T>& value) {
   if (value) {
@@ -61,6 +72,9 @@ struct Stitcher::Live {
   // Some channel carried it: once they all ended, nothing more can come.
   bool had_channel = false;
   RegionPairer regions;
+  // When each child started, by child_id, until it exits: its duration when
+  // the producer wrote no t_rel.
+  std::unordered_map<std::int64_t, EventClock> open_children;
   // The row an earlier batch wrote, if any, and its indexed columns then.
   bool stored = false;
   std::optional<std::int64_t> stored_start_time_us;
@@ -83,6 +97,9 @@ bool same_owner(const std::optional<std::int64_t>& owner, const std::optional<st
 }
 
 constexpr std::int64_t k_unknown_uid = -1;
+// Children a session may have running at once, for their durations (git
+// runs a handful; the rest of a flood is stored, just not timed this way).
+constexpr std::size_t k_max_open_children = 512;
 
 }  // namespace
 
@@ -107,6 +124,7 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       record.label = copy(region->label);
       record.msg = copy(region->msg);
       record.repo = event.repo;
+      record.at = EventClock{region->t_abs, event.time_us};
       if (event.kind == proto::EventKind::region_enter) {
         record.t_start = seconds_since(event.time_us, r.process_start_us);
         live.regions.enter(std::move(record), regions);
@@ -137,6 +155,10 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       record.cd = copy(start->cd);
       record.start_us = event.time_us;
       record.t_start = seconds_since(event.time_us, r.process_start_us);
+      record.at = EventClock{start->t_abs, event.time_us};
+      if (live.open_children.size() < k_max_open_children) {  // bounded: anyone can send child_starts
+        live.open_children.emplace(record.child_id, record.at);
+      }
       children.push_back(std::move(record));
       return;
     }
@@ -151,6 +173,7 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
         update.elapsed = exit->t_rel;
         update.end_us = event.time_us;
         update.end_seq = placement.seq;
+        update.at = EventClock{exit->t_abs, event.time_us};
       } else if (const auto* ready = event.as<proto::ChildReady>()) {
         id = ready->child_id;
         update.pid = ready->pid;
@@ -161,6 +184,10 @@ void Stitcher::track(Live& live, const proto::Event& event, const Placement& pla
       }
       update.session = r.id;
       update.child_id = *id;
+      if (const auto open = live.open_children.find(*id);
+          event.kind == proto::EventKind::child_exit && !update.elapsed && open != live.open_children.end()) {
+        update.elapsed = elapsed_between(open->second, update.at);  // no t_rel: event_clock.hpp
+      }
       children.push_back(std::move(update));
       return;
     }
@@ -358,6 +385,15 @@ std::optional<Placement> Stitcher::place(const proto::Event& event, const source
       if (const auto* c = event.as<proto::CmdName>()) {
         set_if(r.cmd_name, c->name);
         set_if(r.hierarchy, c->hierarchy);
+      }
+      break;
+    case proto::EventKind::command:
+      // repo's: its subcommands name the run, unless git's cmd_name did.
+      if (const auto* c = event.as<proto::Command>(); c != nullptr && !r.cmd_name && !c->subcommands.empty()) {
+        r.cmd_name = join(c->subcommands, ' ');
+        if (!r.hierarchy && c->name) {
+          r.hierarchy = std::string(*c->name) + '/' + join(c->subcommands, '/');
+        }
       }
       break;
     case proto::EventKind::cmd_mode:

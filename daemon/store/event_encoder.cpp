@@ -20,8 +20,22 @@ std::string_view trim(std::string_view s) {
 }
 
 // "YYYY-MM-DDTHH:MM:SS.ffffffZ": what format_utc_timestamp writes. A time
-// that parsed and has this shape formats back to the same text.
-bool is_git_time_text(std::string_view text) { return text.size() == 27 && text[19] == '.'; }
+// that parsed and has this shape formats back to the same text. Other shapes
+// the parser accepts do not ("t", "z", a leap second ":60", an offset of the
+// same length: "...:01.5+01:00", "...:01.123+00Z"), so their line is
+// stored whole.
+bool is_git_time_text(std::string_view text) {
+  if (text.size() != 27 || text[10] != 'T' || text[19] != '.' || text[26] != 'Z' ||
+      text.substr(17, 2) == "60") {
+    return false;
+  }
+  for (std::size_t i = 20; i < 26; ++i) {
+    if (text[i] < '0' || text[i] > '9') {
+      return false;
+    }
+  }
+  return true;
+}
 
 constexpr std::array<bool, 256> k_needs_escape = [] {
   std::array<bool, 256> table{};

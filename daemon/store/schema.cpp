@@ -508,7 +508,31 @@ CREATE INDEX sessions_uid ON sessions (peer_uid, first_received);
 CREATE INDEX rejects_uid ON rejects (peer_uid, id);
 )sql";
 
-constexpr std::array<Migration, 7> k_migrations{{
+
+// Version 8: the data view survives a data_json whose value is a JSON string
+// (repo's "data-json" holds a Python list's repr, "['--', 'sync']"): json()
+// of that text failed the whole query. Such a value is a string. A data
+// event's array value (repo's multi-valued setting) is JSON.
+constexpr std::string_view k_v8 = R"sql(
+DROP VIEW data;
+CREATE VIEW data AS
+SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.repo') AS repo,
+       json_extract(p.obj, '$.nesting') AS nesting, json_extract(p.obj, '$.category') AS category,
+       json_extract(p.obj, '$.key') AS key,
+       CASE WHEN (p.type = 25 AND json_type(p.obj, '$.value') <> 'text')
+              OR json_type(p.obj, '$.value') IN ('array', 'object')
+            THEN json(json_extract(p.obj, '$.value'))
+            ELSE json_extract(p.obj, '$.value') END AS value,
+       CASE WHEN (p.type = 25 AND json_type(p.obj, '$.value') <> 'text')
+              OR json_type(p.obj, '$.value') IN ('array', 'object') THEN 'json'
+            WHEN json_type(p.obj, '$.value') = 'integer' THEN 'integer'
+            ELSE 'string' END AS value_type,
+       json_extract(p.obj, '$.t_abs') AS t_abs, json_extract(p.obj, '$.t_rel') AS t_rel
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (24, 25);
+)sql";
+
+constexpr std::array<Migration, 8> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -516,6 +540,7 @@ constexpr std::array<Migration, 7> k_migrations{{
     {5, "daemon status: database recreations", k_v5},
     {6, "region names kept as text when they have no id", k_v6},
     {7, "bytes stored per session, indexes by sender for retention", k_v7},
+    {8, "data view: a data_json value that is a JSON string", k_v8},
 }};
 
 }  // namespace

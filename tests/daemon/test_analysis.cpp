@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/stitch/argv_key.hpp"
+#include "daemon/stitch/event_clock.hpp"
 #include "daemon/stitch/region_pairer.hpp"
 #include "tests/daemon/store_fixture.hpp"
 
@@ -119,6 +120,40 @@ TEST(RegionPairer, ThreadsHaveTheirOwnStacks) {
   EXPECT_FALSE(out[1].parent_seq);
 }
 
+// Without t_rel: t_abs when both events have it, else their times.
+TEST(EventClock, ElapsedByTAbsElseByTime) {
+  using stitch::EventClock;
+  using stitch::elapsed_between;
+  EXPECT_DOUBLE_EQ(elapsed_between({0.25, 1'000'000}, {1.5, 9'000'000}).value_or(-1), 1.25);
+  EXPECT_DOUBLE_EQ(elapsed_between({std::nullopt, 1'000'000}, {1.5, 1'300'000}).value_or(-1), 0.3);
+  EXPECT_FALSE(elapsed_between({0.25, std::nullopt}, {std::nullopt, 2'000'000}).has_value());  // no pair
+  EXPECT_FALSE(elapsed_between({}, {}).has_value());
+  // A clock that went backwards gives no duration rather than a negative one.
+  EXPECT_FALSE(elapsed_between({2.0, std::nullopt}, {1.0, std::nullopt}).has_value());
+  EXPECT_FALSE(elapsed_between({std::nullopt, 5}, {std::nullopt, 4}).has_value());
+  EXPECT_DOUBLE_EQ(elapsed_between({std::nullopt, 5}, {std::nullopt, 5}).value_or(-1), 0.0);
+}
+
+TEST(RegionPairer, LeaveWithoutTRelIsTimedFromItsEnter) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  RegionRecord enter = region(1, 1, "get");
+  enter.at = {0.25, 1'000'000};
+  pairer.enter(std::move(enter), out);
+  RegionRecord lone = region(2, 1, "never-entered");
+  lone.leave_seq = 2;
+  lone.at = {0.5, 1'200'000};
+  pairer.leave(std::move(lone), out);
+  RegionRecord close = region(3, 1, "get");
+  close.leave_seq = 3;
+  close.at = {1.5, 2'000'000};
+  pairer.leave(std::move(close), out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[0].elapsed);  // nothing to measure from
+  EXPECT_EQ(out[1].seq, 1);
+  EXPECT_DOUBLE_EQ(out[1].elapsed.value_or(-1), 1.25);
+}
+
 class AnalysisTest : public ::testing::Test {
  protected:
   void ingest(const std::string& relative) {
@@ -132,6 +167,59 @@ class AnalysisTest : public ::testing::Test {
   TempDir m_dir;
   StorePipeline m_store{m_dir};
 };
+
+// Other producers, in the shapes their sources write (tests/data/README.md).
+TEST_F(AnalysisTest, GitCredentialManagerSession) {
+  ingest("producers/gcm_get.jsonl");
+  const std::string sid = "20261121T100004.000180Z-H0a7c9cdf-P00004000/9d3b1a5e-6f2c-4c1d-8e7a-3b5f0c2d4e6a";
+  EXPECT_EQ(number("SELECT count(*) FROM problems"), 0);
+  EXPECT_EQ(text("SELECT start_time || ' ' || end_time || ' ' || elapsed || ' ' || status || ' ' || exe ||"
+                 " ' ' || parent_sid || ' ' || depth FROM sessions WHERE sid = '" + sid + "'"),
+            "2026-11-21T10:00:04.203451Z 2026-11-21T10:00:06.000000Z 1.9481813 complete 2.6.1 "
+            "20261121T100004.000180Z-H0a7c9cdf-P00004000 1");
+  // No t_rel on its region_leave: timed by the t_abs of enter and leave.
+  EXPECT_EQ(text("SELECT group_concat(label || '=' || round(elapsed, 7) || '/' || coalesce(msg, '-'), ' ')"
+                 " FROM (SELECT * FROM regions ORDER BY enter_seq)"),
+            "get device code=1.1999999/get device code save credential=0.25/-");
+  EXPECT_EQ(text("SELECT child_class || ' ' || elapsed || ' ' || pid FROM children"), "git 0.0411034 16404");
+  // The region starts where its enter's time says, from the process start
+  // (the start event's time minus its t_abs).
+  EXPECT_EQ(number("SELECT CAST(round(t_start * 1e6) AS INTEGER) FROM regions WHERE label = 'get device code'"),
+            248182);
+}
+
+TEST_F(AnalysisTest, RepoSession) {
+  ingest("producers/repo_sync.jsonl");
+  const std::string sid = "repo-20261121T100000Z-P00003039";
+  EXPECT_EQ(number("SELECT count(*) FROM problems"), 0);
+  EXPECT_EQ(text("SELECT start_time || ' ' || end_time || ' ' || elapsed || ' ' || status || ' ' || cmd_name ||"
+                 " ' ' || hierarchy || ' ' || evt || ' ' || sid_pid FROM sessions WHERE sid = '" + sid + "'"),
+            "2026-11-21T10:00:00.412345Z 2026-11-21T10:00:03.125101Z 2.712756 complete sync repo/sync 2 12345");
+  // Its git child is under it.
+  EXPECT_EQ(text("SELECT cmd_name FROM sessions WHERE parent_sid = '" + sid + "'"), "fetch");
+  // data-json is data_json; its value (a Python repr) is a string. A
+  // multi-valued setting is data with an array.
+  EXPECT_EQ(text("SELECT group_concat(e.event || ':' || d.value_type, ' ') FROM data d JOIN events e USING (sid, seq)"),
+            "data:string data_json:string data:json");
+  // The times are kept as sent in the JSON, and in git's format in `time`.
+  EXPECT_EQ(text("SELECT json_extract(json, '$.time') || ' ' || time FROM events WHERE sid = '" + sid +
+                 "' AND event = 'data'"),
+            "2026-11-21T10:00:03+00:00Z 2026-11-21T10:00:03.000000Z");
+}
+
+// git's cmd_name names the run whichever comes first; repo's command only
+// when git's is absent.
+TEST_F(AnalysisTest, GitsCmdNameWinsOverACommandEvent) {
+  ASSERT_TRUE(m_store
+                  .ingest({R"({"event":"cmd_name","sid":"a","name":"fetch","hierarchy":"fetch"})",
+                           R"({"event":"command","sid":"a","name":"repo","subcommands":["sync"]})",
+                           R"({"event":"command","sid":"b","name":"repo","subcommands":["sync"]})",
+                           R"({"event":"cmd_name","sid":"b","name":"fetch"})",
+                           R"({"event":"command","sid":"c","name":"repo","subcommands":["manifest","-o"]})"})
+                  .empty());
+  EXPECT_EQ(text("SELECT group_concat(sid || '=' || cmd_name || ',' || coalesce(hierarchy, '-'), ' ') FROM sessions"),
+            "a=fetch,fetch b=fetch,repo/sync c=manifest -o,repo/manifest/-o");
+}
 
 TEST_F(AnalysisTest, StatusRegions) {
   ingest("traces/status.jsonl");

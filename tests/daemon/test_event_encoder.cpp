@@ -139,6 +139,71 @@ TEST_F(EventEncoderTest, NonCanonicalLinesAreStoredWhole) {
   EXPECT_EQ(m_store.db().query_text("SELECT cmd_name FROM sessions"), "caf\xC3\xA9");
 }
 
+// Times of other producers' shapes are kept exactly as sent, even those of
+// git's length, which a rebuilt line would write in git's format; the time
+// column is in git's format.
+TEST_F(EventEncoderTest, OtherProducersTimesAreKeptAsSent) {
+  const std::vector<std::pair<std::string, std::string>> times = {
+      {"2026-11-21T10:00:00.1+01:00", "2026-11-21T09:00:00.100000Z"},           // git's length
+      {"2026-11-21T10:00:00.123+00Z", "2026-11-21T10:00:00.123000Z"},           // git's length
+      {"2026-11-21t10:00:00.123456Z", "2026-11-21T10:00:00.123456Z"},           // git's length
+      {"2016-12-31T23:59:60.000000Z", "2016-12-31T23:59:59.999999Z"},           // git's length
+      {"2026-11-21T10:00:00.123456+00:00Z", "2026-11-21T10:00:00.123456Z"},     // repo
+      {"2026-11-21T10:00:00.1234567+00:00", "2026-11-21T10:00:00.123456Z"},     // GCM
+  };
+  std::vector<std::string> lines;
+  for (const auto& [sent, utc] : times) {
+    lines.push_back(R"({"event":"thread_start","sid":"s1","thread":"main","time":")" + sent + R"("})");
+  }
+  ASSERT_TRUE(m_store.ingest(lines).empty());
+  store::Statement s = m_store.db().prepare("SELECT json, time FROM events ORDER BY seq");
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.column_text(0), lines[i]);
+    EXPECT_EQ(s.column_text(1), times[i].second) << times[i].first;
+  }
+  EXPECT_EQ(m_store.db().query_text("SELECT count(*) FROM problems"), "0");
+}
+
+// repo's "data-json" is stored as data_json (so the data view has it), its
+// line as sent.
+TEST_F(EventEncoderTest, DataJsonWithAHyphenIsDataJson) {
+  const std::string line =
+      R"({"event":"data-json","sid":"repo-20261121T100000Z-P00001b0d","thread":"MainThread",)"
+      R"("time":"2026-11-21T10:00:00.5+00:00Z","key":"repo/groups","value":"[\"default\"]"})";
+  ASSERT_TRUE(m_store.ingest({line}).empty());
+  EXPECT_EQ(m_store.db().query_text("SELECT event FROM events"), "data_json");
+  EXPECT_EQ(m_store.db().query_text("SELECT json FROM events"), line);
+  EXPECT_EQ(m_store.db().query_text("SELECT key || '=' || value || ':' || value_type FROM data"),
+            R"(repo/groups=["default"]:string)");
+}
+
+// A data_json value that is a string holding no JSON at all (repo's
+// "data-json" with a Python list's repr) is a string in the data view, and
+// the view still answers; git's own data_json values stay JSON.
+TEST_F(EventEncoderTest, DataViewSurvivesAStringThatIsNotJson) {
+  ASSERT_TRUE(m_store
+                  .ingest({R"({"event":"data-json","sid":"r","time":"2026-11-21T10:00:00+00:00Z","key":"k","value":"['--', 'sync']"})",
+                           R"({"event":"data_json","sid":"g","key":"s","category":"c","value":{"a":[1, 2]}})",
+                           R"({"event":"data","sid":"g","key":"n","category":"c","value":7})",
+                           R"({"event":"data","sid":"g","key":"l","value":["a", "b"]})"})
+                  .empty());
+  store::Statement s = m_store.db().prepare("SELECT value, value_type FROM data ORDER BY sid DESC, seq");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "['--', 'sync']");
+  EXPECT_EQ(s.column_text(1), "string");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), R"({"a":[1,2]})");
+  EXPECT_EQ(s.column_text(1), "json");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_text(0), "7");
+  EXPECT_EQ(s.column_text(1), "integer");
+  ASSERT_TRUE(s.step());  // repo's multi-valued setting
+  EXPECT_EQ(s.column_text(0), R"(["a","b"])");
+  EXPECT_EQ(s.column_text(1), "json");
+  EXPECT_FALSE(s.step());
+}
+
 TEST_F(EventEncoderTest, ProblemsAreStoredBesideTheEvent) {
   ASSERT_TRUE(m_store.ingest({R"({"event":"exit","sid":"s2","code":"zero"})"}).empty());
   EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM events"), 1);

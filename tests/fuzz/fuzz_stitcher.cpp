@@ -186,7 +186,9 @@ constexpr std::string_view k_event_names[] = {
     "child_start", "child_exit",  "child_ready", "thread_start", "thread_exit", "exec",
     "exec_result", "def_param",   "def_repo",   "region_enter", "region_leave", "data",
     "data_json", "timer",         "th_timer",   "counter",     "th_counter",   "printf",
-    "future_event"};
+    "future_event",
+    // Other producers: repo's command and data-json.
+    "command", "data-json"};
 
 // Builds one line per call, in git's layout unless the input asks for a flaw.
 class LineMaker {
@@ -317,6 +319,14 @@ class LineMaker {
     key("time");
     m_line += '"';
     proto::append_utc_timestamp(m_line, m_clock_us);
+    // Other producers' zones (docs/trace2-format.md): repo's "+00:00Z",
+    // Git Credential Manager's 7 digits and "+00:00", any other offset.
+    switch (m_in.integer(0, 7)) {
+      case 0: m_line.insert(m_line.size() - 1, "+00:00"); break;
+      case 1: m_line.insert(m_line.size() - 1, m_in.boolean() ? "7+00:00" : "+05:30"); m_line.pop_back(); break;
+      case 2: m_line.replace(m_line.size() - 8, 8, m_in.boolean() ? "+00:00Z" : "-0430"); break;
+      default: break;
+    }
     m_line += '"';
   }
 
@@ -396,16 +406,25 @@ class LineMaker {
       if (m_in.boolean()) {
         text("msg");
       }
-      if (kind == "region_leave") {
+      if (m_in.integer(0, 3) == 0) {
+        seconds("t_abs");  // Git Credential Manager's
+      }
+      // Git Credential Manager's region_leave has no t_rel.
+      if (kind == "region_leave" && m_in.integer(0, 3) != 0) {
         seconds("t_rel");
       }
-    } else if (kind == "data" || kind == "data_json") {
+    } else if (kind == "command") {
+      text("name");
+      argv("subcommands");
+    } else if (kind == "data" || kind == "data_json" || kind == "data-json") {
       seconds("t_abs");
       seconds("t_rel");
       integer("nesting", 1, 4);
       text("category");
       text("key");
-      if (kind == "data_json") {
+      if (kind == "data-json") {
+        text("value");  // repo's: a string, maybe a list's repr
+      } else if (kind == "data_json") {
         key("value");
         m_line += m_in.boolean() ? R"({"a":[1,2.5,"x",null,true],"b":{}})" : "[]";
       } else if (m_in.boolean()) {

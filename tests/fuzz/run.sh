@@ -23,7 +23,7 @@ mkdir -p "$seeds/fuzz_framer_parser" "$seeds/fuzz_stitcher" "$build/fuzz-artifac
 # Framer + parser: whole traces (many lines, split anywhere), each line of
 # them on its own, and every bad-input case.
 n=0
-for trace in tests/data/traces/*.jsonl tests/data/synthetic/*.jsonl; do
+for trace in tests/data/traces/*.jsonl tests/data/synthetic/*.jsonl tests/data/producers/*.jsonl; do
   head -c "$max_len" "$trace" > "$seeds/fuzz_framer_parser/$(basename "$trace")"
   while IFS= read -r line; do
     n=$((n + 1))
@@ -35,7 +35,7 @@ for case in tests/data/bad/*.jsonl; do
 done
 # Stitcher: its input steers a generator, so any bytes do; the traces' give
 # it a varied start.
-for trace in tests/data/traces/*.jsonl; do
+for trace in tests/data/traces/*.jsonl tests/data/producers/*.jsonl; do
   head -c 4096 "$trace" > "$seeds/fuzz_stitcher/$(basename "$trace")"
 done
 

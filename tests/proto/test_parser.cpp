@@ -738,7 +738,7 @@ TEST_P(ParserTest, DuplicateUnknownKeysAreKept) {
 
 TEST_P(ParserTest, WrongTypesAreProblemsNotRejects) {
   const Event& e = keep(head("child_start", "run-command.c", 735) +
-                        R"(,"child_id":"2","child_class":7,"hook_name":null,"use_shell":"yes","argv":"git gc"})");
+                        R"(,"child_id":"2","child_class":7,"hook_name":false,"use_shell":"yes","argv":"git gc"})");
   EXPECT_EQ(e.kind, EventKind::child_start);
   const auto& c = payload_of<proto::ChildStart>(e);
   EXPECT_FALSE(c.child_id.has_value());
@@ -884,6 +884,7 @@ TEST_P(ParserTest, RejectsMissingOrBadEventAndSid) {
   EXPECT_EQ(reject(R"({"event":"version","sid":42})"), "sid is not a string");
   EXPECT_EQ(reject(R"({"event":"version","sid":null})"), "sid is not a string");
   EXPECT_EQ(reject(R"({"event":["version"],"sid":"s"})"), "event is not a string");
+  EXPECT_EQ(reject(R"({"event":null,"sid":"s"})"), "event is not a string");
   EXPECT_EQ(reject(R"({"event":"","sid":"s"})"), "event is empty");
   EXPECT_EQ(reject(R"({"event":"version","sid":""})"), "sid is empty");
 }
@@ -1330,6 +1331,114 @@ TEST_P(ParserTest, FourMebibyteArgvAndRepair) {
   EXPECT_EQ(argv[1].substr(arg.size() / 2, 3), k_fffd);
 }
 
+// ---------------------------------------------------------------------------
+// Other producers (docs/trace2-format.md, "Other producers"), in the shapes
+// their sources write.
+
+// A line of Git Credential Manager's: .NET DateTimeOffset times, `depth`
+// after `line`, t_abs on region and child events.
+std::string gcm_head(std::string_view event) {
+  std::string out = R"({"event":")";
+  out.append(event).append(
+      R"(","sid":"20261121T235101.565577Z-H0a7c9cdf-P000009e9/5f0d6a52-3c1e-4e7a-9b8f-2d0c3e4a5b6c",)"
+      R"("thread":"main","time":"2026-11-21T23:51:01.7654321+00:00","file":"Trace2.cs","line":412,"depth":1)");
+  return out;
+}
+
+TEST_P(ParserTest, NullForAnOptionalStringIsAbsent) {
+  const Event& e = accept(gcm_head("region_enter") +
+                          R"(,"t_abs":0.05,"repo":1,"nesting":1,"category":"auth","label":null,"msg":null})");
+  const auto& r = payload_of<proto::Region>(e);
+  EXPECT_EQ(r.category, "auth");
+  EXPECT_FALSE(r.label.has_value());
+  EXPECT_FALSE(r.msg.has_value());
+  const Event& error = accept(gcm_head("error") + R"(,"msg":"fatal","fmt":null})");
+  EXPECT_EQ(payload_of<proto::Error>(error).msg, "fatal");
+  EXPECT_FALSE(payload_of<proto::Error>(error).fmt.has_value());
+  // The common fields too.
+  const Event& c = accept(R"({"event":"thread_start","sid":"s","thread":null,"time":null,"file":null})");
+  EXPECT_FALSE(c.thread.has_value());
+  EXPECT_FALSE(c.time_text.has_value());
+  EXPECT_FALSE(c.file.has_value());
+}
+
+TEST_P(ParserTest, NullForARequiredStringIsAProblem) {
+  const Event& e = keep(gcm_head("cmd_name") + R"(,"name":null})");
+  EXPECT_EQ(e.problems, "name: expected a string, got null");
+  EXPECT_FALSE(payload_of<proto::CmdName>(e).name.has_value());
+  // Null is not absence for a number or a list.
+  const Event& x = keep(gcm_head("exit") + R"(,"t_abs":null,"code":0})");
+  EXPECT_EQ(x.problems, "t_abs: expected a number, got null");
+}
+
+TEST_P(ParserTest, GitCredentialManagerEvents) {
+  const Event& v = accept(gcm_head("version") + R"(,"evt":"3","exe":"2.6.1"})");
+  EXPECT_EQ(v.time_text, "2026-11-21T23:51:01.7654321+00:00");
+  EXPECT_EQ(v.time_us, 1795305061765432);
+  // Its region_leave has no t_rel (the duration goes under another key);
+  // both region events carry t_abs.
+  const Event& leave = accept(gcm_head("region_leave") +
+                              R"(,"t_abs":0.31,"repo":1,"nesting":1,"category":"auth","label":"get","msg":"get","RelativeTime":0.26})");
+  const auto& r = payload_of<proto::Region>(leave);
+  EXPECT_FALSE(r.t_rel.has_value());
+  EXPECT_DOUBLE_EQ(r.t_abs.value_or(-1), 0.31);
+  const Event& start = accept(gcm_head("child_start") +
+                              R"(,"t_abs":0.05,"argv":["git","config"],"child_id":0,"child_class":"git","use_shell":false})");
+  EXPECT_DOUBLE_EQ(payload_of<proto::ChildStart>(start).t_abs.value_or(-1), 0.05);
+  EXPECT_EQ(payload_of<proto::ChildStart>(start).child_id, 0);
+  const Event& exit = accept(gcm_head("child_exit") + R"(,"t_abs":0.09,"t_rel":0.04,"child_id":0,"pid":4242,"code":0})");
+  EXPECT_DOUBLE_EQ(payload_of<proto::ChildExit>(exit).t_abs.value_or(-1), 0.09);
+  EXPECT_DOUBLE_EQ(payload_of<proto::ChildExit>(exit).t_rel.value_or(-1), 0.04);
+}
+
+// A line of repo's: Python's isoformat() + "Z", thread MainThread, no file.
+std::string repo_head(std::string_view event, std::string_view time = "2026-11-21T23:51:01.565683+00:00Z") {
+  std::string out = R"({"event":")";
+  out.append(event).append(R"(","sid":"repo-20261121T235101Z-P00001b0d","thread":"MainThread","time":")");
+  out.append(time).append("\"");
+  return out;
+}
+
+TEST_P(ParserTest, RepoEvents) {
+  const Event& v = accept(repo_head("version") + R"(,"evt":"2","exe":"2.50"})");
+  EXPECT_EQ(v.time_us, 1795305061565683);
+  const Event& whole = accept(repo_head("start", "2026-11-21T23:51:01+00:00Z") + R"(,"argv":["repo","sync"]})");
+  EXPECT_EQ(whole.time_us, 1795305061000000);
+  EXPECT_EQ(whole.time_text, "2026-11-21T23:51:01+00:00Z");
+
+  const Event& c = accept(repo_head("command") + R"(,"name":"repo","subcommands":["sync","-j8"]})");
+  EXPECT_EQ(c.kind, EventKind::command);
+  EXPECT_EQ(c.event, "command");
+  EXPECT_EQ(payload_of<proto::Command>(c).name, "repo");
+  EXPECT_EQ(strings(payload_of<proto::Command>(c).subcommands), (Strings{"sync", "-j8"}));
+
+  // "data-json" is data_json; the line stays as sent. Its value is a string
+  // holding a JSON array; repo writes no category.
+  const std::string line = repo_head("data-json") + R"(,"key":"repo/manifest.groups","value":"[\"default\"]"})";
+  const Event& d = accept(line);
+  EXPECT_EQ(d.kind, EventKind::data_json);
+  EXPECT_EQ(d.event, "data_json");
+  EXPECT_EQ(d.json, line);
+  EXPECT_EQ(payload_of<proto::Data>(d).key, "repo/manifest.groups");
+  EXPECT_FALSE(payload_of<proto::Data>(d).category.has_value());
+  const Event& plain = accept(repo_head("data") + R"(,"key":"repo/sync.jobs","value":"8"})");
+  EXPECT_EQ(payload_of<proto::Data>(plain).value, "8");
+  // A multi-valued setting: data with an array.
+  const Event& list = accept(repo_head("data") + R"(,"key":"repo/remote.aosp.fetch","value":["a","b"]})");
+  EXPECT_EQ(payload_of<proto::Data>(list).value, R"(["a","b"])");
+  EXPECT_TRUE(payload_of<proto::Data>(list).value_is_json);
+
+  const Event& x = accept(repo_head("exit") + R"(,"code":0,"t_abs":12.5})");
+  EXPECT_EQ(payload_of<proto::Exit>(x).code, 0);
+  EXPECT_DOUBLE_EQ(payload_of<proto::Exit>(x).t_abs.value_or(-1), 12.5);
+}
+
+TEST_P(ParserTest, TimeWithAnOffsetIsNormalisedToUtc) {
+  const Event& e = accept(R"({"event":"thread_start","sid":"s","time":"2026-11-22T01:21:01.565683+01:30"})");
+  EXPECT_EQ(e.time_us, 1795305061565683);
+  EXPECT_EQ(e.time_text, "2026-11-22T01:21:01.565683+01:30");
+}
+
 TEST(EventKinds, NamesRoundTrip) {
   for (int k = 0; k < static_cast<int>(EventKind::unknown); ++k) {
     const auto kind = static_cast<EventKind>(k);
@@ -1341,6 +1450,9 @@ TEST(EventKinds, NamesRoundTrip) {
   EXPECT_EQ(proto::event_kind_from_name("unknown"), EventKind::unknown);
   EXPECT_EQ(proto::event_kind_from_name(""), EventKind::unknown);
   EXPECT_EQ(proto::event_kind_from_name("exit "), EventKind::unknown);
+  // Other producers' spellings map to git's kind, which keeps its name.
+  EXPECT_EQ(proto::event_kind_from_name("data-json"), EventKind::data_json);
+  EXPECT_EQ(proto::to_string(EventKind::data_json), "data_json");
   EXPECT_FALSE(proto::is_terminal(EventKind::child_exit));
   EXPECT_FALSE(proto::is_terminal(EventKind::thread_exit));
 }

@@ -59,7 +59,7 @@ TEST(Timestamp, CalendarRules) {
   EXPECT_TRUE(proto::parse_utc_timestamp("2026-01-01T23:59:59.999999Z").has_value());
   EXPECT_FALSE(proto::parse_utc_timestamp("2026-01-01T24:00:00.000000Z").has_value());
   EXPECT_FALSE(proto::parse_utc_timestamp("2026-01-01T00:60:00.000000Z").has_value());
-  EXPECT_FALSE(proto::parse_utc_timestamp("2026-01-01T00:00:60.000000Z").has_value());
+  EXPECT_FALSE(proto::parse_utc_timestamp("2026-01-01T00:00:61.000000Z").has_value());
   EXPECT_FALSE(proto::parse_utc_timestamp("1969-12-31T23:59:59.999999Z").has_value());
   EXPECT_FALSE(proto::parse_utc_timestamp("0000-01-01T00:00:00.000000Z").has_value());
 }
@@ -70,14 +70,22 @@ TEST(Timestamp, RejectsOtherShapes) {
            "2026",
            "2026-11-21",
            "2026-11-21T23:51:01.565683",         // no zone
-           "2026-11-21T23:51:01.565683z",        // lowercase zone
-           "2026-11-21T23:51:01.565683+00:00",   // offset instead of Z
            "2026-11-21 23:51:01.565683Z",        // space separator
-           "2026-11-21t23:51:01.565683Z",
            " 2026-11-21T23:51:01.565683Z",
            "2026-11-21T23:51:01.565683Z ",
            "2026-11-21T23:51:01.565683ZZ",
-           "2026-11-21T23:51:01,565683Z",        // comma decimal
+           "2026-11-21T23:51:01.565683Z+00:00",  // zone twice, Z first
+           "2026-11-21T23:51:01.565683+01:00Z",  // an offset and Z disagree
+           "2026-11-21T23:51:01.565683+1:00",    // one-digit hour
+           "2026-11-21T23:51:01.565683+01:0",
+           "2026-11-21T23:51:01.565683+01:",
+           "2026-11-21T23:51:01.565683+",
+           "2026-11-21T23:51:01.565683+24:00",   // no such offset
+           "2026-11-21T23:51:01.565683+01:60",
+           "2026-11-21T23:51:01.565683+010",
+           "2026-11-21T23:51:01.565683+01:00:00",
+           "2026-11-21T23:51:01.565683 +01:00",
+           "2026-11-21T23:51:01.565683UTC",
            "2026-1-21T23:51:01.565683Z",
            "2026-11-21T3:51:01.565683Z",
            "+2026-11-21T23:51:01.565683Z",
@@ -91,6 +99,54 @@ TEST(Timestamp, RejectsOtherShapes) {
        }) {
     EXPECT_FALSE(proto::parse_utc_timestamp(text).has_value()) << '"' << text << '"';
   }
+}
+
+// What producers other than git write (docs/trace2-format.md).
+TEST(Timestamp, OtherProducersZones) {
+  const std::int64_t utc = *proto::parse_utc_timestamp("2026-11-21T23:51:01.565683Z");
+  // repo: Python's isoformat() of an aware UTC time, then "Z"; no fraction
+  // at all when the microseconds are 0.
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01.565683+00:00Z"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01+00:00Z"), utc - 565683);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01-00:00Z"), utc - 565683);
+  // Git Credential Manager: .NET DateTimeOffset, 7 digits (100 ns ticks,
+  // trailing zeros dropped) and an offset.
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01.5656839+00:00"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01.56568+00:00"), utc - 3);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01+00:00"), utc - 565683);
+  // Any other offset is converted to UTC, east positive.
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-22T00:51:01.565683+01:00"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-22T05:21:01.565683+05:30"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T19:21:01.565683-04:30"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T19:21:01.565683-0430"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T20:51:01.565683-03"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-22T23:50:01.565683+23:59"), utc);
+  // RFC 3339 allows lowercase "t" and "z", ISO 8601 a decimal comma.
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21t23:51:01.565683z"), utc);
+  EXPECT_EQ(proto::parse_utc_timestamp("2026-11-21T23:51:01,565683Z"), utc);
+}
+
+TEST(Timestamp, OffsetsCrossDaysAndTheRange) {
+  // The local date is not the UTC date.
+  EXPECT_EQ(proto::parse_utc_timestamp("2025-01-01T00:30:00+01:00"),
+            proto::parse_utc_timestamp("2024-12-31T23:30:00Z"));
+  EXPECT_EQ(proto::parse_utc_timestamp("2024-02-28T23:00:00-02:00"),
+            proto::parse_utc_timestamp("2024-02-29T01:00:00Z"));
+  // The range applies to the UTC time, not to the local one.
+  EXPECT_EQ(proto::parse_utc_timestamp("1970-01-01T01:00:00+01:00"), 0);
+  EXPECT_FALSE(proto::parse_utc_timestamp("1970-01-01T00:30:00+01:00").has_value());
+  EXPECT_EQ(proto::parse_utc_timestamp("1969-12-31T23:00:00-01:00"), 0);
+  EXPECT_EQ(proto::parse_utc_timestamp("9999-12-31T23:59:59.999999+00:00"), proto::k_max_timestamp_us);
+  EXPECT_FALSE(proto::parse_utc_timestamp("9999-12-31T23:00:00-01:00").has_value());
+}
+
+TEST(Timestamp, LeapSecondFoldsIntoItsMinute) {
+  const std::int64_t last = *proto::parse_utc_timestamp("2016-12-31T23:59:59.999999Z");
+  EXPECT_EQ(proto::parse_utc_timestamp("2016-12-31T23:59:60Z"), last);
+  EXPECT_EQ(proto::parse_utc_timestamp("2016-12-31T23:59:60.5Z"), last);
+  EXPECT_EQ(proto::parse_utc_timestamp("2017-01-01T00:59:60+01:00"), last);
+  EXPECT_LT(*proto::parse_utc_timestamp("2016-12-31T23:59:60Z"),
+            *proto::parse_utc_timestamp("2017-01-01T00:00:00Z"));
 }
 
 TEST(Timestamp, FormatsGitsFormat) {
