@@ -31,6 +31,10 @@ struct IngestChunk {
   // Lines the reader read and dropped at the memory bound, since its last chunk.
   std::uint64_t dropped_lines = 0;
   std::uint64_t dropped_bytes = 0;
+  // The reader refused the channel without reading it (a sparse or oversized
+  // trace file, a hard link): stored as a reject with this reason.
+  std::string refused;
+  std::uint64_t refused_bytes = 0;
 
   // A file source's position after this chunk's lines, committed with them.
   struct FileProgress {

@@ -103,6 +103,9 @@ void IngestWorker::process(const IngestChunk& chunk) {
                            chunk.dropped_bytes);
     reject(chunk, chunk.channel_origin(), m_reason, {}, chunk.dropped_bytes);
   }
+  if (!chunk.refused.empty()) {
+    reject(chunk, chunk.channel_origin(), chunk.refused, {}, chunk.refused_bytes);
+  }
   if (chunk.progress) {
     record_progress(*chunk.progress);
   }

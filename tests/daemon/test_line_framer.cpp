@@ -27,6 +27,7 @@ class Collect {
       lines.push_back({std::string(line), full});
     });
   }
+  LineFramer& framer() { return m_framer; }
   std::vector<Framed> lines;
 
  private:
@@ -123,6 +124,31 @@ TEST(LineFramer, HoldsOnlyTheHeadOfAnEndlessLine) {
   }
   EXPECT_LE(framer.buffered_bytes(), 2048u);  // memory stays bounded
   EXPECT_TRUE(framer.has_partial_line());
+}
+
+TEST(LineFramer, SaysWhenItDiscardsALongLine) {
+  Collect c({.max_line_bytes = 100, .kept_bytes = 10});
+  c.feed(std::string(100, 'a'));
+  EXPECT_FALSE(c.framer().discarding());  // at the limit: still held whole
+  c.feed("b");
+  EXPECT_TRUE(c.framer().discarding());
+  c.feed("\n");
+  EXPECT_FALSE(c.framer().discarding());
+  ASSERT_EQ(c.lines.size(), 1u);
+  EXPECT_EQ(c.lines[0].full_size, 101u);
+}
+
+TEST(LineFramer, ResumedInsideALongLineDiscardsUpToTheNextNewline) {
+  Collect c({.max_line_bytes = 100, .kept_bytes = 10});
+  c.framer().resume_inside_long_line();
+  EXPECT_TRUE(c.framer().discarding());
+  c.feed(std::string(50, 'x') + "\nnext\n");
+  ASSERT_EQ(c.lines.size(), 2u);
+  // Reported as cut short, so it becomes a reject; what is kept is the head
+  // of the rest (the line's own head went with the earlier run).
+  EXPECT_EQ(c.lines[0].line, std::string(10, 'x'));
+  EXPECT_GT(c.lines[0].full_size, 100u);
+  EXPECT_EQ(c.lines[1], (Framed{"next", 4}));
 }
 
 }  // namespace
