@@ -18,9 +18,11 @@ const std::vector<std::string> k_trace_variables = {
 
 }  // namespace
 
-RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args)
+RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args,
+                             std::optional<rlim_t> max_open_files)
     : m_socket(dir.file("t.sock")), m_dgram_socket(dir.file("d.sock")), m_db(dir.file("t.db")) {
   ProcessSpec spec;
+  spec.max_open_files = max_open_files;
   spec.argv = {TRACE2D_BIN, "--socket", m_socket, "--dgram-socket", m_dgram_socket, "--db", m_db};
   // Never the machine's /etc/trace2d/trace2d.toml: each test is on its own.
   if (std::find(extra_args.begin(), extra_args.end(), "--config") == extra_args.end()) {

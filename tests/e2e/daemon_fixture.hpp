@@ -19,8 +19,10 @@ class RunningDaemon {
  public:
   // Starts trace2d on <dir>/t.sock (stream), <dir>/d.sock (dgram) and
   // <dir>/t.db, with no configuration file unless `extra_args` passes
-  // --config, and waits until it listens.
-  explicit RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args = {});
+  // --config, and waits until it listens. `max_open_files`: its
+  // RLIMIT_NOFILE, as systemd would set it.
+  explicit RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args = {},
+                         std::optional<rlim_t> max_open_files = std::nullopt);
   ~RunningDaemon();
 
   [[nodiscard]] const std::string& socket_path() const { return m_socket; }
