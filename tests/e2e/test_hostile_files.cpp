@@ -24,6 +24,17 @@ using namespace std::chrono_literals;
 
 constexpr rlim_t k_fd_limit = 1024;
 
+// Under AddressSanitizer (the asan preset builds trace2d like this test)
+// freed memory sits in a quarantine of up to 256 MiB and everything is
+// slower: bounds get that much room.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr long k_sanitizer_kib = 512 * 1024;
+constexpr double k_sanitizer_seconds = 3.0;
+#else
+constexpr long k_sanitizer_kib = 0;
+constexpr double k_sanitizer_seconds = 0.0;
+#endif
+
 std::string event(const std::string& sid, const std::string& name, const std::string& rest) {
   return R"({"event":")" + name + R"(","sid":")" + sid +
          R"(","thread":"main","time":"2026-11-23T10:00:00.000000Z","file":"t.c","line":1)" + rest + "}\n";
@@ -174,7 +185,7 @@ TEST_F(HostileFiles, SparseTerabyteFileIsRefusedUnreadAndNeverReadAfterARestart)
 
   const ProcessResult stopped = daemon->stop(10s);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_LT(stopped.seconds, 2.0);  // the shutdown grace is 300 ms here
+  EXPECT_LT(stopped.seconds, 2.0 + k_sanitizer_seconds);  // the shutdown grace is 300 ms here
   EXPECT_TRUE(fs::exists(sparse));  // kept (--no-delete-finished) ...
 
   // ... and after a restart neither read from 0 nor refused again: its
@@ -184,7 +195,7 @@ TEST_F(HostileFiles, SparseTerabyteFileIsRefusedUnreadAndNeverReadAfterARestart)
   EXPECT_EQ(count(daemon->db_path(), refused), 1);
   const ProcessResult again = daemon->stop(10s);
   EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_LT(again.seconds, 2.0);
+  EXPECT_LT(again.seconds, 2.0 + k_sanitizer_seconds);
 }
 
 TEST_F(HostileFiles, FileOverTheSizeCapIsRefusedAndRemoved) {
@@ -251,7 +262,7 @@ TEST_F(HostileFiles, BigFileIsReadInBoundedMemory) {
   std::printf("[ measured ] a 200 MB trace file: stored in %.1f s; VmHWM %ld MiB (%ld MiB before it); a victim's "
               "git over dgram meanwhile stored in %.2f s\n",
               took.count(), peak_kib / 1024, idle_kib / 1024, victim_took.count());
-  EXPECT_LT(peak_kib, 256 * 1024);
+  EXPECT_LT(peak_kib, 256 * 1024 + k_sanitizer_kib);
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
 }
