@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "tests/e2e/daemon_fixture.hpp"
 
@@ -162,6 +163,31 @@ TEST_F(HostileFiles, APidClaimIsBelievedOnlyForAProcessOfTheFilesOwner) {
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE status = 'incomplete' AND sid LIKE 'g%'"),
             k_files);
+}
+
+TEST_F(HostileFiles, FilesOverTheirOwnersCapWaitUnopenedAndAreStoredWhenASlotFrees) {
+  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--dir-max-open-files-per-uid", "1"}, k_fd_limit);
+  // root's one slot is held by a file whose writer (this test) runs.
+  char held[32];
+  std::snprintf(held, sizeof held, "held-P%08x", static_cast<unsigned>(::getpid()));
+  write_file(m_staging + "/" + held, version_line(held));
+  fs::rename(m_staging + "/" + held, m_watched + "/" + held);
+  ASSERT_TRUE(wait_until([&] { return count(daemon.db_path(), "SELECT count(*) FROM sessions") == 1; }));
+  // Three gits of the same owner write, close and exit meanwhile: they wait.
+  const std::string repo = make_repo(m_dir, "repo");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(run_git(repo, {"rev-parse", "HEAD"}, {{"GIT_TRACE2_EVENT", m_watched}}).exit_code, 0);
+  }
+  const std::string stored = "SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'";
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(count(daemon.db_path(), stored), 0);
+  // The slot frees: each is opened in turn, known to be closed by its
+  // writer, read whole and finished.
+  fs::remove(m_watched + "/" + held);
+  ASSERT_TRUE(wait_until([&] { return count(daemon.db_path(), stored) == 3; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return fs::is_empty(m_watched); }, 5s));
+  const ProcessResult stopped = daemon.stop();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
 }
 
 TEST_F(HostileFiles, SparseTerabyteFileIsRefusedUnreadAndNeverReadAfterARestart) {
