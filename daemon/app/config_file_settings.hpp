@@ -184,6 +184,14 @@ void visit_settings(Options& o, Visitor& v) {
   v.boolean(Key{"directories", "delete_finished", "--delete-finished"}, o.delete_finished_files);
   v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms"}, o.dir_idle_timeout,
             Range{1, 30 * k_day_ms});
+  v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms"}, o.dir_max_silence,
+            Range{1, 30 * k_day_ms});
+  v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid"},
+            o.dir_max_open_files_per_uid, Range{1, 1LL << 20});
+  v.integer(Key{"directories", "max_open_files", "--dir-max-open-files"}, o.dir_max_open_files,
+            Range{1, 1LL << 20});
+  v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes"}, o.dir_max_file_bytes,
+            Range{0, 1LL << 50});
 
   v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib"}, o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
   v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms"}, o.overflow_wait, Range{0, k_hour_ms});

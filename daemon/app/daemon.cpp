@@ -148,6 +148,10 @@ int Daemon::run() {
     o.dirs = options.watch_dirs;
     o.delete_finished = options.delete_finished_files;
     o.idle_timeout = options.dir_idle_timeout;
+    o.max_silence = options.dir_max_silence;
+    o.max_open_files_per_uid = options.dir_max_open_files_per_uid;
+    o.max_open_files = options.dir_max_open_files;
+    o.max_file_bytes = options.dir_max_file_bytes;
     o.framing = framing;
     return o;
   };
@@ -202,7 +206,11 @@ int Daemon::run() {
         }
         if (fresh->watch_dirs != m_options.watch_dirs ||
             fresh->delete_finished_files != m_options.delete_finished_files ||
-            fresh->dir_idle_timeout != m_options.dir_idle_timeout) {
+            fresh->dir_idle_timeout != m_options.dir_idle_timeout ||
+            fresh->dir_max_silence != m_options.dir_max_silence ||
+            fresh->dir_max_open_files_per_uid != m_options.dir_max_open_files_per_uid ||
+            fresh->dir_max_open_files != m_options.dir_max_open_files ||
+            fresh->dir_max_file_bytes != m_options.dir_max_file_bytes) {
           spdlog::info("SIGHUP: directories [{}] -> [{}], delete finished {} -> {}, idle timeout {} -> {} ms",
                        join(m_options.watch_dirs), join(fresh->watch_dirs), m_options.delete_finished_files,
                        fresh->delete_finished_files, m_options.dir_idle_timeout.count(),
@@ -230,6 +238,10 @@ int Daemon::run() {
         m_options.watch_dirs = fresh->watch_dirs;
         m_options.delete_finished_files = fresh->delete_finished_files;
         m_options.dir_idle_timeout = fresh->dir_idle_timeout;
+        m_options.dir_max_silence = fresh->dir_max_silence;
+        m_options.dir_max_open_files_per_uid = fresh->dir_max_open_files_per_uid;
+        m_options.dir_max_open_files = fresh->dir_max_open_files;
+        m_options.dir_max_file_bytes = fresh->dir_max_file_bytes;
         m_options.dgram_idle_timeout = fresh->dgram_idle_timeout;
         m_options.log_level = fresh->log_level;
       };

@@ -15,6 +15,7 @@
 
 #include "daemon/app/pipeline.hpp"
 #include "daemon/pipeline/line_framer.hpp"
+#include "daemon/source/trace_file_checks.hpp"
 #include "daemon/source/unique_fd.hpp"
 #include "proto/parser.hpp"
 #include "proto/timestamp.hpp"
@@ -130,6 +131,15 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
       ok = false;
       continue;
     }
+    struct stat st {};
+    ::fstat(fd.get(), &st);
+    // A sparse file would be read as zeros for hours; one over the
+    // directories' size cap is refused as the watcher refuses it.
+    if (const auto problem = source::oversized_or_sparse(st, options.dir_max_file_bytes)) {
+      spdlog::error("import: '{}' refused: {}", path, *problem);
+      ok = false;
+      continue;
+    }
     // The first line (git's `version` event, with its SID and time) tells one
     // trace from another, and stays the same when a file grows.
     const ssize_t head = ::pread(fd.get(), buffer.data(), 4096, 0);
@@ -145,8 +155,6 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
     if (const auto found = offsets.find(key); found != offsets.end()) {
       offset = found->second;
     }
-    struct stat st {};
-    ::fstat(fd.get(), &st);
     if (offset >= static_cast<std::uint64_t>(st.st_size)) {
       ++skipped;  // imported before, and unchanged since
       progress.update(index + 1, total_bytes, total_lines);

@@ -30,6 +30,15 @@ struct DaemonOptions {
   bool delete_finished_files = true;
   // A trace file that has not grown for this long is finished.
   std::chrono::milliseconds dir_idle_timeout{std::chrono::minutes(1)};
+  // A silent trace file is finished after this long even when the pid its
+  // name claims still runs: the name is only the writer's word.
+  std::chrono::milliseconds dir_max_silence{std::chrono::hours(1)};
+  // Trace files held open at once, per file owner and in all: beyond, files
+  // wait unopened, so one user's files never take another's descriptors.
+  std::size_t dir_max_open_files_per_uid = 32;
+  std::size_t dir_max_open_files = 256;
+  // A trace file larger than this is refused unread (0: no cap).
+  std::uint64_t dir_max_file_bytes = 1ULL << 30;
   unsigned io_threads = 1;
   std::size_t max_queue_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds overflow_wait{2000};

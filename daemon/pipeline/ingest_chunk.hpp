@@ -28,12 +28,14 @@ struct IngestChunk {
   std::vector<Line> lines;
   // The channel (connection, file) ended after these lines.
   bool end_of_channel = false;
-  // The reader closed or refused connections of this chunk's sender on its
-  // own (a per-uid bound, silence): why, for a reject row. Empty otherwise.
-  std::string closed_because;
   // Lines the reader read and dropped at the memory bound, since its last chunk.
   std::uint64_t dropped_lines = 0;
   std::uint64_t dropped_bytes = 0;
+  // The reader refused or closed channels on its own (a sparse or oversized
+  // trace file, a hard link; a connection over its uid's bound, or silent):
+  // stored as a reject with this reason. Empty otherwise.
+  std::string refused;
+  std::uint64_t refused_bytes = 0;
 
   // A file source's position after this chunk's lines, committed with them.
   struct FileProgress {

@@ -41,6 +41,12 @@ class IngestSink {
   // the same bound.
   void hold(std::size_t bytes) { m_budget.charge(bytes); }
   void release(std::size_t bytes) { m_budget.release(bytes); }
+  // Past this share of the bound: for sources that can wait without harm
+  // (trace files), so that they leave the rest to sockets, whose writers
+  // cannot wait.
+  [[nodiscard]] bool over_budget_share(double share) const {
+    return static_cast<double>(m_budget.used()) >= share * static_cast<double>(m_budget.limit());
+  }
   [[nodiscard]] std::uint64_t next_channel_id() { return m_channel_ids.fetch_add(1) + 1; }
   [[nodiscard]] SourceCounters& counters() { return m_counters; }
 

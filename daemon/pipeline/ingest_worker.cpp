@@ -125,8 +125,8 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
                            chunk.dropped_bytes);
     reject(chunk, chunk.channel_origin(), m_reason, {}, chunk.dropped_bytes);
   }
-  if (!chunk.closed_because.empty()) {
-    reject(chunk, chunk.channel_origin(), chunk.closed_because, {}, 0);
+  if (!chunk.refused.empty()) {
+    reject(chunk, chunk.channel_origin(), chunk.refused, {}, chunk.refused_bytes);
   }
   if (chunk.progress) {
     record_progress(*chunk.progress);

@@ -67,6 +67,17 @@ class LineFramer {
     }
   }
 
+  // Reading resumes (after a restart) inside a line an earlier run already
+  // found over the limit and discarded: the rest is discarded up to the next
+  // '\n' and reported as a line cut short (its head went with that run; the
+  // head of the rest is kept instead).
+  void resume_inside_long_line() {
+    m_partial.clear();
+    m_partial_size = m_limits.max_line_bytes + 1;
+  }
+  // Inside a line over the limit: what arrives is discarded, not held.
+  [[nodiscard]] bool discarding() const { return m_partial_size > m_limits.max_line_bytes; }
+
   // Memory held between reads for an incomplete line (its allocation).
   [[nodiscard]] std::size_t buffered_bytes() const { return m_partial.capacity(); }
   // Bytes of the incomplete line kept so far.

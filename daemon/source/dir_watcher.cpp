@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "daemon/source/trace_file_checks.hpp"
 #include "daemon/source/unique_fd.hpp"
 #include "daemon/store/sqlite.hpp"
 #include "proto/parser.hpp"
@@ -25,6 +28,12 @@ constexpr std::uint32_t k_dir_events = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | 
                                        IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK;
 constexpr std::size_t k_read_chunk = 256 * 1024;
 constexpr std::size_t k_chunk_bytes = 1024 * 1024;
+// Read from one file per wake-up: a few milliseconds of work, after which the
+// io thread serves other files, datagrams, signals and the watchdog.
+constexpr std::uint64_t k_slice_bytes = 4 * 1024 * 1024;
+// Names remembered per owner while they wait for a slot; more are found by
+// a rescan once the list has drained.
+constexpr std::size_t k_max_waiting_per_uid = 4096;
 
 std::string file_key(ino_t inode, const std::string& path) {
   return "dir:" + std::to_string(inode) + ":" + path;
@@ -46,6 +55,24 @@ std::optional<pid_t> writer_pid(const std::string& name) {
 
 bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
+// The owner of a running process, when /proc shows it (systemd's
+// ProtectProc=invisible hides other users' processes).
+std::optional<uid_t> process_owner(pid_t pid) {
+  struct stat st {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return st.st_uid;
+}
+
+std::size_t quarter_of_fd_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return SIZE_MAX;
+  }
+  return std::max<std::size_t>(1, static_cast<std::size_t>(limit.rlim_cur / 4));
+}
+
 std::vector<char>& read_buffer() {
   thread_local std::vector<char> buffer(k_read_chunk);
   return buffer;
@@ -59,13 +86,19 @@ struct DirWatcher::TracedFile {
   std::string path;
   std::string key;
   UniqueFd fd;
-  std::optional<std::int64_t> owner_uid;
-  std::uint64_t read_offset = 0;  // bytes read from the file
+  std::int64_t owner_uid = 0;
+  std::uint64_t read_offset = 0;       // bytes read from the file
+  std::uint64_t submitted_offset = 0;  // position handed on with the last chunk
   pipeline::LineFramer framer;
   std::uint64_t channel = 0;
   std::chrono::steady_clock::time_point last_growth = std::chrono::steady_clock::now();
   bool saw_atexit = false;
   bool sentinel = false;
+  // Its writer closed it (or it was removed, or given up on): finished once
+  // read to its end.
+  bool closing = false;
+  bool removed = false;  // the path is gone or someone else's now: never unlinked
+  bool more_queued = false;
 
   explicit TracedFile(pipeline::LineFramer::Limits limits) : framer(limits) {}
 };
@@ -77,6 +110,7 @@ DirWatcher::DirWatcher(asio::io_context& io, pipeline::IngestSink& sink, std::st
       m_sink(sink),
       m_db_path(std::move(db_path)),
       m_options(std::move(options)),
+      m_fd_limit_cap(quarter_of_fd_limit()),
       m_timer(m_strand),
       m_catch_up_timer(m_strand) {}
 
@@ -99,6 +133,10 @@ void DirWatcher::start() {
     }
   } catch (const store::SqliteError& e) {
     throw std::runtime_error(std::string("cannot read trace file positions: ") + e.what());
+  }
+  if (m_options.max_open_files > m_fd_limit_cap) {
+    spdlog::info("dir: at most {} trace files open at once (a quarter of RLIMIT_NOFILE), not {}", m_fd_limit_cap,
+                 m_options.max_open_files);
   }
   asio::post(m_strand, [this] {
     for (const std::string& dir : m_options.dirs) {
@@ -127,9 +165,15 @@ void DirWatcher::stop() {
   asio::post(m_strand, [this] {
     m_stopping = true;
     for (auto& [path, file] : m_files) {
-      read_file(*file, false);  // its position is committed with what it read
+      if (over_budget()) {
+        break;  // the rest resume at their committed positions next time
+      }
+      read_file(*file);  // its position is committed with what it read
     }
     m_files.clear();
+    m_open_per_uid.clear();
+    m_waiting.clear();
+    m_waiting_paths.clear();
     m_open_files.store(0);
     m_timer.cancel();
     m_catch_up_timer.cancel();
@@ -163,6 +207,7 @@ void DirWatcher::reconfigure(Options options) {
       }
     }
     m_options = options;
+    open_waiting_soon();  // the caps may have grown
   });
 }
 
@@ -193,11 +238,11 @@ void DirWatcher::scan(const std::string& dir) {
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
     if (auto found = m_files.find(path); found != m_files.end()) {
-      if (read_file(*found->second, false)) {
+      if (read_file(*found->second) == ReadOutcome::finished) {
         forget(found);
       }
-    } else {
-      open_file(dir, name);
+    } else if (m_waiting_paths.count(path) == 0) {
+      open_file(dir, name, false);
     }
   }
 }
@@ -211,6 +256,8 @@ asio::awaitable<void> DirWatcher::read_events() {
     if (m_stopping || ec) {
       break;
     }
+    // Drained to EAGAIN (the descriptor is edge-triggered). What each event
+    // reads is bounded by the memory budget and a slice per file.
     while (true) {
       const ssize_t n = ::read(m_inotify, buffer, sizeof buffer);
       if (n <= 0) {
@@ -251,38 +298,65 @@ void DirWatcher::on_event(int wd, std::uint32_t mask, std::string_view name) {
     return;
   }
   const std::string path = dir + "/" + std::string(name);
+  const bool closed = (mask & IN_CLOSE_WRITE) != 0;
+  const bool removed = (mask & IN_DELETE) != 0;
   auto found = m_files.find(path);
   if (found == m_files.end()) {
-    if ((mask & IN_DELETE) != 0) {
+    if (const auto waiting = m_waiting_paths.find(path); waiting != m_waiting_paths.end()) {
+      if (removed) {
+        m_waiting_paths.erase(waiting);  // its place in the list is skipped
+      } else {
+        waiting->second = waiting->second || closed;
+      }
+      return;
+    }
+    if (removed) {
       m_finished.erase(path);
       return;
     }
-    open_file(dir, std::string(name));
-    found = m_files.find(path);
-    if (found == m_files.end()) {
-      return;  // not a trace file, or already finished
-    }
-  } else if ((mask & (IN_MODIFY | IN_CREATE | IN_MOVED_TO)) != 0) {
-    if (read_file(*found->second, false)) {
-      forget(found);
-      return;
-    }
+    open_file(dir, std::string(name), closed);
+    return;
   }
-  if ((mask & (IN_CLOSE_WRITE | IN_DELETE)) != 0 && m_files.count(path) > 0) {
-    finish_file(path, (mask & IN_CLOSE_WRITE) != 0);
+  TracedFile& file = *found->second;
+  if (closed || removed) {
+    file.closing = true;
+    file.removed = file.removed || removed;
+  }
+  if (read_file(file) == ReadOutcome::finished) {
+    forget(found);
   }
 }
 
-void DirWatcher::open_file(const std::string& dir, const std::string& name) {
-  if (name.empty() || name.front() == '.') {
+std::size_t DirWatcher::open_file_cap() const { return std::min(m_options.max_open_files, m_fd_limit_cap); }
+
+void DirWatcher::open_file(const std::string& dir, const std::string& name, bool closed_by_writer) {
+  if (name.empty() || name.front() == '.' || m_stopping) {
     return;
   }
   const std::string path = dir + "/" + name;
+  // Who owns it decides whose slots it takes, before it takes a descriptor.
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) != 0 || !S_ISREG(before.st_mode)) {
+    return;
+  }
+  const auto uid = static_cast<std::int64_t>(before.st_uid);
+  if (const auto done = m_finished.find(path);
+      done != m_finished.end() && done->second == file_key(before.st_ino, path)) {
+    return;  // finished in this run; removed once committed, if at all
+  }
+  const auto open = m_open_per_uid.find(uid);
+  if ((open != m_open_per_uid.end() && open->second >= m_options.max_open_files_per_uid) ||
+      m_files.size() >= open_file_cap()) {
+    wait_for_slot(uid, dir, name, closed_by_writer);
+    return;
+  }
   // O_NOFOLLOW: a symbolic link is never followed out of the directory.
   // O_NONBLOCK: opening a FIFO must not hang the daemon.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd) {
-    if (errno != ENOENT) {
+    if (errno == EMFILE || errno == ENFILE) {
+      wait_for_slot(uid, dir, name, closed_by_writer);  // tried again when a file closes
+    } else if (errno != ENOENT) {
       spdlog::debug("dir: skipping '{}': {}", path, std::strerror(errno));
     }
     return;
@@ -297,11 +371,12 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name) {
   file->path = path;
   file->key = file_key(st.st_ino, path);
   file->fd = std::move(fd);
-  file->owner_uid = st.st_uid;
+  file->owner_uid = static_cast<std::int64_t>(st.st_uid);
   file->channel = m_sink.next_channel_id();
   file->sentinel = name == k_discard_sentinel;
+  file->closing = closed_by_writer;
   if (const auto done = m_finished.find(path); done != m_finished.end() && done->second == file->key) {
-    return;  // finished in this run; removed once committed, if at all
+    return;
   }
   if (const auto saved = m_committed.find(file->key); saved != m_committed.end()) {
     if (saved->second.second) {
@@ -312,6 +387,14 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name) {
       return;
     }
     file->read_offset = saved->second.first;
+    file->submitted_offset = file->read_offset;
+    // Committed inside a line over the limit: the rest of it is discarded.
+    char before_offset = '\n';
+    if (file->read_offset > 0 &&
+        ::pread(file->fd.get(), &before_offset, 1, static_cast<off_t>(file->read_offset - 1)) == 1 &&
+        before_offset != '\n') {
+      file->framer.resume_inside_long_line();
+    }
   }
   if (file->sentinel) {
     m_sentinels.fetch_add(1);
@@ -320,21 +403,114 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name) {
   }
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
+  ++m_open_per_uid[file->owner_uid];
   const auto [it, inserted] = m_files.emplace(path, std::move(file));
   m_open_files.store(m_files.size());
-  if (read_file(*it->second, false)) {
+  TracedFile& opened = *it->second;
+  // A hard link may be another user's file, linked here by whoever can
+  // write the directory: its owner is not who sent it.
+  if (st.st_nlink > 1) {
+    refuse(opened, fmt::format("trace file '{}' refused: it has {} hard links (a hard link may be another "
+                               "user's file; its owner is not necessarily who put it here)",
+                               path, st.st_nlink),
+           std::nullopt);
+    forget(it);
+    return;
+  }
+  if (read_file(opened) == ReadOutcome::finished) {
     forget(it);
   }
 }
 
-bool DirWatcher::read_file(TracedFile& file, bool finish) {
-  if (m_sink.over_budget() && !m_stopping && !finish) {
+void DirWatcher::wait_for_slot(std::int64_t uid, const std::string& dir, const std::string& name,
+                               bool closed_by_writer) {
+  const std::string path = dir + "/" + name;
+  if (const auto known = m_waiting_paths.find(path); known != m_waiting_paths.end()) {
+    known->second = known->second || closed_by_writer;
+    return;
+  }
+  std::deque<Waiting>& queue = m_waiting[uid];
+  if (queue.size() >= k_max_waiting_per_uid) {
+    m_rescan = true;  // this owner's list is full: found again by a rescan
+    return;
+  }
+  queue.push_back(Waiting{dir, name});
+  m_waiting_paths.emplace(path, closed_by_writer);
+}
+
+void DirWatcher::open_waiting_soon() {
+  if (m_open_waiting_posted || m_stopping) {
+    return;
+  }
+  m_open_waiting_posted = true;
+  asio::post(m_strand, [this] {
+    m_open_waiting_posted = false;
+    if (!m_stopping) {
+      open_waiting();
+    }
+  });
+}
+
+void DirWatcher::open_waiting() {
+  // Round-robin over owners, so that a freed slot of the overall cap goes to
+  // each in turn rather than to whoever queued most.
+  // Each waiting name is tried at most once per call: one that cannot be
+  // opened (EMFILE) queues again for the next.
+  std::size_t attempts = m_waiting_paths.size();
+  bool opened = true;
+  while (opened && attempts > 0 && m_files.size() < open_file_cap()) {
+    opened = false;
+    for (auto it = m_waiting.begin(); it != m_waiting.end() && m_files.size() < open_file_cap();) {
+      std::deque<Waiting>& queue = it->second;
+      const auto open = m_open_per_uid.find(it->first);
+      if (!queue.empty() && (open == m_open_per_uid.end() || open->second < m_options.max_open_files_per_uid)) {
+        const Waiting next = std::move(queue.front());
+        queue.pop_front();
+        --attempts;
+        const auto known = m_waiting_paths.find(next.dir + "/" + next.name);
+        if (known != m_waiting_paths.end()) {
+          const bool closed = known->second;
+          m_waiting_paths.erase(known);
+          open_file(next.dir, next.name, closed);
+        }
+        opened = true;
+      }
+      it = queue.empty() ? m_waiting.erase(it) : std::next(it);
+      if (attempts == 0) {
+        break;
+      }
+    }
+  }
+}
+
+DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
+  if (over_budget()) {
     catch_up_soon();  // the file keeps meanwhile
-    return false;
+    return ReadOutcome::more_later;
+  }
+  // Checked at every read, not only at open: a file can grow, or become
+  // sparse (truncate -s), at any time.
+  struct stat st {};
+  if (::fstat(file.fd.get(), &st) == 0) {
+    if (const auto problem = oversized_or_sparse(st, m_options.max_file_bytes)) {
+      refuse(file, fmt::format("trace file '{}' refused: {}", file.path, *problem), file.owner_uid);
+      return ReadOutcome::finished;
+    }
   }
   auto& buffer = read_buffer();
   pipeline::IngestChunk chunk;
+  std::uint64_t slice = 0;
+  bool at_end = false;
   while (true) {
+    if (slice >= k_slice_bytes) {
+      break;  // the rest after the io thread's other work
+    }
+    // The budget is checked before every read, not only before the first: a
+    // big file must not be read whole into the queue.
+    if (slice > 0 && over_budget()) {
+      catch_up_soon();
+      break;
+    }
     const ssize_t n = ::pread(file.fd.get(), buffer.data(), buffer.size(), static_cast<off_t>(file.read_offset));
     if (n < 0 && errno == EINTR) {
       continue;
@@ -343,8 +519,10 @@ bool DirWatcher::read_file(TracedFile& file, bool finish) {
       if (n < 0) {
         spdlog::warn("dir: reading '{}': {}", file.path, std::strerror(errno));
       }
+      at_end = true;
       break;
     }
+    slice += static_cast<std::uint64_t>(n);
     file.read_offset += static_cast<std::uint64_t>(n);
     file.last_growth = std::chrono::steady_clock::now();
     m_sink.counters().bytes.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
@@ -362,44 +540,105 @@ bool DirWatcher::read_file(TracedFile& file, bool finish) {
   }
   // The last lines and "finished" travel in one chunk, so they commit
   // together: a restart never finds the last line read but the file open.
-  const bool finished = finish || file.saw_atexit;
+  const bool finished = file.saw_atexit || (file.closing && at_end);
   if (finished) {
     file.framer.finish([&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
-    submit(file, std::move(chunk), true, m_options.delete_finished || file.sentinel);
-  } else if (!chunk.lines.empty()) {
+    submit(file, std::move(chunk), true, (m_options.delete_finished || file.sentinel) && !file.removed);
+    return ReadOutcome::finished;
+  }
+  if (!chunk.lines.empty() || file.framer.discarding()) {
     submit(file, std::move(chunk), false, false);
   }
-  return finished;
-}
-
-void DirWatcher::finish_file(const std::string& path, bool closed_by_writer) {
-  const auto found = m_files.find(path);
-  if (found == m_files.end()) {
-    return;
+  if (!at_end && !m_stopping && slice >= k_slice_bytes) {
+    read_more_soon(file.path);
   }
-  TracedFile& file = *found->second;
-  spdlog::debug("dir: finished '{}' ({})", path, closed_by_writer ? "closed" : "atexit or idle");
-  read_file(file, true);
-  forget(found);
+  return ReadOutcome::more_later;
 }
 
-void DirWatcher::forget(std::map<std::string, std::unique_ptr<TracedFile>>::iterator found) {
+void DirWatcher::refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid) {
+  spdlog::debug("dir: {}", reason);  // the reject row says it; a log line per file would be a flood
+  struct stat st {};
+  pipeline::IngestChunk chunk;
+  chunk.refused = reason;
+  chunk.refused_bytes = ::fstat(file.fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  chunk.origins.assign(1, Origin{SourceKind::dir, file.channel, std::nullopt, peer_uid});
+  // Finished at what was read: a restart neither reads it again nor from 0.
+  chunk.progress = pipeline::IngestChunk::FileProgress{
+      file.key, file.path, file.read_offset, true, (m_options.delete_finished || file.sentinel) && !file.removed,
+      false};
+  chunk.end_of_channel = true;
+  chunk.received_us = proto::unix_now_us();
+  chunk.seal(proto::Parser::padding_bytes());
+  m_sink.submit(std::move(chunk));
+}
+
+void DirWatcher::forget(FileMap::iterator found) {
   m_finished[found->first] = found->second->key;
+  const std::int64_t uid = found->second->owner_uid;
+  if (auto open = m_open_per_uid.find(uid); open != m_open_per_uid.end() && --open->second == 0) {
+    m_open_per_uid.erase(open);
+  }
   m_files.erase(found);
   m_open_files.store(m_files.size());
   m_sink.counters().channels_open.fetch_sub(1, std::memory_order_relaxed);
+  if (!m_waiting.empty()) {
+    open_waiting_soon();
+  }
 }
 
 void DirWatcher::submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove) {
+  // Inside a line over the limit the position moves on with the discarded
+  // bytes: a restart resumes there (discarding up to the next newline), not
+  // at the line's start, which may be a terabyte back.
+  const std::uint64_t position = finished || file.framer.discarding()
+                                     ? file.read_offset
+                                     : file.read_offset - file.framer.partial_size();
+  if (!finished && chunk.lines.empty() && position == file.submitted_offset) {
+    return;  // nothing new to commit
+  }
+  file.submitted_offset = position;
   chunk.origins.assign(1, Origin{SourceKind::dir, file.channel, std::nullopt, file.owner_uid});
-  chunk.progress = pipeline::IngestChunk::FileProgress{
-      file.key, file.path, finished ? file.read_offset : file.read_offset - file.framer.partial_size(),
-      finished, remove, false};
+  chunk.progress = pipeline::IngestChunk::FileProgress{file.key, file.path, position, finished, remove, false};
   chunk.end_of_channel = finished;
   chunk.received_us = proto::unix_now_us();
   m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
   chunk.seal(proto::Parser::padding_bytes());
   m_sink.submit(std::move(chunk));
+}
+
+void DirWatcher::read_more_soon(const std::string& path) {
+  const auto found = m_files.find(path);
+  if (found == m_files.end() || found->second->more_queued) {
+    return;
+  }
+  found->second->more_queued = true;
+  m_more.push_back(path);
+  if (m_read_more_posted) {
+    return;
+  }
+  m_read_more_posted = true;
+  // Posted, not looped: signals, timers and datagrams run in between.
+  asio::post(m_strand, [this] {
+    m_read_more_posted = false;
+    if (!m_stopping) {
+      read_more();
+    }
+  });
+}
+
+void DirWatcher::read_more() {
+  std::vector<std::string> paths;
+  paths.swap(m_more);
+  for (const std::string& path : paths) {
+    const auto found = m_files.find(path);
+    if (found == m_files.end()) {
+      continue;
+    }
+    found->second->more_queued = false;
+    if (read_file(*found->second) == ReadOutcome::finished) {
+      forget(found);
+    }
+  }
 }
 
 void DirWatcher::catch_up_soon() {
@@ -419,11 +658,11 @@ void DirWatcher::catch_up_soon() {
 void DirWatcher::catch_up() {
   std::vector<std::string> done;
   for (auto& [path, file] : m_files) {
-    if (m_sink.over_budget()) {
+    if (over_budget()) {
       catch_up_soon();
       break;
     }
-    if (read_file(*file, false)) {
+    if (read_file(*file) == ReadOutcome::finished) {
       done.push_back(path);
     }
   }
@@ -432,9 +671,30 @@ void DirWatcher::catch_up() {
   }
 }
 
+bool DirWatcher::over_budget() const {
+  // git never waits for a trace file, but a socket's writer does: files
+  // stop at half the bound, so that one user's big file never fills the
+  // queue the sockets need.
+  return m_sink.over_budget_share(0.5);
+}
+
+bool DirWatcher::writer_running(const TracedFile& file) const {
+  const auto pid = writer_pid(file.name);
+  if (!pid || !process_alive(*pid)) {
+    return false;
+  }
+  // pid 1 always runs: a name is believed only when that process belongs
+  // to the file's owner. Where /proc hides it, only max_silence bounds it.
+  const auto owner = process_owner(*pid);
+  return !owner || static_cast<std::int64_t>(*owner) == file.owner_uid;
+}
+
 asio::awaitable<void> DirWatcher::tick() {
   while (!m_stopping) {
-    m_timer.expires_after(std::chrono::seconds(1));
+    // Often enough for short idle timeouts; once a second at most.
+    const auto period = std::clamp<std::chrono::milliseconds>(m_options.idle_timeout / 2,
+                                                              std::chrono::milliseconds(50), std::chrono::seconds(1));
+    m_timer.expires_after(period);
     boost::system::error_code ec;
     co_await m_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (m_stopping) {
@@ -449,28 +709,34 @@ asio::awaitable<void> DirWatcher::tick() {
       }
     }
     // Silent files: finished once their writer is gone (or after the idle
-    // timeout when the name does not say who writes it).
+    // timeout when the name does not say who writes it, or says it falsely),
+    // and after max_silence whatever the name says.
     const auto now = std::chrono::steady_clock::now();
     std::vector<std::string> done;
-    std::vector<std::string> idle;
     for (auto& [path, file] : m_files) {
-      if (read_file(*file, false)) {  // catches up after a pause at the memory bound
+      const auto silent = now - file->last_growth;
+      if (!file->closing && silent >= m_options.idle_timeout &&
+          (silent >= m_options.max_silence || !writer_running(*file))) {
+        spdlog::debug("dir: finished '{}' (silent)", path);
+        file->closing = true;
+      }
+      if (read_file(*file) == ReadOutcome::finished) {  // catches up after a pause at the memory bound
         done.push_back(path);
-        continue;
-      }
-      if (now - file->last_growth < m_options.idle_timeout) {
-        continue;
-      }
-      const auto pid = writer_pid(file->name);
-      if (!pid || !process_alive(*pid)) {
-        idle.push_back(path);
       }
     }
     for (const std::string& path : done) {
       forget(m_files.find(path));
     }
-    for (const std::string& path : idle) {
-      finish_file(path, false);
+    // Slots freed without a file finishing (descriptors back after EMFILE).
+    if (!m_waiting.empty()) {
+      open_waiting();
+    }
+    // Names that did not fit a waiting list: found again once it drained.
+    if (m_rescan && m_waiting_paths.size() < k_max_waiting_per_uid / 2) {
+      m_rescan = false;
+      for (const auto& [wd, dir] : std::map<int, std::string>(m_dirs.begin(), m_dirs.end())) {
+        scan(dir);
+      }
     }
   }
 }

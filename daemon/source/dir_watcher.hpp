@@ -7,18 +7,28 @@
 //
 // A file is finished when its writer closes it (IN_CLOSE_WRITE) or its
 // process's `atexit` arrives; then it is removed once committed (unless
-// configured otherwise). A file that stays silent for the idle timeout is
-// closed and its session left incomplete, but kept: should it grow again,
-// reading resumes. The `git-trace2-discard` sentinel is ingested like any
-// trace and always removed, so that git resumes tracing. Symbolic links,
-// directories, FIFOs and dot-files are never opened.
+// configured otherwise). A file silent for the idle timeout is finished too,
+// unless the pid in its name runs and (where /proc shows it) belongs to the
+// file's owner; after `max_silence` it is finished whatever its name claims.
+// The `git-trace2-discard` sentinel is ingested like any trace and always
+// removed, so that git resumes tracing. Symbolic links, directories, FIFOs
+// and dot-files are never opened.
+//
+// Every local user can write here, so what one file owner can take is
+// bounded per owner: at most `max_open_files_per_uid` of their files are
+// open (the rest wait unopened), a read takes at most a slice per wake-up
+// and stops at the memory bound, and sparse, oversized and hard-linked files
+// are refused unread with a reject row that names them.
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +47,10 @@ class DirWatcher {
     std::vector<std::string> dirs;
     bool delete_finished = true;
     std::chrono::milliseconds idle_timeout{std::chrono::minutes(1)};
+    std::chrono::milliseconds max_silence{std::chrono::hours(1)};
+    std::size_t max_open_files_per_uid = 32;
+    std::size_t max_open_files = 256;  // also at most a quarter of RLIMIT_NOFILE
+    std::uint64_t max_file_bytes = 1ULL << 30;  // 0: no cap
     pipeline::LineFramer::Limits framing;
   };
 
@@ -48,8 +62,9 @@ class DirWatcher {
 
   // Watches the directories and ingests the files already there.
   void start();
-  // Reads what the open files hold (their positions are committed with it)
-  // and stops. Thread-safe.
+  // Reads at most a slice more of each open file, within the memory bound
+  // (their positions are committed with it), and stops: a huge file never
+  // delays the exit, the next run resumes at its position. Thread-safe.
   void stop();
   // New directory list, timeouts, deletion policy (SIGHUP). Thread-safe.
   void reconfigure(Options options);
@@ -58,23 +73,41 @@ class DirWatcher {
   [[nodiscard]] std::size_t open_files() const { return m_open_files.load(); }
 
  private:
-  struct Dir;
   struct TracedFile;
+  // A file beyond its owner's (or the overall) cap on open files: opened
+  // once a slot frees.
+  struct Waiting {
+    std::string dir;
+    std::string name;
+  };
+  enum class ReadOutcome { more_later, finished };
+  using FileMap = std::map<std::string, std::unique_ptr<TracedFile>>;
 
   asio::awaitable<void> read_events();
   asio::awaitable<void> tick();
   void watch(const std::string& dir);
-  void unwatch(int wd);
   void scan(const std::string& dir);
   void on_event(int wd, std::uint32_t mask, std::string_view name);
-  void open_file(const std::string& dir, const std::string& name);
-  // Reads what the file holds beyond what was read and hands it on; with
-  // `finish`, or once its atexit is read, as the file's last chunk. Returns
-  // whether the file is finished (the caller then forgets it).
-  bool read_file(TracedFile& file, bool finish);
-  void finish_file(const std::string& path, bool closed_by_writer);
-  void forget(std::map<std::string, std::unique_ptr<TracedFile>>::iterator found);
+  void open_file(const std::string& dir, const std::string& name, bool closed_by_writer);
+  // Reads at most one slice of what the file holds beyond what was read and
+  // hands it on (a file with more is read again after the io thread's other
+  // work); at the end of a file its writer closed, or once its atexit is
+  // read, as the file's last chunk.
+  ReadOutcome read_file(TracedFile& file);
+  // The file is refused from now on: a reject row says why; it is finished
+  // (and removed, as finished files are) without reading further.
+  void refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid);
+  void forget(FileMap::iterator found);
   void submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove);
+  // Whether the pid in the file's name vouches for a writer still at work.
+  [[nodiscard]] bool writer_running(const TracedFile& file) const;
+  [[nodiscard]] std::size_t open_file_cap() const;
+  [[nodiscard]] bool over_budget() const;
+  void wait_for_slot(std::int64_t uid, const std::string& dir, const std::string& name, bool closed_by_writer);
+  void open_waiting_soon();
+  void open_waiting();
+  void read_more_soon(const std::string& path);
+  void read_more();
   // Held back at the memory bound, files are read again soon, not at the
   // next one-second tick.
   void catch_up_soon();
@@ -85,13 +118,26 @@ class DirWatcher {
   pipeline::IngestSink& m_sink;
   std::string m_db_path;
   Options m_options;
+  std::size_t m_fd_limit_cap = 0;  // a quarter of RLIMIT_NOFILE
   int m_inotify = -1;
   std::unique_ptr<asio::posix::stream_descriptor> m_events;
   asio::steady_timer m_timer;
   asio::steady_timer m_catch_up_timer;
   bool m_catch_up_armed = false;
   std::unordered_map<int, std::string> m_dirs;  // watch descriptor -> directory
-  std::map<std::string, std::unique_ptr<TracedFile>> m_files;  // by path
+  FileMap m_files;  // open, by path
+  std::map<std::int64_t, std::size_t> m_open_per_uid;
+  // Waiting for a slot, per owner, oldest first; the map says which paths
+  // wait (and whether their writer closed them meanwhile).
+  std::map<std::int64_t, std::deque<Waiting>> m_waiting;
+  std::unordered_map<std::string, bool> m_waiting_paths;
+  bool m_open_waiting_posted = false;
+  // More names than a waiting list holds: a rescan finds them later.
+  bool m_rescan = false;
+  // Files whose last read stopped at the slice, read again after the io
+  // thread's other work.
+  std::vector<std::string> m_more;
+  bool m_read_more_posted = false;
   // Positions committed by earlier runs: key -> (offset, finished).
   std::map<std::string, std::pair<std::uint64_t, bool>> m_committed;
   // Files finished in this run, path -> key (their removal waits for the

@@ -57,7 +57,7 @@ class StreamReader::Connection {
   void cut_partial_line(std::size_t keep) { m_framer.cut_short(keep); }
 
   // Closed by trace2d, not by the peer: why, for the reject row.
-  void close_because(std::string reason) { m_chunk.closed_because = std::move(reason); }
+  void close_because(std::string reason) { m_chunk.refused = std::move(reason); }
 
   // Reads until the socket would block (or `limit` bytes when not 0),
   // adding the bytes read to `total`. False at EOF or on error.
@@ -120,7 +120,7 @@ class StreamReader::Connection {
 
  private:
   void submit(pipeline::IngestSink& sink, bool end_of_channel) {
-    if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.closed_because.empty()) {
+    if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.refused.empty()) {
       return;
     }
     auto& counters = sink.counters();
@@ -130,7 +130,7 @@ class StreamReader::Connection {
     m_chunk.origins.assign(1, m_origin);
     m_chunk.received_us = proto::unix_now_us();
     m_chunk.end_of_channel = end_of_channel;
-    if (!m_chunk.closed_because.empty()) {
+    if (!m_chunk.refused.empty()) {
       counters.channels_refused.fetch_add(1, std::memory_order_relaxed);
     }
     m_chunk.seal(proto::Parser::padding_bytes());
@@ -381,7 +381,7 @@ void StreamReader::report_refusals(Clock::time_point now) {
     }
     chunk.origins.assign(1, origin);
     chunk.received_us = proto::unix_now_us();
-    chunk.closed_because = fmt::format(
+    chunk.refused = fmt::format(
         "refused {} connection{} of uid {}: it was at its bound of open connections (limit {} per uid, {} in "
         "all) and none of them had been quiet for a second",
         holder.refused, holder.refused == 1 ? "" : "s", uid, m_options.max_connections_per_uid,
@@ -452,6 +452,18 @@ void StreamReader::arm(Connection& connection) {
 }
 
 void StreamReader::finish(Connection& connection) {
+  // Out of the open set before its last chunk goes: whoever sees that chunk
+  // sees the connection closed.
+  std::unique_ptr<Connection> owned;
+  bool empty = false;
+  {
+    std::lock_guard lock(m_mutex);
+    const auto found = m_connections.find(&connection);
+    owned = std::move(found->second);
+    m_connections.erase(found);
+    empty = m_connections.empty();
+  }
+  m_sink.counters().channels_open.fetch_sub(1, std::memory_order_relaxed);
   connection.finish(m_sink);  // closing the descriptor takes it out of the epoll set
   if (const auto holder = m_holders.find(connection.uid()); holder != m_holders.end()) {
     if (connection.held_at) {
@@ -462,14 +474,7 @@ void StreamReader::finish(Connection& connection) {
     holder->second.partial_line_bytes -= std::min(holder->second.partial_line_bytes, connection.line_counted);
   }
   m_sink.release(connection.charged);
-  m_sink.counters().channels_open.fetch_sub(1, std::memory_order_relaxed);
   std::erase_if(m_paced, [&](const Paced& p) { return p.connection == &connection; });
-  bool empty = false;
-  {
-    std::lock_guard lock(m_mutex);
-    m_connections.erase(&connection);
-    empty = m_connections.empty();
-  }
   // Once closing, the closing pass says so itself, after its last counts.
   if (empty && m_on_empty && !m_closing.load()) {
     m_on_empty();

@@ -48,6 +48,10 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.watch_dirs, b.watch_dirs);
   EXPECT_EQ(a.delete_finished_files, b.delete_finished_files);
   EXPECT_EQ(a.dir_idle_timeout.count(), b.dir_idle_timeout.count());
+  EXPECT_EQ(a.dir_max_silence.count(), b.dir_max_silence.count());
+  EXPECT_EQ(a.dir_max_open_files_per_uid, b.dir_max_open_files_per_uid);
+  EXPECT_EQ(a.dir_max_open_files, b.dir_max_open_files);
+  EXPECT_EQ(a.dir_max_file_bytes, b.dir_max_file_bytes);
   EXPECT_EQ(a.io_threads, b.io_threads);
   EXPECT_EQ(a.max_queue_bytes, b.max_queue_bytes);
   EXPECT_EQ(a.overflow_wait.count(), b.overflow_wait.count());
@@ -84,6 +88,10 @@ idle_timeout_ms = 1234
 watch = ["/var/log/git-trace2", "/tmp/traces"]
 delete_finished = false
 idle_timeout_ms = 4321
+max_silence_ms = 8765
+max_open_files_per_uid = 7
+max_open_files = 77
+max_file_bytes = 123456
 [limits]
 queue_max_mib = 16
 overflow_wait_ms = 0
@@ -122,6 +130,10 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.watch_dirs, (std::vector<std::string>{"/var/log/git-trace2", "/tmp/traces"}));
   EXPECT_FALSE(o.delete_finished_files);
   EXPECT_EQ(o.dir_idle_timeout.count(), 4321);
+  EXPECT_EQ(o.dir_max_silence.count(), 8765);
+  EXPECT_EQ(o.dir_max_open_files_per_uid, 7u);
+  EXPECT_EQ(o.dir_max_open_files, 77u);
+  EXPECT_EQ(o.dir_max_file_bytes, 123456u);
   EXPECT_EQ(o.max_queue_bytes, 16u * 1024 * 1024);
   EXPECT_EQ(o.overflow_wait.count(), 0);
   EXPECT_EQ(o.max_line_bytes, 2048u);
@@ -304,7 +316,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 31u);
+  EXPECT_EQ(describe_settings().size(), 35u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

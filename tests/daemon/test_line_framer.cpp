@@ -27,8 +27,7 @@ class Collect {
       lines.push_back({std::string(line), full});
     });
   }
-  void cut_short(std::size_t keep) { m_framer.cut_short(keep); }
-  [[nodiscard]] std::size_t buffered() const { return m_framer.buffered_bytes(); }
+  LineFramer& framer() { return m_framer; }
   std::vector<Framed> lines;
 
  private:
@@ -130,8 +129,8 @@ TEST(LineFramer, HoldsOnlyTheHeadOfAnEndlessLine) {
 TEST(LineFramer, AnUnfinishedLineCutShortKeepsItsHeadAndCountsTheRest) {
   Collect c({.max_line_bytes = 100000, .kept_bytes = 1000});
   c.feed(std::string(5000, 'a'));
-  c.cut_short(16);  // its sender holds too much: only the head is kept from now on
-  EXPECT_LE(c.buffered(), 1024u);
+  c.framer().cut_short(16);  // its sender holds too much: only the head is kept from now on
+  EXPECT_LE(c.framer().buffered_bytes(), 1024u);
   c.feed(std::string(3000, 'b') + "\nnext\n");
   ASSERT_EQ(c.lines.size(), 2u);
   EXPECT_EQ(c.lines[0], (Framed{std::string(16, 'a'), 8000}));
@@ -140,9 +139,34 @@ TEST(LineFramer, AnUnfinishedLineCutShortKeepsItsHeadAndCountsTheRest) {
 
 TEST(LineFramer, CuttingWithNothingHeldChangesNothing) {
   Collect c;
-  c.cut_short(1);
+  c.framer().cut_short(1);
   c.feed("whole\n");
   EXPECT_EQ(c.lines, (std::vector<Framed>{{"whole", 5}}));
+}
+
+TEST(LineFramer, SaysWhenItDiscardsALongLine) {
+  Collect c({.max_line_bytes = 100, .kept_bytes = 10});
+  c.feed(std::string(100, 'a'));
+  EXPECT_FALSE(c.framer().discarding());  // at the limit: still held whole
+  c.feed("b");
+  EXPECT_TRUE(c.framer().discarding());
+  c.feed("\n");
+  EXPECT_FALSE(c.framer().discarding());
+  ASSERT_EQ(c.lines.size(), 1u);
+  EXPECT_EQ(c.lines[0].full_size, 101u);
+}
+
+TEST(LineFramer, ResumedInsideALongLineDiscardsUpToTheNextNewline) {
+  Collect c({.max_line_bytes = 100, .kept_bytes = 10});
+  c.framer().resume_inside_long_line();
+  EXPECT_TRUE(c.framer().discarding());
+  c.feed(std::string(50, 'x') + "\nnext\n");
+  ASSERT_EQ(c.lines.size(), 2u);
+  // Reported as cut short, so it becomes a reject; what is kept is the head
+  // of the rest (the line's own head went with the earlier run).
+  EXPECT_EQ(c.lines[0].line, std::string(10, 'x'));
+  EXPECT_GT(c.lines[0].full_size, 100u);
+  EXPECT_EQ(c.lines[1], (Framed{"next", 4}));
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ class RunningDaemon {
  public:
   // Starts trace2d on <dir>/t.sock (stream), <dir>/d.sock (dgram) and
   // <dir>/t.db, with no configuration file unless `extra_args` passes
-  // --config, and waits until it listens.
+  // --config, and waits until it listens. `max_open_files`: its
+  // RLIMIT_NOFILE, as systemd would set it.
   explicit RunningDaemon(const TempDir& dir, std::vector<std::string> extra_args = {},
                          std::optional<rlim_t> max_open_files = std::nullopt);
   ~RunningDaemon();

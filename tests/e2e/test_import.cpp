@@ -66,6 +66,19 @@ TEST(Import, LoadsACapturedDirectoryOnceAndNewLinesLater) {
   EXPECT_EQ(open_db(db).query_int("SELECT count(*) FROM events").value_or(0), before + 1);
 }
 
+TEST(Import, RefusesASparseFileUnreadAndImportsTheRest) {
+  TempDir dir;
+  const std::string db = dir.file("import.db");
+  const std::string sparse = dir.file("sparse.jsonl");
+  fs::resize_file((write_file(sparse, ""), sparse), 1ULL << 40);  // 1 TiB of holes: hours of zeros to read
+  const fs::path traces = fs::path(TRACE2D_TEST_DATA) / "traces";
+  const ProcessResult r = import(db, {sparse, (traces / "status.jsonl").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_LT(r.seconds, 10.0);
+  EXPECT_NE(r.err.find("'" + sparse + "' refused: sparse file"), std::string::npos) << r.err;
+  EXPECT_EQ(open_db(db).query_int("SELECT count(*) FROM sessions"), 1);
+}
+
 TEST(Import, MissingPathsFailButTheRestIsImported) {
   TempDir dir;
   const std::string db = dir.file("import.db");
