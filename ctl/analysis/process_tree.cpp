@@ -263,7 +263,8 @@ class TreeBuilder {
     Node node;
     node.elapsed = rows.info.elapsed;
     if (rows.info.start_us && m_origin_us) {
-      node.offset = static_cast<double>(*rows.info.start_us - *m_origin_us) / 1e6;
+      // In doubles: stored starts are any 64-bit values, their difference may not be.
+      node.offset = (static_cast<double>(*rows.info.start_us) - static_cast<double>(*m_origin_us)) / 1e6;
     }
     const bool expand = !m_options.max_depth || level < *m_options.max_depth;
     // Its entries sit one level below it, at depths 0..max_depth among themselves.

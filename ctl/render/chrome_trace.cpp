@@ -24,7 +24,14 @@ struct Span {
   std::int64_t end = 0;
 };
 
-std::int64_t to_us(double seconds) { return std::llround(seconds * 1e6); }
+// Stored times are whatever a line said (t_rel 1e308, NaN from inf - inf):
+// bounded to ±1e15 µs (31 years), so that differences of them never
+// overflow and llround() is always defined.
+std::int64_t to_us(double seconds) {
+  constexpr double k_limit_us = 1e15;
+  const double us = seconds * 1e6;
+  return std::isnan(us) ? 0 : std::llround(std::clamp(us, -k_limit_us, k_limit_us));
+}
 
 // `span` moved inside `outer`, keeping its start where possible.
 Span clamp(Span span, const Span& outer) {
