@@ -40,7 +40,7 @@ std::string describe_window(const Window& window) {
 }
 
 void run_report(const Context& ctx, const ReportOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   render::HtmlReport report;
   report.database = ctx.global.db_path;
