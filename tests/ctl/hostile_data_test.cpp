@@ -88,5 +88,40 @@ TEST(HostileData, ACraftedThreadChildBreaksNeitherTreeNorExportNorReport) {
   EXPECT_NE(html.find("data-name=\"crafted\""), std::string::npos);
 }
 
+// Issue 10: U+009B (CSI) and the other C1 controls, sent as JSON escapes
+// or as raw bytes (git copies bytes unchecked, so a line may hold a lone
+// 0x9b too), reached the terminal raw through tree, show and tables.
+TEST(HostileData, NoControlSequenceReachesTheTerminal) {
+  const std::string csi = "\\u009b2J\\u0085\\u001b[31m";  // JSON escapes: CSI, NEL, ESC
+  const std::string raw = "\xc2\x9b" "2J \x9b" "2J";          // UTF-8 CSI, and a lone CSI byte
+  const HostileDatabase db(
+      line("version", "main", "000010", R"(,"evt":"3","exe":"2.39.5")") +
+      line("start", "main", "000020", R"(,"t_abs":0.00002,"argv":["git",")" + csi + R"(",")" + raw + R"("])") +
+      line("cmd_name", "main", "000030", R"(,"name":")" + csi + R"(","hierarchy":"x")") +
+      line("region_enter", "main", "000100",
+           R"(,"nesting":1,"category":")" + csi + R"(","label":")" + raw + R"(","msg":")" + csi + R"(")") +
+      line("region_leave", "main", "000200",
+           R"(,"t_rel":0.0001,"nesting":1,"category":")" + csi + R"(","label":")" + raw + R"(")") +
+      line("exit", "main", "000500", R"(,"t_abs":0.0005,"code":0)"));
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"tree", k_crafted_sid}, {"show", k_crafted_sid}, {"sessions"},
+        {"top", "--by", "regions"}, {"sql", "SELECT category, label, msg FROM regions"}}) {
+    std::vector<std::string> args{"--db", db.path()};
+    args.insert(args.end(), command.begin(), command.end());
+    const ProcessResult result = run_ctl(args);
+    SCOPED_TRACE(command.front());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("\\u009b2J"), std::string::npos) << result.out;
+    for (std::size_t i = 0; i < result.out.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(result.out[i]);
+      ASSERT_TRUE(byte == '\n' || (byte >= 0x20 && byte != 0x7F)) << "control byte " << int{byte} << " at " << i;
+      ASSERT_FALSE(byte == 0xC2 && i + 1 < result.out.size() &&
+                   (static_cast<unsigned char>(result.out[i + 1]) & 0xE0) == 0x80)
+          << "C1 control at " << i;
+      ASSERT_NE(byte, 0x9B) << "a lone CSI byte at " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trace2d::test
