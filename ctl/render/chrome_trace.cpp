@@ -19,6 +19,9 @@ constexpr std::int64_t k_first_made_up_tid = 10'000'000;
 constexpr std::int64_t k_first_made_up_pid = 20'000'000;
 constexpr std::string_view k_main_thread = "main";
 
+// At most this many "child processes" tracks per process.
+constexpr std::size_t k_max_child_lanes = 256;
+
 struct Span {
   std::int64_t start = 0;
   std::int64_t end = 0;
@@ -236,7 +239,7 @@ class ChromeWriter {
       return a.second.start != b.second.start ? a.second.start < b.second.start : a.second.end > b.second.end;
     });
     std::vector<std::vector<Span>> lanes;
-    for (const auto& [node, span] : track.children) {
+    for (auto& [node, span] : track.children) {
       std::size_t lane = 0;
       for (; lane < lanes.size(); ++lane) {
         std::vector<Span>& open = lanes[lane];
@@ -245,7 +248,13 @@ class ChromeWriter {
           break;
         }
       }
-      if (lane == lanes.size()) {
+      if (lane == k_max_child_lanes) {
+        // Thousands of children running at once (hostile data): rather than
+        // a lane each (time quadratic in them), the last lane, the span cut
+        // to end with the one it starts in, so the lane still nests.
+        lane = k_max_child_lanes - 1;
+        span = clamp(span, lanes[lane].back());
+      } else if (lane == lanes.size()) {
         lanes.emplace_back();
       }
       lanes[lane].push_back(span);
