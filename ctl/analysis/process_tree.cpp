@@ -286,7 +286,8 @@ class TreeBuilder {
     }
     const std::vector<std::size_t> depth = items.limit_depth(max_depth);
     if (expand) {
-      // A process under a child entry at depth d is d + 2 levels below this one.
+      // A process under a child entry at depth d may take budget - d - 2
+      // levels, and needs two: itself and its entries.
       for (const auto& [entry, child_id] : child_entries) {
         const auto found = m_placement.by_child.find({index, child_id});
         if (found == m_placement.by_child.end() || depth[entry] + 4 > budget) {
