@@ -2,6 +2,8 @@
 // chosen command (see ctl/commands/command.hpp); every error ends up here.
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -35,6 +37,13 @@ int main(int argc, char** argv) {
   cli.add_flag("--json", json,
                "Print JSON instead of a table: INTEGER/REAL as numbers, NULL as null, "
                "BLOB as a hex string");
+  double timeout_seconds =
+      std::chrono::duration<double>(ctl::k_default_query_timeout).count();
+  cli.add_option("--timeout", timeout_seconds,
+                 "Stop the command's queries after this many seconds (0: no limit); a long query holds a "
+                 "snapshot that keeps trace2d's write-ahead log from shrinking")
+      ->check(CLI::Range(0.0, 366.0 * 86400.0))
+      ->capture_default_str();
   // Global flags also after the command name: `trace2ctl sessions --json`.
   cli.fallthrough();
   // At most one command; "none" is reported below, since CLI11's own check
@@ -64,6 +73,7 @@ int main(int argc, char** argv) {
     return k_usage_exit;
   }
   global.format = json ? ctl::OutputFormat::json : ctl::OutputFormat::table;
+  global.query_timeout = std::chrono::milliseconds(std::llround(timeout_seconds * 1000.0));
 
   try {
     for (const ctl::Command& command : commands) {
@@ -77,6 +87,18 @@ int main(int argc, char** argv) {
       return k_failure_exit;
     }
     return 0;
+  } catch (const store::SqliteError& e) {
+    std::cout.flush();
+    if (ctl::is_query_timeout(e)) {
+      std::fprintf(stderr,
+                   "trace2ctl: query stopped: it ran longer than --timeout %g s (a query holds a snapshot of "
+                   "the database, which keeps trace2d's write-ahead log from shrinking); give a larger "
+                   "--timeout, or 0 for none, to let it finish\n",
+                   timeout_seconds);
+    } else {
+      std::fprintf(stderr, "trace2ctl: %s\n", e.what());
+    }
+    return k_failure_exit;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "trace2ctl: %s\n", e.what());

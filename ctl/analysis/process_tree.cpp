@@ -108,18 +108,7 @@ class ProcessItems {
   // Moves every node into its parent; returns the top-level ones. The
   // deepest go first, so each one moves with all it holds.
   [[nodiscard]] std::vector<Node> nest() && {
-    std::vector<std::size_t> depth(m_nodes.size(), 0);
-    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
-      std::size_t steps = 0;
-      for (auto p = m_parents[i]; p && steps <= m_nodes.size(); p = m_parents[*p]) {
-        ++steps;
-      }
-      if (steps > m_nodes.size()) {
-        m_parents[i].reset();  // a loop in corrupt data: keep the node, at the top
-        steps = 0;
-      }
-      depth[i] = steps;
-    }
+    const std::vector<std::size_t> depth = depths();
     std::vector<std::size_t> order(m_nodes.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
       order[i] = i;
@@ -138,6 +127,38 @@ class ProcessItems {
     return top;
   }
 
+  [[nodiscard]] Node& node(std::size_t index) { return m_nodes[index]; }
+
+  // Moves every node deeper than `max_depth` (0: top level) up to the
+  // deepest level allowed, under its ancestor there, and breaks loops of
+  // parent links. Returns each node's depth. Why: one session can nest a
+  // million regions, and every renderer walks the tree recursively.
+  std::vector<std::size_t> limit_depth(std::size_t max_depth) {
+    std::vector<std::size_t> depth = depths();
+    if (std::all_of(depth.begin(), depth.end(), [&](std::size_t d) { return d <= max_depth; })) {
+      return depth;
+    }
+    std::vector<std::size_t> order(m_nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] < depth[b]; });
+    // For a node at max_depth or below: its ancestor one level above max_depth.
+    std::vector<std::optional<std::size_t>> anchor(m_nodes.size());
+    for (const std::size_t i : order) {
+      if (depth[i] + 1 == max_depth) {
+        anchor[i] = i;
+      } else if (depth[i] >= max_depth && depth[i] > 0) {
+        anchor[i] = anchor[*m_parents[i]];
+        if (depth[i] > max_depth) {
+          m_parents[i] = anchor[i];
+          depth[i] = max_depth;
+        }
+      }
+    }
+    return depth;
+  }
+
  private:
   // Innermost region of `thread` still open at event `seq` (by event order,
   // which needs no times).
@@ -151,13 +172,47 @@ class ProcessItems {
     if (after == list->second.begin()) {
       return std::nullopt;
     }
+    // The walk ends at the thread's entry: a region of another thread hangs
+    // under its thread (a ThreadInfo node), and what sent the event was not
+    // in any region still open there.
     for (std::optional<std::size_t> candidate = *(after - 1); candidate; candidate = m_parents[*candidate]) {
-      const RegionInfo& region = std::get<RegionInfo>(m_nodes[*candidate].item);
-      if (!region.leave_seq || *region.leave_seq > seq) {
+      const RegionInfo* region = std::get_if<RegionInfo>(&m_nodes[*candidate].item);
+      if (region == nullptr) {
+        return std::nullopt;
+      }
+      if (!region->leave_seq || *region->leave_seq > seq) {
         return candidate;
       }
     }
     return std::nullopt;
+  }
+
+  // Each node's depth (0: top level). A loop of parent links (corrupt data)
+  // is cut where it closes: that node goes to the top level.
+  [[nodiscard]] std::vector<std::size_t> depths() {
+    constexpr std::size_t k_unknown = std::numeric_limits<std::size_t>::max();
+    constexpr std::size_t k_visiting = k_unknown - 1;
+    std::vector<std::size_t> depth(m_nodes.size(), k_unknown);
+    std::vector<std::size_t> path;
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      for (std::size_t at = i; depth[at] == k_unknown;) {
+        depth[at] = k_visiting;
+        path.push_back(at);
+        if (!m_parents[at]) {
+          break;
+        }
+        if (depth[*m_parents[at]] == k_visiting) {
+          m_parents[at].reset();
+          break;
+        }
+        at = *m_parents[at];
+      }
+      for (; !path.empty(); path.pop_back()) {
+        const std::size_t at = path.back();
+        depth[at] = m_parents[at] ? depth[*m_parents[at]] + 1 : 0;
+      }
+    }
+    return depth;
   }
 
   [[nodiscard]] Node made_up_thread(const std::string& name, const std::vector<std::size_t>& regions) const {
@@ -194,44 +249,57 @@ class TreeBuilder {
   std::vector<Node> build() {
     std::vector<Node> top;
     for (const std::size_t i : m_placement.top) {
-      top.push_back(process_node(i, 0));
+      top.push_back(process_node(i, 0, k_max_tree_depth));
     }
     sort_siblings(top);
     return top;
   }
 
  private:
-  Node process_node(std::size_t index, int level) {
+  // `budget`: the levels of nodes this process may take, itself included,
+  // so that no tree is deeper than k_max_tree_depth.
+  Node process_node(std::size_t index, int level, std::size_t budget) {
     ProcessRows& rows = m_rows[index];
     Node node;
     node.elapsed = rows.info.elapsed;
     if (rows.info.start_us && m_origin_us) {
-      node.offset = static_cast<double>(*rows.info.start_us - *m_origin_us) / 1e6;
+      // In doubles: stored starts are any 64-bit values, their difference may not be.
+      node.offset = (static_cast<double>(*rows.info.start_us) - static_cast<double>(*m_origin_us)) / 1e6;
     }
     const bool expand = !m_options.max_depth || level < *m_options.max_depth;
+    // Its entries sit one level below it, at depths 0..max_depth among themselves.
+    const std::size_t max_depth = budget - 2;
     ProcessItems items;
     items.add_regions(rows.regions, node.offset);
+    items.limit_depth(max_depth);  // also breaks loops, so walks up the regions end
     items.add_threads(rows.threads, node.offset);
+    std::vector<std::pair<std::size_t, std::int64_t>> child_entries;  // node index, child_id
     for (ChildInfo& child : rows.children) {
       Node entry;
       entry.offset = plus(node.offset, child.t_start);
       entry.elapsed = child.elapsed;
       entry.seq = child.start_seq.value_or(k_unordered_seq);
       const auto parent = items.child_parent(child);
-      if (expand) {
-        if (const auto found = m_placement.by_child.find({index, child.child_id}); found != m_placement.by_child.end()) {
-          for (const std::size_t session : found->second) {
-            entry.children.push_back(process_node(session, level + 1));
-          }
+      const std::int64_t child_id = child.child_id;
+      entry.item = std::move(child);
+      child_entries.emplace_back(items.add(std::move(entry), parent), child_id);
+    }
+    const std::vector<std::size_t> depth = items.limit_depth(max_depth);
+    if (expand) {
+      // A process under a child entry at depth d may take budget - d - 2
+      // levels, and needs two: itself and its entries.
+      for (const auto& [entry, child_id] : child_entries) {
+        const auto found = m_placement.by_child.find({index, child_id});
+        if (found == m_placement.by_child.end() || depth[entry] + 4 > budget) {
+          continue;
+        }
+        for (const std::size_t session : found->second) {
+          items.node(entry).children.push_back(process_node(session, level + 1, budget - depth[entry] - 2));
         }
       }
-      entry.item = std::move(child);
-      items.add(std::move(entry), parent);
-    }
-    if (expand) {
-      if (const auto found = m_placement.orphans.find(index); found != m_placement.orphans.end()) {
+      if (const auto found = m_placement.orphans.find(index); found != m_placement.orphans.end() && budget >= 3) {
         for (const std::size_t orphan : found->second) {
-          Node process = process_node(orphan, level + 1);
+          Node process = process_node(orphan, level + 1, budget - 1);
           process.seq = k_unordered_seq;
           items.add(std::move(process), std::nullopt);
         }

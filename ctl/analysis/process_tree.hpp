@@ -121,6 +121,13 @@ struct ProcessRows {
   std::vector<ThreadInfo> threads;
 };
 
+// The deepest a tree gets, in levels of nodes (a process alone is 1): git
+// nests a few levels, one hostile session can nest a million, and every
+// renderer walks the tree recursively. Entries deeper than this are moved
+// up to the last level (kept, under their ancestor there); a process that
+// would start below it is not expanded, as with --depth.
+inline constexpr std::size_t k_max_tree_depth = 256;
+
 struct BuildOptions {
   // Process levels shown below the processes asked for; nullopt: all.
   std::optional<int> max_depth;

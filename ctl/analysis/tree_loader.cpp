@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "ctl/output/json.hpp"
 
 namespace trace2d::ctl::analysis {
 namespace {
@@ -131,7 +132,21 @@ void load_threads(store::Statement& stmt, ProcessRows& rows) {
   }
 }
 
+// The value if it is JSON, else the text as a JSON string: a counter's
+// "count" is whatever the line held ("oops" for one), and the Chrome trace
+// embeds the value as it is.
+std::string as_json(std::string_view text, simdjson::dom::parser& parser) {
+  simdjson::dom::element element;
+  if (parser.parse(text.data(), text.size()).get(element) == simdjson::SUCCESS) {
+    return std::string(text);
+  }
+  std::string quoted;
+  append_json_string(quoted, text);
+  return quoted;
+}
+
 void load_annotations(store::Statement& stmt, ProcessRows& rows) {
+  simdjson::dom::parser parser;
   stmt.reset();
   stmt.bind_text(1, rows.info.sid);
   while (stmt.step()) {
@@ -140,7 +155,7 @@ void load_annotations(store::Statement& stmt, ProcessRows& rows) {
     a.thread = text_or_empty(stmt, 1);
     a.category = text_or_empty(stmt, 2);
     a.name = text_or_empty(stmt, 3);
-    a.json_value = stmt.column_is_null(4) ? std::string("null") : std::string(stmt.column_text(4));
+    a.json_value = stmt.column_is_null(4) ? std::string("null") : as_json(stmt.column_text(4), parser);
     a.t_abs = stmt.column_optional_double(5);
   }
 }

@@ -8,10 +8,13 @@
 // A new command: one .cpp here, one declaration below, one line in main.cpp.
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <functional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
+
+#include "ctl/query/database.hpp"
 
 namespace trace2d::ctl {
 
@@ -21,6 +24,8 @@ enum class OutputFormat { table, json };
 struct GlobalOptions {
   std::string db_path;
   OutputFormat format = OutputFormat::table;
+  // --timeout: how long the command's queries may run (zero: no limit).
+  std::chrono::milliseconds query_timeout = k_default_query_timeout;
 };
 
 struct Context {

@@ -24,7 +24,7 @@ struct ExportOptions {
 };
 
 void run_export(const Context& ctx, const ExportOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const std::string root = analysis::normalise_root(options.root);
   std::vector<analysis::ProcessRows> rows;
   {

@@ -1,6 +1,7 @@
 // trace2ctl report --html FILE: a self-contained HTML page with the
 // per-command summary and flame charts of the slowest process trees.
 
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
+#include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/read_transaction.hpp"
@@ -38,7 +40,7 @@ std::string describe_window(const Window& window) {
 }
 
 void run_report(const Context& ctx, const ReportOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   render::HtmlReport report;
   report.database = ctx.global.db_path;
@@ -48,11 +50,19 @@ void run_report(const Context& ctx, const ReportOptions& options) {
     const ReadTransaction snapshot(db);
     report.command_stats = command_stats(db, window, Units::milliseconds);
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
-      analysis::ProcessTree tree = analysis::build_process_tree(sid, analysis::load_process_rows(db, sid));
-      if (options.min_ms) {
-        analysis::filter_tree(tree, {*options.min_ms / 1000.0, std::nullopt});
+      std::vector<analysis::ProcessRows> rows = analysis::load_process_rows(db, sid);
+      // What one user stored must not cost everyone the report: a tree that
+      // cannot be built is left out and named (SQL errors, a timeout among
+      // them, still end the command).
+      try {
+        analysis::ProcessTree tree = analysis::build_process_tree(sid, std::move(rows));
+        if (options.min_ms) {
+          analysis::filter_tree(tree, {*options.min_ms / 1000.0, std::nullopt});
+        }
+        report.trees.push_back(std::move(tree));
+      } catch (const std::exception& e) {
+        report.problems.push_back("The tree of " + sid + " was left out: " + e.what());
       }
-      report.trees.push_back(std::move(tree));
     }
   }
   std::string html;
@@ -74,6 +84,9 @@ void run_report(const Context& ctx, const ReportOptions& options) {
   }
   ctx.out << "wrote " << options.html << ": " << report.command_stats.rows.size() << " commands, "
           << report.trees.size() << " process trees (" << html.size() << " bytes)\n";
+  for (const std::string& problem : report.problems) {
+    ctx.out << escape_for_terminal(problem) << '\n';
+  }
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct SessionsOptions {
 };
 
 void run_sessions(const Context& ctx, const SessionsOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
 
   // Filters are appended as "AND ..." with one bound parameter each, in order.
   std::string sql =

@@ -33,7 +33,7 @@ ResultSet query_events(store::Database& db, const std::string& sid) {
 }
 
 void run_show(const Context& ctx, const ShowOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   // Both reads in one transaction: a live daemon may add events in between,
   // and the session's event_count should match the events printed.
   db.exec("BEGIN");

@@ -32,7 +32,15 @@ store::Statement prepare_single(store::Database& db, const std::string& sql) {
                                     &raw, &tail);
   store::Statement stmt(raw, &db);  // owns `raw` from here on, even when we throw
   if (rc != SQLITE_OK) {
-    throw CommandError(std::string("SQL error: ") + sqlite3_errmsg(db.handle()));
+    const std::string message = sqlite3_errmsg(db.handle());
+    if ((rc & 0xFF) == SQLITE_INTERRUPT) {
+      throw store::SqliteError(rc, message);  // the time limit: main says so
+    }
+    if (message.rfind("not authorized to use function", 0) == 0) {
+      throw CommandError("SQL error: " + message +
+                         " (trace2ctl refuses it: fts3_tokenizer() reveals memory addresses)");
+    }
+    throw CommandError("SQL error: " + message);
   }
   if (!stmt) {
     throw CommandError("no SQL statement given");
@@ -48,12 +56,15 @@ store::Statement prepare_single(store::Database& db, const std::string& sql) {
 }
 
 void run_sql(const Context& ctx, const SqlOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   store::Statement stmt = prepare_single(db, options.statement);
   ResultSet result;
   try {
     result = read_all(stmt);
   } catch (const store::SqliteError& e) {
+    if (is_query_timeout(e)) {
+      throw;
+    }
     throw CommandError(std::string("SQL error: ") + e.what());
   }
   if (ctx.global.format == OutputFormat::json) {

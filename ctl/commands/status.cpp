@@ -44,7 +44,7 @@ std::string duration(std::int64_t us) {
 }
 
 void run_status(const Context& ctx) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const bool has_status =
       db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'daemon_status'").value_or(0) > 0;
   if (!has_status) {

@@ -27,7 +27,7 @@ struct TreeOptions {
 };
 
 void run_tree(const Context& ctx, const TreeOptions& options) {
-  store::Database db = open_database(ctx.global.db_path);
+  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const std::string root = analysis::normalise_root(options.root);
   std::vector<analysis::ProcessRows> rows;
   {

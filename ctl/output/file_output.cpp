@@ -15,17 +15,22 @@ namespace {
   throw std::runtime_error("cannot " + what + " '" + path + "': " + std::strerror(error));
 }
 
-// Closes the descriptor and removes the temporary file unless released.
+// Creates the temporary file, never through a symlink or into a file that
+// is already there: its name is predictable, and in a shared directory
+// (/tmp/report.html) another user could have put a link to a file of ours
+// under it. Closes the descriptor, and removes the file unless released
+// (only a file it created).
 class TempFile {
  public:
   explicit TempFile(std::string path) : m_path(std::move(path)) {
-    m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    m_created = m_fd >= 0;
   }
   ~TempFile() {
     if (m_fd >= 0) {
       ::close(m_fd);
     }
-    if (!m_kept) {
+    if (m_created && !m_kept) {
       ::unlink(m_path.c_str());
     }
   }
@@ -43,6 +48,7 @@ class TempFile {
  private:
   std::string m_path;
   int m_fd = -1;
+  bool m_created = false;
   bool m_kept = false;
 };
 
@@ -52,7 +58,12 @@ void write_text_file(const std::string& path, std::string_view text) {
   const std::string temp = path + ".tmp-" + std::to_string(::getpid());
   TempFile file(temp);
   if (file.fd() < 0) {
-    fail("create", path, errno);
+    const int error = errno;
+    if (error == EEXIST) {
+      throw std::runtime_error("cannot create '" + path + "': its temporary file '" + temp +
+                               "' already exists (left by a crash, or put there by someone else); remove it");
+    }
+    fail("create", path, error);
   }
   while (!text.empty()) {
     const ssize_t written = ::write(file.fd(), text.data(), text.size());

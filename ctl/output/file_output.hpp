@@ -8,7 +8,9 @@ namespace trace2d::ctl {
 
 // Replaces `path` with `text` in one step: written to a temporary file in
 // the same directory, then renamed, so a reader (a browser reloading the
-// report) never sees half a file. Throws std::runtime_error naming `path`.
+// report) never sees half a file. The temporary (`path.tmp-<pid>`) is
+// created O_EXCL|O_NOFOLLOW: a file or symlink already under that name is an
+// error, never written through. Throws std::runtime_error naming `path`.
 void write_text_file(const std::string& path, std::string_view text);
 
 }  // namespace trace2d::ctl

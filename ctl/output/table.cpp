@@ -71,8 +71,21 @@ std::string escape_for_terminal(std::string_view text) {
   static constexpr char k_hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(source.size());
-  for (const char c : source) {
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
     const auto b = static_cast<unsigned char>(c);
+    // C1 controls (U+0080..U+009F, C2 80..C2 9F in UTF-8): terminals act on
+    // them as on ESC sequences (U+009B is CSI), so they are escaped too.
+    if (b == 0xC2 && i + 1 < source.size()) {
+      const auto next = static_cast<unsigned char>(source[i + 1]);
+      if (next >= 0x80 && next <= 0x9F) {
+        out += "\\u00";
+        out.push_back(k_hex[next >> 4]);
+        out.push_back(k_hex[next & 0xF]);
+        ++i;
+        continue;
+      }
+    }
     if (b >= 0x20 && b != 0x7F) {
       out.push_back(c);
       continue;

@@ -4,8 +4,10 @@
 // Conventions, shared by every command:
 //   - NULL prints as an empty cell;
 //   - REAL always shows a decimal point or exponent, BLOB prints as x'hex';
-//   - control characters in text are escaped (\n, \t, \r, \xNN) and invalid
-//     UTF-8 becomes U+FFFD, so one row is always one line of output;
+//   - control characters in text are escaped (\n, \t, \r, \xNN; the C1
+//     controls U+0080..U+009F as \u0080..\u009f) and invalid UTF-8 becomes
+//     U+FFFD, so one row is always one line of output and nothing stored
+//     reaches the terminal as a control sequence;
 //   - columns are two spaces apart, numeric columns right-aligned, and the
 //     last column is not padded (no trailing blanks).
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +52,9 @@ void check_schema(store::Database& db) {
     found = db.query_int("SELECT count(*) FROM sqlite_master WHERE name IN (" + list + ")")
                 .value_or(0);
   } catch (const store::SqliteError& e) {
+    if (is_query_timeout(e)) {
+      throw;
+    }
     // SQLITE_NOTADB and friends surface here, on the first read, not at open.
     throw std::runtime_error("'" + db.path() + "' is not a trace2d database: " + e.what());
   }
@@ -60,17 +64,65 @@ void check_schema(store::Database& db) {
   }
 }
 
+// SQLite calls the progress handler every this many virtual machine
+// instructions: often enough to stop within milliseconds, rarely enough to
+// cost nothing measurable.
+constexpr int k_progress_instructions = 10000;
+
+using Clock = std::chrono::steady_clock;
+
+// The deadline travels in the handler's argument itself (a tick count, not
+// a pointer to one): it then lives exactly as long as the connection's
+// handler, whatever happens to the Database object, with nothing to free.
+static_assert(sizeof(void*) >= sizeof(Clock::rep));
+
+int past_deadline(void* deadline) {
+  const auto ticks = static_cast<Clock::rep>(reinterpret_cast<std::uintptr_t>(deadline));
+  return Clock::now().time_since_epoch().count() > ticks ? 1 : 0;
+}
+
+void limit_time(store::Database& db, std::chrono::milliseconds timeout) {
+  if (timeout <= std::chrono::milliseconds::zero()) {
+    return;
+  }
+  const Clock::rep deadline = (Clock::now() + timeout).time_since_epoch().count();
+  sqlite3_progress_handler(db.handle(), k_progress_instructions, past_deadline,
+                           reinterpret_cast<void*>(static_cast<std::uintptr_t>(deadline)));
+}
+
+// Denies fts3_tokenizer() wherever a statement calls it; allows the rest
+// (the connection is read-only already).
+int authorize(void* /*unused*/, int action, const char* /*arg1*/, const char* function, const char* /*db*/,
+              const char* /*trigger*/) {
+  if (action == SQLITE_FUNCTION && function != nullptr && sqlite3_stricmp(function, "fts3_tokenizer") == 0) {
+    return SQLITE_DENY;
+  }
+  return SQLITE_OK;
+}
+
+void refuse_dangerous_functions(store::Database& db) {
+  // The two-argument form (install a tokenizer) off, as it is by default,
+  // and the one-argument form (read an address) denied at prepare time.
+  sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, nullptr);
+  sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_set_authorizer(db.handle(), authorize, nullptr);
+}
+
 }  // namespace
 
-store::Database open_database(const std::string& path) {
+store::Database open_database(const std::string& path, std::chrono::milliseconds timeout) {
   check_file(path);
   // Read-only: no command may change the daemon's data, and opening this way
   // never creates a missing file.
   store::Database db(path, store::OpenMode::read_only);
   db.set_busy_timeout(k_busy_timeout_ms);
+  refuse_dangerous_functions(db);
+  limit_time(db, timeout);
   check_schema(db);
   return db;
 }
+
+bool is_query_timeout(const store::SqliteError& error) { return (error.code() & 0xFF) == SQLITE_INTERRUPT; }
 
 std::string default_database_path() {
   const std::string own = app::default_db_path();

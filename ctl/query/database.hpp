@@ -4,6 +4,7 @@
 // checked for trace2d's schema so a wrong --db fails with a clear message
 // rather than "no such table" halfway through a command.
 
+#include <chrono>
 #include <string>
 
 #include "daemon/store/sqlite.hpp"
@@ -14,9 +15,26 @@ namespace trace2d::ctl {
 // checkpoint) before giving up. Readers rarely wait at all in WAL mode.
 inline constexpr int k_busy_timeout_ms = 5000;
 
+// How long a command's queries may run, all together, by default
+// (`--timeout`). A read transaction held open keeps trace2d from
+// checkpointing its WAL, which then grows past journal_size_limit: one long
+// recursive query grew it to 395 MB.
+inline constexpr std::chrono::milliseconds k_default_query_timeout = std::chrono::seconds(30);
+
 // Throws std::runtime_error (or store::SqliteError) naming `path` when the
 // file is missing, unreadable, not SQLite, or lacks trace2d's tables.
-[[nodiscard]] store::Database open_database(const std::string& path);
+//
+// Every query on the connection must finish within `timeout` of the open
+// (zero: no limit); past it, SQLite stops the statement and it throws a
+// store::SqliteError that is_query_timeout() recognises. The connection
+// also refuses fts3_tokenizer(), which returns the address of a tokenizer
+// (a heap pointer) and can install one: nothing trace2ctl needs, everything
+// an attacker would.
+[[nodiscard]] store::Database open_database(const std::string& path,
+                                            std::chrono::milliseconds timeout = k_default_query_timeout);
+
+// True for the error a statement stopped by the time limit throws.
+[[nodiscard]] bool is_query_timeout(const store::SqliteError& error);
 
 // The database trace2ctl reads when --db is not given: the one a trace2d run
 // by this user writes, or else the system service's (readable by members of

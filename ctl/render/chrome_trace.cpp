@@ -19,12 +19,22 @@ constexpr std::int64_t k_first_made_up_tid = 10'000'000;
 constexpr std::int64_t k_first_made_up_pid = 20'000'000;
 constexpr std::string_view k_main_thread = "main";
 
+// At most this many "child processes" tracks per process.
+constexpr std::size_t k_max_child_lanes = 256;
+
 struct Span {
   std::int64_t start = 0;
   std::int64_t end = 0;
 };
 
-std::int64_t to_us(double seconds) { return std::llround(seconds * 1e6); }
+// Stored times are whatever a line said (t_rel 1e308, NaN from inf - inf):
+// bounded to ±1e15 µs (31 years), so that differences of them never
+// overflow and llround() is always defined.
+std::int64_t to_us(double seconds) {
+  constexpr double k_limit_us = 1e15;
+  const double us = seconds * 1e6;
+  return std::isnan(us) ? 0 : std::llround(std::clamp(us, -k_limit_us, k_limit_us));
+}
 
 // `span` moved inside `outer`, keeping its start where possible.
 Span clamp(Span span, const Span& outer) {
@@ -229,7 +239,7 @@ class ChromeWriter {
       return a.second.start != b.second.start ? a.second.start < b.second.start : a.second.end > b.second.end;
     });
     std::vector<std::vector<Span>> lanes;
-    for (const auto& [node, span] : track.children) {
+    for (auto& [node, span] : track.children) {
       std::size_t lane = 0;
       for (; lane < lanes.size(); ++lane) {
         std::vector<Span>& open = lanes[lane];
@@ -238,7 +248,13 @@ class ChromeWriter {
           break;
         }
       }
-      if (lane == lanes.size()) {
+      if (lane == k_max_child_lanes) {
+        // Thousands of children running at once (hostile data): rather than
+        // a lane each (time quadratic in them), the last lane, the span cut
+        // to end with the one it starts in, so the lane still nests.
+        lane = k_max_child_lanes - 1;
+        span = clamp(span, lanes[lane].back());
+      } else if (lane == lanes.size()) {
         lanes.emplace_back();
       }
       lanes[lane].push_back(span);

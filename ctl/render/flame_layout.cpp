@@ -1,11 +1,18 @@
 #include "ctl/render/flame_layout.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <utility>
 
 #include "ctl/render/describe.hpp"
 
 namespace trace2d::ctl::render {
 namespace {
+
+// Rows tried for a bar before it is drawn over others (see free_row).
+constexpr std::size_t k_max_rows_searched = 512;
 
 struct Interval {
   double start;
@@ -24,7 +31,8 @@ class FlameBuilder {
 
  private:
   void place(const analysis::Node& node, int parent_row, std::optional<Interval> parent) {
-    if (!node.offset) {
+    // A time that is no number (a stored 1e308 plus another) cannot be drawn.
+    if (!node.offset || !std::isfinite(*node.offset) || (node.elapsed && !std::isfinite(*node.end()))) {
       m_layout.untimed += 1;
       for (const analysis::Node& child : node.children) {
         place(child, parent_row, parent);
@@ -43,7 +51,7 @@ class FlameBuilder {
     bar.end = std::max(bar.end, bar.start);
     describe(node, bar);
     bar.row = free_row(parent_row + 1, {bar.start, bar.end});
-    m_rows[static_cast<std::size_t>(bar.row)].push_back({bar.start, bar.end});
+    m_rows[static_cast<std::size_t>(bar.row)].insert({bar.start, bar.end});
     m_layout.span = std::max(m_layout.span, bar.end);
     const int row = bar.row;
     const Interval self{bar.start, bar.end};
@@ -53,19 +61,34 @@ class FlameBuilder {
     }
   }
 
+  // The first row from `from` on where `interval` overlaps nothing. At most
+  // k_max_rows_searched rows are tried: past that (thousands of child
+  // processes running at once: hostile data), the bar goes on row `from`
+  // over the others, instead of costing time quadratic in the bars.
   int free_row(int from, const Interval& interval) {
-    for (auto row = static_cast<std::size_t>(from);; ++row) {
+    const auto first = static_cast<std::size_t>(from);
+    for (std::size_t row = first; row < first + k_max_rows_searched; ++row) {
       if (row >= m_rows.size()) {
         m_rows.resize(row + 1);
         return static_cast<int>(row);
       }
-      const bool overlaps = std::any_of(m_rows[row].begin(), m_rows[row].end(), [&](const Interval& used) {
-        return interval.start < used.end && used.start < interval.end;
-      });
-      if (!overlaps) {
+      if (!overlaps(m_rows[row], interval)) {
         return static_cast<int>(row);
       }
     }
+    return from;
+  }
+
+  // A row's intervals never overlap one another, so ordered by (start, end)
+  // their ends never decrease: only the last one starting before
+  // `interval` ends can reach into it.
+  static bool overlaps(const std::set<std::pair<double, double>>& row, const Interval& interval) {
+    auto after = row.lower_bound({interval.end, -std::numeric_limits<double>::infinity()});
+    if (after == row.begin()) {
+      return false;
+    }
+    --after;
+    return interval.start < after->second && after->first < interval.end;
   }
 
   static double latest_end(const analysis::Node& node, double floor) {
@@ -103,7 +126,7 @@ class FlameBuilder {
   }
 
   FlameLayout m_layout;
-  std::vector<std::vector<Interval>> m_rows;
+  std::vector<std::set<std::pair<double, double>>> m_rows;  // (start, end) of the bars on each row
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "ctl/render/html_report.hpp"
 
+#include <exception>
+
 #include <variant>
 
 #include "ctl/output/table.hpp"
@@ -144,8 +146,23 @@ void append_html_report(std::string& out, const HtmlReport& report) {
            "<span><i style=\"background:#8cd17d\"></i>region (colour by category)</span>"
            "<span>hover a bar for details</span></p>\n";
   }
+  for (const std::string& problem : report.problems) {
+    out += "<p class=\"meta\">";
+    append_html_escaped(out, problem);
+    out += "</p>\n";
+  }
+  // One tree that cannot be drawn (whatever a user stored) must not cost
+  // everyone the page: its section says so, the others are drawn.
   for (std::size_t i = 0; i < report.trees.size(); ++i) {
-    append_tree_section(out, report.trees[i], i + 1);
+    std::string section;
+    try {
+      append_tree_section(section, report.trees[i], i + 1);
+    } catch (const std::exception& e) {
+      section = "<section class=\"tree\" id=\"tree-" + std::to_string(i + 1) + "\"><p class=\"meta\">";
+      append_html_escaped(section, "The tree of " + report.trees[i].root + " could not be drawn: " + e.what());
+      section += "</p></section>\n";
+    }
+    out += section;
   }
   out += "</body></html>\n";
 }

@@ -22,6 +22,7 @@ struct HtmlReport {
   std::string window;        // "all sessions", "since 2026-...", ...
   ResultSet command_stats;   // as command_stats() gives it in milliseconds
   std::vector<analysis::ProcessTree> trees;  // slowest first
+  std::vector<std::string> problems;         // trees left out, and why
 };
 
 void append_html_report(std::string& out, const HtmlReport& report);

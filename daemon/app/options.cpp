@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "daemon/source/runtime_dir.hpp"
 #include "trace2d/version.hpp"
 
 namespace trace2d::app {
@@ -21,7 +22,9 @@ std::string runtime_dir() {
   if (::geteuid() == 0) {
     return "/run/trace2d";
   }
-  return env_or("XDG_RUNTIME_DIR", "/tmp/trace2d-" + std::to_string(::geteuid())) + "/trace2d";
+  // The fallback is checked and made private when a socket is created there
+  // (source::prepare_socket_directory).
+  return env_or("XDG_RUNTIME_DIR", source::fallback_runtime_root()) + "/trace2d";
 }
 
 }  // namespace

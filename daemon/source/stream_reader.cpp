@@ -144,7 +144,7 @@ class StreamReader::Connection {
   pipeline::IngestChunk m_chunk;
 };
 
-StreamReader::StreamReader(pipeline::IngestSink& sink, Options options, std::function<void()> on_empty)
+StreamReader::StreamReader(pipeline::IngestSink& sink, Options options, OnEmpty on_empty)
     : m_sink(sink),
       m_options(options),
       m_on_empty(std::move(on_empty)),
@@ -475,9 +475,8 @@ void StreamReader::finish(Connection& connection) {
   }
   m_sink.release(connection.charged);
   std::erase_if(m_paced, [&](const Paced& p) { return p.connection == &connection; });
-  // Once closing, the closing pass says so itself, after its last counts.
-  if (empty && m_on_empty && !m_closing.load()) {
-    m_on_empty();
+  if (empty && m_on_empty) {
+    m_on_empty(false);
   }
 }
 
@@ -604,7 +603,7 @@ void StreamReader::run() {
       report_refusals(now);
       close_everything();
       if (m_on_empty) {
-        m_on_empty();  // all handed over, even with no connection left to close
+        m_on_empty(true);  // all handed over, even with no connection left to close
       }
       if (m_stopping.load()) {
         return;

@@ -69,10 +69,12 @@ class StreamReader {
     std::size_t cut_keep_bytes = 4 * 1024;
   };
 
-  // `on_empty` runs on the reader's thread each time the last open
-  // connection has been closed, and after each pass that closes everything
-  // (close_all()), once all it read is handed over.
-  StreamReader(pipeline::IngestSink& sink, Options options, std::function<void()> on_empty);
+  // What `on_empty` is told, on the reader's thread: the last open
+  // connection has been closed (`handed_over` false), or a pass that closes
+  // everything (close_all()) is done and all it read and counted is handed
+  // over (true): only then may the pipeline behind it stop.
+  using OnEmpty = std::function<void(bool handed_over)>;
+  StreamReader(pipeline::IngestSink& sink, Options options, OnEmpty on_empty);
   // Drains and closes whatever is still open, then joins the thread.
   ~StreamReader();
   StreamReader(const StreamReader&) = delete;
@@ -136,7 +138,7 @@ class StreamReader {
 
   pipeline::IngestSink& m_sink;
   Options m_options;
-  std::function<void()> m_on_empty;
+  OnEmpty m_on_empty;
   UniqueFd m_epoll;
   UniqueFd m_wake;  // eventfd: new work for the thread (close_all, stop)
   mutable std::mutex m_mutex;

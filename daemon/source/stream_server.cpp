@@ -7,7 +7,7 @@ StreamServer::StreamServer(asio::io_context& io, asio::local::stream_protocol::a
     : m_io(io),
       m_strand(asio::make_strand(io)),
       m_listener(std::move(listener)),
-      m_reader(sink, options, [this] {
+      m_reader(sink, options, [this](bool handed_over) {
         // The last connection is closed: once stopping, nothing is left to
         // wait for, so end the grace period and let the daemon exit. (Not
         // before: between git processes this happens all the time, and
@@ -15,13 +15,13 @@ StreamServer::StreamServer(asio::io_context& io, asio::local::stream_protocol::a
         if (!m_stop_requested.load()) {
           return;
         }
-        asio::post(m_strand, [this] {
+        asio::post(m_strand, [this, handed_over] {
           if (!m_stopping) {
             return;
           }
           if (!m_closing_all) {
             close_all();
-          } else if (m_reader.open_connections() == 0) {
+          } else if (handed_over && m_reader.open_connections() == 0) {
             m_work.reset();
           }
         });

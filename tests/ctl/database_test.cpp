@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
+#include "ctl/query/database.hpp"
 #include "daemon/store/sqlite.hpp"
 #include "tests/ctl/sample_database.hpp"
 #include "trace2d/version.hpp"
@@ -129,6 +131,26 @@ TEST(Trace2ctlCli, VersionHelpAndUsageErrors) {
   result = run_ctl({"sessions", "--no-such-flag"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("--no-such-flag"), std::string::npos) << result.err;
+}
+
+// The time limit is the connection's, so it holds for every command's
+// queries, not only `sql`'s.
+TEST(Trace2ctlDatabase, EveryQueryOfTheConnectionStopsAtItsTimeLimit) {
+  SampleDatabase db;
+  store::Database limited = ctl::open_database(db.path(), std::chrono::milliseconds(200));
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    (void)limited.query_int("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c");
+    FAIL() << "the endless query ended";
+  } catch (const store::SqliteError& e) {
+    EXPECT_TRUE(ctl::is_query_timeout(e)) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+
+  store::Database unlimited = ctl::open_database(db.path(), std::chrono::milliseconds::zero());
+  EXPECT_EQ(unlimited.query_int("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)"
+                                " SELECT count(*) FROM c"),
+            100000);
 }
 
 }  // namespace

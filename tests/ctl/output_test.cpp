@@ -29,6 +29,17 @@ TEST(Trace2ctlOutput, EscapesControlCharactersAndRepairsUtf8) {
   EXPECT_EQ(escape_for_terminal("bad \xff!"), "bad \xEF\xBF\xBD!");
 }
 
+// Issue 10: U+009B (CSI, C2 9B in UTF-8) and the other C1 controls reached
+// the terminal raw; a lone 9B byte (not UTF-8) must not either.
+TEST(Trace2ctlOutput, EscapesC1ControlsAndStrayHighBytes) {
+  EXPECT_EQ(escape_for_terminal("a\xc2\x9b" "31mred"), R"(a\u009b31mred)");
+  EXPECT_EQ(escape_for_terminal("\xc2\x80\xc2\x85\xc2\x9f"), R"(\u0080\u0085\u009f)");
+  // U+00A0 and U+00E9 are printable: kept.
+  EXPECT_EQ(escape_for_terminal("\xc2\xa0\xc3\xa9"), "\xc2\xa0\xc3\xa9");
+  // Bytes >= 0x80 that are not UTF-8 become U+FFFD, never raw.
+  EXPECT_EQ(escape_for_terminal("x\x9b[2J\xc2"), "x\xEF\xBF\xBD[2J\xEF\xBF\xBD");
+}
+
 TEST(Trace2ctlOutput, WidthAndTruncationCountCharactersNotBytes) {
   EXPECT_EQ(display_width("héllo"), 5u);
   EXPECT_EQ(truncate_text("short", 10), "short");

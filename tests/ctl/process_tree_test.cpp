@@ -193,6 +193,76 @@ TEST(ProcessTree, ThreadRegionsGoUnderTheirThreadEvenWithoutAThreadStart) {
   EXPECT_DOUBLE_EQ(*made_up.elapsed, 0.002);  // the span of its regions
 }
 
+// Issue 10, item 9: a region and, after it closed, a child_start on a
+// thread that sent no thread_start. The region hangs under a made-up thread
+// entry; looking for the region open at the child_start walked from the
+// region up into that thread entry and read it as a region
+// (std::get: wrong index for variant), failing tree, export and report.
+TEST(ProcessTree, AChildAfterTheLastRegionOfAThreadWithoutThreadStartGoesUnderTheThread) {
+  ProcessRows p = process("p", 0, 1e9);
+  p.regions = {region(2, 3, std::nullopt, "work", 0.001, 0.001, "th01:worker")};
+  p.children = {child(0, 4, 0.003, 1e9)};
+  p.children[0].thread = "th01:worker";
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  thread:th01:worker\n"
+            "    region:work\n"
+            "    child:0\n");
+}
+
+// The same with a thread_start, and with the child still inside the region:
+// the walk stops at the thread either way, never reading it as a region.
+TEST(ProcessTree, AThreadsChildGoesIntoItsOpenRegionElseItsThread) {
+  ProcessRows p = process("p");
+  p.threads = {ThreadInfo{"th01:worker", 1, 0.0005, 0.01}};
+  p.regions = {region(2, 5, std::nullopt, "outer", 0.001, 0.004, "th01:worker"),
+               region(3, 4, 2, "inner", 0.002, 0.001, "th01:worker")};
+  p.children = {child(0, 6, 0.006, 0.001), child(1, 7, 0.002, 0.001)};
+  p.children[0].thread = "th01:worker";
+  p.children[1].thread = "th01:worker";
+  p.children[1].start_seq = 4;  // sent with inner's leave (4): inside outer only
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(outline(tree),
+            "process:p(root)\n"
+            "  thread:th01:worker\n"
+            "    region:outer\n"
+            "      region:inner\n"
+            "      child:1\n"
+            "    child:0\n");
+}
+
+// Corrupt parent links (two regions each other's parent, a region its own
+// parent) end neither in a loop nor a crash: every region is kept.
+TEST(ProcessTree, RegionsWhoseParentsFormALoopAreKept) {
+  ProcessRows p = process("p");
+  p.regions = {region(1, std::nullopt, 2, "a", 0.001, std::nullopt), region(2, std::nullopt, 1, "b", 0.002, std::nullopt),
+               region(3, std::nullopt, 3, "self", 0.003, std::nullopt)};
+  p.children = {child(0, 4, 0.004, 0.001)};
+  p.threads = {ThreadInfo{"th01:x", 5, 0.005, 0.001}};
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(ctl::analysis::count_nodes(tree), 6u) << outline(tree);
+}
+
+// A session that nests regions far deeper than git ever does (one user can
+// send a million region_enter events) is cut to a depth every renderer's
+// recursion takes: the regions below the limit are kept, one level up.
+TEST(ProcessTree, RegionsNestedTooDeepAreFlattenedAtTheDepthLimit) {
+  ProcessRows p = process("p");
+  constexpr std::int64_t k_regions = 100000;
+  for (std::int64_t seq = 1; seq <= k_regions; ++seq) {
+    p.regions.push_back(region(seq, std::nullopt, seq > 1 ? std::optional<std::int64_t>(seq - 1) : std::nullopt,
+                               "r" + std::to_string(seq), 0.001, std::nullopt));
+  }
+  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  EXPECT_EQ(ctl::analysis::count_nodes(tree), static_cast<std::size_t>(k_regions) + 1);
+  std::size_t depth = 0;
+  for (const Node* node = &tree.processes[0]; !node->children.empty(); node = &node->children.front()) {
+    ++depth;
+  }
+  EXPECT_EQ(depth, ctl::analysis::k_max_tree_depth - 1);
+}
+
 TEST(ProcessTree, WithoutTimesSiblingsKeepEventOrder) {
   ProcessRows p = process("p");
   p.info.start_us.reset();  // brief mode: no times at all

@@ -131,5 +131,46 @@ TEST(Trace2ctlSql, OnlyOneStatementRuns) {
   EXPECT_EQ(result.out, "seven\n-----\n    7\n");
 }
 
+// Issue 10: a recursive query ran until it was killed, holding a snapshot
+// that kept trace2d from checkpointing (the WAL grew to 395 MB). Every
+// trace2ctl query now stops at --timeout (default 30 s) with a clear error.
+TEST(Trace2ctlSql, ALongQueryStopsAtTheTimeout) {
+  SampleDatabase db;
+  const std::string endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+  const ProcessResult result = run_ctl({"--db", db.path(), "--timeout", "0.3", "sql", endless});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("trace2ctl: query stopped: it ran longer than --timeout 0.3 s"), std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_LT(result.seconds, 10.0);
+}
+
+TEST(Trace2ctlSql, TheTimeoutDefaultsToThirtySecondsAndZeroMeansNone) {
+  const ProcessResult help = run_ctl({"--help"});
+  EXPECT_NE(help.out.find("--timeout"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("=30"), std::string::npos) << help.out;
+  SampleDatabase db;
+  const ProcessResult result = run_ctl({"--db", db.path(), "--timeout", "0", "sql", "SELECT count(*) AS n FROM sessions"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "n\n-\n5\n");
+  EXPECT_EQ(run_ctl({"--db", db.path(), "--timeout", "-1", "sessions"}).exit_code, 2);
+}
+
+// Issue 10: fts3_tokenizer('simple') returned the address of SQLite's
+// tokenizer (a heap pointer, useful to an attacker); with two arguments it
+// would install one. Refused however it is spelt or wrapped.
+TEST(Trace2ctlSql, Fts3TokenizerIsRefused) {
+  SampleDatabase db;
+  for (const std::string statement :
+       {"SELECT fts3_tokenizer('simple')", "SELECT hex(FTS3_Tokenizer('porter'))",
+        "SELECT fts3_tokenizer('simple', x'0000000000000000')",
+        "SELECT * FROM (SELECT fts3_tokenizer('simple') AS p)"}) {
+    const ProcessResult result = sql(db, statement);
+    EXPECT_EQ(result.exit_code, 1) << statement;
+    EXPECT_NE(result.err.find("not authorized to use function"), std::string::npos) << statement << ": " << result.err;
+    EXPECT_EQ(result.out, "") << statement;
+  }
+}
+
 }  // namespace
 }  // namespace trace2d::test

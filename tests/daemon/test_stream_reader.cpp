@@ -26,7 +26,7 @@ struct Harness {
   std::atomic<std::uint64_t> channel_ids{0};
   pipeline::IngestSink sink{queue, budget, channel_ids};
   std::atomic<int> emptied{0};
-  StreamReader reader{sink, {}, [this] { ++emptied; }};
+  StreamReader reader{sink, {}, [this](bool handed_over) { emptied += handed_over ? 0 : 1; }};
 
   // The client's end of a new connection.
   int connect(std::uint64_t channel) {

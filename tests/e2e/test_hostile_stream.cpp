@@ -208,10 +208,13 @@ TEST_F(HostileStream, IdleConnectionsBeyondTheFdLimitNeitherHangNorLoseAnyonesGi
   // none sending anything.
   Attacker attacker([path] {
     std::vector<int> held;
-    for (int i = 0; i < 5100; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    while (held.size() < 5100) {
       const int fd = connect_nonblocking(path);
       if (fd >= 0) {
         held.push_back(fd);
+      } else if (std::chrono::steady_clock::now() > deadline) {
+        throw std::runtime_error("the backlog never drained");
       } else {
         std::this_thread::sleep_for(milliseconds(1));  // the backlog is full: let it drain
       }

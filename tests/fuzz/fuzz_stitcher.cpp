@@ -13,7 +13,9 @@
 //   - each session's event_count equals its stored events, numbered 0..n-1;
 //     error_count and problem_count agree with the events and problems;
 //   - regions reference existing parent regions and their own enter/leave
-//     events; children reference their child_start/child_exit events.
+//     events; children reference their child_start/child_exit events;
+//   - trace2ctl's process-tree model loads every session's tree and every
+//     renderer draws it (tree_check.hpp says what is checked).
 //
 // The input is read with fuzz::InputReader: its bytes steer each choice
 // (which operation, event, SID, thread, field values, which corruption).
@@ -44,6 +46,7 @@
 #include "proto/parser.hpp"
 #include "proto/timestamp.hpp"
 #include "tests/fuzz/input_reader.hpp"
+#include "tests/fuzz/tree_check.hpp"
 
 namespace {
 
@@ -604,5 +607,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   committed.merge(pending);
   check(pending.empty(), "a committed (session, seq) placed again");
   check_database(store->db(), committed);
+  fuzz::check_process_trees(store->db());
   return 0;
 }

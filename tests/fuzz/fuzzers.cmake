@@ -9,3 +9,7 @@ foreach(fuzzer fuzz_framer_parser fuzz_stitcher)
   target_link_libraries(${fuzzer} PRIVATE trace2d_core)
   target_link_options(${fuzzer} PRIVATE -fsanitize=fuzzer)
 endforeach()
+# fuzz_stitcher also loads what it stored into trace2ctl's process-tree
+# model and renders it (tree_check.cpp).
+target_sources(fuzz_stitcher PRIVATE ${PROJECT_SOURCE_DIR}/tests/fuzz/tree_check.cpp)
+target_link_libraries(fuzz_stitcher PRIVATE trace2ctl_commands)

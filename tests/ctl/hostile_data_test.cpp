@@ -1,0 +1,127 @@
+// What one local user can store (trace2d's sockets are open to all) must not
+// break trace2ctl for the others: crafted sessions, imported by the real
+// `trace2d import` (the daemon's own pipeline), next to a real git fetch,
+// then read by the real trace2ctl.
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/ctl/imported_traces.hpp"
+#include "tests/ctl/sample_database.hpp"
+
+namespace trace2d::test {
+namespace {
+
+constexpr const char* k_crafted_sid = "20261122T100000.000000Z-H0a7c9cdf-P00002000";
+
+std::string line(const std::string& event, const std::string& thread, const std::string& time,
+                 const std::string& fields) {
+  return R"({"event":")" + event + R"(","sid":")" + k_crafted_sid + R"(","thread":")" + thread +
+         R"(","time":"2026-11-22T10:00:00.)" + time + R"(Z","file":"x.c","line":1)" + fields + "}\n";
+}
+
+// Issue 10, item 9: a region and then a child on thread th01:worker (which
+// sent no thread_start), elapsed 1e9 s so that it is the slowest run and
+// every `report` draws it. It made report --html, tree and export fail with
+// "std::get: wrong index for variant".
+std::string crafted_session() {
+  return line("version", "main", "000010", R"(,"evt":"3","exe":"2.39.5")") +
+         line("start", "main", "000020", R"(,"t_abs":0.00002,"argv":["git","status"])") +
+         line("cmd_name", "main", "000030", R"(,"name":"status","hierarchy":"status")") +
+         line("region_enter", "th01:worker", "000100", R"(,"nesting":1,"category":"work","label":"crafted")") +
+         line("region_leave", "th01:worker", "000200",
+              R"(,"t_rel":0.0001,"nesting":1,"category":"work","label":"crafted")") +
+         line("child_start", "th01:worker", "000300",
+              R"(,"child_id":0,"child_class":"?","use_shell":false,"argv":["true"])") +
+         line("child_exit", "th01:worker", "000400", R"(,"child_id":0,"pid":1,"code":0,"t_rel":1000000000)") +
+         line("exit", "main", "000500", R"(,"t_abs":1000000000,"code":0)") +
+         line("atexit", "main", "000600", R"(,"t_abs":1000000000,"code":0)");
+}
+
+// A database holding `trace` and the captured git fetch.
+class HostileDatabase {
+ public:
+  explicit HostileDatabase(const std::string& trace) {
+    write_file(m_dir.file("crafted.jsonl"), trace);
+    ProcessSpec spec;
+    spec.argv = {TRACE2D_BIN, "--config", "", "import", "--db", path(), m_dir.file("crafted.jsonl"),
+                 (std::filesystem::path(TRACE2D_TEST_DATA) / "traces" / "fetch.jsonl").string()};
+    const ProcessResult result = run_process(spec);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+  }
+  [[nodiscard]] std::string path() const { return m_dir.file("t.db"); }
+  [[nodiscard]] std::string file(const std::string& name) const { return m_dir.file(name); }
+
+ private:
+  TempDir m_dir;
+};
+
+TEST(HostileData, ACraftedThreadChildBreaksNeitherTreeNorExportNorReport) {
+  const HostileDatabase db(crafted_session());
+
+  const ProcessResult tree = run_ctl({"--db", db.path(), "tree", k_crafted_sid, "--no-times"});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_EQ(tree.out,
+            "status  git status  [pid 8192, exit 0]\n"
+            "└─ thread th01:worker\n"
+            "   ├─ work:crafted\n"
+            "   └─ child 0: true  [pid 1, exit 0]\n");
+
+  const ProcessResult exported = run_ctl({"--db", db.path(), "export", k_crafted_sid});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element trace;
+  ASSERT_EQ(parser.parse(exported.out).get(trace), simdjson::SUCCESS);
+  EXPECT_GT(trace["traceEvents"].get_array().size(), 3u);
+
+  // The report draws the crafted run (the slowest) and the others.
+  const std::string html_file = db.file("r.html");
+  const ProcessResult report = run_ctl({"--db", db.path(), "report", "--html", html_file});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string html = read_file(html_file);
+  EXPECT_NE(html.find(std::string("data-sid=\"") + k_crafted_sid + "\""), std::string::npos);
+  EXPECT_NE(html.find(std::string("data-sid=\"") + k_fetch_sid + "\""), std::string::npos);
+  EXPECT_NE(html.find("data-name=\"crafted\""), std::string::npos);
+}
+
+// Issue 10: U+009B (CSI) and the other C1 controls, sent as JSON escapes
+// or as raw bytes (git copies bytes unchecked, so a line may hold a lone
+// 0x9b too), reached the terminal raw through tree, show and tables.
+TEST(HostileData, NoControlSequenceReachesTheTerminal) {
+  const std::string csi = "\\u009b2J\\u0085\\u001b[31m";  // JSON escapes: CSI, NEL, ESC
+  const std::string raw = "\xc2\x9b" "2J \x9b" "2J";          // UTF-8 CSI, and a lone CSI byte
+  const HostileDatabase db(
+      line("version", "main", "000010", R"(,"evt":"3","exe":"2.39.5")") +
+      line("start", "main", "000020", R"(,"t_abs":0.00002,"argv":["git",")" + csi + R"(",")" + raw + R"("])") +
+      line("cmd_name", "main", "000030", R"(,"name":")" + csi + R"(","hierarchy":"x")") +
+      line("region_enter", "main", "000100",
+           R"(,"nesting":1,"category":")" + csi + R"(","label":")" + raw + R"(","msg":")" + csi + R"(")") +
+      line("region_leave", "main", "000200",
+           R"(,"t_rel":0.0001,"nesting":1,"category":")" + csi + R"(","label":")" + raw + R"(")") +
+      line("exit", "main", "000500", R"(,"t_abs":0.0005,"code":0)"));
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"tree", k_crafted_sid}, {"show", k_crafted_sid}, {"sessions"},
+        {"top", "--by", "regions"}, {"sql", "SELECT category, label, msg FROM regions"}}) {
+    std::vector<std::string> args{"--db", db.path()};
+    args.insert(args.end(), command.begin(), command.end());
+    const ProcessResult result = run_ctl(args);
+    SCOPED_TRACE(command.front());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("\\u009b2J"), std::string::npos) << result.out;
+    for (std::size_t i = 0; i < result.out.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(result.out[i]);
+      ASSERT_TRUE(byte == '\n' || (byte >= 0x20 && byte != 0x7F)) << "control byte " << int{byte} << " at " << i;
+      ASSERT_FALSE(byte == 0xC2 && i + 1 < result.out.size() &&
+                   (static_cast<unsigned char>(result.out[i + 1]) & 0xE0) == 0x80)
+          << "C1 control at " << i;
+      ASSERT_NE(byte, 0x9B) << "a lone CSI byte at " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trace2d::test
