@@ -71,20 +71,23 @@ ResultSet command_stats(store::Database& db, const Window& window, Units units) 
   return run(db, sql, window);
 }
 
+// A region's names are ids into `names`, or (when their sender had used up
+// its share of that table) text of their own: grouped by both, shown as one.
 ResultSet region_stats(store::Database& db, const Window& window, Units units) {
   const std::string source =
       window.since || !window.cmd.empty()
-          ? "(SELECT r.category, r.label, r.elapsed FROM region_store r JOIN sessions s ON s.id = r.session"
-            " WHERE 1" + window_condition(window) + ")"
+          ? "(SELECT r.category, r.label, r.category_text, r.label_text, r.elapsed FROM region_store r"
+            " JOIN sessions s ON s.id = r.session WHERE 1" + window_condition(window) + ")"
           : std::string("region_store");
   const std::string sql =
-      "WITH " + percentiles_cte("category, label", source) +
-      " SELECT ca.text AS category, la.text AS label, p.closed AS count, " +
+      "WITH " + percentiles_cte("category, label, category_text, label_text", source) +
+      " SELECT coalesce(ca.text, p.category_text) AS category, coalesce(la.text, p.label_text) AS label,"
+      " p.closed AS count, " +
       duration("p.p50", "p50_elapsed", units) + ", " + duration("p.p90", "p90_elapsed", units) + ", " +
       duration("p.p99", "p99_elapsed", units) + ", " + duration("p.max", "max_elapsed", units) + ", " +
       duration("p.total", "total_elapsed", units) +
       " FROM pct p LEFT JOIN names ca ON ca.id = p.category LEFT JOIN names la ON la.id = p.label"
-      " ORDER BY p.total DESC, ca.text, la.text";
+      " ORDER BY p.total DESC, 1, 2";
   return run(db, sql, window);
 }
 
@@ -99,11 +102,13 @@ ResultSet slowest_sessions(store::Database& db, const Window& window, int limit,
 ResultSet slowest_regions(store::Database& db, const Window& window, int limit, Units units) {
   // Sort the compact rows first; names are looked up for the few kept.
   const std::string sql =
-      "WITH top AS (SELECT r.session, r.seq, r.thread, r.category, r.label, r.msg, r.t_start, r.elapsed"
+      "WITH top AS (SELECT r.session, r.seq, r.thread, r.category, r.label, r.thread_text, r.category_text,"
+      " r.label_text, r.msg, r.t_start, r.elapsed"
       " FROM region_store r JOIN sessions s ON s.id = r.session WHERE r.elapsed IS NOT NULL" +
       window_condition(window) + " ORDER BY r.elapsed DESC, r.session, r.seq LIMIT " + std::to_string(limit) +
       ") SELECT " + duration("t.elapsed", "elapsed", units) +
-      ", ca.text AS category, la.text AS label, t.msg, th.text AS thread, " + duration("t.t_start", "t_start", units) +
+      ", coalesce(ca.text, t.category_text) AS category, coalesce(la.text, t.label_text) AS label, t.msg,"
+      " coalesce(th.text, t.thread_text) AS thread, " + duration("t.t_start", "t_start", units) +
       ", s.cmd_name, s.start_time, s.sid"
       " FROM top t JOIN sessions s ON s.id = t.session LEFT JOIN names ca ON ca.id = t.category"
       " LEFT JOIN names la ON la.id = t.label LEFT JOIN names th ON th.id = t.thread"

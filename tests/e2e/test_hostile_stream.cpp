@@ -314,6 +314,34 @@ TEST_F(HostileStream, ADistinctSidPerLineFloodCostsOnlyItsSender) {
   EXPECT_EQ(sessions + refused, k_sids) << "every line stored or refused with its reason";
 }
 
+TEST_F(HostileStream, DeepRegionStacksAndUnmatchedLeavesCostOnlyConstantWork) {
+  start();
+  const std::string path = m_daemon->socket_path();
+  // 40,000 regions entered and never left, then 40,000 leaves that match
+  // none of them (before: a scan of the whole stack for each, 4.7 s).
+  constexpr int k_regions = 40000;
+  Attacker attacker([path] {
+    SocketClient client(path);
+    const std::string head = R"({"sid":"deep","thread":"main","time":"2026-11-21T10:00:00.000000Z",)";
+    std::string burst = R"({"event":"version","sid":"deep","thread":"main","time":"2026-11-21T10:00:00.000000Z","evt":"3","exe":"x"})" "\n";
+    for (int i = 0; i < k_regions; ++i) {
+      burst += head + R"("event":"region_enter","nesting":1,"category":"c","label":"in)" + std::to_string(i) + "\"}\n";
+    }
+    for (int i = 0; i < k_regions; ++i) {
+      burst += head + R"("event":"region_leave","nesting":1,"t_rel":0.1,"category":"c","label":"out)" +
+               std::to_string(i) + "\"}\n";
+    }
+    client.send(burst);
+  });
+  ASSERT_TRUE(attacker.wait_ready());
+  victim_runs_git("40,000 open regions and unmatched leaves");
+  expect_bounded_memory("deep region stacks");
+  attacker.release();
+  expect_clean_stop("deep region stacks");
+  // Nothing of it lost: every enter and every leave is a region row.
+  EXPECT_EQ(count("SELECT count(*) FROM regions WHERE sid = 'deep'"), 2 * k_regions);
+}
+
 TEST_F(HostileStream, NobodyCanRewriteOrGraftOntoAnotherUsersSession) {
   start();
   victim_runs_git("before the forgery");
