@@ -239,7 +239,10 @@ class ChromeWriter {
       return a.second.start != b.second.start ? a.second.start < b.second.start : a.second.end > b.second.end;
     });
     std::vector<std::vector<Span>> lanes;
-    for (auto& [node, span] : track.children) {
+    for (auto& entry : track.children) {
+      // Not a structured binding: clang 14 will not let the lambda below capture one.
+      const auto& node = entry.first;
+      Span& span = entry.second;
       std::size_t lane = 0;
       for (; lane < lanes.size(); ++lane) {
         std::vector<Span>& open = lanes[lane];
