@@ -63,7 +63,12 @@ std::string fit_label(const std::string& label, double width) {
   if (width < k_min_label_width) {
     return {};
   }
-  const auto chars = static_cast<std::size_t>((width - 6) / k_char_width);
+  // A bar can be absurdly wide (hostile times): no label is longer than that.
+  const double fits = (width - 6) / k_char_width;
+  if (!(fits < static_cast<double>(label.size()))) {
+    return label;
+  }
+  const auto chars = static_cast<std::size_t>(fits);
   if (label.size() <= chars) {
     return label;
   }
