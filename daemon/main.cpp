@@ -53,7 +53,7 @@ const std::map<std::string, std::pair<const char*, const char*>> k_help = {
     {"limits.max_line_bytes", {"BYTES", "Longest event line accepted; longer lines are rejected"}},
     {"limits.io_threads", {"N", "Threads reading sockets"}},
     {"limits.per_uid_lines_per_second", {"N", "Lines one uid may send per second (0: no limit)"}},
-    {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: half of what the fd limit allows)"}},
+    {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: all but a share kept for other uids)"}},
     {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},
     {"retention.max_age", {"AGE", "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"}},
     {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},

@@ -120,8 +120,12 @@ int Daemon::run() {
     // files and the listeners, so that one user's connections never leave
     // trace2d unable to accept anyone else's.
     options.max_connections = std::max<std::size_t>(16, m_fd_limit - std::min<std::size_t>(m_fd_limit / 4, 1024));
+    // One uid may take all but what is kept for the others (a quarter, at
+    // most 1024): a burst of one user's short processes is not cut short.
     options.max_connections_per_uid =
-        m_options.per_uid_connections > 0 ? m_options.per_uid_connections : std::max<std::size_t>(4, options.max_connections / 2);
+        m_options.per_uid_connections > 0
+            ? m_options.per_uid_connections
+            : options.max_connections - std::min<std::size_t>(options.max_connections / 4, 1024);
     options.silent_timeout = m_options.stream_silent_timeout;
     options.max_partial_bytes_per_uid = m_options.max_line_bytes + 64 * 1024;
     spdlog::info("stream: at most {} connections, {} per uid (descriptor limit {})", options.max_connections,

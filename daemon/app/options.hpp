@@ -54,8 +54,9 @@ struct DaemonOptions {
   // heavy git process (a long rebase) sends a few thousand lines in all,
   // far below the two seconds' burst this allows.
   std::uint64_t per_uid_lines_per_second = 20000;
-  // Stream connections one uid may hold open at once (0: half of all
-  // the connections trace2d allows itself, from its descriptor limit).
+  // Stream connections one uid may hold open at once (0: all but a quarter,
+  // at most 1024, of the connections trace2d allows itself, from its
+  // descriptor limit: those are kept for the other uids).
   std::size_t per_uid_connections = 0;
   // Sessions one uid may have open (in memory) at once.
   std::size_t per_uid_sessions = 10000;

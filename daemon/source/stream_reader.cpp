@@ -307,11 +307,11 @@ void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
 bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
   Holder& own = m_holders[uid];
   const std::size_t per_uid = m_options.max_connections_per_uid;
-  if (per_uid > 0 && own.connections.size() >= per_uid &&
+  if (per_uid > 0 && own.connections.size() >= per_uid && !reap_finished(own) &&
       !close_quietest(own, now, false, "its uid holds too many open connections")) {
     return false;
   }
-  if (m_options.max_connections == 0 || m_held < m_options.max_connections) {
+  if (m_options.max_connections == 0 || m_held < m_options.max_connections || reap_finished(own)) {
     return true;
   }
   Holder* biggest = &own;
@@ -325,6 +325,25 @@ bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
   // newcomer is refused.
   return close_quietest(*biggest, now, biggest != &own,
                         "trace2d is at its connection limit and its uid holds the most");
+}
+
+// A burst of short git processes is accepted faster than it is read: many
+// of the connections held have hung up already, their last bytes waiting.
+// Reading those first frees their places without refusing anyone.
+bool StreamReader::reap_finished(Holder& holder) {
+  constexpr int k_tries = 32;
+  int tried = 0;
+  for (auto it = holder.connections.begin(); it != holder.connections.end() && tried < k_tries; ++tried) {
+    Connection& connection = **it;
+    ++it;  // finish() takes it out of the list
+    std::size_t got = 0;
+    if (!connection.drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got)) {
+      finish(connection);
+      return true;
+    }
+    account_partial(connection);
+  }
+  return false;
 }
 
 // The quietest connection goes. Unless `even_busy`, only if it has been
@@ -454,12 +473,13 @@ void StreamReader::arm(Connection& connection) {
 void StreamReader::finish(Connection& connection) {
   // Out of the open set before its last chunk goes: whoever sees that chunk
   // sees the connection closed.
-  std::unique_ptr<Connection> owned;
   bool empty = false;
   {
     std::lock_guard lock(m_mutex);
     const auto found = m_connections.find(&connection);
-    owned = std::move(found->second);
+    // Kept until the end of this round: an event of the same epoll_wait
+    // may still name it (finished to make room for another, say).
+    m_finished.push_back(std::move(found->second));
     m_connections.erase(found);
     empty = m_connections.empty();
   }
@@ -481,6 +501,9 @@ void StreamReader::finish(Connection& connection) {
 }
 
 void StreamReader::service(Connection& connection, Clock::time_point now) {
+  if (connection.fd() < 0) {
+    return;  // finished earlier in this round
+  }
   bool dropping = false;
   if (m_sink.over_budget()) {
     // Hold off: git's writes wait in the kernel buffer meanwhile.
@@ -602,6 +625,7 @@ void StreamReader::run() {
       m_next_refusal_report = {};
       report_refusals(now);
       close_everything();
+      m_finished.clear();
       if (m_on_empty) {
         m_on_empty(true);  // all handed over, even with no connection left to close
       }
@@ -612,6 +636,7 @@ void StreamReader::run() {
     }
     close_silent(now);
     report_refusals(now);
+    m_finished.clear();
     // Connections whose pause is over: armed again, so that what they
     // gathered meanwhile wakes the next epoll_wait at once.
     std::erase_if(m_paced, [&](const Paced& p) {

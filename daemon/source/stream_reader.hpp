@@ -120,6 +120,9 @@ class StreamReader {
   // Makes room for one more connection of `uid`: false when the new one is
   // to be refused instead.
   bool make_room(std::int64_t uid, std::chrono::steady_clock::time_point now);
+  // Reads the holder's oldest connections until one turns out to have hung
+  // up, and finishes it; false when none of the first few had.
+  bool reap_finished(Holder& holder);
   // Closes the holder's connection quiet for longest, if one has been quiet
   // for a second (or whatever it is, with `even_busy`); false when none was.
   bool close_quietest(Holder& holder, std::chrono::steady_clock::time_point now, bool even_busy, const char* why);
@@ -145,6 +148,7 @@ class StreamReader {
   std::unordered_map<Connection*, std::unique_ptr<Connection>> m_connections;
   std::vector<Paced> m_paced;  // the reader thread's own
   std::unordered_map<std::int64_t, Holder> m_holders;  // by uid; the reader thread's own
+  std::vector<std::unique_ptr<Connection>> m_finished;  // closed in this round
   std::size_t m_held = 0;  // connections in m_holders
   // Connections that had sent nothing yet, oldest first, with their channel
   // id (an address can be reused once a connection is gone).
