@@ -35,8 +35,8 @@ struct DaemonOptions {
   std::chrono::milliseconds dir_max_silence{std::chrono::hours(1)};
   // Trace files held open at once, per file owner and in all: beyond, files
   // wait unopened, so one user's files never take another's descriptors.
-  std::size_t dir_max_open_files_per_uid = 32;
-  std::size_t dir_max_open_files = 256;
+  std::size_t dir_max_open_files_per_uid = 1024;
+  std::size_t dir_max_open_files = 4096;
   // A trace file larger than this is refused unread (0: no cap).
   std::uint64_t dir_max_file_bytes = 1ULL << 30;
   unsigned io_threads = 1;

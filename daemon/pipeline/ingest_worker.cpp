@@ -248,7 +248,10 @@ void IngestWorker::run() {
       report_uids(false);
       hand_on();
     }
-    if (!behind) {
+    // Between turns no file's chunk is half done: a full batch goes on even
+    // while chunks still wait (a file's lines never hand it on themselves).
+    if (!behind || m_batch.events.size() >= m_options.batch_rows ||
+        m_batch.memory_bytes() >= m_options.batch_bytes) {
       hand_on();
     }
   }

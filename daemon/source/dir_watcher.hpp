@@ -48,8 +48,10 @@ class DirWatcher {
     bool delete_finished = true;
     std::chrono::milliseconds idle_timeout{std::chrono::minutes(1)};
     std::chrono::milliseconds max_silence{std::chrono::hours(1)};
-    std::size_t max_open_files_per_uid = 32;
-    std::size_t max_open_files = 256;  // also at most a quarter of RLIMIT_NOFILE
+    // A finished file keeps its place until its commit: enough places that
+    // a stream of files never waits on the commits (10,000 files/s).
+    std::size_t max_open_files_per_uid = 1024;  // also at most half of the next
+    std::size_t max_open_files = 4096;          // also at most a quarter of RLIMIT_NOFILE
     std::uint64_t max_file_bytes = 1ULL << 30;  // 0: no cap
     pipeline::LineFramer::Limits framing;
   };
@@ -102,6 +104,7 @@ class DirWatcher {
   // Whether the pid in the file's name vouches for a writer still at work.
   [[nodiscard]] bool writer_running(const TracedFile& file) const;
   [[nodiscard]] std::size_t open_file_cap() const;
+  [[nodiscard]] std::size_t open_file_cap_per_uid() const;
   [[nodiscard]] bool over_budget() const;
   void wait_for_slot(std::int64_t uid, const std::string& dir, const std::string& name, bool closed_by_writer);
   void open_waiting_soon();
