@@ -446,18 +446,22 @@ void DirWatcher::wait_for_slot(std::int64_t uid, const std::string& dir, const s
   m_waiting_paths.emplace(path, closed_by_writer);
 }
 
-void DirWatcher::open_waiting_soon() {
-  if (m_open_waiting_posted || m_stopping) {
+// Runs `work` on the strand once, after what is queued there (signals,
+// timers, datagrams), however often it is asked for meanwhile.
+void DirWatcher::post_once(bool& posted, void (DirWatcher::*work)()) {
+  if (posted || m_stopping) {
     return;
   }
-  m_open_waiting_posted = true;
-  asio::post(m_strand, [this] {
-    m_open_waiting_posted = false;
+  posted = true;
+  asio::post(m_strand, [this, &posted, work] {
+    posted = false;
     if (!m_stopping) {
-      open_waiting();
+      (this->*work)();
     }
   });
 }
+
+void DirWatcher::open_waiting_soon() { post_once(m_open_waiting_posted, &DirWatcher::open_waiting); }
 
 void DirWatcher::open_waiting() {
   // Round-robin over owners, so that a freed slot of the overall cap goes to
@@ -621,17 +625,7 @@ void DirWatcher::read_more_soon(const std::string& path) {
   }
   found->second->more_queued = true;
   m_more.push_back(path);
-  if (m_read_more_posted) {
-    return;
-  }
-  m_read_more_posted = true;
-  // Posted, not looped: signals, timers and datagrams run in between.
-  asio::post(m_strand, [this] {
-    m_read_more_posted = false;
-    if (!m_stopping) {
-      read_more();
-    }
-  });
+  post_once(m_read_more_posted, &DirWatcher::read_more);  // not looped: others run in between
 }
 
 void DirWatcher::read_more() {

@@ -292,6 +292,7 @@ void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
   ++m_held;
   if (m_options.silent_timeout.count() > 0) {
     m_unheard.emplace_back(now + m_options.silent_timeout, &c, origin.channel);
+    forget_closed_unheard();
   }
   if (m_options.read_pacing.count() <= 0 || m_closing.load()) {
     register_connection(c, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT);
@@ -360,6 +361,21 @@ bool StreamReader::close_quietest(Holder& holder, Clock::time_point now, bool ev
   quietest->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got);
   finish(*quietest);
   return true;
+}
+
+// Connections that closed before their silence was due leave their entry
+// behind until then: one sender opening and closing fast would grow the
+// list with its rate. Pruned whenever it outgrows what is open, so it stays
+// within twice the open connections (amortised: each entry is dropped once).
+void StreamReader::forget_closed_unheard() {
+  if (m_unheard.size() <= 2 * m_held + 1024) {
+    return;
+  }
+  std::lock_guard lock(m_mutex);
+  std::erase_if(m_unheard, [&](const auto& entry) {
+    const auto found = m_connections.find(std::get<1>(entry));
+    return found == m_connections.end() || found->second->origin().channel != std::get<2>(entry);
+  });
 }
 
 void StreamReader::close_silent(Clock::time_point now) {

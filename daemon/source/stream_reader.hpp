@@ -127,6 +127,7 @@ class StreamReader {
   // for a second (or whatever it is, with `even_busy`); false when none was.
   bool close_quietest(Holder& holder, std::chrono::steady_clock::time_point now, bool even_busy, const char* why);
   void close_silent(std::chrono::steady_clock::time_point now);
+  void forget_closed_unheard();
   void report_refusals(std::chrono::steady_clock::time_point now);
   void account_partial(Connection& connection);
   void heard_from(Connection& connection);
