@@ -89,7 +89,7 @@ int Daemon::run() {
   pipeline_options.commit_interval = m_options.commit_interval;
   pipeline_options.status_interval = m_options.stats_interval;
   pipeline_options.idle_timeout = m_options.dgram_idle_timeout;
-  pipeline_options.status_hook = [&status](store::Database& db) { status.write(db); };
+  pipeline_options.status_hook = [&status](db::Database& db) { status.write(db); };
   pipeline_options.retention.max_age = parse_duration(m_options.retention_max_age);
   pipeline_options.retention.max_db_bytes = m_options.retention_max_db_bytes;
   pipeline_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
@@ -106,10 +106,10 @@ int Daemon::run() {
                  m_options.db_path, pipeline.setup().sessions_marked_incomplete);
   }
 
-  pipeline::LineFramer::Limits framing;
+  ingest::LineFramer::Limits framing;
   framing.max_line_bytes = m_options.max_line_bytes;
 
-  std::unique_ptr<pipeline::IngestSink> stream_sink;
+  std::unique_ptr<ingest::IngestSink> stream_sink;
   std::unique_ptr<source::StreamServer> stream_server;
   if (listeners.stream) {
     stream_sink = pipeline.make_sink();
@@ -131,9 +131,9 @@ int Daemon::run() {
     spdlog::info("stream: at most {} connections, {} per uid (descriptor limit {})", options.max_connections,
                  options.max_connections_per_uid, m_fd_limit);
     stream_server = std::make_unique<source::StreamServer>(io, std::move(*listeners.stream), *stream_sink, options);
-    status.add_source({source::SourceKind::stream, listeners.stream_path, stream_sink.get(), {}, {}});
+    status.add_source({ingest::SourceKind::stream, listeners.stream_path, stream_sink.get(), {}, {}});
   }
-  std::unique_ptr<pipeline::IngestSink> dgram_sink;
+  std::unique_ptr<ingest::IngestSink> dgram_sink;
   std::unique_ptr<source::DgramReceiver> dgram_receiver;
   if (listeners.dgram) {
     dgram_sink = pipeline.make_sink();
@@ -143,7 +143,7 @@ int Daemon::run() {
     options.overflow_wait = m_options.overflow_wait;
     dgram_receiver = std::make_unique<source::DgramReceiver>(std::move(*listeners.dgram), *dgram_sink, options);
     auto* receiver = dgram_receiver.get();
-    status.add_source({source::SourceKind::dgram, listeners.dgram_path, dgram_sink.get(),
+    status.add_source({ingest::SourceKind::dgram, listeners.dgram_path, dgram_sink.get(),
                        [receiver] { return receiver->kernel_drops(); }, {}});
   }
   auto dir_sink = pipeline.make_sink();
@@ -160,7 +160,7 @@ int Daemon::run() {
     return o;
   };
   source::DirWatcher dir_watcher(io, *dir_sink, m_options.db_path, dir_options(m_options));
-  status.add_source({source::SourceKind::dir, join(m_options.watch_dirs), dir_sink.get(), {},
+  status.add_source({ingest::SourceKind::dir, join(m_options.watch_dirs), dir_sink.get(), {},
                      [&dir_watcher] { return dir_watcher.sentinels_seen(); }});
 
   pipeline.start();

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "daemon/app/pipeline.hpp"
-#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/trace_file_checks.hpp"
 #include "daemon/source/unique_fd.hpp"
 #include "proto/parser.hpp"
@@ -65,9 +65,9 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, bool& ok)
 // Committed positions of earlier imports: key -> offset.
 std::map<std::string, std::uint64_t> committed_offsets(const std::string& db_path) {
   std::map<std::string, std::uint64_t> offsets;
-  store::Database db(db_path, store::OpenMode::read_only);
+  db::Database db(db_path, db::OpenMode::read_only);
   db.set_busy_timeout(5000);
-  store::Statement stmt = db.prepare("SELECT key, offset FROM file_offsets WHERE key LIKE 'import:%'");
+  db::Statement stmt = db.prepare("SELECT key, offset FROM file_offsets WHERE key LIKE 'import:%'");
   while (stmt.step()) {
     offsets[std::string(stmt.column_text(0))] = static_cast<std::uint64_t>(stmt.column_int(1));
   }
@@ -116,7 +116,7 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
   auto sink = pipeline.make_sink();
   pipeline.start();
 
-  pipeline::LineFramer::Limits framing;
+  ingest::LineFramer::Limits framing;
   framing.max_line_bytes = options.max_line_bytes;
   Progress progress(files.size());
   std::uint64_t total_bytes = 0;
@@ -162,15 +162,15 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
     }
 
     const std::uint64_t channel = sink->next_channel_id();
-    pipeline::LineFramer framer(framing);
-    const auto submit = [&](pipeline::IngestChunk&& chunk, std::uint64_t position, bool finished) {
+    ingest::LineFramer framer(framing);
+    const auto submit = [&](ingest::IngestChunk&& chunk, std::uint64_t position, bool finished) {
       // Back-pressure instead of drops: an import can wait for the writer.
       while (pipeline.budget().exhausted()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      chunk.origins.assign(1, source::Origin{source::SourceKind::import, channel, std::nullopt,
+      chunk.origins.assign(1, ingest::Origin{ingest::SourceKind::import, channel, std::nullopt,
                                              static_cast<std::int64_t>(st.st_uid)});
-      chunk.progress = pipeline::IngestChunk::FileProgress{key, path, position, finished, false, false};
+      chunk.progress = ingest::IngestChunk::FileProgress{key, path, position, finished, false, false};
       chunk.end_of_channel = finished;
       chunk.received_us = proto::unix_now_us();
       total_lines += chunk.lines.size();
@@ -192,13 +192,13 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
       }
       offset += static_cast<std::uint64_t>(n);
       total_bytes += static_cast<std::uint64_t>(n);
-      pipeline::IngestChunk chunk;
+      ingest::IngestChunk chunk;
       framer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)),
                   [&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
       submit(std::move(chunk), offset - framer.partial_size(), false);
       progress.update(index, total_bytes, total_lines);
     }
-    pipeline::IngestChunk last;
+    ingest::IngestChunk last;
     framer.finish([&](std::string_view line, std::uint64_t full_size) { last.add_line(line, full_size); });
     submit(std::move(last), offset, true);
     progress.update(index + 1, total_bytes, total_lines);
@@ -206,7 +206,7 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
   pipeline.finish(options.store_give_up_after);
   progress.done();
 
-  const auto& counts = pipeline.worker().counters().of(source::SourceKind::import);
+  const auto& counts = pipeline.worker().counters().of(ingest::SourceKind::import);
   std::fprintf(stderr, "imported %zu files (%zu already imported): %llu events, %llu rejected lines\n",
                files.size() - skipped, skipped, static_cast<unsigned long long>(counts.events.load()),
                static_cast<unsigned long long>(counts.rejects.load()));

@@ -8,7 +8,7 @@ namespace trace2d::app {
 
 Pipeline::Pipeline(PipelineOptions options)
     : m_options(std::move(options)), m_budget(m_options.max_queue_bytes) {
-  store::Database db = store::open_for_writing(m_options.db_path, &m_setup);
+  db::Database db = db::open_for_writing(m_options.db_path, &m_setup);
   m_names.load(db);
   store::StoreWriter::Options writer_options;
   writer_options.commit_interval = m_options.commit_interval;
@@ -39,8 +39,8 @@ Pipeline::~Pipeline() {
   }
 }
 
-std::unique_ptr<pipeline::IngestSink> Pipeline::make_sink() {
-  return std::make_unique<pipeline::IngestSink>(m_chunks, m_budget, m_channel_ids);
+std::unique_ptr<ingest::IngestSink> Pipeline::make_sink() {
+  return std::make_unique<ingest::IngestSink>(m_chunks, m_budget, m_channel_ids);
 }
 
 void Pipeline::start() {

@@ -9,10 +9,10 @@
 #include <string>
 #include <thread>
 
-#include "daemon/pipeline/ingest_sink.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/pipeline/ingest_worker.hpp"
 #include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
@@ -43,24 +43,24 @@ class Pipeline {
   Pipeline& operator=(const Pipeline&) = delete;
 
   // A sink for one source, with its own counters.
-  [[nodiscard]] std::unique_ptr<pipeline::IngestSink> make_sink();
+  [[nodiscard]] std::unique_ptr<ingest::IngestSink> make_sink();
 
   void start();
   // No more input: lets the worker finish, then the writer commit. Gives up
   // on a database that keeps failing after `give_up_after`.
   void finish(std::chrono::milliseconds give_up_after);
 
-  [[nodiscard]] const store::SetupReport& setup() const { return m_setup; }
-  [[nodiscard]] pipeline::MemoryBudget& budget() { return m_budget; }
+  [[nodiscard]] const db::SetupReport& setup() const { return m_setup; }
+  [[nodiscard]] ingest::MemoryBudget& budget() { return m_budget; }
   [[nodiscard]] pipeline::IngestWorker& worker() { return *m_worker; }
   [[nodiscard]] store::StoreWriter& writer() { return *m_writer; }
 
  private:
   PipelineOptions m_options;
-  store::SetupReport m_setup;
-  pipeline::MemoryBudget m_budget;
-  pipeline::WorkQueue<pipeline::IngestChunk> m_chunks;
-  pipeline::WorkQueue<store::WriteBatch> m_batches;
+  db::SetupReport m_setup;
+  ingest::MemoryBudget m_budget;
+  ingest::WorkQueue<ingest::IngestChunk> m_chunks;
+  ingest::WorkQueue<store::WriteBatch> m_batches;
   std::atomic<std::uint64_t> m_channel_ids{0};
   store::NameTable m_names;
   std::unique_ptr<store::StoreWriter> m_writer;

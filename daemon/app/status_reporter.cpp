@@ -33,14 +33,14 @@ void StatusReporter::add_source(Source source) {
   m_sources.push_back(std::move(source));
 }
 
-void StatusReporter::write(store::Database& db) {
+void StatusReporter::write(db::Database& db) {
   std::lock_guard lock(m_mutex);
   if (m_pipeline == nullptr) {
     return;
   }
   const std::string now = proto::format_utc_timestamp(proto::unix_now_us());
   const store::CommitLatency latency = m_pipeline->writer().commit_latency();
-  store::Statement status = db.prepare(
+  db::Statement status = db.prepare(
       "INSERT OR REPLACE INTO daemon_status (id, pid, version, started_at, updated_at, queue_bytes,"
       " queue_peak_bytes, queue_limit_bytes, events_committed, failed_commits, commit_latency_p50_ms,"
       " commit_latency_p99_ms, commit_latency_max_ms, db_bytes, wal_bytes, database_recreated)"
@@ -68,7 +68,7 @@ void StatusReporter::write(store::Database& db) {
   status.bind_int(15, static_cast<std::int64_t>(m_pipeline->writer().database_recreated()));
   status.run();
 
-  store::Statement stats = db.prepare(
+  db::Statement stats = db.prepare(
       "INSERT OR REPLACE INTO source_stats (source, address, channels_opened, channels_open, bytes,"
       " lines, events, rejects, dropped_lines, kernel_drops, too_many_files, updated_at)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -76,7 +76,7 @@ void StatusReporter::write(store::Database& db) {
   for (const Source& source : m_sources) {
     const auto& sink = source.sink->counters();
     const auto& parsed = counters.of(source.kind);
-    stats.bind_text(1, source::to_string(source.kind));
+    stats.bind_text(1, ingest::to_string(source.kind));
     stats.bind_text(2, source.address);
     stats.bind_int(3, static_cast<std::int64_t>(sink.channels_opened.load()));
     stats.bind_int(4, static_cast<std::int64_t>(sink.channels_open.load()));

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pipeline/ingest_sink.hpp"
-#include "daemon/source/origin.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/ingest/origin.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::app {
 
@@ -23,16 +23,16 @@ class StatusReporter {
 
   void attach(Pipeline& pipeline);
   struct Source {
-    source::SourceKind kind;
+    ingest::SourceKind kind;
     std::string address;  // socket path, directories
-    pipeline::IngestSink* sink = nullptr;
+    ingest::IngestSink* sink = nullptr;
     std::function<std::uint64_t()> kernel_drops;    // dgram
     std::function<std::uint64_t()> too_many_files;  // dir: sentinels seen
   };
   void add_source(Source source);
 
   // The writer's status hook.
-  void write(store::Database& db);
+  void write(db::Database& db);
 
  private:
   std::string m_db_path;

@@ -14,8 +14,8 @@ constexpr std::size_t k_reject_raw_bytes = 64 * 1024;  // of a rejected line, ke
 
 }  // namespace
 
-IngestWorker::IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::WriteBatch>& output,
-                           MemoryBudget& budget, stitch::Stitcher& stitcher,
+IngestWorker::IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest::WorkQueue<store::WriteBatch>& output,
+                           ingest::MemoryBudget& budget, stitch::Stitcher& stitcher,
                            store::EventEncoder& encoder,
                            std::function<std::uint64_t()> committed_batch, Options options)
     : m_input(input),
@@ -27,7 +27,7 @@ IngestWorker::IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::Write
       m_options(options),
       m_limiter(options.per_uid_lines_per_second) {}
 
-void IngestWorker::reject(const IngestChunk& chunk, const source::Origin& origin,
+void IngestWorker::reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin,
                           std::string_view reason, std::string_view raw, std::uint64_t size) {
   store::RejectRow row;
   row.received_us = chunk.received_us;
@@ -41,7 +41,7 @@ void IngestWorker::reject(const IngestChunk& chunk, const source::Origin& origin
   m_counters.of(origin.kind).rejects.fetch_add(1, std::memory_order_relaxed);
 }
 
-void IngestWorker::record_progress(const IngestChunk::FileProgress& progress) {
+void IngestWorker::record_progress(const ingest::IngestChunk::FileProgress& progress) {
   store::FileOffsetRow row;
   row.key = m_batch.add_text(progress.key);
   row.path = m_batch.add_text(progress.path);
@@ -54,7 +54,7 @@ void IngestWorker::record_progress(const IngestChunk::FileProgress& progress) {
   }
 }
 
-std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_line, std::size_t max_lines) {
+std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t first_line, std::size_t max_lines) {
   if (m_batch.oldest_received_us == 0 || chunk.received_us < m_batch.oldest_received_us) {
     m_batch.oldest_received_us = chunk.received_us;
   }
@@ -63,8 +63,8 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
   const std::size_t end =
       chunk.progress ? chunk.lines.size() : std::min(chunk.lines.size(), first_line + max_lines);
   for (std::size_t index = first_line; index < end; ++index) {
-    const IngestChunk::Line& line = chunk.lines[index];
-    const source::Origin& origin = chunk.origin_of(line);
+    const ingest::IngestChunk::Line& line = chunk.lines[index];
+    const ingest::Origin& origin = chunk.origin_of(line);
     auto& counters = m_counters.of(origin.kind);
     counters.lines.fetch_add(1, std::memory_order_relaxed);
     if (!m_limiter.admit(origin.peer_uid, chunk.received_us)) {
@@ -140,12 +140,12 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
 // Whose turn a chunk waits for: its sender's uid. Datagrams of all senders
 // share one queue (a chunk mixes senders, and a session's datagrams must
 // keep their order across chunks).
-std::int64_t IngestWorker::turn_key(const IngestChunk& chunk) {
+std::int64_t IngestWorker::turn_key(const ingest::IngestChunk& chunk) {
   if (chunk.origins.empty()) {
     return UidRateLimiter::k_unknown_uid;
   }
-  const source::Origin& origin = chunk.channel_origin();
-  if (origin.kind == source::SourceKind::dgram) {
+  const ingest::Origin& origin = chunk.channel_origin();
+  if (origin.kind == ingest::SourceKind::dgram) {
     return std::numeric_limits<std::int64_t>::min();
   }
   return origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid);
@@ -218,7 +218,7 @@ void IngestWorker::hand_on() {
 }
 
 void IngestWorker::run() {
-  std::vector<IngestChunk> chunks;
+  std::vector<ingest::IngestChunk> chunks;
   auto last_tick = std::chrono::steady_clock::now();
   bool open = true;
   bool trickling = false;
@@ -235,7 +235,7 @@ void IngestWorker::run() {
                        : m_input.pop_all(chunks, m_options.tick);
       trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
     }
-    for (IngestChunk& chunk : chunks) {
+    for (ingest::IngestChunk& chunk : chunks) {
       m_pending[turn_key(chunk)].push_back(PendingChunk{std::move(chunk), 0});
     }
     behind = take_turns();

@@ -11,10 +11,10 @@
 #include <deque>
 #include <map>
 
-#include "daemon/pipeline/ingest_chunk.hpp"
-#include "daemon/pipeline/memory_budget.hpp"
+#include "daemon/ingest/ingest_chunk.hpp"
+#include "daemon/ingest/memory_budget.hpp"
 #include "daemon/pipeline/uid_rate_limiter.hpp"
-#include "daemon/pipeline/work_queue.hpp"
+#include "daemon/ingest/work_queue.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/write_batch.hpp"
@@ -30,10 +30,10 @@ struct IngestCounters {
     std::atomic<std::uint64_t> rejects{0};
     std::atomic<std::uint64_t> too_many_files{0};
   };
-  std::array<PerSource, 4> by_source;  // indexed by source::SourceKind
+  std::array<PerSource, 4> by_source;  // indexed by ingest::SourceKind
   std::atomic<std::uint64_t> repaired_utf8{0};
 
-  PerSource& of(source::SourceKind kind) { return by_source[static_cast<std::size_t>(kind)]; }
+  PerSource& of(ingest::SourceKind kind) { return by_source[static_cast<std::size_t>(kind)]; }
   [[nodiscard]] std::uint64_t total(std::atomic<std::uint64_t> PerSource::*field) const {
     std::uint64_t sum = 0;
     for (const auto& s : by_source) {
@@ -60,8 +60,8 @@ class IngestWorker {
     std::size_t turn_lines = 256;
   };
 
-  IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::WriteBatch>& output,
-               MemoryBudget& budget, stitch::Stitcher& stitcher, store::EventEncoder& encoder,
+  IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest::WorkQueue<store::WriteBatch>& output,
+               ingest::MemoryBudget& budget, stitch::Stitcher& stitcher, store::EventEncoder& encoder,
                std::function<std::uint64_t()> committed_batch, Options options);
 
   // The thread body: returns once the input is closed and drained, after
@@ -78,27 +78,27 @@ class IngestWorker {
   // Parses up to `max_lines` lines from `first_line` (all of them for a
   // file's chunk); returns where it stopped. The chunk's own bookkeeping is
   // done with its last line.
-  std::size_t process(const IngestChunk& chunk, std::size_t first_line, std::size_t max_lines);
+  std::size_t process(const ingest::IngestChunk& chunk, std::size_t first_line, std::size_t max_lines);
   // One or more rounds over the uids with chunks waiting; true when some
   // still wait (new chunks came, or its time slice ended).
   bool take_turns();
-  static std::int64_t turn_key(const IngestChunk& chunk);
-  void reject(const IngestChunk& chunk, const source::Origin& origin, std::string_view reason,
+  static std::int64_t turn_key(const ingest::IngestChunk& chunk);
+  void reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin, std::string_view reason,
               std::string_view raw, std::uint64_t size);
-  void record_progress(const IngestChunk::FileProgress& progress);
+  void record_progress(const ingest::IngestChunk::FileProgress& progress);
   void report_uids(bool force);
   void hand_on();
 
-  WorkQueue<IngestChunk>& m_input;
-  WorkQueue<store::WriteBatch>& m_output;
-  MemoryBudget& m_budget;
+  ingest::WorkQueue<ingest::IngestChunk>& m_input;
+  ingest::WorkQueue<store::WriteBatch>& m_output;
+  ingest::MemoryBudget& m_budget;
   stitch::Stitcher& m_stitcher;
   store::EventEncoder& m_encoder;
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
   std::atomic<std::int64_t> m_idle_timeout_ms{300000};
   struct PendingChunk {
-    IngestChunk chunk;
+    ingest::IngestChunk chunk;
     std::size_t next_line = 0;
   };
   std::map<std::int64_t, std::deque<PendingChunk>> m_pending;  // by the sender's uid
@@ -110,7 +110,7 @@ class IngestWorker {
   std::string m_redacted;
   UidRateLimiter m_limiter;
   std::map<std::int64_t, UidRateLimiter::Counts> m_reported;  // as last written
-  std::map<std::int64_t, source::SourceKind> m_dropped_from;  // where a uid's drops came from
+  std::map<std::int64_t, ingest::SourceKind> m_dropped_from;  // where a uid's drops came from
   std::chrono::steady_clock::time_point m_last_uid_report{};
   IngestCounters m_counters;
 };

@@ -17,7 +17,8 @@
 
 #include "daemon/source/trace_file_checks.hpp"
 #include "daemon/source/unique_fd.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/file_offsets.hpp"
+#include "db/sqlite.hpp"
 #include "proto/parser.hpp"
 #include "proto/timestamp.hpp"
 
@@ -91,7 +92,7 @@ struct DirWatcher::TracedFile {
   std::int64_t owner_uid = 0;
   std::uint64_t read_offset = 0;       // bytes read from the file
   std::uint64_t submitted_offset = 0;  // position handed on with the last chunk
-  pipeline::LineFramer framer;
+  ingest::LineFramer framer;
   std::uint64_t channel = 0;
   std::chrono::steady_clock::time_point last_growth = std::chrono::steady_clock::now();
   bool saw_atexit = false;
@@ -102,10 +103,10 @@ struct DirWatcher::TracedFile {
   bool removed = false;  // the path is gone or someone else's now: never unlinked
   bool more_queued = false;
 
-  explicit TracedFile(pipeline::LineFramer::Limits limits) : framer(limits) {}
+  explicit TracedFile(ingest::LineFramer::Limits limits) : framer(limits) {}
 };
 
-DirWatcher::DirWatcher(asio::io_context& io, pipeline::IngestSink& sink, std::string db_path,
+DirWatcher::DirWatcher(asio::io_context& io, ingest::IngestSink& sink, std::string db_path,
                        Options options)
     : m_io(io),
       m_strand(asio::make_strand(io)),
@@ -126,14 +127,8 @@ void DirWatcher::start() {
   m_events = std::make_unique<asio::posix::stream_descriptor>(m_strand, m_inotify);
   // Positions committed by earlier runs.
   try {
-    store::Database db(m_db_path, store::OpenMode::read_only);
-    db.set_busy_timeout(5000);
-    store::Statement saved = db.prepare("SELECT key, offset, finished FROM file_offsets WHERE key LIKE 'dir:%'");
-    while (saved.step()) {
-      m_committed[std::string(saved.column_text(0))] = {static_cast<std::uint64_t>(saved.column_int(1)),
-                                                   saved.column_int(2) != 0};
-    }
-  } catch (const store::SqliteError& e) {
+    m_committed = db::read_file_offsets(m_db_path, "dir:");
+  } catch (const db::SqliteError& e) {
     throw std::runtime_error(std::string("cannot read trace file positions: ") + e.what());
   }
   if (m_options.max_open_files > m_fd_limit_cap) {
@@ -150,9 +145,9 @@ void DirWatcher::start() {
       const std::string path = key.substr(key.find(':', 4) + 1);
       struct stat st {};
       if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) {
-        pipeline::IngestChunk chunk;
-        chunk.origins.push_back(Origin{SourceKind::dir, m_sink.next_channel_id(), {}, {}});
-        chunk.progress = pipeline::IngestChunk::FileProgress{key, path, 0, true, false, true};
+        ingest::IngestChunk chunk;
+        chunk.origins.push_back(ingest::Origin{ingest::SourceKind::dir, m_sink.next_channel_id(), {}, {}});
+        chunk.progress = ingest::IngestChunk::FileProgress{key, path, 0, true, false, true};
         chunk.received_us = proto::unix_now_us();
         chunk.seal(proto::Parser::padding_bytes());
         m_sink.submit(std::move(chunk));
@@ -387,14 +382,14 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
     return;
   }
   if (const auto saved = m_committed.find(file->key); saved != m_committed.end()) {
-    if (saved->second.second) {
+    if (saved->second.finished) {
       // Finished and committed in an earlier run, its removal cut short.
       if (m_options.delete_finished || file->sentinel) {
         ::unlink(path.c_str());
       }
       return;
     }
-    file->read_offset = saved->second.first;
+    file->read_offset = saved->second.offset;
     file->submitted_offset = file->read_offset;
     // Committed inside a line over the limit: the rest of it is discarded.
     char before_offset = '\n';
@@ -510,7 +505,7 @@ DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
     }
   }
   auto& buffer = read_buffer();
-  pipeline::IngestChunk chunk;
+  ingest::IngestChunk chunk;
   std::uint64_t slice = 0;
   bool at_end = false;
   while (true) {
@@ -547,7 +542,7 @@ DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
                      });
     if (chunk.bytes.size() >= k_chunk_bytes) {
       submit(file, std::move(chunk), false, false);
-      chunk = pipeline::IngestChunk();
+      chunk = ingest::IngestChunk();
     }
   }
   // The last lines and "finished" travel in one chunk, so they commit
@@ -570,12 +565,12 @@ DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
 void DirWatcher::refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid) {
   spdlog::debug("dir: {}", reason);  // the reject row says it; a log line per file would be a flood
   struct stat st {};
-  pipeline::IngestChunk chunk;
+  ingest::IngestChunk chunk;
   chunk.refused = reason;
   chunk.refused_bytes = ::fstat(file.fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-  chunk.origins.assign(1, Origin{SourceKind::dir, file.channel, std::nullopt, peer_uid});
+  chunk.origins.assign(1, ingest::Origin{ingest::SourceKind::dir, file.channel, std::nullopt, peer_uid});
   // Finished at what was read: a restart neither reads it again nor from 0.
-  chunk.progress = pipeline::IngestChunk::FileProgress{
+  chunk.progress = ingest::IngestChunk::FileProgress{
       file.key, file.path, file.read_offset, true, (m_options.delete_finished || file.sentinel) && !file.removed,
       false};
   chunk.end_of_channel = true;
@@ -598,7 +593,7 @@ void DirWatcher::forget(FileMap::iterator found) {
   }
 }
 
-void DirWatcher::submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove) {
+void DirWatcher::submit(TracedFile& file, ingest::IngestChunk&& chunk, bool finished, bool remove) {
   // Inside a line over the limit the position moves on with the discarded
   // bytes: a restart resumes there (discarding up to the next newline), not
   // at the line's start, which may be a terabyte back.
@@ -609,8 +604,8 @@ void DirWatcher::submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool fi
     return;  // nothing new to commit
   }
   file.submitted_offset = position;
-  chunk.origins.assign(1, Origin{SourceKind::dir, file.channel, std::nullopt, file.owner_uid});
-  chunk.progress = pipeline::IngestChunk::FileProgress{file.key, file.path, position, finished, remove, false};
+  chunk.origins.assign(1, ingest::Origin{ingest::SourceKind::dir, file.channel, std::nullopt, file.owner_uid});
+  chunk.progress = ingest::IngestChunk::FileProgress{file.key, file.path, position, finished, remove, false};
   chunk.end_of_channel = finished;
   chunk.received_us = proto::unix_now_us();
   m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);

@@ -201,7 +201,7 @@ Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Option
 
 Stitcher::~Stitcher() = default;
 
-Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const source::Origin& origin,
+Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Origin& origin,
                                           std::int64_t received_us) {
   if (auto found = m_sessions.find(sid); found != m_sessions.end()) {
     return found->second.get();
@@ -308,10 +308,10 @@ void Stitcher::mark_dirty(Live& live) {
   }
 }
 
-std::optional<Placement> Stitcher::place(const proto::Event& event, const source::Origin& origin,
+std::optional<Placement> Stitcher::place(const proto::Event& event, const ingest::Origin& origin,
                                          std::int64_t received_us) {
   Channel* channel = nullptr;
-  if (origin.kind != source::SourceKind::dgram) {  // datagrams have no channel that ends
+  if (origin.kind != ingest::SourceKind::dgram) {  // datagrams have no channel that ends
     channel = &m_channels[origin.channel];
   }
   Live* live = channel != nullptr && channel->last != nullptr && channel->last->record.sid == event.sid

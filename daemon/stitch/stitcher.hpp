@@ -23,7 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "daemon/source/origin.hpp"
+#include "daemon/ingest/origin.hpp"
 #include "daemon/stitch/region_pairer.hpp"
 #include "daemon/stitch/session_catalog.hpp"
 #include "daemon/stitch/session_record.hpp"
@@ -58,7 +58,7 @@ class Stitcher {
   // Where the event goes, or nothing when it is refused (refusal() says
   // why; the caller stores it as a reject): its session belongs to another
   // uid, or its uid has too many sessions open.
-  std::optional<Placement> place(const proto::Event& event, const source::Origin& origin,
+  std::optional<Placement> place(const proto::Event& event, const ingest::Origin& origin,
                                  std::int64_t received_us);
   [[nodiscard]] const std::string& refusal() const { return m_refusal; }
 
@@ -84,7 +84,7 @@ class Stitcher {
   struct Live;
   struct Channel;
   // nullptr (and m_refusal set) when a new session is over its uid's bound.
-  Live* find_or_create(std::string_view sid, const source::Origin& origin, std::int64_t received_us);
+  Live* find_or_create(std::string_view sid, const ingest::Origin& origin, std::int64_t received_us);
   void set_lineage(SessionRecord& record);
   void refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender);
   void attach(Live& live, Channel& channel);

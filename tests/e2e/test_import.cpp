@@ -41,7 +41,7 @@ TEST(Import, LoadsACapturedDirectoryOnceAndNewLinesLater) {
   EXPECT_EQ(first.err.find('\r'), std::string::npos);
 
   const long lines = count_lines(traces);
-  store::Database check = open_db(db);
+  db::Database check = open_db(db);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM events"), lines);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM rejects"), 0);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM sessions WHERE source != 'import'"), 0);

@@ -1,4 +1,4 @@
-// Fuzz target: arbitrary bytes, fed to pipeline::LineFramer in pieces of
+// Fuzz target: arbitrary bytes, fed to ingest::LineFramer in pieces of
 // pseudo-random sizes (as a socket delivers them), each complete line parsed
 // by proto::Parser and each accepted event encoded by store::EventEncoder.
 // Not only "no crash": every stage's promise is checked against an
@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
@@ -72,7 +72,7 @@ struct FramedLine {
 };
 
 // What the framer must emit, computed the obvious way.
-std::vector<FramedLine> split_lines(std::string_view input, const pipeline::LineFramer::Limits& limits) {
+std::vector<FramedLine> split_lines(std::string_view input, const ingest::LineFramer::Limits& limits) {
   std::vector<FramedLine> lines;
   while (!input.empty()) {
     const std::size_t newline = input.find('\n');
@@ -176,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Small limits sometimes, so that the cut-short path is reached with
   // inputs of a few KiB too.
-  pipeline::LineFramer::Limits limits;
+  ingest::LineFramer::Limits limits;
   if ((next_random(state) & 1) != 0) {
     limits.max_line_bytes = 1024;
     limits.kept_bytes = 100;
@@ -185,7 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto sink = [&](std::string_view line, std::uint64_t full_size) {
     framed.push_back(FramedLine{std::string(line), full_size});
   };
-  pipeline::LineFramer framer(limits);
+  ingest::LineFramer framer(limits);
   for (std::size_t at = 0; at < input.size();) {
     // Mostly small pieces (split lines, split UTF-8), sometimes big ones.
     const std::uint64_t r = next_random(state);

@@ -1,13 +1,13 @@
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <utility>
 
-#include "ctl/analysis/session_placement.hpp"
+#include "model/session_placement.hpp"
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 namespace {
 
 constexpr std::string_view k_main_thread = "main";
@@ -358,4 +358,4 @@ ProcessTree build_process_tree(const std::string& root, std::vector<ProcessRows>
   return tree;
 }
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 
 class LineFramer {
  public:
@@ -125,4 +125,4 @@ class LineFramer {
   std::uint64_t m_partial_size = 0;
 };
 
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace trace2d::store {
+namespace trace2d::db {
 
 class SqliteError : public std::runtime_error {
  public:
@@ -121,4 +121,4 @@ class Transaction {
   bool m_open = true;
 };
 
-}  // namespace trace2d::store
+}  // namespace trace2d::db

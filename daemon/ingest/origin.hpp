@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-namespace trace2d::source {
+namespace trace2d::ingest {
 
 enum class SourceKind : std::uint8_t { stream, dgram, dir, import };
 
@@ -28,4 +28,4 @@ struct Origin {
   std::optional<std::int64_t> peer_uid;
 };
 
-}  // namespace trace2d::source
+}  // namespace trace2d::ingest

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstddef>
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 
 class MemoryBudget {
  public:
@@ -31,4 +31,4 @@ class MemoryBudget {
   std::atomic<std::size_t> m_peak{0};
 };
 
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest

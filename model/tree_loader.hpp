@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "model/process_tree.hpp"
+#include "db/sqlite.hpp"
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 
 struct LoadOptions {
   bool annotations = false;  // data, counters, timers (for the Chrome export)
@@ -21,7 +21,7 @@ struct LoadOptions {
 
 // Run it inside a ReadTransaction, so that a live daemon's commits do not
 // tear the tree. Empty when no session is `root` or under it.
-[[nodiscard]] std::vector<ProcessRows> load_process_rows(store::Database& db, const std::string& root,
+[[nodiscard]] std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
                                                          const LoadOptions& options = {});
 
 // `root` as the commands take it: a trailing "/" ("ci-job 42/", as
@@ -32,4 +32,4 @@ struct LoadOptions {
 // one element holding the text as it is, so nothing is lost.
 [[nodiscard]] std::vector<std::string> parse_string_array(std::string_view json);
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

@@ -1,10 +1,10 @@
-#include "ctl/analysis/session_placement.hpp"
+#include "model/session_placement.hpp"
 
 #include <optional>
 #include <set>
 #include <string>
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 namespace {
 
 std::optional<std::string> parent_of(const std::string& sid) {
@@ -90,4 +90,4 @@ Placement place_sessions(std::vector<ProcessRows>& rows) {
   return placement;
 }
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

@@ -1,10 +1,10 @@
-#include "ctl/analysis/tree_filter.hpp"
+#include "model/tree_filter.hpp"
 
 #include <algorithm>
 #include <iterator>
 #include <utility>
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 namespace {
 
 std::vector<Node> limit_regions(std::vector<Node> nodes, int level, int max_level) {
@@ -64,4 +64,4 @@ void filter_tree(ProcessTree& tree, const FilterOptions& options) {
 
 std::size_t count_nodes(const ProcessTree& tree) { return count(tree.processes); }
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

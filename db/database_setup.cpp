@@ -1,4 +1,4 @@
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,9 +8,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "daemon/store/schema.hpp"
+#include "db/schema.hpp"
 
-namespace trace2d::store {
+namespace trace2d::db {
 namespace {
 
 void create_file_if_missing(const std::string& path) {
@@ -80,4 +80,4 @@ DatabaseFiles identify_database_files(const std::string& path) {
           file_identity(path + "-shm", ignored)};
 }
 
-}  // namespace trace2d::store
+}  // namespace trace2d::db

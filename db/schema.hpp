@@ -3,9 +3,9 @@
 // Each migration runs in its own transaction and is recorded in
 // `schema_version`; a database newer than this build is refused.
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
-namespace trace2d::store {
+namespace trace2d::db {
 
 [[nodiscard]] int latest_schema_version();
 // 0 for an empty database.
@@ -13,4 +13,4 @@ namespace trace2d::store {
 // Brings `db` to the latest version; returns how many migrations ran.
 int apply_migrations(Database& db);
 
-}  // namespace trace2d::store
+}  // namespace trace2d::db

@@ -1,8 +1,8 @@
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 #include <utility>
 
-namespace trace2d::store {
+namespace trace2d::db {
 
 bool SqliteError::is_busy() const {
   const int primary = m_code & 0xFF;
@@ -237,4 +237,4 @@ void Transaction::commit() {
   m_open = false;
 }
 
-}  // namespace trace2d::store
+}  // namespace trace2d::db

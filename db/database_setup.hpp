@@ -9,9 +9,9 @@
 #include <string>
 #include <system_error>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
-namespace trace2d::store {
+namespace trace2d::db {
 
 struct SetupReport {
   int migrations_applied = 0;
@@ -44,4 +44,4 @@ struct DatabaseFiles {
 // those that cannot be stat()ed).
 [[nodiscard]] DatabaseFiles identify_database_files(const std::string& path);
 
-}  // namespace trace2d::store
+}  // namespace trace2d::db

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 
 struct Placement {
   // (index of the parent in rows, child_id) -> sessions under that child_start
@@ -29,4 +29,4 @@ struct Placement {
 
 [[nodiscard]] Placement place_sessions(std::vector<ProcessRows>& rows);
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

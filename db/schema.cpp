@@ -1,11 +1,11 @@
-#include "daemon/store/schema.hpp"
+#include "db/schema.hpp"
 
 #include <array>
 #include <string>
 
 #include "proto/timestamp.hpp"
 
-namespace trace2d::store {
+namespace trace2d::db {
 namespace {
 
 struct Migration {
@@ -593,4 +593,4 @@ int apply_migrations(Database& db) {
   return applied;
 }
 
-}  // namespace trace2d::store
+}  // namespace trace2d::db

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 
 template <typename T>
 class WorkQueue {
@@ -87,4 +87,4 @@ class WorkQueue {
   bool m_closed = false;
 };
 
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest

@@ -5,11 +5,11 @@
 #include <atomic>
 #include <cstdint>
 
-#include "daemon/pipeline/ingest_chunk.hpp"
-#include "daemon/pipeline/memory_budget.hpp"
-#include "daemon/pipeline/work_queue.hpp"
+#include "daemon/ingest/ingest_chunk.hpp"
+#include "daemon/ingest/memory_budget.hpp"
+#include "daemon/ingest/work_queue.hpp"
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 
 struct SourceCounters {
   std::atomic<std::uint64_t> channels_opened{0};
@@ -57,4 +57,4 @@ class IngestSink {
   SourceCounters m_counters;
 };
 
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest

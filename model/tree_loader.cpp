@@ -1,10 +1,10 @@
-#include "ctl/analysis/tree_loader.hpp"
+#include "model/tree_loader.hpp"
 
 #include <simdjson.h>
 
-#include "ctl/output/json.hpp"
+#include "proto/utf8.hpp"
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 namespace {
 
 // The session itself and every SID below it. The range keeps the primary
@@ -52,11 +52,11 @@ SELECT 'timer', thread, category, name,
 ORDER BY 7
 )sql";
 
-std::string text_or_empty(const store::Statement& stmt, int column) {
+std::string text_or_empty(const db::Statement& stmt, int column) {
   return stmt.column_is_null(column) ? std::string() : std::string(stmt.column_text(column));
 }
 
-ProcessInfo read_process(const store::Statement& stmt) {
+ProcessInfo read_process(const db::Statement& stmt) {
   ProcessInfo info;
   info.session_id = stmt.column_int(0);
   info.sid = std::string(stmt.column_text(1));
@@ -77,7 +77,7 @@ ProcessInfo read_process(const store::Statement& stmt) {
   return info;
 }
 
-void load_regions(store::Statement& stmt, ProcessRows& rows) {
+void load_regions(db::Statement& stmt, ProcessRows& rows) {
   stmt.reset();
   stmt.bind_text(1, rows.info.sid);
   while (stmt.step()) {
@@ -96,7 +96,7 @@ void load_regions(store::Statement& stmt, ProcessRows& rows) {
   }
 }
 
-void load_children(store::Statement& stmt, ProcessRows& rows) {
+void load_children(db::Statement& stmt, ProcessRows& rows) {
   stmt.reset();
   stmt.bind_text(1, rows.info.sid);
   stmt.bind_int(2, rows.info.session_id);
@@ -120,7 +120,7 @@ void load_children(store::Statement& stmt, ProcessRows& rows) {
   }
 }
 
-void load_threads(store::Statement& stmt, ProcessRows& rows) {
+void load_threads(db::Statement& stmt, ProcessRows& rows) {
   stmt.reset();
   stmt.bind_text(1, rows.info.sid);
   while (stmt.step()) {
@@ -141,11 +141,11 @@ std::string as_json(std::string_view text, simdjson::dom::parser& parser) {
     return std::string(text);
   }
   std::string quoted;
-  append_json_string(quoted, text);
+  proto::append_json_string(quoted, text);
   return quoted;
 }
 
-void load_annotations(store::Statement& stmt, ProcessRows& rows) {
+void load_annotations(db::Statement& stmt, ProcessRows& rows) {
   simdjson::dom::parser parser;
   stmt.reset();
   stmt.bind_text(1, rows.info.sid);
@@ -187,11 +187,11 @@ std::vector<std::string> parse_string_array(std::string_view json) {
   return out;
 }
 
-std::vector<ProcessRows> load_process_rows(store::Database& db, const std::string& root,
+std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
                                            const LoadOptions& options) {
   std::vector<ProcessRows> all;
   {
-    store::Statement sessions = db.prepare(k_sessions_sql);
+    db::Statement sessions = db.prepare(k_sessions_sql);
     sessions.bind_text(1, root);
     while (sessions.step()) {
       all.push_back(ProcessRows{read_process(sessions), {}, {}, {}});
@@ -200,10 +200,10 @@ std::vector<ProcessRows> load_process_rows(store::Database& db, const std::strin
   if (all.empty()) {
     return all;
   }
-  store::Statement regions = db.prepare(k_regions_sql);
-  store::Statement children = db.prepare(k_children_sql);
-  store::Statement threads = db.prepare(k_threads_sql);
-  std::optional<store::Statement> annotations;
+  db::Statement regions = db.prepare(k_regions_sql);
+  db::Statement children = db.prepare(k_children_sql);
+  db::Statement threads = db.prepare(k_threads_sql);
+  std::optional<db::Statement> annotations;
   if (options.annotations) {
     annotations.emplace(db.prepare(k_annotations_sql));
   }
@@ -218,4 +218,4 @@ std::vector<ProcessRows> load_process_rows(store::Database& db, const std::strin
   return all;
 }
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

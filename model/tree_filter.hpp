@@ -4,9 +4,9 @@
 
 #include <optional>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 
 struct FilterOptions {
   // Regions, threads, children and processes shorter than this go, unless
@@ -24,4 +24,4 @@ void filter_tree(ProcessTree& tree, const FilterOptions& options);
 // Nodes in the tree, all kinds, the top-level processes included.
 [[nodiscard]] std::size_t count_nodes(const ProcessTree& tree);
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

@@ -5,13 +5,13 @@
 
 #include <sqlite3.h>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
-namespace trace2d::ctl {
+namespace trace2d::db {
 
 class ReadTransaction {
  public:
-  explicit ReadTransaction(store::Database& db) : m_db(db) { m_db.exec("BEGIN"); }
+  explicit ReadTransaction(db::Database& db) : m_db(db) { m_db.exec("BEGIN"); }
   ~ReadTransaction() {
     // Reads only: ending it can fail only when it never began; nothing to undo.
     sqlite3_exec(m_db.handle(), "COMMIT", nullptr, nullptr, nullptr);
@@ -20,7 +20,7 @@ class ReadTransaction {
   ReadTransaction& operator=(const ReadTransaction&) = delete;
 
  private:
-  store::Database& m_db;
+  db::Database& m_db;
 };
 
-}  // namespace trace2d::ctl
+}  // namespace trace2d::db

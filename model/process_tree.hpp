@@ -19,7 +19,7 @@
 #include <variant>
 #include <vector>
 
-namespace trace2d::ctl::analysis {
+namespace trace2d::model {
 
 // A data, counter or timer value a process reported, for annotations.
 struct Annotation {
@@ -153,4 +153,4 @@ void sort_siblings(std::vector<Node>& nodes);
 // Process nodes anywhere in the tree.
 [[nodiscard]] std::size_t count_processes(const ProcessTree& tree);
 
-}  // namespace trace2d::ctl::analysis
+}  // namespace trace2d::model

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/source/origin.hpp"
+#include "daemon/ingest/origin.hpp"
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 
 struct IngestChunk {
   struct Line {
@@ -21,7 +21,7 @@ struct IngestChunk {
 
   // Where the lines came from. Usually one; a datagram socket has a sender
   // per datagram.
-  std::vector<source::Origin> origins;
+  std::vector<ingest::Origin> origins;
   std::int64_t received_us = 0;
   // The lines back to back, followed by padding so they can be parsed in place.
   std::string bytes;
@@ -53,9 +53,9 @@ struct IngestChunk {
                          static_cast<std::uint32_t>(line.size()), full_size, origin});
     bytes.append(line);
   }
-  [[nodiscard]] const source::Origin& origin_of(const Line& line) const { return origins[line.origin]; }
+  [[nodiscard]] const ingest::Origin& origin_of(const Line& line) const { return origins[line.origin]; }
   // The channel (connection, file) these lines belong to.
-  [[nodiscard]] const source::Origin& channel_origin() const { return origins.front(); }
+  [[nodiscard]] const ingest::Origin& channel_origin() const { return origins.front(); }
   // Call once all lines are in: adds the parser's padding after the last one.
   void seal(std::size_t padding) { bytes.append(padding, '\0'); }
 
@@ -71,4 +71,4 @@ struct IngestChunk {
   }
 };
 
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest
