@@ -64,7 +64,7 @@ Encoded encode(const bench::Payload& payload, ingest::SourceKind kind, db::Datab
   const auto hand_on = [&] {
     stitch::StitchChanges changes;
     stitcher.collect_changes(changes, number);
-    encoder.encode(std::move(changes), batch);
+    encoder.encode(changes, batch);
     if (!batch.empty()) {
       batch.number = number++;
       out.rows += batch.row_count();
@@ -90,7 +90,7 @@ Encoded encode(const bench::Payload& payload, ingest::SourceKind kind, db::Datab
           ++out.rejects;
           continue;
         }
-        const std::optional<stitch::Placement> placement = stitcher.place(event, origin, proto::unix_now_us());
+        const std::optional<stitch::EventPlacement> placement = stitcher.place(event, origin, proto::unix_now_us());
         if (!placement) {
           ++out.rejects;
           continue;

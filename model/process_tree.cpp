@@ -313,7 +313,7 @@ class TreeBuilder {
   std::vector<ProcessRows> m_rows;
   BuildOptions m_options;
   std::optional<std::int64_t> m_origin_us;
-  Placement m_placement;
+  TreePlacement m_placement;
 };
 
 }  // namespace

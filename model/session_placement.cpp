@@ -42,12 +42,12 @@ std::optional<std::int64_t> running_child(const ProcessRows& parent, const Proce
 
 }  // namespace
 
-Placement place_sessions(std::vector<ProcessRows>& rows) {
+TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
   std::map<std::string, std::size_t> by_sid;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     by_sid.emplace(rows[i].info.sid, i);
   }
-  Placement placement;
+  TreePlacement placement;
   std::set<std::size_t> claimed;
   std::set<std::pair<std::size_t, std::int64_t>> claimed_children;
   for (std::size_t p = 0; p < rows.size(); ++p) {

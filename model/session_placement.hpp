@@ -19,7 +19,7 @@
 
 namespace trace2d::model {
 
-struct Placement {
+struct TreePlacement {
   // (index of the parent in rows, child_id) -> sessions under that child_start
   std::map<std::pair<std::size_t, std::int64_t>, std::vector<std::size_t>> by_child;
   // index of the ancestor -> sessions at its top level
@@ -27,6 +27,6 @@ struct Placement {
   std::vector<std::size_t> top;
 };
 
-[[nodiscard]] Placement place_sessions(std::vector<ProcessRows>& rows);
+[[nodiscard]] TreePlacement place_sessions(std::vector<ProcessRows>& rows);
 
 }  // namespace trace2d::model

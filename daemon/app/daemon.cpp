@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/app/pipeline.hpp"
+#include "daemon/app/backend.hpp"
 #include "daemon/app/service_notifier.hpp"  // systemd (h-systemd)
 #include "daemon/app/status_reporter.hpp"
 #include "daemon/source/asio.hpp"
@@ -82,28 +82,28 @@ int Daemon::run() {
   }
 
   StatusReporter status(m_options.db_path, proto::unix_now_us());
-  PipelineOptions pipeline_options;
-  pipeline_options.db_path = m_options.db_path;
-  pipeline_options.max_queue_bytes = m_options.max_queue_bytes;
-  pipeline_options.max_line_bytes = m_options.max_line_bytes;
-  pipeline_options.commit_interval = m_options.commit_interval;
-  pipeline_options.status_interval = m_options.stats_interval;
-  pipeline_options.idle_timeout = m_options.dgram_idle_timeout;
-  pipeline_options.status_hook = [&status](db::Database& db) { status.write(db); };
-  pipeline_options.retention.max_age = parse_duration(m_options.retention_max_age);
-  pipeline_options.retention.max_db_bytes = m_options.retention_max_db_bytes;
-  pipeline_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
-  pipeline_options.per_uid_sessions = m_options.per_uid_sessions;
-  pipeline_options.redact_url_credentials = m_options.redact_url_credentials;
-  Pipeline pipeline(pipeline_options);
-  status.attach(pipeline);
-  if (pipeline.setup().migrations_applied > 0) {
+  BackendOptions backend_options;
+  backend_options.db_path = m_options.db_path;
+  backend_options.max_queue_bytes = m_options.max_queue_bytes;
+  backend_options.max_line_bytes = m_options.max_line_bytes;
+  backend_options.commit_interval = m_options.commit_interval;
+  backend_options.status_interval = m_options.stats_interval;
+  backend_options.idle_timeout = m_options.dgram_idle_timeout;
+  backend_options.status_hook = [&status](db::Database& db) { status.write(db); };
+  backend_options.retention.max_age = parse_duration(m_options.retention_max_age);
+  backend_options.retention.max_db_bytes = m_options.retention_max_db_bytes;
+  backend_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
+  backend_options.per_uid_sessions = m_options.per_uid_sessions;
+  backend_options.redact_url_credentials = m_options.redact_url_credentials;
+  Backend backend(backend_options);
+  status.attach(backend);
+  if (backend.setup().migrations_applied > 0) {
     spdlog::info("database {}: {} schema migrations applied", m_options.db_path,
-                 pipeline.setup().migrations_applied);
+                 backend.setup().migrations_applied);
   }
-  if (pipeline.setup().sessions_marked_incomplete > 0) {
+  if (backend.setup().sessions_marked_incomplete > 0) {
     spdlog::info("database {}: {} sessions left running by a previous run marked incomplete",
-                 m_options.db_path, pipeline.setup().sessions_marked_incomplete);
+                 m_options.db_path, backend.setup().sessions_marked_incomplete);
   }
 
   ingest::LineFramer::Limits framing;
@@ -112,7 +112,7 @@ int Daemon::run() {
   std::unique_ptr<ingest::IngestSink> stream_sink;
   std::unique_ptr<source::StreamServer> stream_server;
   if (listeners.stream) {
-    stream_sink = pipeline.make_sink();
+    stream_sink = backend.make_sink();
     source::StreamServer::Options options;
     options.framing = framing;
     options.overflow_wait = m_options.overflow_wait;
@@ -136,7 +136,7 @@ int Daemon::run() {
   std::unique_ptr<ingest::IngestSink> dgram_sink;
   std::unique_ptr<source::DgramReceiver> dgram_receiver;
   if (listeners.dgram) {
-    dgram_sink = pipeline.make_sink();
+    dgram_sink = backend.make_sink();
     source::DgramReceiver::Options options;
     options.receive_buffer = m_options.dgram_receive_buffer;
     options.max_line_bytes = m_options.max_line_bytes;
@@ -146,7 +146,7 @@ int Daemon::run() {
     status.add_source({ingest::SourceKind::dgram, listeners.dgram_path, dgram_sink.get(),
                        [receiver] { return receiver->kernel_drops(); }, {}});
   }
-  auto dir_sink = pipeline.make_sink();
+  auto dir_sink = backend.make_sink();
   const auto dir_options = [&](const DaemonOptions& options) {
     source::DirWatcher::Options o;
     o.dirs = options.watch_dirs;
@@ -163,7 +163,7 @@ int Daemon::run() {
   status.add_source({ingest::SourceKind::dir, join(m_options.watch_dirs), dir_sink.get(), {},
                      [&dir_watcher] { return dir_watcher.sentinels_seen(); }});
 
-  pipeline.start();
+  backend.start();
   if (stream_server) {
     stream_server->start();
   }
@@ -224,7 +224,7 @@ int Daemon::run() {
         if (fresh->dgram_idle_timeout != m_options.dgram_idle_timeout) {
           spdlog::info("SIGHUP: dgram idle timeout {} -> {} ms", m_options.dgram_idle_timeout.count(),
                        fresh->dgram_idle_timeout.count());
-          pipeline.worker().set_idle_timeout(fresh->dgram_idle_timeout);
+          backend.worker().set_idle_timeout(fresh->dgram_idle_timeout);
         }
         if (fresh->log_level != m_options.log_level && apply_log_level(fresh->log_level)) {
           spdlog::info("SIGHUP: log level {} -> {}", m_options.log_level, fresh->log_level);
@@ -274,8 +274,8 @@ int Daemon::run() {
   // Healthy: nothing waits for the writer, or its loop still goes round:
   // committing, or retrying a busy or failing database (a restart would drop
   // what it holds and fix nothing). A writer stuck for good stops the pings.
-  ServiceWatchdog watchdog(io, notifier, [&pipeline] {
-    return pipeline.budget().used() == 0 || pipeline.writer().since_heartbeat() < std::chrono::seconds(3);
+  ServiceWatchdog watchdog(io, notifier, [&backend] {
+    return backend.budget().used() == 0 || backend.writer().since_heartbeat() < std::chrono::seconds(3);
   });
   watchdog.start();
   // A set of its own: Asio calls every signal_set registered for a signal.
@@ -300,18 +300,18 @@ int Daemon::run() {
   for (auto& t : io_threads) {
     t.join();
   }
-  pipeline.finish(m_options.store_give_up_after);
+  backend.finish(m_options.store_give_up_after);
 
-  const auto& counts = pipeline.worker().counters();
+  const auto& counts = backend.worker().counters();
   spdlog::info(
       "stopped: {} lines, {} events stored, {} rejected, {} dropped at the memory bound, {} abandoned; "
       "peak queued {:.1f} MiB",
-      counts.total(&pipeline::IngestCounters::PerSource::lines), pipeline.writer().committed_events(),
+      counts.total(&pipeline::IngestCounters::PerSource::lines), backend.writer().committed_events(),
       counts.total(&pipeline::IngestCounters::PerSource::rejects),
       (stream_sink ? stream_sink->counters().dropped_lines.load() : 0) +
           (dgram_sink ? dgram_sink->counters().dropped_lines.load() : 0),
-      pipeline.writer().abandoned_events(), static_cast<double>(pipeline.budget().peak()) / (1024.0 * 1024.0));
-  return pipeline.writer().abandoned_events() == 0 ? 0 : 1;
+      backend.writer().abandoned_events(), static_cast<double>(backend.budget().peak()) / (1024.0 * 1024.0));
+  return backend.writer().abandoned_events() == 0 ? 0 : 1;
 }
 
 }  // namespace trace2d::app

@@ -13,7 +13,7 @@
 #include <map>
 #include <thread>
 
-#include "daemon/app/pipeline.hpp"
+#include "daemon/app/backend.hpp"
 #include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/trace_file_checks.hpp"
 #include "daemon/source/unique_fd.hpp"
@@ -105,16 +105,16 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
   bool ok = true;
   const std::vector<std::string> files = expand(paths, ok);
 
-  PipelineOptions pipeline_options;
-  pipeline_options.db_path = options.db_path;
-  pipeline_options.max_queue_bytes = options.max_queue_bytes;
-  pipeline_options.max_line_bytes = options.max_line_bytes;
-  pipeline_options.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
-  pipeline_options.redact_url_credentials = options.redact_url_credentials;
-  Pipeline pipeline(pipeline_options);
+  BackendOptions backend_options;
+  backend_options.db_path = options.db_path;
+  backend_options.max_queue_bytes = options.max_queue_bytes;
+  backend_options.max_line_bytes = options.max_line_bytes;
+  backend_options.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
+  backend_options.redact_url_credentials = options.redact_url_credentials;
+  Backend backend(backend_options);
   const auto offsets = committed_offsets(options.db_path);
-  auto sink = pipeline.make_sink();
-  pipeline.start();
+  auto sink = backend.make_sink();
+  backend.start();
 
   ingest::LineFramer::Limits framing;
   framing.max_line_bytes = options.max_line_bytes;
@@ -165,7 +165,7 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
     ingest::LineFramer framer(framing);
     const auto submit = [&](ingest::IngestChunk&& chunk, std::uint64_t position, bool finished) {
       // Back-pressure instead of drops: an import can wait for the writer.
-      while (pipeline.budget().exhausted()) {
+      while (backend.budget().exhausted()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       chunk.origins.assign(1, ingest::Origin{ingest::SourceKind::import, channel, std::nullopt,
@@ -203,14 +203,14 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
     submit(std::move(last), offset, true);
     progress.update(index + 1, total_bytes, total_lines);
   }
-  pipeline.finish(options.store_give_up_after);
+  backend.finish(options.store_give_up_after);
   progress.done();
 
-  const auto& counts = pipeline.worker().counters().of(ingest::SourceKind::import);
+  const auto& counts = backend.worker().counters().of(ingest::SourceKind::import);
   std::fprintf(stderr, "imported %zu files (%zu already imported): %llu events, %llu rejected lines\n",
                files.size() - skipped, skipped, static_cast<unsigned long long>(counts.events.load()),
                static_cast<unsigned long long>(counts.rejects.load()));
-  return ok && pipeline.writer().abandoned_events() == 0 ? 0 : 1;
+  return ok && backend.writer().abandoned_events() == 0 ? 0 : 1;
 }
 
 }  // namespace trace2d::app

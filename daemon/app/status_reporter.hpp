@@ -15,13 +15,13 @@
 
 namespace trace2d::app {
 
-class Pipeline;
+class Backend;
 
 class StatusReporter {
  public:
   StatusReporter(std::string db_path, std::int64_t started_us);
 
-  void attach(Pipeline& pipeline);
+  void attach(Backend& backend);
   struct Source {
     ingest::SourceKind kind;
     std::string address;  // socket path, directories
@@ -37,7 +37,7 @@ class StatusReporter {
  private:
   std::string m_db_path;
   std::int64_t m_started_us;
-  Pipeline* m_pipeline = nullptr;
+  Backend* m_backend = nullptr;
   std::mutex m_mutex;
   std::vector<Source> m_sources;
 };

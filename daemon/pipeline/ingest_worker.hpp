@@ -1,7 +1,8 @@
 #pragma once
 // The pipeline thread: parses the lines readers hand over, stitches them into
-// sessions, encodes rows, and passes batches to the store writer. It never
-// touches a socket, so however slow it is, readers keep draining.
+// sessions, and passes everything it learns to its consumers (the store, and
+// whatever else plugs in: stitch/stitched_consumer.hpp). It never touches a
+// socket, so however slow it is, readers keep draining.
 
 #include <array>
 #include <atomic>
@@ -10,14 +11,14 @@
 #include <functional>
 #include <deque>
 #include <map>
+#include <vector>
 
 #include "daemon/ingest/ingest_chunk.hpp"
 #include "daemon/ingest/memory_budget.hpp"
 #include "daemon/pipeline/uid_rate_limiter.hpp"
 #include "daemon/ingest/work_queue.hpp"
+#include "daemon/stitch/stitched_consumer.hpp"
 #include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/event_encoder.hpp"
-#include "daemon/store/write_batch.hpp"
 #include "proto/parser.hpp"
 
 namespace trace2d::pipeline {
@@ -50,8 +51,6 @@ class IngestWorker {
     std::uint64_t per_uid_lines_per_second = 0;  // 0: no limit
     bool redact_url_credentials = true;
     std::chrono::milliseconds uid_stats_interval{2000};
-    std::size_t batch_rows = 8192;             // hand a batch on at this many rows...
-    std::size_t batch_bytes = 4 * 1024 * 1024;  // ...or this much memory
     std::chrono::milliseconds tick{200};       // housekeeping when idle
     // While busy, wake at most this often unless this many chunks wait.
     std::chrono::milliseconds gather{20};
@@ -60,12 +59,14 @@ class IngestWorker {
     std::size_t turn_lines = 256;
   };
 
-  IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest::WorkQueue<store::WriteBatch>& output,
-               ingest::MemoryBudget& budget, stitch::Stitcher& stitcher, store::EventEncoder& encoder,
+  // `committed_batch` tells which hand-over the store has committed: the
+  // stitcher forgets finished sessions only once their rows are stored.
+  IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest::MemoryBudget& budget,
+               stitch::Stitcher& stitcher, std::vector<stitch::StitchedConsumer*> consumers,
                std::function<std::uint64_t()> committed_batch, Options options);
 
   // The thread body: returns once the input is closed and drained, after
-  // handing on the last batch and closing the output.
+  // the last hand-over, and closes every consumer.
   void run();
 
   // Sessions that have no channel (datagram ones) and stay silent this long
@@ -85,15 +86,14 @@ class IngestWorker {
   static std::int64_t turn_key(const ingest::IngestChunk& chunk);
   void reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin, std::string_view reason,
               std::string_view raw, std::uint64_t size);
-  void record_progress(const ingest::IngestChunk::FileProgress& progress);
   void report_uids(bool force);
+  [[nodiscard]] bool consumers_want_hand_on() const;
   void hand_on();
 
   ingest::WorkQueue<ingest::IngestChunk>& m_input;
-  ingest::WorkQueue<store::WriteBatch>& m_output;
   ingest::MemoryBudget& m_budget;
   stitch::Stitcher& m_stitcher;
-  store::EventEncoder& m_encoder;
+  std::vector<stitch::StitchedConsumer*> m_consumers;
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
   std::atomic<std::int64_t> m_idle_timeout_ms{300000};
@@ -104,7 +104,6 @@ class IngestWorker {
   std::map<std::int64_t, std::deque<PendingChunk>> m_pending;  // by the sender's uid
   proto::Parser m_parser;
   proto::Event m_event;
-  store::WriteBatch m_batch;
   std::uint64_t m_next_batch_number = 1;
   std::string m_reason;
   std::string m_redacted;

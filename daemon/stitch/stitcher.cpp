@@ -104,7 +104,7 @@ constexpr std::size_t k_max_open_children = 512;
 }  // namespace
 
 // Regions and children: paired here as their events arrive.
-void Stitcher::track(Live& live, const proto::Event& event, const Placement& placement) {
+void Stitcher::track(Live& live, const proto::Event& event, const EventPlacement& placement) {
   std::vector<RegionRecord>& regions = m_regions;
   std::vector<ChildRecord>& children = m_children;
   SessionRecord& r = live.record;
@@ -308,7 +308,7 @@ void Stitcher::mark_dirty(Live& live) {
   }
 }
 
-std::optional<Placement> Stitcher::place(const proto::Event& event, const ingest::Origin& origin,
+std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const ingest::Origin& origin,
                                          std::int64_t received_us) {
   Channel* channel = nullptr;
   if (origin.kind != ingest::SourceKind::dgram) {  // datagrams have no channel that ends
@@ -328,7 +328,7 @@ std::optional<Placement> Stitcher::place(const proto::Event& event, const ingest
     attach(*live, *channel);
   }
   SessionRecord& r = live->record;
-  const Placement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
+  const EventPlacement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
   ++r.event_count;
   r.last_received_us = received_us;
   if (event.time_us) {

@@ -32,7 +32,7 @@
 namespace trace2d::stitch {
 
 // Where an event goes: its session's key and its sequence number there.
-struct Placement {
+struct EventPlacement {
   std::int64_t session = 0;
   std::int64_t seq = 0;
   std::optional<std::int64_t> time_base_us;
@@ -58,7 +58,7 @@ class Stitcher {
   // Where the event goes, or nothing when it is refused (refusal() says
   // why; the caller stores it as a reject): its session belongs to another
   // uid, or its uid has too many sessions open.
-  std::optional<Placement> place(const proto::Event& event, const ingest::Origin& origin,
+  std::optional<EventPlacement> place(const proto::Event& event, const ingest::Origin& origin,
                                  std::int64_t received_us);
   [[nodiscard]] const std::string& refusal() const { return m_refusal; }
 
@@ -90,7 +90,7 @@ class Stitcher {
   void attach(Live& live, Channel& channel);
   void mark_dirty(Live& live);
   void count_running(Live& live);
-  void track(Live& live, const proto::Event& event, const Placement& placement);
+  void track(Live& live, const proto::Event& event, const EventPlacement& placement);
 
   struct Hash {
     using is_transparent = void;

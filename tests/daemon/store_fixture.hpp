@@ -44,7 +44,7 @@ class StorePipeline {
         rejects.emplace_back(outcome.reject_reason);
         continue;
       }
-      const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
+      const std::optional<stitch::EventPlacement> placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
       if (!placement) {
         rejects.push_back(m_stitcher.refusal());
         continue;
@@ -70,7 +70,7 @@ class StorePipeline {
   void commit(store::WriteBatch& batch) {
     stitch::StitchChanges changes;
     m_stitcher.collect_changes(changes, ++m_batches);
-    m_encoder.encode(std::move(changes), batch);
+    m_encoder.encode(changes, batch);
     m_db.exec("BEGIN");
     m_rows.write(batch);
     m_db.exec("COMMIT");

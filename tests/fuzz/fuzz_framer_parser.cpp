@@ -100,7 +100,7 @@ std::string_view trim(std::string_view s) {
 // The `events` view's json column, rebuilt in C++ from the row (schema.cpp).
 std::string view_json(const store::EventRow& row, const store::WriteBatch& batch,
                       const std::map<std::int64_t, std::string>& names, const proto::Event& event,
-                      const stitch::Placement& placement) {
+                      const stitch::EventPlacement& placement) {
   const std::string_view body = batch.text(row.body);
   if (!body.empty() && body.front() == '{') {
     return std::string(body);  // stored whole
@@ -145,7 +145,7 @@ void check_event(const proto::Event& event, std::string_view line, std::uint64_t
   store::NameTable names;
   store::WriteBatch batch;
   store::EventEncoder encoder(names);
-  stitch::Placement placement;
+  stitch::EventPlacement placement;
   placement.session = 1;
   placement.seq = static_cast<std::int64_t>(next_random(state) % 1000);
   if (event.time_us && (next_random(state) & 3) != 0) {

@@ -114,12 +114,12 @@ class Store {
   }
 
   // Parses and places one line; the placement when it became an event.
-  std::optional<stitch::Placement> ingest(const std::string& line, const ingest::Origin& origin,
+  std::optional<stitch::EventPlacement> ingest(const std::string& line, const ingest::Origin& origin,
                                           std::int64_t received_us) {
     if (!m_parser.parse(line, 0, m_event)) {
       return std::nullopt;
     }
-    const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, received_us);
+    const std::optional<stitch::EventPlacement> placement = m_stitcher.place(m_event, origin, received_us);
     if (placement) {
       m_encoder.encode(m_event, line, *placement, m_batch);
     }
@@ -129,7 +129,7 @@ class Store {
   void commit() {
     stitch::StitchChanges changes;
     m_stitcher.collect_changes(changes, ++m_batches);
-    m_encoder.encode(std::move(changes), m_batch);
+    m_encoder.encode(changes, m_batch);
     m_db.exec("BEGIN IMMEDIATE");
     m_rows.write(m_batch);  // a constraint violation throws: the fuzzer reports it
     m_db.exec("COMMIT");

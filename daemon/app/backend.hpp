@@ -1,6 +1,8 @@
 #pragma once
 // The part of the daemon behind the sources: the memory budget, the two
-// queues, the pipeline thread (parse, stitch, encode) and the writer thread.
+// queues, the ingest worker's thread (parse, stitch, hand to consumers) and
+// the store writer's thread. The store is the one consumer of stitched
+// output today; exporters are added to `consumers` beside it.
 // Used by the daemon and by `trace2d import`.
 
 #include <atomic>
@@ -16,11 +18,12 @@
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
+#include "daemon/store/store_consumer.hpp"
 #include "daemon/store/store_writer.hpp"
 
 namespace trace2d::app {
 
-struct PipelineOptions {
+struct BackendOptions {
   std::string db_path;
   std::size_t max_queue_bytes = 16 * 1024 * 1024;
   std::size_t max_line_bytes = 4608 * 1024;
@@ -34,13 +37,13 @@ struct PipelineOptions {
   bool redact_url_credentials = true;
 };
 
-class Pipeline {
+class Backend {
  public:
   // Opens (creates, migrates) the database. Throws on failure.
-  explicit Pipeline(PipelineOptions options);
-  ~Pipeline();
-  Pipeline(const Pipeline&) = delete;
-  Pipeline& operator=(const Pipeline&) = delete;
+  explicit Backend(BackendOptions options);
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
 
   // A sink for one source, with its own counters.
   [[nodiscard]] std::unique_ptr<ingest::IngestSink> make_sink();
@@ -56,7 +59,7 @@ class Pipeline {
   [[nodiscard]] store::StoreWriter& writer() { return *m_writer; }
 
  private:
-  PipelineOptions m_options;
+  BackendOptions m_options;
   db::SetupReport m_setup;
   ingest::MemoryBudget m_budget;
   ingest::WorkQueue<ingest::IngestChunk> m_chunks;
@@ -67,6 +70,7 @@ class Pipeline {
   std::unique_ptr<store::DatabaseSessionCatalog> m_catalog;
   std::unique_ptr<stitch::Stitcher> m_stitcher;
   std::unique_ptr<store::EventEncoder> m_encoder;
+  std::unique_ptr<store::StoreConsumer> m_store_consumer;
   std::unique_ptr<pipeline::IngestWorker> m_worker;
   std::thread m_writer_thread;
   std::thread m_worker_thread;

@@ -1,4 +1,4 @@
-#include "daemon/app/pipeline.hpp"
+#include "daemon/app/backend.hpp"
 
 #include <pthread.h>
 
@@ -6,7 +6,7 @@
 
 namespace trace2d::app {
 
-Pipeline::Pipeline(PipelineOptions options)
+Backend::Backend(BackendOptions options)
     : m_options(std::move(options)), m_budget(m_options.max_queue_bytes) {
   db::Database db = db::open_for_writing(m_options.db_path, &m_setup);
   m_names.load(db);
@@ -27,23 +27,26 @@ Pipeline::Pipeline(PipelineOptions options)
   worker_options.max_line_bytes = m_options.max_line_bytes;
   worker_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
   worker_options.redact_url_credentials = m_options.redact_url_credentials;
+  m_store_consumer = std::make_unique<store::StoreConsumer>(*m_encoder, m_batches, m_budget,
+                                                            store::StoreConsumer::Options{});
+  std::vector<stitch::StitchedConsumer*> consumers{m_store_consumer.get()};
   m_worker = std::make_unique<pipeline::IngestWorker>(
-      m_chunks, m_batches, m_budget, *m_stitcher, *m_encoder,
+      m_chunks, m_budget, *m_stitcher, std::move(consumers),
       [writer = m_writer.get()] { return writer->committed_batch(); }, worker_options);
   m_worker->set_idle_timeout(m_options.idle_timeout);
 }
 
-Pipeline::~Pipeline() {
+Backend::~Backend() {
   if (m_worker_thread.joinable() || m_writer_thread.joinable()) {
     finish(std::chrono::seconds(0));
   }
 }
 
-std::unique_ptr<ingest::IngestSink> Pipeline::make_sink() {
+std::unique_ptr<ingest::IngestSink> Backend::make_sink() {
   return std::make_unique<ingest::IngestSink>(m_chunks, m_budget, m_channel_ids);
 }
 
-void Pipeline::start() {
+void Backend::start() {
   // Named so that `top -H` and perf tell the stages apart.
   m_writer_thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "trace2d-store");
@@ -55,7 +58,7 @@ void Pipeline::start() {
   });
 }
 
-void Pipeline::finish(std::chrono::milliseconds give_up_after) {
+void Backend::finish(std::chrono::milliseconds give_up_after) {
   m_chunks.close();
   if (m_worker_thread.joinable()) {
     m_worker_thread.join();
