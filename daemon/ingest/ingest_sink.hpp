@@ -8,6 +8,8 @@
 #include "daemon/ingest/ingest_chunk.hpp"
 #include "daemon/ingest/memory_budget.hpp"
 #include "daemon/ingest/work_queue.hpp"
+#include "proto/parser.hpp"
+#include "proto/timestamp.hpp"
 
 namespace trace2d::ingest {
 
@@ -29,7 +31,14 @@ class IngestSink {
   IngestSink(WorkQueue<IngestChunk>& queue, MemoryBudget& budget, std::atomic<std::uint64_t>& channel_ids)
       : m_queue(queue), m_budget(budget), m_channel_ids(channel_ids) {}
 
+  // Stamps the receive time, counts the lines, and adds the parser's
+  // padding: every source hands chunks over the same way.
   void submit(IngestChunk&& chunk) {
+    chunk.received_us = proto::unix_now_us();
+    m_counters.lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
+    m_counters.dropped_lines.fetch_add(chunk.dropped_lines, std::memory_order_relaxed);
+    m_counters.dropped_bytes.fetch_add(chunk.dropped_bytes, std::memory_order_relaxed);
+    chunk.seal(proto::Parser::padding_bytes());
     m_budget.charge(chunk.memory_bytes());
     // A finished trace file waits for its commit to be removed, and git may
     // be waiting for room in its directory (GIT_TRACE2_MAX_FILES).

@@ -167,11 +167,6 @@ bool DgramReceiver::drain(bool dropping) {
     if (chunk.origins.empty()) {
       chunk.origins.push_back(ingest::Origin{ingest::SourceKind::dgram, m_channel, {}, {}});
     }
-    m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
-    m_sink.counters().dropped_lines.fetch_add(chunk.dropped_lines, std::memory_order_relaxed);
-    m_sink.counters().dropped_bytes.fetch_add(chunk.dropped_bytes, std::memory_order_relaxed);
-    chunk.received_us = proto::unix_now_us();
-    chunk.seal(proto::Parser::padding_bytes());
     m_sink.submit(std::move(chunk));
     chunk = ingest::IngestChunk();
   };

@@ -101,7 +101,7 @@ class DirWatcher {
   // (and removed, as finished files are) without reading further.
   void refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid);
   void forget(FileMap::iterator found);
-  void submit(TracedFile& file, ingest::IngestChunk&& chunk, bool finished, bool remove);
+  [[nodiscard]] bool remove_when_finished(const TracedFile& file) const;
   // Whether the pid in the file's name vouches for a writer still at work.
   [[nodiscard]] bool writer_running(const TracedFile& file) const;
   [[nodiscard]] std::size_t open_file_cap() const;

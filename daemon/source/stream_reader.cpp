@@ -123,17 +123,11 @@ class StreamReader::Connection {
     if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.refused.empty()) {
       return;
     }
-    auto& counters = sink.counters();
-    counters.lines.fetch_add(m_chunk.lines.size(), std::memory_order_relaxed);
-    counters.dropped_lines.fetch_add(m_chunk.dropped_lines, std::memory_order_relaxed);
-    counters.dropped_bytes.fetch_add(m_chunk.dropped_bytes, std::memory_order_relaxed);
     m_chunk.origins.assign(1, m_origin);
-    m_chunk.received_us = proto::unix_now_us();
     m_chunk.end_of_channel = end_of_channel;
     if (!m_chunk.refused.empty()) {
-      counters.channels_refused.fetch_add(1, std::memory_order_relaxed);
+      sink.counters().channels_refused.fetch_add(1, std::memory_order_relaxed);
     }
-    m_chunk.seal(proto::Parser::padding_bytes());
     sink.submit(std::move(m_chunk));
     m_chunk = ingest::IngestChunk();
   }
@@ -415,13 +409,11 @@ void StreamReader::report_refusals(Clock::time_point now) {
       origin.peer_uid = uid;
     }
     chunk.origins.assign(1, origin);
-    chunk.received_us = proto::unix_now_us();
     chunk.refused = fmt::format(
         "refused {} connection{} of uid {}: it was at its bound of open connections (limit {} per uid, {} in "
         "all) and none of them had been quiet for a second",
         holder.refused, holder.refused == 1 ? "" : "s", uid, m_options.max_connections_per_uid,
         m_options.max_connections);
-    chunk.seal(proto::Parser::padding_bytes());
     m_sink.submit(std::move(chunk));
     holder.refused = 0;
   }
