@@ -18,6 +18,7 @@
 #include "daemon/source/trace_file_reader.hpp"
 #include "daemon/source/unique_fd.hpp"
 #include "db/file_offsets.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::source {
 namespace {
