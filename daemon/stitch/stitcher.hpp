@@ -90,7 +90,7 @@ class Stitcher {
   void attach(Live& live, Channel& channel);
   void mark_dirty(Live& live);
   void count_running(Live& live);
-  void track(Live& live, const proto::Event& event, const EventPlacement& placement);
+  struct Apply;  // what an event changes in its session: a visitor over its payload
 
   struct Hash {
     using is_transparent = void;
