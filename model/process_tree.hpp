@@ -31,6 +31,15 @@ struct Annotation {
   std::optional<double> t_abs;  // data: seconds since the process start
 };
 
+// An `error` event of a process (loaded only when asked for).
+struct ErrorInfo {
+  std::int64_t seq = 0;
+  std::string thread;
+  std::string msg;
+  std::string fmt;
+  std::optional<std::int64_t> time_us;  // microseconds since the epoch
+};
+
 struct ProcessInfo {
   std::int64_t session_id = 0;
   std::string sid;
@@ -38,6 +47,8 @@ struct ProcessInfo {
   std::int64_t depth = 0;
   std::string cmd_name;
   std::string hierarchy;
+  std::string cmd_mode;
+  std::string version;  // the program's version (`exe` of its version event)
   std::vector<std::string> argv;
   std::optional<std::int64_t> pid;       // the P<hex> of its SID
   std::optional<std::string> start_time;
@@ -46,12 +57,17 @@ struct ProcessInfo {
   std::optional<std::int64_t> exit_code;
   std::optional<std::int64_t> signo;
   std::string status;
+  std::int64_t error_count = 0;
+  // When its last event was written (microseconds since the epoch): where an
+  // incomplete process, which never said how long it ran, ends.
+  std::optional<std::int64_t> last_event_us;
   // How the tree found its place: "child_sid" (the child_start that ran
   // it), "child_window" (started while a child_start of its parent that
   // ran no git, such as a hook script, was running), "parent_sid" (top
   // level of its nearest ancestor session), "root" (top of the tree).
   std::string placed_by;
   std::vector<Annotation> annotations;  // loaded only when asked for
+  std::vector<ErrorInfo> errors;         // loaded only when asked for
 };
 
 struct RegionInfo {

@@ -12,7 +12,8 @@ namespace {
 // that merely share the prefix ("abc-x" for "abc").
 constexpr std::string_view k_sessions_sql = R"sql(
 SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,
-       elapsed, exit_code, signo, status
+       elapsed, exit_code, signo, status, cmd_mode, exe, error_count,
+       time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)
   FROM sessions
  WHERE sid >= ?1 AND sid < ?1 || '0'
    AND (sid = ?1 OR substr(sid, 1, length(?1) + 1) = ?1 || '/')
@@ -36,6 +37,16 @@ SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.u
 
 constexpr std::string_view k_threads_sql = R"sql(
 SELECT thread, start_seq, t_start, elapsed FROM threads WHERE sid = ?1
+)sql";
+
+// The time of an error is on its event row, relative to the session's time base.
+constexpr std::string_view k_errors_sql = R"sql(
+SELECT x.seq, x.thread, x.msg, x.fmt, s.time_base_us + e.time_us
+  FROM errors x
+  JOIN sessions s ON s.sid = x.sid
+  LEFT JOIN event_store e ON e.session = s.id AND e.seq = x.seq
+ WHERE x.sid = ?1
+ ORDER BY x.seq
 )sql";
 
 // Every value as JSON text, so an export can embed it as it is.
@@ -74,6 +85,10 @@ ProcessInfo read_process(const db::Statement& stmt) {
   info.exit_code = stmt.column_optional_int(11);
   info.signo = stmt.column_optional_int(12);
   info.status = text_or_empty(stmt, 13);
+  info.cmd_mode = text_or_empty(stmt, 14);
+  info.version = text_or_empty(stmt, 15);
+  info.error_count = stmt.column_optional_int(16).value_or(0);
+  info.last_event_us = stmt.column_optional_int(17);
   return info;
 }
 
@@ -160,6 +175,19 @@ void load_annotations(db::Statement& stmt, ProcessRows& rows) {
   }
 }
 
+void load_errors(db::Statement& stmt, ProcessRows& rows) {
+  stmt.reset();
+  stmt.bind_text(1, rows.info.sid);
+  while (stmt.step()) {
+    ErrorInfo& e = rows.info.errors.emplace_back();
+    e.seq = stmt.column_int(0);
+    e.thread = text_or_empty(stmt, 1);
+    e.msg = text_or_empty(stmt, 2);
+    e.fmt = text_or_empty(stmt, 3);
+    e.time_us = stmt.column_optional_int(4);
+  }
+}
+
 }  // namespace
 
 std::string normalise_root(std::string root) {
@@ -207,12 +235,19 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
   if (options.annotations) {
     annotations.emplace(db.prepare(k_annotations_sql));
   }
+  std::optional<db::Statement> errors;
+  if (options.errors) {
+    errors.emplace(db.prepare(k_errors_sql));
+  }
   for (ProcessRows& rows : all) {
     load_regions(regions, rows);
     load_children(children, rows);
     load_threads(threads, rows);
     if (annotations) {
       load_annotations(*annotations, rows);
+    }
+    if (errors) {
+      load_errors(*errors, rows);
     }
   }
   return all;

@@ -17,6 +17,7 @@ namespace trace2d::model {
 
 struct LoadOptions {
   bool annotations = false;  // data, counters, timers (for the Chrome export)
+  bool errors = false;       // error events (for the OTLP export)
 };
 
 // Run it inside a ReadTransaction, so that a live daemon's commits do not

@@ -1,5 +1,7 @@
-// trace2ctl export --format chrome SID|ROOT: a process tree as a trace file
-// for ui.perfetto.dev or chrome://tracing.
+// trace2ctl export [--format chrome|otlp-json] SID|ROOT: a process tree as a
+// trace file for ui.perfetto.dev or chrome://tracing, or as OTLP/JSON (one
+// ExportTraceServiceRequest per line, as the OpenTelemetry Collector's
+// otlpjsonfile receiver reads it: the spans the daemon's exporter sends).
 
 #include <memory>
 #include <string>
@@ -12,6 +14,9 @@
 #include "ctl/query/database.hpp"
 #include "db/read_transaction.hpp"
 #include "ctl/render/chrome_trace.hpp"
+#include "otlp/otlp_json.hpp"
+#include "otlp/resource.hpp"
+#include "otlp/span_builder.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -23,18 +28,42 @@ struct ExportOptions {
   std::optional<int> depth;
 };
 
+void write_otlp_json(const Context& ctx, const ExportOptions& options, const model::ProcessTree& tree) {
+  const otlp::Resource resource = otlp::make_resource(otlp::resource_settings_from_environment());
+  const otlp::Scope scope{"trace2d", otlp::resource_settings_from_environment().trace2d_version};
+  otlp::TraceBatch batch{&resource, &scope, {}};
+  otlp::append_spans(tree, batch.spans);
+  std::string line;
+  otlp::append_json_request(line, batch);
+  line += '\n';
+  if (options.output.empty() || options.output == "-") {
+    ctx.out << line;
+  } else {
+    write_text_file(options.output, line);
+    ctx.out << "wrote " << batch.spans.size() << " spans to " << options.output << " (OTLP/JSON)\n";
+  }
+}
+
 void run_export(const Context& ctx, const ExportOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const std::string root = model::normalise_root(options.root);
+  const bool otlp_json = options.format == "otlp-json";
   std::vector<model::ProcessRows> rows;
   {
     const db::ReadTransaction snapshot(db);
-    rows = model::load_process_rows(db, root, {true});
+    model::LoadOptions load;
+    load.annotations = !otlp_json;
+    load.errors = otlp_json;
+    rows = model::load_process_rows(db, root, load);
   }
   if (rows.empty()) {
     throw CommandError("no session with sid '" + root + "' (nor any under it)");
   }
   const model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
+  if (otlp_json) {
+    write_otlp_json(ctx, options, tree);
+    return;
+  }
   std::string trace;
   const render::ChromeTraceStats stats = render::append_chrome_trace(trace, tree);
   if (options.output.empty() || options.output == "-") {
@@ -62,10 +91,11 @@ void run_export(const Context& ctx, const ExportOptions& options) {
 Command add_export_command(CLI::App& cli) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* app = cli.add_subcommand(
-      "export", "Write a process tree as a Chrome Trace Event file (opens in ui.perfetto.dev, chrome://tracing)");
+      "export",
+      "Write a process tree as a Chrome Trace Event file (opens in ui.perfetto.dev, chrome://tracing) or as OTLP/JSON");
   app->add_option("sid", options->root, "A session's SID, or a SID prefix with sessions under it")->required();
   app->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"chrome"}))
+      ->check(CLI::IsMember({"chrome", "otlp-json"}))
       ->capture_default_str();
   app->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")

@@ -110,6 +110,23 @@ std::string make_repo(const TempDir& dir, const std::string& name, int files) {
   return path;
 }
 
+std::string clone_behind(const TempDir& dir) {
+  const std::string upstream = make_repo(dir, "upstream");
+  const std::string clone = dir.file("clone");
+  if (const ProcessResult cloned = run_git(dir.path(), {"clone", "-q", upstream, clone}); cloned.exit_code != 0) {
+    throw std::runtime_error("git clone failed: " + cloned.err);
+  }
+  write_file(std::filesystem::path(upstream) / "new.txt", "new\n");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"add", "new.txt"},
+                                               std::vector<std::string>{"commit", "-qm", "new"}}) {
+    if (const ProcessResult r = run_git(upstream, args); r.exit_code != 0) {
+      throw std::runtime_error("git failed: " + r.err);
+    }
+  }
+  settle_repo(clone);
+  return clone;
+}
+
 void settle_repo(const std::string& path) {
   // Files as old as the index are "racily clean": each git run re-checks
   // them and may rewrite the index, so identical commands would send

@@ -48,6 +48,9 @@ class RunningDaemon {
 std::string make_repo(const TempDir& dir, const std::string& name, int files = 20);
 // Makes repeated commands in `path` behave identically (no racy-git index rewrites).
 void settle_repo(const std::string& path);
+// `dir`/clone, one commit behind its upstream `dir`/upstream, so that a
+// fetch transfers objects (and runs upload-pack and pack-objects).
+std::string clone_behind(const TempDir& dir);
 
 // git with the given environment, tracing variables and user config cleared.
 ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,

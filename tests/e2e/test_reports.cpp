@@ -20,18 +20,6 @@ ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
   return run_process(spec);
 }
 
-// A clone one commit behind its upstream, so that a fetch transfers objects.
-std::string clone_behind(const TempDir& dir) {
-  const std::string upstream = make_repo(dir, "upstream");
-  const std::string clone = dir.file("clone");
-  EXPECT_EQ(run_git(dir.path(), {"clone", "-q", upstream, clone}).exit_code, 0);
-  write_file(std::filesystem::path(upstream) / "new.txt", "new\n");
-  EXPECT_EQ(run_git(upstream, {"add", "new.txt"}).exit_code, 0);
-  EXPECT_EQ(run_git(upstream, {"commit", "-qm", "new"}).exit_code, 0);
-  settle_repo(clone);
-  return clone;
-}
-
 // The first node (depth first) of `type` whose `key` starts with `prefix`,
 // with its parent node.
 struct Found {

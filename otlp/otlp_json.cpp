@@ -1,0 +1,109 @@
+#include "otlp/otlp_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "otlp/span_ids.hpp"
+#include "proto/utf8.hpp"
+
+namespace trace2d::otlp {
+namespace {
+
+void append_value(std::string& out, const AttributeValue& value) {
+  std::visit(
+      [&out](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          out += "{\"stringValue\":";
+          proto::append_json_string(out, v);
+          out += '}';
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          out += fmt::format("{{\"intValue\":\"{}\"}}", v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          // JSON has no NaN or infinity; OTLP/JSON writes them as strings.
+          out += std::isfinite(v) ? fmt::format("{{\"doubleValue\":{}}}", v)
+                                  : fmt::format("{{\"doubleValue\":\"{}\"}}", std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out += v ? "{\"boolValue\":true}" : "{\"boolValue\":false}";
+        } else {
+          out += "{\"arrayValue\":{\"values\":[";
+          for (std::size_t i = 0; i < v.size(); ++i) {
+            out += i == 0 ? "{\"stringValue\":" : ",{\"stringValue\":";
+            proto::append_json_string(out, v[i]);
+            out += '}';
+          }
+          out += "]}}";
+        }
+      },
+      value);
+}
+
+void append_attributes(std::string& out, const std::vector<Attribute>& attributes) {
+  out += "\"attributes\":[";
+  for (std::size_t i = 0; i < attributes.size(); ++i) {
+    out += i == 0 ? "{\"key\":" : ",{\"key\":";
+    proto::append_json_string(out, attributes[i].key);
+    out += ",\"value\":";
+    append_value(out, attributes[i].value);
+    out += '}';
+  }
+  out += ']';
+}
+
+void append_span(std::string& out, const Span& span) {
+  out += "{\"traceId\":\"" + to_hex(span.trace_id) + "\",\"spanId\":\"" + to_hex(span.span_id) + '"';
+  if (span.parent_span_id) {
+    out += ",\"parentSpanId\":\"" + to_hex(*span.parent_span_id) + '"';
+  }
+  out += ",\"name\":";
+  proto::append_json_string(out, span.name);
+  out += fmt::format(",\"kind\":{},\"startTimeUnixNano\":\"{}\",\"endTimeUnixNano\":\"{}\",", static_cast<int>(span.kind),
+                     span.start_time_unix_nano, span.end_time_unix_nano);
+  append_attributes(out, span.attributes);
+  if (!span.events.empty()) {
+    out += ",\"events\":[";
+    for (std::size_t i = 0; i < span.events.size(); ++i) {
+      const SpanEvent& event = span.events[i];
+      out += fmt::format("{}{{\"timeUnixNano\":\"{}\",\"name\":", i == 0 ? "" : ",", event.time_unix_nano);
+      proto::append_json_string(out, event.name);
+      out += ',';
+      append_attributes(out, event.attributes);
+      out += '}';
+    }
+    out += ']';
+  }
+  if (span.status != StatusCode::unset) {
+    out += ",\"status\":{\"code\":" + std::to_string(static_cast<int>(span.status));
+    if (!span.status_message.empty()) {
+      out += ",\"message\":";
+      proto::append_json_string(out, span.status_message);
+    }
+    out += '}';
+  }
+  out += '}';
+}
+
+}  // namespace
+
+void append_json_request(std::string& out, const TraceBatch& batch) {
+  out += "{\"resourceSpans\":[{\"resource\":{";
+  append_attributes(out, batch.resource != nullptr ? batch.resource->attributes : std::vector<Attribute>{});
+  out += "},\"scopeSpans\":[{\"scope\":{\"name\":";
+  const Scope scope = batch.scope != nullptr ? *batch.scope : Scope{};
+  proto::append_json_string(out, scope.name);
+  if (!scope.version.empty()) {
+    out += ",\"version\":";
+    proto::append_json_string(out, scope.version);
+  }
+  out += "},\"spans\":[";
+  for (std::size_t i = 0; i < batch.spans.size(); ++i) {
+    if (i > 0) {
+      out += ',';
+    }
+    append_span(out, batch.spans[i]);
+  }
+  out += "]}]}]}";
+}
+
+}  // namespace trace2d::otlp

@@ -1,0 +1,63 @@
+#include "otlp/span_ids.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace trace2d::otlp {
+namespace {
+
+using Digest = std::array<std::uint8_t, 32>;
+
+Digest sha256(std::string_view text) {
+  Digest digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1 ||
+      size != digest.size()) {
+    throw std::runtime_error("SHA-256 failed (OpenSSL EVP_Digest)");
+  }
+  return digest;
+}
+
+std::string_view first_component(std::string_view sid) { return sid.substr(0, sid.find('/')); }
+
+template <std::size_t N>
+std::string hex(const std::array<std::uint8_t, N>& bytes) {
+  static constexpr char k_digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * N);
+  for (const std::uint8_t b : bytes) {
+    out.push_back(k_digits[b >> 4]);
+    out.push_back(k_digits[b & 0xf]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TraceId trace_id_of(std::string_view sid) {
+  const Digest digest = sha256(first_component(sid));
+  TraceId id{};
+  std::copy_n(digest.begin(), id.size(), id.begin());
+  return id;
+}
+
+SpanId process_span_id(std::string_view sid_component) {
+  const Digest digest = sha256(sid_component);
+  SpanId id{};
+  std::copy_n(digest.begin() + 16, id.size(), id.begin());
+  return id;
+}
+
+SpanId inner_span_id(std::string_view sid, std::string_view what) {
+  std::string text(sid);
+  text += '\x1f';  // cannot be in a SID git writes, so no two inputs meet
+  text += what;
+  return process_span_id(text);
+}
+
+std::string to_hex(const TraceId& id) { return hex(id); }
+std::string to_hex(const SpanId& id) { return hex(id); }
+
+}  // namespace trace2d::otlp

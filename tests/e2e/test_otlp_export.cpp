@@ -1,0 +1,145 @@
+// `trace2ctl export --format otlp-json` on process trees the real git sent
+// to a running trace2d: checked with the official OTLP definitions and ids
+// computed independently (tests/otlp/otlp_check.js).
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/e2e/daemon_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", db};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  return run_process(spec);
+}
+
+// The SID of the top session of `cmd_name`, once every session is finished.
+std::string finished_root(const std::string& db, const std::string& cmd_name, long sessions) {
+  std::string sid;
+  EXPECT_TRUE(wait_until([&] {
+    db::Database check = open_db(db);
+    if (check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) != 0 ||
+        check.query_int("SELECT count(*) FROM sessions").value_or(0) < sessions) {
+      return false;
+    }
+    sid = check.query_text("SELECT sid FROM sessions WHERE depth = 0 AND cmd_name = '" + cmd_name + "'").value_or("");
+    return !sid.empty();
+  })) << cmd_name;
+  return sid;
+}
+
+struct CheckedSpan {
+  std::string name;
+  std::string type;
+  std::string parent;
+  std::int64_t status = 0;
+  std::string message;
+};
+
+// Exports `sid` as OTLP/JSON and checks it; the spans by name.
+std::vector<CheckedSpan> export_and_check(const TempDir& dir, const std::string& db, const std::string& sid) {
+  const std::string file = dir.file("tree.json");
+  const ProcessResult exported = ctl(db, {"export", "--format", "otlp-json", sid, "-o", file});
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  ProcessSpec spec;
+  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "tree", file};
+  const ProcessResult checked = run_process(spec);
+  EXPECT_EQ(checked.exit_code, 0) << checked.err;
+  simdjson::dom::parser parser;
+  const simdjson::dom::element result = parser.parse(checked.out);
+  for (simdjson::dom::element problem : result["problems"].get_array()) {
+    ADD_FAILURE() << "OTLP tree of " << sid << ": " << std::string_view(problem.get_string());
+  }
+  std::vector<CheckedSpan> spans;
+  for (simdjson::dom::element span : result["spans"].get_array()) {
+    CheckedSpan s;
+    s.name = std::string(span["name"].get_string().value());
+    s.type = std::string(span["type"].get_string().value());
+    std::string_view parent;
+    if (span["parent"].get(parent) == simdjson::SUCCESS) {
+      s.parent = std::string(parent);
+    }
+    s.status = span["status"].get_int64().value();
+    std::string_view message;
+    if (span["message"].get(message) == simdjson::SUCCESS) {
+      s.message = std::string(message);
+    }
+    spans.push_back(std::move(s));
+  }
+  return spans;
+}
+
+const CheckedSpan* find(const std::vector<CheckedSpan>& spans, const std::string& name) {
+  for (const CheckedSpan& span : spans) {
+    if (span.name == name) {
+      return &span;
+    }
+  }
+  return nullptr;
+}
+
+TEST(OtlpExport, AFetchWithItsChildGitsUnderTheChildSpansThatRanThem) {
+  TempDir dir;
+  const std::string clone = clone_behind(dir);
+  RunningDaemon daemon(dir);
+  const ProcessResult fetch = run_git(clone, {"fetch", "--no-auto-gc", "origin"},
+                                      {{"GIT_TRACE2_EVENT", daemon.git_target()}, {"GIT_TRACE2_EVENT_NESTING", "5"}});
+  ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
+  const std::string sid = finished_root(daemon.db_path(), "fetch", 3);
+  const std::vector<CheckedSpan> spans = export_and_check(dir, daemon.db_path(), sid);
+
+  const CheckedSpan* top = find(spans, "git:fetch");
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->parent, "");
+  EXPECT_EQ(top->status, 0);
+  const CheckedSpan* upload = find(spans, "git-upload-pack:upload-pack");
+  ASSERT_NE(upload, nullptr);
+  EXPECT_EQ(upload->parent.rfind("child(", 0), 0u) << upload->parent;  // not git:fetch
+  const CheckedSpan* pack = find(spans, "git:pack-objects");
+  ASSERT_NE(pack, nullptr);
+  EXPECT_EQ(pack->parent.rfind("child(", 0), 0u) << pack->parent;
+  std::size_t regions = 0;
+  for (const CheckedSpan& span : spans) {
+    regions += span.type == "region" ? 1 : 0;
+  }
+  EXPECT_GT(regions, 3u);
+}
+
+TEST(OtlpExport, AFailingCommandAndAHookScriptsGit) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo");
+  const std::string hook = repo + "/.git/hooks/post-commit";
+  write_file(hook, "#!/bin/sh\ngit rev-parse HEAD >/dev/null\n");
+  std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
+  RunningDaemon daemon(dir);
+  const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  EXPECT_EQ(run_git(repo, {"rev-parse", "--verify", "--quiet", "no-such-ref"}, traced).exit_code, 1);
+  write_file(repo + "/hooked.txt", "x\n");
+  ASSERT_EQ(run_git(repo, {"add", "hooked.txt"}).exit_code, 0);
+  ASSERT_EQ(run_git(repo, {"commit", "-qm", "hooked"}, traced).exit_code, 0);
+
+  const std::string failing = finished_root(daemon.db_path(), "rev-parse", 3);
+  const std::vector<CheckedSpan> failed = export_and_check(dir, daemon.db_path(), failing);
+  ASSERT_EQ(failed.size(), 1u) << failed.size();
+  EXPECT_EQ(failed[0].name, "git:rev-parse");
+  EXPECT_EQ(failed[0].status, 2);
+  EXPECT_EQ(failed[0].message, "exit code 1");
+
+  const std::string commit = finished_root(daemon.db_path(), "commit", 3);
+  const std::vector<CheckedSpan> spans = export_and_check(dir, daemon.db_path(), commit);
+  const CheckedSpan* hook_span = find(spans, "child(hook:post-commit)");
+  ASSERT_NE(hook_span, nullptr);
+  const CheckedSpan* hooked_git = find(spans, "git:rev-parse");
+  ASSERT_NE(hooked_git, nullptr);
+  EXPECT_EQ(hooked_git->parent, "child(hook:post-commit)");
+}
+
+}  // namespace
+}  // namespace trace2d::test

@@ -1,0 +1,228 @@
+// The OTLP span model and its encodings: ids as trace2receiver derives them,
+// the resource from the OTel variables, a process tree's spans, and the
+// protobuf encoding decoded by the official definitions (tests/otlp/otlp_check.js).
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <fstream>
+
+#include "model/process_tree.hpp"
+#include "otlp/otlp_json.hpp"
+#include "otlp/otlp_protobuf.hpp"
+#include "otlp/resource.hpp"
+#include "otlp/span_builder.hpp"
+#include "otlp/span_ids.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace trace2d::otlp {
+namespace {
+
+// SHA-256("abc") = ba7816bf 8f01cfea 414140de 5dae2223 | b00361a3 96177a9c | b410ff61 f20015ad
+TEST(SpanIds, AreTrace2receiversSha256Slices) {
+  EXPECT_EQ(to_hex(trace_id_of("abc")), "ba7816bf8f01cfea414140de5dae2223");
+  EXPECT_EQ(to_hex(trace_id_of("abc/xyz/def")), "ba7816bf8f01cfea414140de5dae2223");  // the first component's
+  EXPECT_EQ(to_hex(process_span_id("abc")), "b00361a396177a9c");
+  EXPECT_NE(inner_span_id("abc", "region 1"), inner_span_id("abc", "region 2"));
+  EXPECT_EQ(inner_span_id("abc", "region 1"), inner_span_id("abc", "region 1"));  // stable across exports
+}
+
+TEST(Resource, ServiceNameHostAndTheOtelVariables) {
+  ResourceSettings settings;
+  settings.host_name = "build-7";
+  settings.trace2d_version = "1.2.3";
+  const auto value_of = [](const Resource& r, const std::string& key) -> std::string {
+    for (const Attribute& a : r.attributes) {
+      if (a.key == key) {
+        return std::get<std::string>(a.value);
+      }
+    }
+    return "<absent>";
+  };
+  Resource plain = make_resource(settings);
+  EXPECT_EQ(value_of(plain, "service.name"), "git");
+  EXPECT_EQ(value_of(plain, "host.name"), "build-7");
+  EXPECT_EQ(value_of(plain, "trace2d.version"), "1.2.3");
+
+  settings.resource_attributes = "deployment.environment=ci, team=git%2Cinfra,broken,service.name=from-attrs";
+  Resource with_attributes = make_resource(settings);
+  EXPECT_EQ(value_of(with_attributes, "deployment.environment"), "ci");
+  EXPECT_EQ(value_of(with_attributes, "team"), "git,infra");
+  EXPECT_EQ(value_of(with_attributes, "service.name"), "from-attrs");
+  settings.service_name = "git-servers";  // OTEL_SERVICE_NAME wins
+  EXPECT_EQ(value_of(make_resource(settings), "service.name"), "git-servers");
+  EXPECT_EQ(percent_decode("a%20b%zz%4"), "a b%zz%4");
+}
+
+// A fetch (exit 1, an error event) that ran an upload-pack (incomplete: no
+// exit) through child 0, inside a region.
+model::ProcessTree sample_tree() {
+  const std::int64_t t0 = 1'700'000'000'000'000;  // µs
+  model::ProcessRows fetch;
+  fetch.info.session_id = 1;
+  fetch.info.sid = "ROOT-P00000010";
+  fetch.info.cmd_name = "fetch";
+  fetch.info.argv = {"/usr/bin/git", "fetch", "origin"};
+  fetch.info.version = "2.39.5";
+  fetch.info.pid = 16;
+  fetch.info.start_us = t0;
+  fetch.info.elapsed = 0.5;
+  fetch.info.exit_code = 1;
+  fetch.info.error_count = 1;
+  fetch.info.status = "complete";
+  fetch.info.errors.push_back({7, "main", "could not read from remote", "%s", t0 + 400'000});
+  model::RegionInfo region;
+  region.seq = 3;
+  region.leave_seq = 9;
+  region.thread = "main";
+  region.nesting = 1;
+  region.category = "fetch";
+  region.label = "remote_refs";
+  region.t_start = 0.1;
+  region.elapsed = 0.3;
+  fetch.regions.push_back(region);
+  model::RegionInfo untimed = region;  // brief mode: no times
+  untimed.seq = 10;
+  untimed.leave_seq = std::nullopt;
+  untimed.label = "untimed";
+  untimed.t_start = std::nullopt;
+  untimed.elapsed = std::nullopt;
+  fetch.regions.push_back(untimed);
+  model::ChildInfo child;
+  child.child_id = 0;
+  child.start_seq = 4;
+  child.thread = "main";
+  child.child_class = "transport/file";
+  child.argv = {"git-upload-pack", "/srv/repo"};
+  child.pid = 17;
+  child.code = 0;
+  child.t_start = 0.15;
+  child.elapsed = 0.2;
+  child.child_sid = "ROOT-P00000010/UP-P00000011";
+  fetch.children.push_back(child);
+
+  model::ProcessRows upload;
+  upload.info.session_id = 2;
+  upload.info.sid = "ROOT-P00000010/UP-P00000011";
+  upload.info.parent_sid = "ROOT-P00000010";
+  upload.info.depth = 1;
+  upload.info.cmd_name = "upload-pack";
+  upload.info.argv = {"git-upload-pack", "/srv/repo"};
+  upload.info.start_us = t0 + 160'000;
+  upload.info.status = "incomplete";
+  upload.info.last_event_us = t0 + 250'000;
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(fetch));
+  rows.push_back(std::move(upload));
+  return model::build_process_tree("ROOT-P00000010", std::move(rows));
+}
+
+const Span& named(const std::vector<Span>& spans, const std::string& name) {
+  for (const Span& span : spans) {
+    if (span.name == name) {
+      return span;
+    }
+  }
+  throw std::runtime_error("no span named " + name);
+}
+
+TEST(SpanBuilder, ProcessesRegionsAndChildrenWithTheChildGitUnderItsChildSpan) {
+  std::vector<Span> spans;
+  const BuildStats stats = append_spans(sample_tree(), spans);
+  EXPECT_EQ(stats.processes, 2u);
+  EXPECT_EQ(stats.untimed, 1u);
+  ASSERT_EQ(spans.size(), 4u);  // fetch, its region, its child, upload-pack
+
+  const Span& fetch = named(spans, "git:fetch");
+  EXPECT_EQ(fetch.kind, SpanKind::server);
+  EXPECT_FALSE(fetch.parent_span_id);
+  EXPECT_EQ(fetch.trace_id, trace_id_of("ROOT-P00000010"));
+  EXPECT_EQ(fetch.span_id, process_span_id("ROOT-P00000010"));
+  EXPECT_EQ(fetch.start_time_unix_nano, 1'700'000'000'000'000'000ULL);
+  EXPECT_EQ(fetch.end_time_unix_nano, 1'700'000'000'500'000'000ULL);
+  EXPECT_EQ(fetch.status, StatusCode::error);
+  EXPECT_EQ(fetch.status_message, "exit code 1");
+  ASSERT_EQ(fetch.events.size(), 1u);
+  EXPECT_EQ(fetch.events[0].name, "error");
+  EXPECT_EQ(fetch.events[0].time_unix_nano, 1'700'000'000'400'000'000ULL);
+
+  const Span& region = named(spans, "region(fetch,remote_refs)");
+  EXPECT_EQ(region.parent_span_id, fetch.span_id);
+  EXPECT_EQ(region.start_time_unix_nano, fetch.start_time_unix_nano + 100'000'000);
+  EXPECT_EQ(region.end_time_unix_nano, region.start_time_unix_nano + 300'000'000);
+
+  const Span& child = named(spans, "child(class:transport/file)");
+  EXPECT_EQ(child.kind, SpanKind::client);
+  EXPECT_EQ(child.parent_span_id, region.span_id);  // started inside the region
+  EXPECT_EQ(child.status, StatusCode::unset);
+
+  const Span& upload = named(spans, "git-upload-pack:upload-pack");
+  EXPECT_EQ(upload.parent_span_id, child.span_id);  // not the parent process: the child span that ran it
+  EXPECT_EQ(upload.span_id, process_span_id("UP-P00000011"));
+  EXPECT_EQ(upload.trace_id, fetch.trace_id);
+  // Incomplete: it ends at its last event.
+  EXPECT_EQ(upload.end_time_unix_nano, 1'700'000'000'250'000'000ULL);
+}
+
+TEST(SpanBuilder, ATopProcessWhoseParentIsNotExportedKeepsTrace2receiversParentId) {
+  model::ProcessRows only;
+  only.info.sid = "ci-job 42/G-P00000020";
+  only.info.parent_sid = "ci-job 42";
+  only.info.depth = 1;
+  only.info.cmd_name = "status";
+  only.info.start_us = 1'000'000;
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(only));
+  std::vector<Span> spans;
+  append_spans(model::build_process_tree("ci-job 42", std::move(rows)), spans);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].parent_span_id, process_span_id("ci-job 42"));
+  EXPECT_EQ(spans[0].trace_id, trace_id_of("ci-job 42"));
+  EXPECT_EQ(spans[0].name, "git:status");
+}
+
+// Every value kind, an invalid UTF-8 string and a negative integer, through
+// both encoders: the official decoder must read the protobuf back as the
+// same request the JSON says.
+TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJson) {
+  std::vector<Span> spans;
+  append_spans(sample_tree(), spans);
+  Span& fetch = spans.front();
+  fetch.attributes.push_back({"test.double", 2.5});
+  fetch.attributes.push_back({"test.bool", true});
+  fetch.attributes.push_back({"test.negative", std::int64_t{-5}});
+  fetch.attributes.push_back({"test.bytes", std::string("caf\xc3\xa9 \xff")});
+  ResourceSettings settings;
+  settings.host_name = "h";
+  settings.trace2d_version = "0";
+  const Resource resource = make_resource(settings);
+  const Scope scope{"trace2d", "0.1.0"};
+  const TraceBatch batch{&resource, &scope, spans};
+
+  test::TempDir dir;
+  std::string pb;
+  append_protobuf_request(pb, batch);
+  std::string json;
+  append_json_request(json, batch);
+  std::ofstream(dir.file("request.pb"), std::ios::binary) << pb;
+  std::ofstream(dir.file("request.json"), std::ios::binary) << json;
+
+  test::ProcessSpec spec;
+  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "compare", dir.file("request.pb"),
+               dir.file("request.json")};
+  const test::ProcessResult result = test::run_process(spec);
+  ASSERT_EQ(result.exit_code, 0) << result.err << "\n(the decoder is installed by .ci/deps)";
+  EXPECT_EQ(result.out, "{\"same\":true,\"spans\":4}\n") << result.out;
+
+  simdjson::dom::parser parser;
+  const simdjson::dom::element request = parser.parse(json);
+  const simdjson::dom::array out = request["resourceSpans"].at(0)["scopeSpans"].at(0)["spans"].get_array();
+  EXPECT_EQ(out.size(), 4u);
+  EXPECT_EQ(std::string_view(out.at(0)["traceId"].get_string()), to_hex(fetch.trace_id));
+  EXPECT_EQ(std::string_view(out.at(0)["startTimeUnixNano"].get_string()), "1700000000000000000");
+  EXPECT_EQ(int64_t(out.at(0)["status"]["code"].get_int64()), 2);
+}
+
+}  // namespace
+}  // namespace trace2d::otlp
