@@ -124,6 +124,33 @@ int trace2d_exit_fl(const char* file, int line, int code) {
   return code;
 }
 
+int trace2d_flush(unsigned timeout_ms) {
+  Session* s = active_session();
+  return s == nullptr || s->flush(std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
+}
+
+int trace2d_shutdown_fl(const char* file, int line, int code, unsigned timeout_ms) {
+  int complete = 0;
+  guarded([&](Session& s) {
+    complete = s.shutdown(code, where_of(file, line), std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
+  });
+  return complete;
+}
+
+int trace2d_exec_fl(const char* file, int line, const char* exe, const char* const* argv) {
+  int id = -1;
+  guarded([&](Session& s) { id = s.exec(text(exe), list(argv), where_of(file, line)); });
+  return id;
+}
+
+void trace2d_exec_result_fl(const char* file, int line, int exec_id, int code) {
+  guarded([&](Session& s) { s.exec_result(exec_id, code, where_of(file, line)); });
+}
+
+int trace2d_execvp_fl(const char* file, int line, const char* program, const char* const* argv) {
+  return trace2d::client::detail::exec_program(program, argv, where_of(file, line));
+}
+
 void trace2d_cmd_name_fl(const char* file, int line, const char* name) {
   guarded([&](Session& s) { s.cmd_name(text(name), where_of(file, line)); });
 }

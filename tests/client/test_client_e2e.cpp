@@ -180,5 +180,67 @@ TEST_F(ClientE2e, TreeShowsTheGitsUnderTheExample) {
   EXPECT_EQ(shown_children, 6);
 }
 
+// A wrapper that execs git: its own session is stored complete (the code
+// is unknown, -1: git's session has it) and git's session is its child.
+TEST_F(ClientE2e, AWrapperThatExecsGitIsCompleteAndGitIsItsChild) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"exec", "git", "version"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_FALSE(run.sid.empty());
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND exit_code = -1",
+                  run.sid),
+            1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'exec'", run.sid), 1);
+  store::Statement git = db.prepare(
+      "SELECT status, exit_code, peer_pid FROM sessions WHERE parent_sid = ? AND cmd_name = 'version'");
+  git.bind_text(1, run.sid);
+  ASSERT_TRUE(git.step()) << "git's session is not under the wrapper's";
+  EXPECT_EQ(git.column_text(0), "complete");
+  EXPECT_EQ(git.column_int(1), 0);
+  EXPECT_EQ(git.column_int(2), pid_in_sid(run.sid)) << "the same process, after exec";
+  EXPECT_EQ(count(db, "SELECT count(*) FROM problems WHERE sid = ?1", run.sid), 0);
+}
+
+// A forked child that starts its own session and ends it with shutdown()
+// before _exit(): stored complete, with its code, under its parent.
+TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"fork-exit", "shutdown"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const std::string child_sid = stdout_value(run.result.out, "child_sid");
+  ASSERT_FALSE(child_sid.empty()) << run.result.out;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  store::Statement s =
+      db.prepare("SELECT status, exit_code, parent_sid, event_count FROM sessions WHERE sid = ?");
+  s.bind_text(1, child_sid);
+  ASSERT_TRUE(s.step()) << "no session for the forked child";
+  EXPECT_EQ(s.column_text(0), "complete");
+  EXPECT_EQ(s.column_int(1), 3);
+  EXPECT_EQ(s.column_text(2), run.sid);
+  EXPECT_EQ(s.column_int(3), 7) << "version start cmd_name region_enter region_leave exit atexit";
+}
+
+// exit(5) without the library's exit is stored as 5, not 0.
+TEST_F(ClientE2e, ExitFiveWithoutTheLibrarysExitIsStoredAsFive) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"exit-code", "5"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND exit_code = 5",
+                  run.sid),
+            1);
+}
+
 }  // namespace
 }  // namespace trace2d::test

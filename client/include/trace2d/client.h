@@ -80,6 +80,47 @@ TRACE2D_CLIENT_API const char* trace2d_sid(void);
 TRACE2D_CLIENT_API int trace2d_exit_fl(const char* file, int line, int code);
 #define trace2d_exit(code) trace2d_exit_fl(__FILE__, __LINE__, (code))
 
+/* ---- Flush, shutdown and exec ------------------------------------------ */
+
+/* Waits until every event sent so far has been handed to the collector (the
+ * kernel's socket buffer, the file), at most timeout_ms. Returns 1 when it
+ * was (or tracing is off: nothing to wait for), 0 on timeout or when the
+ * target failed. Safe in a forked child (after trace2d_start) before _exit. */
+TRACE2D_CLIENT_API int trace2d_flush(unsigned timeout_ms);
+
+/* Ends the session now, as exit(code) would: exit, timers, counters, the
+ * drop count, atexit; waits at most timeout_ms for them to be handed over.
+ * Nothing is sent afterwards (trace2d_enabled() is 0). Returns 1 when every
+ * event of the session was handed over and none was dropped. For a process
+ * that ends with _exit() (a forked child) or a program that wants the
+ * result (OpenTelemetry's Shutdown). */
+TRACE2D_CLIENT_API int trace2d_shutdown_fl(const char* file, int line, int code,
+                                           unsigned timeout_ms);
+#define trace2d_shutdown(code, timeout_ms) \
+  trace2d_shutdown_fl(__FILE__, __LINE__, (code), (timeout_ms))
+
+/* git's trace2_exec(): an "exec" event (exe may be NULL; argv is
+ * NULL-terminated). Returns the exec_id for trace2d_exec_result(). */
+TRACE2D_CLIENT_API int trace2d_exec_fl(const char* file, int line, const char* exe,
+                                       const char* const* argv);
+#define trace2d_exec(exe, argv) trace2d_exec_fl(__FILE__, __LINE__, (exe), (argv))
+/* git's trace2_exec_result(): sent when the exec failed (code -1 as git). */
+TRACE2D_CLIENT_API void trace2d_exec_result_fl(const char* file, int line, int exec_id, int code);
+#define trace2d_exec_result(exec_id, code) \
+  trace2d_exec_result_fl(__FILE__, __LINE__, (exec_id), (code))
+
+/* execvp() with the session ended first, so that a wrapper that execs git
+ * is stored complete and git's session hangs under it: the exec event, the
+ * final events (exit and atexit with code -1: the code is the new
+ * program's), a flush bounded by the options' exit_flush_ms, then
+ * execvp(program, argv) with GIT_TRACE2_PARENT_SID set. Only returns when
+ * execvp failed: -1 with errno from execvp, after an exec_result event (the
+ * session goes on; the real exit ends it again). Runs the program whether
+ * or not tracing is on. */
+TRACE2D_CLIENT_API int trace2d_execvp_fl(const char* file, int line, const char* program,
+                                         const char* const* argv);
+#define trace2d_execvp(program, argv) trace2d_execvp_fl(__FILE__, __LINE__, (program), (argv))
+
 /* ---- Describing the command -------------------------------------------- */
 
 TRACE2D_CLIENT_API void trace2d_cmd_name_fl(const char* file, int line, const char* name);

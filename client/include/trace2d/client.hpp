@@ -62,6 +62,25 @@ TRACE2D_CLIENT_API std::string_view sid() noexcept;
 // `return trace2d::client::exit(code);`.
 TRACE2D_CLIENT_API int exit(int code, Location loc = Location::current()) noexcept;
 
+// Waits until every event sent so far is handed to the collector, at most
+// `timeout`. True when it was (or tracing is off). See trace2d_flush().
+inline bool flush(std::chrono::milliseconds timeout) noexcept {
+  return trace2d_flush(static_cast<unsigned>(timeout.count() < 0 ? 0 : timeout.count())) != 0;
+}
+// Ends the session now as exit(code) would, then sends nothing more. True
+// when every event was handed over and none dropped. See trace2d_shutdown().
+inline bool shutdown(int code, std::chrono::milliseconds timeout = std::chrono::milliseconds(150),
+                     Location loc = Location::current()) noexcept {
+  return trace2d_shutdown_fl(loc.file_name(), static_cast<int>(loc.line()), code,
+                             static_cast<unsigned>(timeout.count() < 0 ? 0 : timeout.count())) != 0;
+}
+// execvp() with the session ended and flushed first (see trace2d_execvp()):
+// returns only when it failed, -1 with errno set.
+inline int execvp(const char* program, const char* const* argv,
+                  Location loc = Location::current()) noexcept {
+  return trace2d_execvp_fl(loc.file_name(), static_cast<int>(loc.line()), program, argv);
+}
+
 TRACE2D_CLIENT_API void cmd_name(std::string_view name,
                                  Location loc = Location::current()) noexcept;
 TRACE2D_CLIENT_API void cmd_mode(std::string_view mode,
