@@ -242,5 +242,29 @@ TEST_F(ClientE2e, ExitFiveWithoutTheLibrarysExitIsStoredAsFive) {
             1);
 }
 
+// A child run with std::system() is reported with pid 0 (unknown), as the
+// README prescribes: trace2ctl tree shows it ran, with its code, and the
+// git session it started under it.
+TEST_F(ClientE2e, TreeShowsASystemChildWithItsCodeAndItsGitUnderIt) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"system", "git version >/dev/null"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  ProcessSpec tree;
+  tree.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "tree", run.sid};
+  const ProcessResult shown = run_process(tree);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const std::vector<std::string> lines = split_lines(shown.out);
+  const auto entry = find_line(lines, 0, {"child 0:", "git version"});
+  ASSERT_TRUE(entry) << shown.out;
+  EXPECT_NE(lines[*entry].find("[shell, exit 0]"), std::string::npos) << lines[*entry];
+  EXPECT_EQ(lines[*entry].find("not started"), std::string::npos) << lines[*entry];
+  EXPECT_EQ(lines[*entry].find("pid 0"), std::string::npos) << "an unknown pid is not shown";
+  const auto git = find_line(lines, *entry + 1, {"version", "[pid "});
+  ASSERT_TRUE(git) << shown.out;
+  EXPECT_GT(indentation(lines[*git]), indentation(lines[*entry])) << shown.out;
+}
+
 }  // namespace
 }  // namespace trace2d::test
