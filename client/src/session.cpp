@@ -23,6 +23,9 @@ const pid_t g_load_pid = ::getpid();
 // Sessions a forked child dropped, still referenced so that leak checkers
 // (LeakSanitizer) see them as reachable: they are left alone on purpose.
 Session* g_abandoned = nullptr;
+// Why the last start() left tracing off; written only by start(), which
+// runs once per process (the main thread, early), so read without a lock.
+std::string g_start_refusal = "trace2d_start() was not called";
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -131,6 +134,22 @@ Session::Session(Config config, std::string sid, std::unique_ptr<Sink> sink)
 
 Session* Session::current() noexcept { return g_session.load(std::memory_order_acquire); }
 
+const char* Session::off_reason() noexcept {
+  const Session* s = current();
+  if (s == nullptr) {
+    return g_abandoned != nullptr && g_started_pid.load() != ::getpid()
+               ? "a forked child: its parent's session is not continued (call trace2d_start())"
+               : g_start_refusal.c_str();
+  }
+  if (s->active()) {
+    return "";
+  }
+  return s->m_finished.load() ? "the session ended (exit, shutdown)"
+                              : "the target failed (a write error): tracing stopped, as git does";
+}
+
+void Session::note_refusal(const char* reason) { g_start_refusal = reason; }
+
 bool Session::start(std::span<const std::string_view> argv, const Config& config, Where where) {
   const pid_t pid = ::getpid();
   pid_t previous = g_started_pid.load();
@@ -141,17 +160,27 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
   const std::string env_target = env("GIT_TRACE2_EVENT");
   const std::string target = config.target.empty() ? env_target : config.target;
   if (target.empty()) {
+    g_start_refusal = "no target: GIT_TRACE2_EVENT is unset or empty and the program gave none";
     return false;
   }
   const std::string sid =
       make_sid(env("GIT_TRACE2_PARENT_SID"), sid_component(real_us(), pid, host_component()));
   const std::string max_files = env("GIT_TRACE2_MAX_FILES");
-  TargetSettings settings{target, sid, parse_git_bool(env("GIT_TRACE2_DST_DEBUG")).value_or(false),
-                          max_files};
-  std::string warnings;
-  Destination destination = open_destination(settings, warnings);
-  write_stderr(warnings);
+  const bool debug = parse_git_bool(env("GIT_TRACE2_DST_DEBUG")).value_or(false);
+  // Always in debug mode, to know why; but stderr gets only what git would
+  // print: everything with GIT_TRACE2_DST_DEBUG, else the unknown-value
+  // warning alone.
+  TargetSettings settings{target, sid, true, max_files};
+  std::string why;
+  Destination destination = open_destination(settings, why);
+  if (debug) {
+    write_stderr(why);
+  } else if (why.find("unknown value for") != std::string::npos) {
+    write_stderr(why.substr(0, why.find('\n') + 1));
+  }
   if (destination.kind == SinkKind::none) {
+    g_start_refusal = why.empty() ? "the target could not be opened: " + target
+                                  : why.substr(0, why.find_last_not_of('\n') + 1);
     return false;
   }
   auto sink = std::make_unique<Sink>(destination);
@@ -164,6 +193,8 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
     b.begin("too_many_files", session->common(*session->m_main), where);
     b.end();
     session->push(session->m_main->line);
+    g_start_refusal = "too many files in the target directory (GIT_TRACE2_MAX_FILES): "
+                      "version and too_many_files went to git-trace2-discard";
     return false;  // the session's destructor flushes
   }
   if (config.export_environment) {

@@ -65,6 +65,10 @@ class Session {
   // process (again in the child of a fork).
   static bool start(std::span<const std::string_view> argv, const Config& config, Where where);
   [[nodiscard]] static Session* current() noexcept;
+  // Why tracing is off in this process, "" while it is on.
+  [[nodiscard]] static const char* off_reason() noexcept;
+  // A reason start() could not find itself (options not initialised).
+  static void note_refusal(const char* reason);
 
   [[nodiscard]] const std::string& sid() const { return m_sid; }
   [[nodiscard]] bool active() const noexcept {
@@ -84,7 +88,8 @@ class Session {
   void region_leave_innermost(int repo, Where where);
   void data(std::string_view category, std::string_view key, std::string_view value, int repo,
             Where where);
-  void data_json(std::string_view category, std::string_view key, std::string_view json, int repo,
+  // False when `json` is not one valid JSON value (then nothing is sent).
+  bool data_json(std::string_view category, std::string_view key, std::string_view json, int repo,
                  Where where);
   void error(std::string_view msg, std::string_view fmt, Where where);
   void printf(std::string_view msg, Where where);

@@ -169,15 +169,18 @@ void Session::data(std::string_view category, std::string_view key, std::string_
   push(ctx->line);
 }
 
-void Session::data_json(std::string_view category, std::string_view key, std::string_view json,
+bool Session::data_json(std::string_view category, std::string_view key, std::string_view json,
                         int repo, Where where) {
+  if (!is_json_value(json)) {
+    return false;
+  }
   ThreadContext* ctx = context();
-  if (ctx == nullptr || !active() || !is_json_value(json)) {
-    return;
+  if (ctx == nullptr || !active()) {
+    return true;
   }
   const std::size_t nesting = ctx->depth + 1;
   if (nesting > m_max_nesting) {
-    return;
+    return true;
   }
   const std::int64_t now = mono_us();
   std::string compact;
@@ -192,6 +195,7 @@ void Session::data_json(std::string_view category, std::string_view key, std::st
   b.raw("value", compact);
   b.end();
   push(ctx->line);
+  return true;
 }
 
 void Session::error(std::string_view msg, std::string_view fmt, Where where) {
