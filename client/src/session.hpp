@@ -157,6 +157,21 @@ class Session {
     return {m_sid_json, ctx.thread_json, m_brief};
   }
   void push(const std::string& line) noexcept { m_writer->push(line); }
+  // Whether a line for `event` with `payload` bytes of its own strings may
+  // fit into the queue. When even its lower bound (the event name, the SID
+  // and thread fields, the strings unescaped) does not, the event is
+  // counted as dropped and false returned, before any formatting: a full
+  // queue then costs the caller an atomic load instead of a formatted line
+  // (a flood against a stopped collector measured 155 ns per dropped event).
+  bool room_for(const ThreadContext& ctx, std::string_view event, std::size_t payload) noexcept {
+    // {"event":"<event>"<sid_json><thread_json>...}\n
+    const std::size_t least = 13 + event.size() + m_sid_json.size() + ctx.thread_json.size() + payload;
+    if (m_writer->has_room(least)) {
+      return true;
+    }
+    m_writer->count_drop();
+    return false;
+  }
   void emit_version_and_start(std::span<const std::string_view> argv, Where where, bool with_start);
   void append_thread_metrics(std::string& out, ThreadContext& ctx);
   void append_total_metrics(std::string& out);

@@ -18,6 +18,8 @@
 //                     shuts down (code 3) and _exit()s; prints "child_sid"
 //   exit-code N       std::exit(N) without the library's exit
 //   system COMMAND    std::system(COMMAND) wrapped in a Child with pid 0
+//   diagnose          data_json's answers, the drop count, a region's line
+// Prints "off_reason <why>" when tracing is off.
 
 #include <trace2d/client.hpp>
 
@@ -204,6 +206,20 @@ int fork_exit(bool shutdown, int argc, char** argv) {
   return t2::exit(0);
 }
 
+int diagnose() {
+  std::printf("json_ok %d\n", t2::data_json("d", "good", "{\"a\": [1, 2]}") ? 1 : 0);
+  std::printf("json_bad %d\n", t2::data_json("d", "bad", "{unquoted: 1}") ? 1 : 0);
+  const int region_line = __LINE__ + 1;
+  t2::region_enter("diagnose", "located");
+  t2::region_leave("diagnose", "located");
+  std::printf("region_line %d\n", region_line);
+  for (int i = 0; i < 1000; ++i) {
+    t2::data("diagnose", "flood", std::int64_t{i});
+  }
+  std::printf("dropped %llu\n", static_cast<unsigned long long>(t2::dropped()));
+  return t2::exit(0);
+}
+
 int system_child(const std::string& command) {
   const std::vector<std::string> argv = {command};
   t2::Child child(argv, {.use_shell = true});
@@ -230,7 +246,9 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = argv[i];
   const auto arg = [&](int n) { return i + n < argc ? std::string(argv[i + n]) : std::string(); };
-  t2::start(argc, argv, options);
+  if (!t2::start(argc, argv, options)) {
+    std::printf("off_reason %s\n", std::string(t2::off_reason()).c_str());
+  }
   print_sid();
   if (scenario == "all") {
     return all_events(arg(1).c_str());
@@ -259,6 +277,9 @@ int main(int argc, char** argv) {
   if (scenario == "exit-code") {
     std::fflush(stdout);
     std::exit(std::stoi(arg(1)));
+  }
+  if (scenario == "diagnose") {
+    return diagnose();
   }
   if (scenario == "system") {
     return system_child(arg(1));

@@ -136,5 +136,63 @@ TEST(ClientExit, ExitWithoutTheLibrarysExitSendsTheRealCode) {
   EXPECT_EQ(raw_field(run.lines.back(), "code"), "5");
 }
 
+// ---- What the program can learn at run time --------------------------------
+
+TEST(ClientDiagnostics, DataJsonSaysWhetherItWasValidAndEventsCarryTheCallersLine) {
+  TempDir dir;
+  const EmitterRun run = run_emitter(dir, CLIENT_EMITTER_BIN, {"diagnose"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(stdout_value(run.result.out, "json_ok"), "1");
+  EXPECT_EQ(stdout_value(run.result.out, "json_bad"), "0");
+  EXPECT_EQ(stdout_value(run.result.out, "dropped"), "0") << "a 1 MiB queue holds 1000 events";
+  const auto json = with_event(run.lines, "data_json");
+  ASSERT_EQ(json.size(), 1u) << "invalid JSON is not sent";
+  EXPECT_EQ(raw_field(json[0], "value"), R"({"a":[1,2]})");
+  const auto enter = with_event(run.lines, "region_enter");
+  ASSERT_EQ(enter.size(), 1u);
+  // The C++ API's Location (__builtin_FILE/__builtin_LINE) is the caller's.
+  EXPECT_EQ(raw_field(enter[0], "line"), stdout_value(run.result.out, "region_line"));
+  const std::string file = string_field(enter[0], "file");
+  EXPECT_EQ(file.substr(file.size() - std::string("emitter.cpp").size()), "emitter.cpp") << file;
+}
+
+TEST(ClientDiagnostics, DropsAreCountedBeforeFormattingAndReadableAtRunTime) {
+  TempDir dir;
+  // A queue of 64 bytes holds no event: everything after start is dropped.
+  const EmitterRun run =
+      run_emitter(dir, CLIENT_EMITTER_BIN, {"--queue-bytes", "64", "diagnose"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  // start()'s version, start and cmd_name, the valid data_json (the
+  // invalid one is refused, not dropped), two region events, 1000 data.
+  const long dropped = std::stol(stdout_value(run.result.out, "dropped"));
+  EXPECT_EQ(dropped, 3 + 1 + 2 + 1000);
+  const auto counted = with_event(run.lines, "data");
+  ASSERT_EQ(counted.size(), 1u) << "only the library's drop count goes out, at exit";
+  EXPECT_EQ(string_field(counted[0], "key"), "dropped_events");
+  EXPECT_EQ(std::stol(string_field(counted[0], "value")), dropped);
+}
+
+TEST(ClientDiagnostics, TracingOffSaysWhy) {
+  TempDir dir;
+  const EmitterRun none = run_emitter(dir, CLIENT_EMITTER_BIN, {"plain"}, {{"GIT_TRACE2_EVENT", ""}});
+  ASSERT_EQ(none.result.exit_code, 0) << none.result.err;
+  EXPECT_NE(stdout_value(none.result.out, "off_reason").find("no target"), std::string::npos)
+      << none.result.out;
+  const EmitterRun missing = run_emitter(dir, CLIENT_EMITTER_BIN, {"plain"},
+                                         {{"GIT_TRACE2_EVENT", "af_unix:" + dir.file("none.sock")}});
+  ASSERT_EQ(missing.result.exit_code, 0) << missing.result.err;
+  EXPECT_NE(stdout_value(missing.result.out, "off_reason").find("could not connect"),
+            std::string::npos)
+      << missing.result.out;
+  EXPECT_EQ(missing.result.err, "") << "git's warnings only with GIT_TRACE2_DST_DEBUG";
+  const EmitterRun uninit = run_emitter(dir, CLIENT_EMITTER_C_BIN, {"uninit"});
+  ASSERT_EQ(uninit.result.exit_code, 0) << uninit.result.err;
+  EXPECT_EQ(stdout_value(uninit.result.out, "started"), "0");
+  EXPECT_NE(stdout_value(uninit.result.out, "off_reason").find("trace2d_options_init"),
+            std::string::npos)
+      << uninit.result.out;
+  EXPECT_TRUE(uninit.lines.empty()) << "nothing sent with options it cannot trust";
+}
+
 }  // namespace
 }  // namespace trace2d::test
