@@ -137,7 +137,7 @@ if(CLANGXX)
   endforeach()
   message(STATUS "client.hpp built with ${CLANGXX}")
 else()
-  message(STATUS "SKIPPED: no clang++ (.ci/deps installs it) for client.hpp")
+  message(FATAL_ERROR "no clang++ to build client.hpp with: .ci/deps installs it")
 endif()
 message(STATUS "installed client: find_package, C-only CMake, pkg-config (shared and static), "
                "g++/clang++ consumers work; only the versioned C ABI is exported")
