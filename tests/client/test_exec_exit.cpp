@@ -174,10 +174,14 @@ TEST(ClientDiagnostics, DropsAreCountedBeforeFormattingAndReadableAtRunTime) {
 
 TEST(ClientDiagnostics, TracingOffSaysWhy) {
   TempDir dir;
-  const EmitterRun none = run_emitter(dir, CLIENT_EMITTER_BIN, {"plain"}, {{"GIT_TRACE2_EVENT", ""}});
+  const EmitterRun none =
+      run_emitter(dir, CLIENT_EMITTER_BIN, {"diagnose"}, {{"GIT_TRACE2_EVENT", ""}});
   ASSERT_EQ(none.result.exit_code, 0) << none.result.err;
   EXPECT_NE(stdout_value(none.result.out, "off_reason").find("no target"), std::string::npos)
       << none.result.out;
+  // data_json judges the JSON with tracing off too.
+  EXPECT_EQ(stdout_value(none.result.out, "json_ok"), "1");
+  EXPECT_EQ(stdout_value(none.result.out, "json_bad"), "0");
   const EmitterRun missing = run_emitter(dir, CLIENT_EMITTER_BIN, {"plain"},
                                          {{"GIT_TRACE2_EVENT", "af_unix:" + dir.file("none.sock")}});
   ASSERT_EQ(missing.result.exit_code, 0) << missing.result.err;
