@@ -227,6 +227,31 @@ TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
   EXPECT_EQ(s.column_int(3), 7) << "version start cmd_name region_enter region_leave exit atexit";
 }
 
+// exit(5) through git's idiom (TRACE2D_WRAP_EXIT, from C) is stored as 5,
+// and the exit event names the exit() call's file and line.
+TEST_F(ClientE2e, ExitFiveThroughTheExitWrapperIsStoredAsFive) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EXIT_WRAPPED_BIN, {"5"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
+  ASSERT_FALSE(run.sid.empty());
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  store::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND exit_code = 5",
+                  run.sid),
+            1);
+  store::Statement exit_event = db.prepare(
+      "SELECT json_extract(json, '$.file'), json_extract(json, '$.line') FROM events"
+      " WHERE sid = ? AND event = 'exit'");
+  exit_event.bind_text(1, run.sid);
+  ASSERT_TRUE(exit_event.step());
+  const std::string file(exit_event.column_text(0));
+  EXPECT_NE(file.find("exit_wrapped.c"), std::string::npos) << file;
+  EXPECT_EQ(std::to_string(exit_event.column_int(1)), stdout_value(run.result.out, "exit_line"));
+}
+
 // exit(5) without the library's exit is stored as 5, not 0.
 TEST_F(ClientE2e, ExitFiveWithoutTheLibrarysExitIsStoredAsFive) {
   RunningDaemon daemon(m_dir);
