@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "proto/timestamp.hpp"
 
 extern char** environ;
@@ -172,7 +172,7 @@ int run(const Options& options) {
   std::fflush(stdout);
   const double import_ms = run_timed({options.trace2d, "--config", "", "import", "--db", db, traces.string()});
 
-  trace2d::store::Database check(db, trace2d::store::OpenMode::read_only);
+  trace2d::db::Database check(db, trace2d::db::OpenMode::read_only);
   const auto count = [&](const char* sql) { return check.query_int(sql).value_or(0); };
   std::printf("imported in %.1f s: %lld events, %lld sessions, %lld regions, %lld children; %.0f MiB\n",
               import_ms / 1000, static_cast<long long>(count("SELECT count(*) FROM event_store")),

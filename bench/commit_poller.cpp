@@ -9,7 +9,7 @@ namespace trace2d::bench {
 
 CommitPoller::CommitPoller(const std::string& db_path, std::unordered_map<std::string, std::int64_t> expected,
                            bool record_steps)
-    : m_db(db_path, store::OpenMode::read_only),
+    : m_db(db_path, db::OpenMode::read_only),
       m_expected(std::move(expected)),
       m_record_steps(record_steps) {
   m_db.set_busy_timeout(1000);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/support.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::bench {
 
@@ -57,8 +57,8 @@ class CommitPoller {
     std::vector<Step> steps;
   };
 
-  store::Database m_db;
-  store::Statement m_query;
+  db::Database m_db;
+  db::Statement m_query;
   std::unordered_map<std::string, std::int64_t> m_expected;
   bool m_record_steps;
   std::unordered_map<std::int64_t, Progress> m_sessions;

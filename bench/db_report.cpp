@@ -6,7 +6,7 @@
 #include <random>
 #include <unordered_map>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::bench {
 namespace {
@@ -22,7 +22,7 @@ std::string_view without_newline(const std::string& line) {
 }  // namespace
 
 LossReport read_loss(const std::string& db_path) {
-  store::Database db(db_path, store::OpenMode::read_only);
+  db::Database db(db_path, db::OpenMode::read_only);
   db.set_busy_timeout(5000);
   LossReport loss;
   loss.stored = db.query_int("SELECT count(*) FROM event_store").value_or(-1);
@@ -39,17 +39,17 @@ StorageReport measure_storage(const std::string& db_path, const Payload& payload
   std::error_code ec;
   const auto wal = std::filesystem::file_size(db_path + "-wal", ec);
   report.wal_bytes_before = ec ? 0 : static_cast<std::int64_t>(wal);
-  store::Database db(db_path, store::OpenMode::read_write_create);
+  db::Database db(db_path, db::OpenMode::read_write_create);
   db.set_busy_timeout(5000);
   // Everything into the main file, so page_count covers all of it.
-  store::Statement checkpoint = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)");
+  db::Statement checkpoint = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)");
   while (checkpoint.step()) {
   }
   const std::int64_t pages = db.query_int("PRAGMA page_count").value_or(0);
   const std::int64_t page_size = db.query_int("PRAGMA page_size").value_or(0);
   report.db_bytes = pages * page_size;
   report.freelist_pages = db.query_int("PRAGMA freelist_count").value_or(0);
-  store::Statement stat = db.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1");
+  db::Statement stat = db.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1");
   while (stat.step()) {
     report.objects.emplace_back(std::string(stat.column_text(0)), stat.column_int(1));
   }
@@ -71,12 +71,12 @@ StorageReport measure_storage(const std::string& db_path, const Payload& payload
     report.json_mismatched += same ? 0 : 1;
   };
   if (json_samples <= 0) {
-    store::Statement every = db.prepare("SELECT sid, seq, coalesce(raw, json) FROM events");
+    db::Statement every = db.prepare("SELECT sid, seq, coalesce(raw, json) FROM events");
     while (every.step()) {
       check(every.column_text(0), every.column_int(1), every.column_blob(2));
     }
   } else {
-    store::Statement one = db.prepare("SELECT coalesce(raw, json) FROM events WHERE sid = ?1 AND seq = ?2");
+    db::Statement one = db.prepare("SELECT coalesce(raw, json) FROM events WHERE sid = ?1 AND seq = ?2");
     std::mt19937_64 random(20261121);
     for (std::int64_t i = 0; i < json_samples && !all.empty(); ++i) {
       const Connection& connection = *all[random() % all.size()];
@@ -108,9 +108,9 @@ void print_storage(const StorageReport& report, const Payload& payload) {
 }
 
 LatencyReport measure_latency(const std::string& db_path, const CommitPoller& poller) {
-  store::Database db(db_path, store::OpenMode::read_only);
+  db::Database db(db_path, db::OpenMode::read_only);
   db.set_busy_timeout(5000);
-  store::Statement rows = db.prepare(
+  db::Statement rows = db.prepare(
       "SELECT e.session, e.seq, s.time_base_us + e.time_us FROM event_store e "
       "JOIN sessions s ON s.id = e.session WHERE e.time_us IS NOT NULL AND s.time_base_us IS NOT NULL");
   std::vector<double> latencies_ms;

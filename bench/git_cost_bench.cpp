@@ -27,7 +27,7 @@
 
 #include "bench/db_report.hpp"
 #include "bench/support.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace {
 
@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
     std::int64_t sessions = 0;
     const auto deadline = bench::Clock::now() + std::chrono::seconds(60);
     while (bench::Clock::now() < deadline) {
-      store::Database db(db_path, store::OpenMode::read_only);
+      db::Database db(db_path, db::OpenMode::read_only);
       db.set_busy_timeout(1000);
       sessions = db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0);
       if (sessions >= expected) {

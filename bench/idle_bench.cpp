@@ -14,7 +14,7 @@
 
 #include "bench/db_report.hpp"
 #include "bench/support.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace {
 
@@ -30,7 +30,7 @@ std::string version_line(const std::string& traces) {
 }
 
 std::int64_t count_sessions(const std::string& db_path) {
-  store::Database db(db_path, store::OpenMode::read_only);
+  db::Database db(db_path, db::OpenMode::read_only);
   db.set_busy_timeout(1000);
   return db.query_int("SELECT count(*) FROM sessions").value_or(0);
 }

@@ -4,7 +4,7 @@
 // stitched and encoded by trace2d's own Parser, Stitcher and EventEncoder into
 // WriteBatches in memory first (untimed; its rate is reported, as the
 // pipeline thread's ceiling); then only the RowWriter's writes and the
-// commits into a fresh database made by store::open_for_writing (trace2d's
+// commits into a fresh database made by db::open_for_writing (trace2d's
 // schema and pragmas) are timed.
 //
 //   storage_limit --shape short|long|dgram|dir [--clients N] [--events N] [--files N]
@@ -22,7 +22,7 @@
 
 #include "bench/support.hpp"
 #include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/row_writer.hpp"
@@ -41,15 +41,15 @@ struct Encoded {
   std::size_t rows = 0;
 };
 
-source::SourceKind kind_of(const std::string& shape) {
+ingest::SourceKind kind_of(const std::string& shape) {
   if (shape == "dgram") {
-    return source::SourceKind::dgram;
+    return ingest::SourceKind::dgram;
   }
-  return shape == "dir" ? source::SourceKind::dir : source::SourceKind::stream;
+  return shape == "dir" ? ingest::SourceKind::dir : ingest::SourceKind::stream;
 }
 
 // What trace2d's pipeline thread does with the lines, minus the queues.
-Encoded encode(const bench::Payload& payload, source::SourceKind kind, store::Database& db,
+Encoded encode(const bench::Payload& payload, ingest::SourceKind kind, db::Database& db,
                const std::string& db_path, std::size_t batch_rows) {
   store::NameTable names;
   names.load(db);
@@ -64,7 +64,7 @@ Encoded encode(const bench::Payload& payload, source::SourceKind kind, store::Da
   const auto hand_on = [&] {
     stitch::StitchChanges changes;
     stitcher.collect_changes(changes, number);
-    encoder.encode(std::move(changes), batch);
+    encoder.encode(changes, batch);
     if (!batch.empty()) {
       batch.number = number++;
       out.rows += batch.row_count();
@@ -83,14 +83,14 @@ Encoded encode(const bench::Payload& payload, source::SourceKind kind, store::Da
       if (k >= connections.size()) {
         continue;
       }
-      const source::Origin origin{kind, ++channel, ::getpid(), ::getuid()};
+      const ingest::Origin origin{kind, ++channel, ::getpid(), ::getuid()};
       for (const std::string& line : connections[k].lines) {
         const std::string_view text(line.data(), line.size() - 1);  // without '\n'
         if (!parser.parse(text, 0, event)) {
           ++out.rejects;
           continue;
         }
-        const std::optional<stitch::Placement> placement = stitcher.place(event, origin, proto::unix_now_us());
+        const std::optional<stitch::EventPlacement> placement = stitcher.place(event, origin, proto::unix_now_us());
         if (!placement) {
           ++out.rejects;
           continue;
@@ -100,7 +100,7 @@ Encoded encode(const bench::Payload& payload, source::SourceKind kind, store::Da
           hand_on();
         }
       }
-      if (kind != source::SourceKind::dgram) {
+      if (kind != ingest::SourceKind::dgram) {
         stitcher.end_of_channel(origin.channel);
       }
     }
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     const bench::Payload payload = bench::make_payload(payload_options);
     bench::WorkDir work(work_dir);
     const std::string db_path = work.path() + "/limit.db";
-    store::Database db = store::open_for_writing(db_path);
+    db::Database db = db::open_for_writing(db_path);
 
     const auto encode_start = Clock::now();
     const Encoded encoded = encode(payload, kind_of(payload_options.shape), db, db_path, batch_rows);

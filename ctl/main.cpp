@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       return k_failure_exit;
     }
     return 0;
-  } catch (const store::SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     std::cout.flush();
     if (ctl::is_query_timeout(e)) {
       std::fprintf(stderr,

@@ -111,17 +111,13 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& target) {
   return logger;
 }
 
-app::Daemon::Reloader make_reloader(CommandLine command_line, std::string log_target) {
-  return [command_line = std::move(command_line), log_target = std::move(log_target)]()
+app::Daemon::Reloader make_reloader(CommandLine command_line) {
+  return [command_line = std::move(command_line)]()
              -> std::optional<app::DaemonOptions> {
     try {
       const auto path = config_path(command_line);
       spdlog::info("SIGHUP: reading {}", path ? *path : std::string("no configuration file"));
-      app::DaemonOptions options = effective_options(command_line);
-      if (options.log_target != log_target) {
-        spdlog::warn("SIGHUP: log.target changes only on restart; logging to {} still", log_target);
-      }
-      return options;
+      return effective_options(command_line);
     } catch (const std::exception& e) {
       spdlog::error("SIGHUP: {}", e.what());
       return std::nullopt;
@@ -281,8 +277,7 @@ int main(int argc, char** argv) {
     if (import->parsed()) {
       return app::run_import(options, import_paths);
     }
-    const std::string log_target = options.log_target;
-    return app::Daemon(std::move(options), make_reloader(std::move(command_line), log_target)).run();
+    return app::Daemon(std::move(options), make_reloader(std::move(command_line))).run();
   } catch (const source::StartupError& e) {
     spdlog::critical("{}", e.what());
     return 1;

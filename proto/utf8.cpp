@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "proto/json_quote.hpp"
+
 namespace trace2d::proto {
 namespace {
 
@@ -98,6 +100,14 @@ std::string repair_utf8(std::string_view bytes) {
   std::string out;
   append_repaired_utf8(out, bytes);
   return out;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  if (is_valid_utf8(text)) {
+    append_json_quoted(out, text);
+  } else {
+    append_json_quoted(out, repair_utf8(text));
+  }
 }
 
 }  // namespace trace2d::proto

@@ -19,4 +19,8 @@ std::size_t append_repaired_utf8(std::string& out, std::string_view bytes);
 // Convenience: a repaired copy.
 [[nodiscard]] std::string repair_utf8(std::string_view bytes);
 
+// For output that must be valid JSON (reports, exports): `text` as a quoted
+// JSON string (proto/json_quote.hpp), repaired first when not valid UTF-8.
+void append_json_string(std::string& out, std::string_view text);
+
 }  // namespace trace2d::proto

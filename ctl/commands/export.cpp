@@ -4,13 +4,13 @@
 #include <memory>
 #include <string>
 
-#include "ctl/analysis/process_tree.hpp"
-#include "ctl/analysis/tree_loader.hpp"
+#include "model/process_tree.hpp"
+#include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/query/database.hpp"
-#include "ctl/query/read_transaction.hpp"
+#include "db/read_transaction.hpp"
 #include "ctl/render/chrome_trace.hpp"
 
 namespace trace2d::ctl {
@@ -24,17 +24,17 @@ struct ExportOptions {
 };
 
 void run_export(const Context& ctx, const ExportOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  const std::string root = analysis::normalise_root(options.root);
-  std::vector<analysis::ProcessRows> rows;
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  const std::string root = model::normalise_root(options.root);
+  std::vector<model::ProcessRows> rows;
   {
-    const ReadTransaction snapshot(db);
-    rows = analysis::load_process_rows(db, root, {true});
+    const db::ReadTransaction snapshot(db);
+    rows = model::load_process_rows(db, root, {true});
   }
   if (rows.empty()) {
     throw CommandError("no session with sid '" + root + "' (nor any under it)");
   }
-  const analysis::ProcessTree tree = analysis::build_process_tree(root, std::move(rows), {options.depth});
+  const model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
   std::string trace;
   const render::ChromeTraceStats stats = render::append_chrome_trace(trace, tree);
   if (options.output.empty() || options.output == "-") {

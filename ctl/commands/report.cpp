@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "ctl/analysis/process_tree.hpp"
-#include "ctl/analysis/tree_filter.hpp"
-#include "ctl/analysis/tree_loader.hpp"
+#include "model/process_tree.hpp"
+#include "model/tree_filter.hpp"
+#include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/file_output.hpp"
@@ -15,7 +15,7 @@
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
-#include "ctl/query/read_transaction.hpp"
+#include "db/read_transaction.hpp"
 #include "ctl/render/html_report.hpp"
 #include "proto/timestamp.hpp"
 
@@ -40,24 +40,24 @@ std::string describe_window(const Window& window) {
 }
 
 void run_report(const Context& ctx, const ReportOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   render::HtmlReport report;
   report.database = ctx.global.db_path;
   report.generated_at = proto::format_utc_timestamp(proto::unix_now_us());
   report.window = describe_window(window);
   {
-    const ReadTransaction snapshot(db);
+    const db::ReadTransaction snapshot(db);
     report.command_stats = command_stats(db, window, Units::milliseconds);
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
-      std::vector<analysis::ProcessRows> rows = analysis::load_process_rows(db, sid);
+      std::vector<model::ProcessRows> rows = model::load_process_rows(db, sid);
       // What one user stored must not cost everyone the report: a tree that
       // cannot be built is left out and named (SQL errors, a timeout among
       // them, still end the command).
       try {
-        analysis::ProcessTree tree = analysis::build_process_tree(sid, std::move(rows));
+        model::ProcessTree tree = model::build_process_tree(sid, std::move(rows));
         if (options.min_ms) {
-          analysis::filter_tree(tree, {*options.min_ms / 1000.0, std::nullopt});
+          model::filter_tree(tree, {*options.min_ms / 1000.0, std::nullopt});
         }
         report.trees.push_back(std::move(tree));
       } catch (const std::exception& e) {

@@ -25,7 +25,7 @@ struct SessionsOptions {
 };
 
 void run_sessions(const Context& ctx, const SessionsOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
 
   // Filters are appended as "AND ..." with one bound parameter each, in order.
   std::string sql =
@@ -54,7 +54,7 @@ void run_sessions(const Context& ctx, const SessionsOptions& options) {
     sql += " LIMIT " + std::to_string(options.limit);
   }
 
-  store::Statement stmt = db.prepare(sql);
+  db::Statement stmt = db.prepare(sql);
   for (std::size_t i = 0; i < params.size(); ++i) {
     stmt.bind_text(static_cast<int>(i + 1), params[i]);
   }

@@ -19,21 +19,21 @@ struct ShowOptions {
   std::string sid;
 };
 
-ResultSet query_session(store::Database& db, const std::string& sid) {
-  store::Statement stmt = db.prepare("SELECT * FROM sessions WHERE sid = ?");
+ResultSet query_session(db::Database& db, const std::string& sid) {
+  db::Statement stmt = db.prepare("SELECT * FROM sessions WHERE sid = ?");
   stmt.bind_text(1, sid);
   return read_all(stmt);
 }
 
-ResultSet query_events(store::Database& db, const std::string& sid) {
-  store::Statement stmt = db.prepare(
+ResultSet query_events(db::Database& db, const std::string& sid) {
+  db::Statement stmt = db.prepare(
       "SELECT seq, event, thread, time, label, value FROM events WHERE sid = ? ORDER BY seq");
   stmt.bind_text(1, sid);
   return read_all(stmt);
 }
 
 void run_show(const Context& ctx, const ShowOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   // Both reads in one transaction: a live daemon may add events in between,
   // and the session's event_count should match the events printed.
   db.exec("BEGIN");

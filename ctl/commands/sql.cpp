@@ -15,7 +15,7 @@ struct SqlOptions {
   std::string statement;
 };
 
-bool only_whitespace_or_comments(store::Database& db, const char* text) {
+bool only_whitespace_or_comments(db::Database& db, const char* text) {
   // SQLite compiles trailing comments and blanks to no statement at all.
   sqlite3_stmt* raw = nullptr;
   const int rc = sqlite3_prepare_v2(db.handle(), text, -1, &raw, nullptr);
@@ -25,16 +25,16 @@ bool only_whitespace_or_comments(store::Database& db, const char* text) {
 
 // Database::prepare() ignores what follows the first statement; here that
 // text matters, since "SELECT 1; DELETE ..." must not half-run.
-store::Statement prepare_single(store::Database& db, const std::string& sql) {
+db::Statement prepare_single(db::Database& db, const std::string& sql) {
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()) + 1,
                                     &raw, &tail);
-  store::Statement stmt(raw, &db);  // owns `raw` from here on, even when we throw
+  db::Statement stmt(raw, &db);  // owns `raw` from here on, even when we throw
   if (rc != SQLITE_OK) {
     const std::string message = sqlite3_errmsg(db.handle());
     if ((rc & 0xFF) == SQLITE_INTERRUPT) {
-      throw store::SqliteError(rc, message);  // the time limit: main says so
+      throw db::SqliteError(rc, message);  // the time limit: main says so
     }
     if (message.rfind("not authorized to use function", 0) == 0) {
       throw CommandError("SQL error: " + message +
@@ -56,12 +56,12 @@ store::Statement prepare_single(store::Database& db, const std::string& sql) {
 }
 
 void run_sql(const Context& ctx, const SqlOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  store::Statement stmt = prepare_single(db, options.statement);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Statement stmt = prepare_single(db, options.statement);
   ResultSet result;
   try {
     result = read_all(stmt);
-  } catch (const store::SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     if (is_query_timeout(e)) {
       throw;
     }

@@ -20,7 +20,7 @@ struct StatsOptions {
 };
 
 void run_stats(const Context& ctx, const StatsOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
   const ResultSet result =

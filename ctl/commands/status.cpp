@@ -44,20 +44,20 @@ std::string duration(std::int64_t us) {
 }
 
 void run_status(const Context& ctx) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const bool has_status =
       db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'daemon_status'").value_or(0) > 0;
   if (!has_status) {
     throw CommandError("this database predates status reporting; run a newer trace2d on it first");
   }
   db.exec("BEGIN");
-  store::Statement daemon_stmt = db.prepare("SELECT * FROM daemon_status WHERE id = 1");
+  db::Statement daemon_stmt = db.prepare("SELECT * FROM daemon_status WHERE id = 1");
   ResultSet daemon = read_all(daemon_stmt);
-  store::Statement sources_stmt = db.prepare(
+  db::Statement sources_stmt = db.prepare(
       "SELECT source, address, channels_opened AS opened, channels_open AS open, bytes, lines, events,"
       " rejects, dropped_lines AS dropped, kernel_drops, too_many_files FROM source_stats ORDER BY source");
   const ResultSet sources = read_all(sources_stmt);
-  store::Statement totals_stmt = db.prepare(
+  db::Statement totals_stmt = db.prepare(
       "SELECT count(*) AS sessions, coalesce(sum(event_count), 0) AS events,"
       " (SELECT count(*) FROM rejects) AS rejects FROM sessions");
   const ResultSet totals = read_all(totals_stmt);

@@ -24,7 +24,7 @@ struct TopOptions {
 };
 
 void run_top(const Context& ctx, const TopOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
   const ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)

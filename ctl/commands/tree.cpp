@@ -5,12 +5,12 @@
 #include <optional>
 #include <string>
 
-#include "ctl/analysis/process_tree.hpp"
-#include "ctl/analysis/tree_filter.hpp"
-#include "ctl/analysis/tree_loader.hpp"
+#include "model/process_tree.hpp"
+#include "model/tree_filter.hpp"
+#include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
 #include "ctl/query/database.hpp"
-#include "ctl/query/read_transaction.hpp"
+#include "db/read_transaction.hpp"
 #include "ctl/render/tree_json.hpp"
 #include "ctl/render/tree_text.hpp"
 
@@ -27,23 +27,23 @@ struct TreeOptions {
 };
 
 void run_tree(const Context& ctx, const TreeOptions& options) {
-  store::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  const std::string root = analysis::normalise_root(options.root);
-  std::vector<analysis::ProcessRows> rows;
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  const std::string root = model::normalise_root(options.root);
+  std::vector<model::ProcessRows> rows;
   {
-    const ReadTransaction snapshot(db);
-    rows = analysis::load_process_rows(db, root);
+    const db::ReadTransaction snapshot(db);
+    rows = model::load_process_rows(db, root);
   }
   if (rows.empty()) {
     throw CommandError("no session with sid '" + root + "' (nor any under it)");
   }
-  analysis::ProcessTree tree = analysis::build_process_tree(root, std::move(rows), {options.depth});
-  analysis::FilterOptions filter;
+  model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
+  model::FilterOptions filter;
   filter.max_region_depth = options.region_depth;
   if (options.min_ms) {
     filter.min_seconds = *options.min_ms / 1000.0;
   }
-  analysis::filter_tree(tree, filter);
+  model::filter_tree(tree, filter);
 
   if (ctx.global.format == OutputFormat::json) {
     std::string text;

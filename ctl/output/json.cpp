@@ -9,14 +9,6 @@
 
 namespace trace2d::ctl {
 
-void append_json_string(std::string& out, std::string_view text) {
-  if (proto::is_valid_utf8(text)) {
-    proto::append_json_quoted(out, text);
-  } else {
-    proto::append_json_quoted(out, proto::repair_utf8(text));
-  }
-}
-
 void append_json_value(std::string& out, const Value& value) {
   std::visit(
       [&out](const auto& v) {

@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "ctl/output/result_set.hpp"
+#include "proto/utf8.hpp"
 
 namespace trace2d::ctl {
 
 void append_json_value(std::string& out, const Value& value);
-void append_json_string(std::string& out, std::string_view text);
+using proto::append_json_string;  // quoted, invalid UTF-8 repaired
 
 // {"column": value, ...}
 void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row);

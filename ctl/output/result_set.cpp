@@ -5,7 +5,7 @@
 
 namespace trace2d::ctl {
 
-Row read_row(const store::Statement& stmt) {
+Row read_row(const db::Statement& stmt) {
   Row row;
   const int count = stmt.column_count();
   row.reserve(static_cast<std::size_t>(count));
@@ -21,7 +21,7 @@ Row read_row(const store::Statement& stmt) {
   return row;
 }
 
-std::vector<std::string> read_column_names(const store::Statement& stmt) {
+std::vector<std::string> read_column_names(const db::Statement& stmt) {
   std::vector<std::string> names;
   const int count = stmt.column_count();
   names.reserve(static_cast<std::size_t>(count));
@@ -31,7 +31,7 @@ std::vector<std::string> read_column_names(const store::Statement& stmt) {
   return names;
 }
 
-ResultSet read_all(store::Statement& stmt) {
+ResultSet read_all(db::Statement& stmt) {
   ResultSet result;
   result.columns = read_column_names(stmt);
   while (stmt.step()) {

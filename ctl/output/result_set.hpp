@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::ctl {
 
@@ -33,11 +33,11 @@ struct ResultSet {
 };
 
 // The current row of `stmt`.
-[[nodiscard]] Row read_row(const store::Statement& stmt);
-[[nodiscard]] std::vector<std::string> read_column_names(const store::Statement& stmt);
+[[nodiscard]] Row read_row(const db::Statement& stmt);
+[[nodiscard]] std::vector<std::string> read_column_names(const db::Statement& stmt);
 
 // Steps `stmt` to the end, collecting every row.
-[[nodiscard]] ResultSet read_all(store::Statement& stmt);
+[[nodiscard]] ResultSet read_all(db::Statement& stmt);
 
 // REAL as text that reads back as the same double and never looks like an
 // INTEGER ("2.0", not "2"). Infinities come out as "Inf"/"-Inf".

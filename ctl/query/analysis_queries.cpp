@@ -19,7 +19,7 @@ std::string window_condition(const Window& window) {
   return sql;
 }
 
-void bind_window(store::Statement& stmt, const Window& window) {
+void bind_window(db::Statement& stmt, const Window& window) {
   if (window.since) {
     stmt.bind_text(1, *window.since);
   }
@@ -28,8 +28,8 @@ void bind_window(store::Statement& stmt, const Window& window) {
   }
 }
 
-ResultSet run(store::Database& db, const std::string& sql, const Window& window) {
-  store::Statement stmt = db.prepare(sql);
+ResultSet run(db::Database& db, const std::string& sql, const Window& window) {
+  db::Statement stmt = db.prepare(sql);
   bind_window(stmt, window);
   return read_all(stmt);
 }
@@ -57,7 +57,7 @@ std::string percentiles_cte(const std::string& keys, const std::string& source) 
 
 }  // namespace
 
-ResultSet command_stats(store::Database& db, const Window& window, Units units) {
+ResultSet command_stats(db::Database& db, const Window& window, Units units) {
   const std::string sql =
       "WITH w AS (SELECT s.cmd_name, s.elapsed, s.exit_code, s.signo, s.status FROM sessions s"
       " WHERE s.cmd_name IS NOT NULL" + window_condition(window) + "), " +
@@ -73,7 +73,7 @@ ResultSet command_stats(store::Database& db, const Window& window, Units units) 
 
 // A region's names are ids into `names`, or (when their sender had used up
 // its share of that table) text of their own: grouped by both, shown as one.
-ResultSet region_stats(store::Database& db, const Window& window, Units units) {
+ResultSet region_stats(db::Database& db, const Window& window, Units units) {
   const std::string source =
       window.since || !window.cmd.empty()
           ? "(SELECT r.category, r.label, r.category_text, r.label_text, r.elapsed FROM region_store r"
@@ -91,7 +91,7 @@ ResultSet region_stats(store::Database& db, const Window& window, Units units) {
   return run(db, sql, window);
 }
 
-ResultSet slowest_sessions(store::Database& db, const Window& window, int limit, Units units) {
+ResultSet slowest_sessions(db::Database& db, const Window& window, int limit, Units units) {
   const std::string sql = "SELECT " + duration("s.elapsed", "elapsed", units) +
                           ", s.cmd_name, s.exit_code, s.status, s.start_time, s.depth, s.sid, s.argv"
                           " FROM sessions s WHERE s.elapsed IS NOT NULL" + window_condition(window) +
@@ -99,7 +99,7 @@ ResultSet slowest_sessions(store::Database& db, const Window& window, int limit,
   return run(db, sql, window);
 }
 
-ResultSet slowest_regions(store::Database& db, const Window& window, int limit, Units units) {
+ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Units units) {
   // Sort the compact rows first; names are looked up for the few kept.
   const std::string sql =
       "WITH top AS (SELECT r.session, r.seq, r.thread, r.category, r.label, r.thread_text, r.category_text,"
@@ -116,12 +116,12 @@ ResultSet slowest_regions(store::Database& db, const Window& window, int limit, 
   return run(db, sql, window);
 }
 
-std::vector<std::string> slowest_roots(store::Database& db, const Window& window, int limit) {
+std::vector<std::string> slowest_roots(db::Database& db, const Window& window, int limit) {
   const std::string sql =
       "SELECT s.sid FROM sessions s WHERE s.elapsed IS NOT NULL"
       " AND (s.parent_sid IS NULL OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid))" +
       window_condition(window) + " ORDER BY s.elapsed DESC, s.id LIMIT " + std::to_string(limit);
-  store::Statement stmt = db.prepare(sql);
+  db::Statement stmt = db.prepare(sql);
   bind_window(stmt, window);
   std::vector<std::string> sids;
   while (stmt.step()) {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ctl/output/result_set.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::ctl {
 
@@ -23,20 +23,20 @@ struct Window {
 // Per cmd_name: runs, failures (non-zero exit or a signal), incomplete
 // sessions, nearest-rank p50/p90/p99 and max of elapsed, total elapsed;
 // most runs first. Without a window it equals the `command_stats` view.
-[[nodiscard]] ResultSet command_stats(store::Database& db, const Window& window, Units units);
+[[nodiscard]] ResultSet command_stats(db::Database& db, const Window& window, Units units);
 
 // Per (category, label) of closed regions: count, p50/p90/p99/max and total
 // elapsed; most total time first. Without a window it equals `region_stats`.
-[[nodiscard]] ResultSet region_stats(store::Database& db, const Window& window, Units units);
+[[nodiscard]] ResultSet region_stats(db::Database& db, const Window& window, Units units);
 
 // The `limit` slowest finished sessions, slowest first.
-[[nodiscard]] ResultSet slowest_sessions(store::Database& db, const Window& window, int limit, Units units);
+[[nodiscard]] ResultSet slowest_sessions(db::Database& db, const Window& window, int limit, Units units);
 
 // The `limit` slowest closed regions, with their session, slowest first.
-[[nodiscard]] ResultSet slowest_regions(store::Database& db, const Window& window, int limit, Units units);
+[[nodiscard]] ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Units units);
 
 // SIDs of the `limit` slowest finished processes that are the top of their
 // tree (no parent session in the database), slowest first.
-[[nodiscard]] std::vector<std::string> slowest_roots(store::Database& db, const Window& window, int limit);
+[[nodiscard]] std::vector<std::string> slowest_roots(db::Database& db, const Window& window, int limit);
 
 }  // namespace trace2d::ctl

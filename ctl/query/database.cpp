@@ -11,7 +11,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "daemon/app/options.hpp"
+#include "db/default_paths.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -40,7 +40,7 @@ void check_file(const std::string& path) {
   }
 }
 
-void check_schema(store::Database& db) {
+void check_schema(db::Database& db) {
   std::string list;
   for (const std::string_view name : k_required_objects) {
     list += list.empty() ? "'" : ", '";
@@ -51,7 +51,7 @@ void check_schema(store::Database& db) {
   try {
     found = db.query_int("SELECT count(*) FROM sqlite_master WHERE name IN (" + list + ")")
                 .value_or(0);
-  } catch (const store::SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     if (is_query_timeout(e)) {
       throw;
     }
@@ -81,7 +81,7 @@ int past_deadline(void* deadline) {
   return Clock::now().time_since_epoch().count() > ticks ? 1 : 0;
 }
 
-void limit_time(store::Database& db, std::chrono::milliseconds timeout) {
+void limit_time(db::Database& db, std::chrono::milliseconds timeout) {
   if (timeout <= std::chrono::milliseconds::zero()) {
     return;
   }
@@ -100,7 +100,7 @@ int authorize(void* /*unused*/, int action, const char* /*arg1*/, const char* fu
   return SQLITE_OK;
 }
 
-void refuse_dangerous_functions(store::Database& db) {
+void refuse_dangerous_functions(db::Database& db) {
   // The two-argument form (install a tokenizer) off, as it is by default,
   // and the one-argument form (read an address) denied at prepare time.
   sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, nullptr);
@@ -110,11 +110,11 @@ void refuse_dangerous_functions(store::Database& db) {
 
 }  // namespace
 
-store::Database open_database(const std::string& path, std::chrono::milliseconds timeout) {
+db::Database open_database(const std::string& path, std::chrono::milliseconds timeout) {
   check_file(path);
   // Read-only: no command may change the daemon's data, and opening this way
   // never creates a missing file.
-  store::Database db(path, store::OpenMode::read_only);
+  db::Database db(path, db::OpenMode::read_only);
   db.set_busy_timeout(k_busy_timeout_ms);
   refuse_dangerous_functions(db);
   limit_time(db, timeout);
@@ -122,13 +122,13 @@ store::Database open_database(const std::string& path, std::chrono::milliseconds
   return db;
 }
 
-bool is_query_timeout(const store::SqliteError& error) { return (error.code() & 0xFF) == SQLITE_INTERRUPT; }
+bool is_query_timeout(const db::SqliteError& error) { return (error.code() & 0xFF) == SQLITE_INTERRUPT; }
 
 std::string default_database_path() {
-  const std::string own = app::default_db_path();
+  const std::string own = db::default_db_path();
   std::error_code ec;
-  if (!std::filesystem::exists(own, ec) && std::filesystem::exists(app::system_db_path(), ec)) {
-    return app::system_db_path();
+  if (!std::filesystem::exists(own, ec) && std::filesystem::exists(db::system_db_path(), ec)) {
+    return db::system_db_path();
   }
   return own;
 }

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::ctl {
 
@@ -21,20 +21,20 @@ inline constexpr int k_busy_timeout_ms = 5000;
 // recursive query grew it to 395 MB.
 inline constexpr std::chrono::milliseconds k_default_query_timeout = std::chrono::seconds(30);
 
-// Throws std::runtime_error (or store::SqliteError) naming `path` when the
+// Throws std::runtime_error (or db::SqliteError) naming `path` when the
 // file is missing, unreadable, not SQLite, or lacks trace2d's tables.
 //
 // Every query on the connection must finish within `timeout` of the open
 // (zero: no limit); past it, SQLite stops the statement and it throws a
-// store::SqliteError that is_query_timeout() recognises. The connection
+// db::SqliteError that is_query_timeout() recognises. The connection
 // also refuses fts3_tokenizer(), which returns the address of a tokenizer
 // (a heap pointer) and can install one: nothing trace2ctl needs, everything
 // an attacker would.
-[[nodiscard]] store::Database open_database(const std::string& path,
+[[nodiscard]] db::Database open_database(const std::string& path,
                                             std::chrono::milliseconds timeout = k_default_query_timeout);
 
 // True for the error a statement stopped by the time limit throws.
-[[nodiscard]] bool is_query_timeout(const store::SqliteError& error);
+[[nodiscard]] bool is_query_timeout(const db::SqliteError& error);
 
 // The database trace2ctl reads when --db is not given: the one a trace2d run
 // by this user writes, or else the system service's (readable by members of

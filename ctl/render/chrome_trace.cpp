@@ -96,13 +96,13 @@ struct ProcessTrack {
   std::int64_t pid = 0;
   Span span;
   std::map<std::string, std::int64_t> tids;
-  std::vector<std::pair<const analysis::Node*, Span>> children;
+  std::vector<std::pair<const model::Node*, Span>> children;
 };
 
 class ChromeWriter {
  public:
-  void process(const analysis::Node& node, const std::optional<std::int64_t>& flow_in) {
-    const analysis::ProcessInfo& info = *node.process();
+  void process(const model::Node& node, const std::optional<std::int64_t>& flow_in) {
+    const model::ProcessInfo& info = *node.process();
     ProcessTrack track;
     track.pid = info.pid && *info.pid > 0 && m_pids.insert(*info.pid).second ? *info.pid : m_next_pid++;
     track.tids.emplace(k_main_thread, track.pid);
@@ -133,7 +133,7 @@ class ChromeWriter {
     child_lanes(track);
   }
 
-  void write(std::string& out, const analysis::ProcessTree& tree) {
+  void write(std::string& out, const model::ProcessTree& tree) {
     std::stable_sort(m_events.begin(), m_events.end(), [](const Event& a, const Event& b) {
       if (a.metadata != b.metadata) {
         return a.metadata;
@@ -159,11 +159,11 @@ class ChromeWriter {
  private:
   // Emits `nodes` (siblings) and what they hold. `enclosing` is the span
   // each thread's slices must stay in.
-  void walk(const std::vector<analysis::Node>& nodes, ProcessTrack& track,
+  void walk(const std::vector<model::Node>& nodes, ProcessTrack& track,
             const std::map<std::int64_t, Span>& enclosing) {
     std::vector<std::optional<std::pair<std::int64_t, Span>>> placed(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      const analysis::Node& node = nodes[i];
+      const model::Node& node = nodes[i];
       if (node.process() != nullptr || node.child() != nullptr) {
         continue;
       }
@@ -193,7 +193,7 @@ class ChromeWriter {
       previous[tid] = i;
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      const analysis::Node& node = nodes[i];
+      const model::Node& node = nodes[i];
       if (node.process() != nullptr) {
         process(node, std::nullopt);
       } else if (node.child() != nullptr && node.offset) {
@@ -213,7 +213,7 @@ class ChromeWriter {
     }
   }
 
-  void emit_slice(const analysis::Node& node, const ProcessTrack& track, std::int64_t tid, const Span& span) {
+  void emit_slice(const model::Node& node, const ProcessTrack& track, std::int64_t tid, const Span& span) {
     Object args;
     if (const auto* region = node.region()) {
       args.text("category", region->category).text("label", region->label);
@@ -263,7 +263,7 @@ class ChromeWriter {
       lanes[lane].push_back(span);
       const std::string lane_name = "child processes" + (lane == 0 ? std::string() : " (" + std::to_string(lane + 1) + ")");
       const std::int64_t tid = tid_for(track, lane_name);
-      const analysis::ChildInfo& child = *node->child();
+      const model::ChildInfo& child = *node->child();
       Object args;
       args.raw("argv", strings_json(child.argv)).raw("use_shell", child.use_shell ? "true" : "false");
       if (!child.child_class.empty()) {
@@ -279,7 +279,7 @@ class ChromeWriter {
         args.text("child_sid", *child.child_sid);
       }
       slice(track.pid, tid, "child", child_name(child) + ": " + join_argv(child.argv, child.use_shell), span, args);
-      for (const analysis::Node& process_node : node->children) {
+      for (const model::Node& process_node : node->children) {
         const std::int64_t id = ++m_flow_id;
         flow("s", id, track.pid, tid, span.start);
         process(process_node, id);
@@ -287,10 +287,10 @@ class ChromeWriter {
     }
   }
 
-  void annotations(const analysis::ProcessInfo& info, ProcessTrack& track, Object& args) {
+  void annotations(const model::ProcessInfo& info, ProcessTrack& track, Object& args) {
     Object counters;
     Object timers;
-    for (const analysis::Annotation& a : info.annotations) {
+    for (const model::Annotation& a : info.annotations) {
       const std::string name = a.category.empty() ? a.name : a.category + "/" + a.name;
       if (a.kind == "data") {
         if (!a.t_abs) {
@@ -358,9 +358,9 @@ class ChromeWriter {
     m_events.push_back({is_metadata, ts, dur, event.str()});
   }
 
-  static std::int64_t latest_end(const analysis::Node& node, std::int64_t floor) {
+  static std::int64_t latest_end(const model::Node& node, std::int64_t floor) {
     std::int64_t end = floor;
-    for (const analysis::Node& child : node.children) {
+    for (const model::Node& child : node.children) {
       if (const auto e = child.end()) {
         end = std::max(end, to_us(*e));
       }
@@ -369,9 +369,9 @@ class ChromeWriter {
     return end;
   }
 
-  static std::size_t count(const analysis::Node& node) {
+  static std::size_t count(const model::Node& node) {
     std::size_t n = 1;
-    for (const analysis::Node& child : node.children) {
+    for (const model::Node& child : node.children) {
       n += count(child);
     }
     return n;
@@ -387,9 +387,9 @@ class ChromeWriter {
 
 }  // namespace
 
-ChromeTraceStats append_chrome_trace(std::string& out, const analysis::ProcessTree& tree) {
+ChromeTraceStats append_chrome_trace(std::string& out, const model::ProcessTree& tree) {
   ChromeWriter writer;
-  for (const analysis::Node& process : tree.processes) {
+  for (const model::Node& process : tree.processes) {
     writer.process(process, std::nullopt);
   }
   writer.write(out, tree);

@@ -21,7 +21,7 @@
 
 #include <string>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
 namespace trace2d::ctl::render {
 
@@ -31,6 +31,6 @@ struct ChromeTraceStats {
   std::size_t untimed = 0;  // nodes left out: their process sent no times (brief mode)
 };
 
-ChromeTraceStats append_chrome_trace(std::string& out, const analysis::ProcessTree& tree);
+ChromeTraceStats append_chrome_trace(std::string& out, const model::ProcessTree& tree);
 
 }  // namespace trace2d::ctl::render

@@ -52,7 +52,7 @@ std::string join_argv(const std::vector<std::string>& argv, bool shell_command) 
   return out;
 }
 
-std::string process_name(const analysis::ProcessInfo& process) {
+std::string process_name(const model::ProcessInfo& process) {
   if (!process.cmd_name.empty()) {
     return process.cmd_name;
   }
@@ -64,7 +64,7 @@ std::string process_name(const analysis::ProcessInfo& process) {
   return "?";
 }
 
-std::string process_outcome(const analysis::ProcessInfo& process) {
+std::string process_outcome(const model::ProcessInfo& process) {
   if (process.signo) {
     return "signal " + std::to_string(*process.signo);
   }
@@ -74,14 +74,14 @@ std::string process_outcome(const analysis::ProcessInfo& process) {
   return process.status.empty() ? std::string("unknown") : process.status;
 }
 
-std::string region_name(const analysis::RegionInfo& region) {
+std::string region_name(const model::RegionInfo& region) {
   if (region.category.empty()) {
     return region.label;
   }
   return region.category + ":" + region.label;
 }
 
-std::string child_name(const analysis::ChildInfo& child) {
+std::string child_name(const model::ChildInfo& child) {
   std::string name = "child " + std::to_string(child.child_id);
   // git's "?" means "no class given": saying nothing says the same.
   if (!child.child_class.empty() && child.child_class != "?") {
@@ -93,7 +93,7 @@ std::string child_name(const analysis::ChildInfo& child) {
   return name;
 }
 
-std::string child_outcome(const analysis::ChildInfo& child) {
+std::string child_outcome(const model::ChildInfo& child) {
   std::string out = child.use_shell ? "shell, " : "";
   // git says pid -1 (with code -1) for a child it could not start. pid 0
   // is a child whose pid its parent did not know (system(), as the client
@@ -114,7 +114,7 @@ std::string child_outcome(const analysis::ChildInfo& child) {
   return out;
 }
 
-std::string node_label(const analysis::Node& node, bool with_argv, bool with_sid) {
+std::string node_label(const model::Node& node, bool with_argv, bool with_sid) {
   std::string label;
   if (const auto* process = node.process()) {
     label = process_name(*process);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
 namespace trace2d::ctl::render {
 
@@ -19,22 +19,22 @@ namespace trace2d::ctl::render {
 [[nodiscard]] std::string join_argv(const std::vector<std::string>& argv, bool shell_command = false);
 
 // The command of a process: cmd_name, else argv[0]'s base name, else "?".
-[[nodiscard]] std::string process_name(const analysis::ProcessInfo& process);
+[[nodiscard]] std::string process_name(const model::ProcessInfo& process);
 
 // How a process ended: "exit 0", "signal 13", "running", "incomplete".
-[[nodiscard]] std::string process_outcome(const analysis::ProcessInfo& process);
+[[nodiscard]] std::string process_outcome(const model::ProcessInfo& process);
 
 // "category:label".
-[[nodiscard]] std::string region_name(const analysis::RegionInfo& region);
+[[nodiscard]] std::string region_name(const model::RegionInfo& region);
 
 // "child 0 transport/file" / "child 1 hook pre-commit" / "child 2".
-[[nodiscard]] std::string child_name(const analysis::ChildInfo& child);
+[[nodiscard]] std::string child_name(const model::ChildInfo& child);
 
 // "shell, pid 5387, exit 0"; "not started" when git could not run it.
-[[nodiscard]] std::string child_outcome(const analysis::ChildInfo& child);
+[[nodiscard]] std::string child_outcome(const model::ChildInfo& child);
 
 // One line describing any node (what `tree` prints after the connectors).
 // `with_argv`: a process's argv too (not needed under its child_start).
-[[nodiscard]] std::string node_label(const analysis::Node& node, bool with_argv, bool with_sid);
+[[nodiscard]] std::string node_label(const model::Node& node, bool with_argv, bool with_sid);
 
 }  // namespace trace2d::ctl::render

@@ -21,8 +21,8 @@ struct Interval {
 
 class FlameBuilder {
  public:
-  FlameLayout build(const analysis::ProcessTree& tree) {
-    for (const analysis::Node& process : tree.processes) {
+  FlameLayout build(const model::ProcessTree& tree) {
+    for (const model::Node& process : tree.processes) {
       place(process, -1, std::nullopt);
     }
     m_layout.rows = static_cast<int>(m_rows.size());
@@ -30,11 +30,11 @@ class FlameBuilder {
   }
 
  private:
-  void place(const analysis::Node& node, int parent_row, std::optional<Interval> parent) {
+  void place(const model::Node& node, int parent_row, std::optional<Interval> parent) {
     // A time that is no number (a stored 1e308 plus another) cannot be drawn.
     if (!node.offset || !std::isfinite(*node.offset) || (node.elapsed && !std::isfinite(*node.end()))) {
       m_layout.untimed += 1;
-      for (const analysis::Node& child : node.children) {
+      for (const model::Node& child : node.children) {
         place(child, parent_row, parent);
       }
       return;
@@ -56,7 +56,7 @@ class FlameBuilder {
     const int row = bar.row;
     const Interval self{bar.start, bar.end};
     m_layout.bars.push_back(std::move(bar));
-    for (const analysis::Node& child : node.children) {
+    for (const model::Node& child : node.children) {
       place(child, row, self);
     }
   }
@@ -91,15 +91,15 @@ class FlameBuilder {
     return interval.start < after->second && after->first < interval.end;
   }
 
-  static double latest_end(const analysis::Node& node, double floor) {
+  static double latest_end(const model::Node& node, double floor) {
     double end = floor;
-    for (const analysis::Node& child : node.children) {
+    for (const model::Node& child : node.children) {
       end = std::max({end, child.end().value_or(floor), latest_end(child, floor)});
     }
     return end;
   }
 
-  static void describe(const analysis::Node& node, Bar& bar) {
+  static void describe(const model::Node& node, Bar& bar) {
     const std::string times = "start " + format_ms(node.offset) + " ms, " +
                               (node.elapsed ? format_ms(node.elapsed) + " ms" : std::string("never closed"));
     if (const auto* process = node.process()) {
@@ -131,6 +131,6 @@ class FlameBuilder {
 
 }  // namespace
 
-FlameLayout layout_flame(const analysis::ProcessTree& tree) { return FlameBuilder().build(tree); }
+FlameLayout layout_flame(const model::ProcessTree& tree) { return FlameBuilder().build(tree); }
 
 }  // namespace trace2d::ctl::render

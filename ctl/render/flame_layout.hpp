@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
 namespace trace2d::ctl::render {
 
@@ -33,6 +33,6 @@ struct FlameLayout {
   std::size_t untimed = 0;  // nodes without times, not drawn
 };
 
-[[nodiscard]] FlameLayout layout_flame(const analysis::ProcessTree& tree);
+[[nodiscard]] FlameLayout layout_flame(const model::ProcessTree& tree);
 
 }  // namespace trace2d::ctl::render

@@ -67,15 +67,15 @@ void append_stats_table(std::string& out, const ResultSet& stats) {
   out += "</tbody></table>\n";
 }
 
-const analysis::ProcessInfo* top_process(const analysis::ProcessTree& tree) {
+const model::ProcessInfo* top_process(const model::ProcessTree& tree) {
   return tree.processes.empty() ? nullptr : tree.processes.front().process();
 }
 
-void append_tree_list(std::string& out, const std::vector<analysis::ProcessTree>& trees) {
+void append_tree_list(std::string& out, const std::vector<model::ProcessTree>& trees) {
   out += "<table class=\"slowest\"><thead><tr><th>#</th><th>command</th><th>elapsed ms</th><th>outcome</th>"
          "<th>processes</th><th>started</th><th>argv</th></tr></thead><tbody>\n";
   for (std::size_t i = 0; i < trees.size(); ++i) {
-    const analysis::ProcessInfo* process = top_process(trees[i]);
+    const model::ProcessInfo* process = top_process(trees[i]);
     if (process == nullptr) {
       continue;
     }
@@ -84,7 +84,7 @@ void append_tree_list(std::string& out, const std::vector<analysis::ProcessTree>
     append_html_escaped(out, process_name(*process));
     out += "</td><td class=\"num\">" + format_ms(trees[i].processes.front().elapsed) + "</td><td>";
     append_html_escaped(out, process_outcome(*process));
-    out += "</td><td class=\"num\">" + std::to_string(analysis::count_processes(trees[i])) + "</td><td>";
+    out += "</td><td class=\"num\">" + std::to_string(model::count_processes(trees[i])) + "</td><td>";
     append_html_escaped(out, process->start_time.value_or(""));
     out += "</td><td>";
     append_html_escaped(out, join_argv(process->argv));
@@ -93,8 +93,8 @@ void append_tree_list(std::string& out, const std::vector<analysis::ProcessTree>
   out += "</tbody></table>\n";
 }
 
-void append_tree_section(std::string& out, const analysis::ProcessTree& tree, std::size_t index) {
-  const analysis::ProcessInfo* process = top_process(tree);
+void append_tree_section(std::string& out, const model::ProcessTree& tree, std::size_t index) {
+  const model::ProcessInfo* process = top_process(tree);
   if (process == nullptr) {
     return;
   }

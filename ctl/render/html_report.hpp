@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 #include "ctl/output/result_set.hpp"
 
 namespace trace2d::ctl::render {
@@ -21,7 +21,7 @@ struct HtmlReport {
   std::string generated_at;  // UTC
   std::string window;        // "all sessions", "since 2026-...", ...
   ResultSet command_stats;   // as command_stats() gives it in milliseconds
-  std::vector<analysis::ProcessTree> trees;  // slowest first
+  std::vector<model::ProcessTree> trees;  // slowest first
   std::vector<std::string> problems;         // trees left out, and why
 };
 

@@ -71,9 +71,9 @@ std::optional<std::string> text_or_null(const std::string& text) {
   return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
-void append_node(JsonWriter& json, const analysis::Node& node);
+void append_node(JsonWriter& json, const model::Node& node);
 
-void append_fields(JsonWriter& json, const analysis::ProcessInfo& p) {
+void append_fields(JsonWriter& json, const model::ProcessInfo& p) {
   json.text("type", "process");
   json.text("sid", p.sid);
   json.optional_text("parent_sid", p.parent_sid);
@@ -88,7 +88,7 @@ void append_fields(JsonWriter& json, const analysis::ProcessInfo& p) {
   json.text("placed_by", p.placed_by);
 }
 
-void append_fields(JsonWriter& json, const analysis::RegionInfo& r) {
+void append_fields(JsonWriter& json, const model::RegionInfo& r) {
   json.text("type", "region");
   json.text("thread", r.thread);
   json.integer("nesting", r.nesting);
@@ -99,7 +99,7 @@ void append_fields(JsonWriter& json, const analysis::RegionInfo& r) {
   json.real("t_start", r.t_start);
 }
 
-void append_fields(JsonWriter& json, const analysis::ChildInfo& c) {
+void append_fields(JsonWriter& json, const model::ChildInfo& c) {
   json.text("type", "child");
   json.integer("child_id", std::optional<std::int64_t>(c.child_id));
   json.text("thread", c.thread);
@@ -114,13 +114,13 @@ void append_fields(JsonWriter& json, const analysis::ChildInfo& c) {
   json.optional_text("child_sid", c.child_sid);
 }
 
-void append_fields(JsonWriter& json, const analysis::ThreadInfo& t) {
+void append_fields(JsonWriter& json, const model::ThreadInfo& t) {
   json.text("type", "thread");
   json.text("thread", t.name);
   json.real("t_start", t.t_start);
 }
 
-void append_node(JsonWriter& json, const analysis::Node& node) {
+void append_node(JsonWriter& json, const model::Node& node) {
   json.open();
   std::visit([&json](const auto& item) { append_fields(json, item); }, node.item);
   json.real("offset", node.offset);
@@ -137,7 +137,7 @@ void append_node(JsonWriter& json, const analysis::Node& node) {
 
 }  // namespace
 
-void append_tree_json(std::string& out, const analysis::ProcessTree& tree) {
+void append_tree_json(std::string& out, const model::ProcessTree& tree) {
   JsonWriter json(out);
   json.open();
   json.text("root", tree.root);

@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
 namespace trace2d::ctl::render {
 
-void append_tree_json(std::string& out, const analysis::ProcessTree& tree);
+void append_tree_json(std::string& out, const model::ProcessTree& tree);
 
 }  // namespace trace2d::ctl::render

@@ -23,7 +23,7 @@ class TreeLines {
  public:
   explicit TreeLines(const TreeTextOptions& options) : m_options(options) {}
 
-  void add(const analysis::Node& node, const std::string& lead, const std::string& connector, bool under_child) {
+  void add(const model::Node& node, const std::string& lead, const std::string& connector, bool under_child) {
     // Under its child_start the child line already shows the command.
     const bool with_argv = node.process() != nullptr && !under_child;
     m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
@@ -68,7 +68,7 @@ class TreeLines {
 
 }  // namespace
 
-void print_tree_text(std::ostream& out, const analysis::ProcessTree& tree, const TreeTextOptions& options) {
+void print_tree_text(std::ostream& out, const model::ProcessTree& tree, const TreeTextOptions& options) {
   TreeLines lines(options);
   const bool one_session = tree.processes.size() == 1 && tree.processes.front().process() != nullptr &&
                            tree.processes.front().process()->sid == tree.root;

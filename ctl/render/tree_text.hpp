@@ -11,7 +11,7 @@
 
 #include <ostream>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 
 namespace trace2d::ctl::render {
 
@@ -20,6 +20,6 @@ struct TreeTextOptions {
   bool sids = false;  // each process's SID after its line
 };
 
-void print_tree_text(std::ostream& out, const analysis::ProcessTree& tree, const TreeTextOptions& options);
+void print_tree_text(std::ostream& out, const model::ProcessTree& tree, const TreeTextOptions& options);
 
 }  // namespace trace2d::ctl::render

@@ -64,7 +64,7 @@ class KeyCollector {
  private:
   void note(const Key& key, SettingInfo::Kind kind) {
     sections[std::string(key.section)].emplace(key.name);
-    settings.push_back(SettingInfo{key.full(), std::string(key.flag), kind});
+    settings.push_back(SettingInfo{key.full(), std::string(key.flag), kind, key.reload == config::Reload::live});
   }
 };
 

@@ -43,7 +43,8 @@ void apply_flag(DaemonOptions& options, std::string_view key, const std::vector<
 void validate_options(const DaemonOptions& options);
 
 // The effective configuration as a TOML document with every key: it loads
-// back into the same options (trace2d --check-config).
+// back into the same options (trace2d --check-config). The settings SIGHUP
+// applies say so in a comment; the others need a restart.
 [[nodiscard]] std::string render_config(const DaemonOptions& options);
 
 // What the command line needs of each setting, in the order of the file.
@@ -52,8 +53,22 @@ struct SettingInfo {
   std::string key;   // "limits.io_threads"
   std::string flag;  // "--io-threads"
   Kind kind = Kind::text;
+  bool live = false;  // a changed value is applied on SIGHUP; otherwise it needs a restart
 };
 [[nodiscard]] std::vector<SettingInfo> describe_settings();
+
+// What SIGHUP does with `fresh` (the file re-read, flags on top) while
+// `running` runs: the keys whose change it applies, and those whose change
+// waits for a restart.
+struct ReloadPlan {
+  std::vector<std::string> applied;
+  std::vector<std::string> need_restart;
+};
+[[nodiscard]] ReloadPlan plan_reload(const DaemonOptions& running, const DaemonOptions& fresh);
+
+// Copies the settings a reload applies (Reload::live) from `fresh` into
+// `running`; the others stay as they run.
+void apply_live_settings(DaemonOptions& running, const DaemonOptions& fresh);
 
 // One setting's value as TOML would write it ("\"0666\"", "64", "[]"), for
 // help texts. Throws ConfigError for an unknown key.

@@ -165,7 +165,9 @@ class Renderer {
       m_out += fmt::format("{}[{}]\n", m_out.empty() ? "" : "\n", key.section);
       m_section = key.section;
     }
-    m_out += fmt::format("{} = {}\n", key.name, value);
+    // Which changes SIGHUP applies, where the user edits them.
+    m_out += fmt::format("{} = {}{}\n", key.name, value,
+                         key.reload == config::Reload::live ? "  # applied on SIGHUP" : "");
   }
 
   std::optional<std::string_view> m_only;

@@ -19,10 +19,16 @@
 
 namespace trace2d::app::config {
 
+// Whether a running daemon applies a changed value on SIGHUP (live), or
+// needs a restart (the sockets, the database, the threads and the queue are
+// made once, at start-up).
+enum class Reload : bool { restart, live };
+
 struct Key {
   std::string_view section;
   std::string_view name;
   std::string_view flag;  // the command-line flag that overrides it
+  Reload reload = Reload::restart;
 
   [[nodiscard]] std::string full() const { return fmt::format("{}.{}", section, name); }
 };
@@ -177,20 +183,20 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"dgram", "group", "--dgram-socket-group"}, o.dgram.group, any_text);
   v.integer(Key{"dgram", "receive_buffer_bytes", "--dgram-receive-buffer-bytes"}, o.dgram_receive_buffer,
             Range{4096, 1LL << 30});
-  v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms"}, o.dgram_idle_timeout,
+  v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms", Reload::live}, o.dgram_idle_timeout,
             Range{1, 30 * k_day_ms});
 
-  v.list(Key{"directories", "watch", "--watch"}, o.watch_dirs, absolute_dir_problem);
-  v.boolean(Key{"directories", "delete_finished", "--delete-finished"}, o.delete_finished_files);
-  v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms"}, o.dir_idle_timeout,
+  v.list(Key{"directories", "watch", "--watch", Reload::live}, o.watch_dirs, absolute_dir_problem);
+  v.boolean(Key{"directories", "delete_finished", "--delete-finished", Reload::live}, o.delete_finished_files);
+  v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms", Reload::live}, o.dir_idle_timeout,
             Range{1, 30 * k_day_ms});
-  v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms"}, o.dir_max_silence,
+  v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms", Reload::live}, o.dir_max_silence,
             Range{1, 30 * k_day_ms});
-  v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid"},
+  v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid", Reload::live},
             o.dir_max_open_files_per_uid, Range{1, 1LL << 20});
-  v.integer(Key{"directories", "max_open_files", "--dir-max-open-files"}, o.dir_max_open_files,
+  v.integer(Key{"directories", "max_open_files", "--dir-max-open-files", Reload::live}, o.dir_max_open_files,
             Range{1, 1LL << 20});
-  v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes"}, o.dir_max_file_bytes,
+  v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes", Reload::live}, o.dir_max_file_bytes,
             Range{0, 1LL << 50});
 
   v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib"}, o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
@@ -215,7 +221,7 @@ void visit_settings(Options& o, Visitor& v) {
 
   v.integer(Key{"status", "interval_ms", "--status-interval-ms"}, o.stats_interval, Range{100, k_hour_ms});
 
-  v.text(Key{"log", "level", "--log-level"}, o.log_level, log_level_problem);
+  v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
   v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);
 }
 

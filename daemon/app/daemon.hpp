@@ -15,6 +15,9 @@
 
 namespace trace2d::app {
 
+class Backend;
+class Sources;
+
 class Daemon {
  public:
   // Produces the options anew for SIGHUP (the file re-read, flags on top);
@@ -28,6 +31,10 @@ class Daemon {
   int run();
 
  private:
+  // SIGHUP: re-reads the configuration, applies the settings that change
+  // live and names those that need a restart.
+  void reload(Sources& sources, Backend& backend);
+
   DaemonOptions m_options;
   std::size_t m_fd_limit = 1024;  // RLIMIT_NOFILE, once raised
   Reloader m_reloader;

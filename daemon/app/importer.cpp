@@ -1,6 +1,7 @@
 #include "daemon/app/importer.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,19 +12,18 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <thread>
+#include <optional>
 
-#include "daemon/app/pipeline.hpp"
-#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/app/backend.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/trace_file_checks.hpp"
+#include "daemon/source/trace_file_reader.hpp"
 #include "daemon/source/unique_fd.hpp"
+#include "db/file_offsets.hpp"
 #include "proto/parser.hpp"
-#include "proto/timestamp.hpp"
 
 namespace trace2d::app {
 namespace {
-
-constexpr std::size_t k_read_bytes = 1024 * 1024;
 
 // FNV-1a: stable across runs and builds, unlike std::hash.
 std::uint64_t fnv1a(std::string_view bytes) {
@@ -62,18 +62,6 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, bool& ok)
   return files;
 }
 
-// Committed positions of earlier imports: key -> offset.
-std::map<std::string, std::uint64_t> committed_offsets(const std::string& db_path) {
-  std::map<std::string, std::uint64_t> offsets;
-  store::Database db(db_path, store::OpenMode::read_only);
-  db.set_busy_timeout(5000);
-  store::Statement stmt = db.prepare("SELECT key, offset FROM file_offsets WHERE key LIKE 'import:%'");
-  while (stmt.step()) {
-    offsets[std::string(stmt.column_text(0))] = static_cast<std::uint64_t>(stmt.column_int(1));
-  }
-  return offsets;
-}
-
 class Progress {
  public:
   explicit Progress(std::size_t files) : m_files(files), m_tty(::isatty(STDERR_FILENO) == 1) {}
@@ -99,40 +87,64 @@ class Progress {
   bool m_tty;
 };
 
+// The first line (git's `version` event, with its SID and time) tells one
+// trace from another, and stays the same when a file grows; nullopt for an
+// empty file.
+std::optional<std::string> import_key(int fd) {
+  char head[4096];
+  const ssize_t n = ::pread(fd, head, sizeof head, 0);
+  if (n <= 0) {
+    return std::nullopt;
+  }
+  std::string_view first(head, static_cast<std::size_t>(n));
+  first = first.substr(0, first.find('\n'));
+  return fmt::format("import:{:016x}", fnv1a(first));
+}
+
+std::string plural(std::uint64_t count, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
 }  // namespace
 
 int run_import(const DaemonOptions& options, const std::vector<std::string>& paths) {
   bool ok = true;
   const std::vector<std::string> files = expand(paths, ok);
 
-  PipelineOptions pipeline_options;
-  pipeline_options.db_path = options.db_path;
-  pipeline_options.max_queue_bytes = options.max_queue_bytes;
-  pipeline_options.max_line_bytes = options.max_line_bytes;
-  pipeline_options.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
-  pipeline_options.redact_url_credentials = options.redact_url_credentials;
-  Pipeline pipeline(pipeline_options);
-  const auto offsets = committed_offsets(options.db_path);
-  auto sink = pipeline.make_sink();
-  pipeline.start();
+  BackendOptions backend_options;
+  backend_options.db_path = options.db_path;
+  backend_options.max_queue_bytes = options.max_queue_bytes;
+  backend_options.max_line_bytes = options.max_line_bytes;
+  backend_options.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
+  backend_options.redact_url_credentials = options.redact_url_credentials;
+  Backend backend(backend_options);
+  const auto offsets = db::read_file_offsets(options.db_path, "import:");
+  auto sink = backend.make_sink();
+  backend.start();
 
-  pipeline::LineFramer::Limits framing;
+  ingest::LineFramer::Limits framing;
   framing.max_line_bytes = options.max_line_bytes;
   Progress progress(files.size());
   std::uint64_t total_bytes = 0;
   std::uint64_t total_lines = 0;
   std::size_t skipped = 0;
-  std::vector<char> buffer(k_read_bytes);
+  std::size_t not_traces = 0;
+  proto::Parser parser;
+  proto::Event event;
   for (std::size_t index = 0; index < files.size(); ++index) {
     const std::string& path = files[index];
-    source::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    source::UniqueFd fd = source::TraceFileReader::open_file(path);
     if (!fd) {
       spdlog::error("import: cannot open '{}': {}", path, std::strerror(errno));
       ok = false;
       continue;
     }
     struct stat st {};
-    ::fstat(fd.get(), &st);
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      spdlog::error("import: '{}' is not a regular file", path);
+      ok = false;
+      continue;
+    }
     // A sparse file would be read as zeros for hours; one over the
     // directories' size cap is refused as the watcher refuses it.
     if (const auto problem = source::oversized_or_sparse(st, options.dir_max_file_bytes)) {
@@ -140,77 +152,62 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
       ok = false;
       continue;
     }
-    // The first line (git's `version` event, with its SID and time) tells one
-    // trace from another, and stays the same when a file grows.
-    const ssize_t head = ::pread(fd.get(), buffer.data(), 4096, 0);
-    if (head <= 0) {
-      ++skipped;
-      continue;
-    }
-    std::string_view first(buffer.data(), static_cast<std::size_t>(head));
-    first = first.substr(0, first.find('\n'));
-    char key[40];
-    std::snprintf(key, sizeof key, "import:%016llx", static_cast<unsigned long long>(fnv1a(first)));
+    const std::optional<std::string> key = import_key(fd.get());
     std::uint64_t offset = 0;
-    if (const auto found = offsets.find(key); found != offsets.end()) {
-      offset = found->second;
+    if (key) {
+      if (const auto found = offsets.find(*key); found != offsets.end()) {
+        offset = found->second.offset;
+      }
     }
-    if (offset >= static_cast<std::uint64_t>(st.st_size)) {
-      ++skipped;  // imported before, and unchanged since
+    if (!key || offset >= static_cast<std::uint64_t>(st.st_size)) {
+      ++skipped;  // empty, or imported before and unchanged since
       progress.update(index + 1, total_bytes, total_lines);
       continue;
     }
 
-    const std::uint64_t channel = sink->next_channel_id();
-    pipeline::LineFramer framer(framing);
-    const auto submit = [&](pipeline::IngestChunk&& chunk, std::uint64_t position, bool finished) {
-      // Back-pressure instead of drops: an import can wait for the writer.
-      while (pipeline.budget().exhausted()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-      chunk.origins.assign(1, source::Origin{source::SourceKind::import, channel, std::nullopt,
-                                             static_cast<std::int64_t>(st.st_uid)});
-      chunk.progress = pipeline::IngestChunk::FileProgress{key, path, position, finished, false, false};
-      chunk.end_of_channel = finished;
-      chunk.received_us = proto::unix_now_us();
-      total_lines += chunk.lines.size();
-      sink->counters().lines.fetch_add(chunk.lines.size());
-      chunk.seal(proto::Parser::padding_bytes());
-      sink->submit(std::move(chunk));
+    source::TraceFileReader reader(
+        std::move(fd), {path, *key, ingest::SourceKind::import, sink->next_channel_id(), static_cast<std::int64_t>(st.st_uid)},
+        framing);
+    reader.resume_at(offset);
+    // Back-pressure instead of drops: an import waits for the writer.
+    const auto wait_for_room = [&] {
+      backend.budget().wait_for_room();
+      progress.update(index, total_bytes + (reader.read_offset() - offset), total_lines);
+      return false;
     };
-    while (true) {
-      const ssize_t n = ::pread(fd.get(), buffer.data(), buffer.size(), static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) {
-        continue;
+    // One line that parses as a Trace2 event is enough to call it a trace
+    // file; a file without any is most likely not one (its lines are stored
+    // as rejects all the same).
+    bool has_event = false;
+    const auto check_line = [&](std::string_view line) {
+      ++total_lines;
+      if (!has_event) {
+        has_event = static_cast<bool>(parser.parse(line, 0, event));
       }
-      if (n <= 0) {
-        if (n < 0) {
-          spdlog::error("import: reading '{}': {}", path, std::strerror(errno));
-          ok = false;
-        }
-        break;
-      }
-      offset += static_cast<std::uint64_t>(n);
-      total_bytes += static_cast<std::uint64_t>(n);
-      pipeline::IngestChunk chunk;
-      framer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)),
-                  [&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
-      submit(std::move(chunk), offset - framer.partial_size(), false);
-      progress.update(index, total_bytes, total_lines);
+    };
+    const auto read =
+        reader.read(*sink, UINT64_MAX, source::TraceFileReader::FinishAt::end, false, wait_for_room, check_line);
+    total_bytes += read.bytes;
+    if (!has_event && read.bytes > 0) {
+      ++not_traces;
+      spdlog::warn("import: '{}' has no Trace2 event line: is it a trace file? (its lines are stored as rejects)",
+                   path);
     }
-    pipeline::IngestChunk last;
-    framer.finish([&](std::string_view line, std::uint64_t full_size) { last.add_line(line, full_size); });
-    submit(std::move(last), offset, true);
     progress.update(index + 1, total_bytes, total_lines);
   }
-  pipeline.finish(options.store_give_up_after);
+  backend.finish(options.store_give_up_after);
   progress.done();
 
-  const auto& counts = pipeline.worker().counters().of(source::SourceKind::import);
-  std::fprintf(stderr, "imported %zu files (%zu already imported): %llu events, %llu rejected lines\n",
-               files.size() - skipped, skipped, static_cast<unsigned long long>(counts.events.load()),
-               static_cast<unsigned long long>(counts.rejects.load()));
-  return ok && pipeline.writer().abandoned_events() == 0 ? 0 : 1;
+  const auto& counts = backend.worker().counters().of(ingest::SourceKind::import);
+  std::string summary = fmt::format("imported {} ({} already imported): {}, {}",
+                                    plural(files.size() - skipped, "file", "files"), skipped,
+                                    plural(counts.events.load(), "event", "events"),
+                                    plural(counts.rejects.load(), "rejected line", "rejected lines"));
+  if (not_traces > 0) {
+    summary += fmt::format("; {} no Trace2 event", plural(not_traces, "file has", "files have"));
+  }
+  std::fprintf(stderr, "%s\n", summary.c_str());
+  return ok && backend.writer().abandoned_events() == 0 ? 0 : 1;
 }
 
 }  // namespace trace2d::app

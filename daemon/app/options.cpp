@@ -6,6 +6,7 @@
 #include <string>
 
 #include "daemon/source/runtime_dir.hpp"
+#include "db/default_paths.hpp"
 #include "trace2d/version.hpp"
 
 namespace trace2d::app {
@@ -15,8 +16,6 @@ std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
   return value != nullptr && value[0] == '/' ? std::string(value) : fallback;
 }
-
-std::string home() { return env_or("HOME", "/tmp"); }
 
 std::string runtime_dir() {
   if (::geteuid() == 0) {
@@ -32,15 +31,6 @@ std::string runtime_dir() {
 std::string default_socket_path() { return runtime_dir() + "/trace2d.sock"; }
 
 std::string default_dgram_socket_path() { return runtime_dir() + "/trace2d-dgram.sock"; }
-
-std::string system_db_path() { return "/var/lib/trace2d/trace2d.db"; }
-
-std::string default_db_path() {
-  if (::geteuid() == 0) {
-    return system_db_path();
-  }
-  return env_or("XDG_STATE_HOME", home() + "/.local/state") + "/trace2d/trace2d.db";
-}
 
 std::string default_config_path() { return k_default_config_path; }
 
@@ -81,7 +71,7 @@ DaemonOptions default_options() {
   DaemonOptions options;
   options.stream.path = default_socket_path();
   options.dgram.path = default_dgram_socket_path();
-  options.db_path = default_db_path();
+  options.db_path = db::default_db_path();
   return options;
 }
 

@@ -10,19 +10,14 @@
 #include <string>
 #include <vector>
 
-namespace trace2d::app {
+#include "daemon/source/socket_options.hpp"
 
-struct SocketOptions {
-  std::string path;     // empty: this socket is disabled
-  unsigned mode = 0666;  // every local user's git may connect
-  std::string owner;    // user name or uid; empty: leave as created
-  std::string group;    // group name or gid; empty: leave as created
-};
+namespace trace2d::app {
 
 struct DaemonOptions {
   std::string db_path;
-  SocketOptions stream;
-  SocketOptions dgram;
+  source::SocketOptions stream;
+  source::SocketOptions dgram;
   std::size_t dgram_receive_buffer = 8 * 1024 * 1024;
   // A dgram session has no EOF: without a terminal event for this long it is incomplete.
   std::chrono::milliseconds dgram_idle_timeout{std::chrono::minutes(5)};
@@ -77,14 +72,11 @@ struct DaemonOptions {
 // the text is none of those.
 [[nodiscard]] std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
-// Paths for the user running the program: system paths for root
-// (/run/trace2d/..., /var/lib/trace2d/trace2d.db), per-user paths (XDG
-// runtime and state directories) for everyone else.
+// Socket paths for the user running the program: /run/trace2d/... for root,
+// the XDG runtime directory for everyone else (the database's default path is
+// db::default_db_path()).
 [[nodiscard]] std::string default_socket_path();
 [[nodiscard]] std::string default_dgram_socket_path();
-[[nodiscard]] std::string default_db_path();
-// The system service's database, whoever asks.
-[[nodiscard]] std::string system_db_path();
 // <sysconfdir>/trace2d/trace2d.toml: /etc/... for the prefixes /usr and /usr/local's
 // packages alike (set when configuring: -DCMAKE_INSTALL_SYSCONFDIR=/etc).
 [[nodiscard]] std::string default_config_path();

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/app/pipeline.hpp"
+#include "daemon/app/backend.hpp"
 #include "proto/timestamp.hpp"
 #include "trace2d/version.hpp"
 
@@ -23,9 +23,9 @@ std::optional<std::int64_t> file_size(const std::string& path) {
 StatusReporter::StatusReporter(std::string db_path, std::int64_t started_us)
     : m_db_path(std::move(db_path)), m_started_us(started_us) {}
 
-void StatusReporter::attach(Pipeline& pipeline) {
+void StatusReporter::attach(Backend& backend) {
   std::lock_guard lock(m_mutex);
-  m_pipeline = &pipeline;
+  m_backend = &backend;
 }
 
 void StatusReporter::add_source(Source source) {
@@ -33,14 +33,14 @@ void StatusReporter::add_source(Source source) {
   m_sources.push_back(std::move(source));
 }
 
-void StatusReporter::write(store::Database& db) {
+void StatusReporter::write(db::Database& db) {
   std::lock_guard lock(m_mutex);
-  if (m_pipeline == nullptr) {
+  if (m_backend == nullptr) {
     return;
   }
   const std::string now = proto::format_utc_timestamp(proto::unix_now_us());
-  const store::CommitLatency latency = m_pipeline->writer().commit_latency();
-  store::Statement status = db.prepare(
+  const store::CommitLatency latency = m_backend->writer().commit_latency();
+  db::Statement status = db.prepare(
       "INSERT OR REPLACE INTO daemon_status (id, pid, version, started_at, updated_at, queue_bytes,"
       " queue_peak_bytes, queue_limit_bytes, events_committed, failed_commits, commit_latency_p50_ms,"
       " commit_latency_p99_ms, commit_latency_max_ms, db_bytes, wal_bytes, database_recreated)"
@@ -49,11 +49,11 @@ void StatusReporter::write(store::Database& db) {
   status.bind_text(2, k_version);
   status.bind_text(3, proto::format_utc_timestamp(m_started_us));
   status.bind_text(4, now);
-  status.bind_int(5, static_cast<std::int64_t>(m_pipeline->budget().used()));
-  status.bind_int(6, static_cast<std::int64_t>(m_pipeline->budget().peak()));
-  status.bind_int(7, static_cast<std::int64_t>(m_pipeline->budget().limit()));
-  status.bind_int(8, static_cast<std::int64_t>(m_pipeline->writer().committed_events()));
-  status.bind_int(9, static_cast<std::int64_t>(m_pipeline->writer().failed_commits()));
+  status.bind_int(5, static_cast<std::int64_t>(m_backend->budget().used()));
+  status.bind_int(6, static_cast<std::int64_t>(m_backend->budget().peak()));
+  status.bind_int(7, static_cast<std::int64_t>(m_backend->budget().limit()));
+  status.bind_int(8, static_cast<std::int64_t>(m_backend->writer().committed_events()));
+  status.bind_int(9, static_cast<std::int64_t>(m_backend->writer().failed_commits()));
   if (latency.samples > 0) {
     status.bind_double(10, latency.p50_ms);
     status.bind_double(11, latency.p99_ms);
@@ -65,18 +65,18 @@ void StatusReporter::write(store::Database& db) {
   }
   status.bind(13, file_size(m_db_path));
   status.bind(14, file_size(m_db_path + "-wal"));
-  status.bind_int(15, static_cast<std::int64_t>(m_pipeline->writer().database_recreated()));
+  status.bind_int(15, static_cast<std::int64_t>(m_backend->writer().database_recreated()));
   status.run();
 
-  store::Statement stats = db.prepare(
+  db::Statement stats = db.prepare(
       "INSERT OR REPLACE INTO source_stats (source, address, channels_opened, channels_open, bytes,"
       " lines, events, rejects, dropped_lines, kernel_drops, too_many_files, updated_at)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  auto& counters = m_pipeline->worker().counters();
+  auto& counters = m_backend->worker().counters();
   for (const Source& source : m_sources) {
     const auto& sink = source.sink->counters();
     const auto& parsed = counters.of(source.kind);
-    stats.bind_text(1, source::to_string(source.kind));
+    stats.bind_text(1, ingest::to_string(source.kind));
     stats.bind_text(2, source.address);
     stats.bind_int(3, static_cast<std::int64_t>(sink.channels_opened.load()));
     stats.bind_int(4, static_cast<std::int64_t>(sink.channels_open.load()));

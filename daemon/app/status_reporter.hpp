@@ -9,35 +9,35 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pipeline/ingest_sink.hpp"
-#include "daemon/source/origin.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/ingest/origin.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::app {
 
-class Pipeline;
+class Backend;
 
 class StatusReporter {
  public:
   StatusReporter(std::string db_path, std::int64_t started_us);
 
-  void attach(Pipeline& pipeline);
+  void attach(Backend& backend);
   struct Source {
-    source::SourceKind kind;
+    ingest::SourceKind kind;
     std::string address;  // socket path, directories
-    pipeline::IngestSink* sink = nullptr;
+    ingest::IngestSink* sink = nullptr;
     std::function<std::uint64_t()> kernel_drops;    // dgram
     std::function<std::uint64_t()> too_many_files;  // dir: sentinels seen
   };
   void add_source(Source source);
 
   // The writer's status hook.
-  void write(store::Database& db);
+  void write(db::Database& db);
 
  private:
   std::string m_db_path;
   std::int64_t m_started_us;
-  Pipeline* m_pipeline = nullptr;
+  Backend* m_backend = nullptr;
   std::mutex m_mutex;
   std::vector<Source> m_sources;
 };

@@ -8,63 +8,36 @@
 #include "proto/timestamp.hpp"
 
 namespace trace2d::pipeline {
-namespace {
 
-constexpr std::size_t k_reject_raw_bytes = 64 * 1024;  // of a rejected line, kept
-
-}  // namespace
-
-IngestWorker::IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::WriteBatch>& output,
-                           MemoryBudget& budget, stitch::Stitcher& stitcher,
-                           store::EventEncoder& encoder,
+IngestWorker::IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest::MemoryBudget& budget,
+                           stitch::Stitcher& stitcher, std::vector<stitch::StitchedConsumer*> consumers,
                            std::function<std::uint64_t()> committed_batch, Options options)
     : m_input(input),
-      m_output(output),
       m_budget(budget),
       m_stitcher(stitcher),
-      m_encoder(encoder),
+      m_consumers(std::move(consumers)),
       m_committed_batch(std::move(committed_batch)),
       m_options(options),
       m_limiter(options.per_uid_lines_per_second) {}
 
-void IngestWorker::reject(const IngestChunk& chunk, const source::Origin& origin,
+void IngestWorker::reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin,
                           std::string_view reason, std::string_view raw, std::uint64_t size) {
-  store::RejectRow row;
-  row.received_us = chunk.received_us;
-  row.source = origin.kind;
-  row.peer_pid = origin.peer_pid;
-  row.peer_uid = origin.peer_uid;
-  row.reason = m_batch.add_text(reason);
-  row.raw = m_batch.add_text(raw.substr(0, k_reject_raw_bytes));
-  row.size = size;
-  m_batch.rejects.push_back(row);
+  const stitch::RejectedInput rejected{origin.kind, origin.peer_pid, origin.peer_uid, chunk.received_us,
+                                       reason,      raw,             size};
+  for (stitch::StitchedConsumer* consumer : m_consumers) {
+    consumer->on_reject(rejected);
+  }
   m_counters.of(origin.kind).rejects.fetch_add(1, std::memory_order_relaxed);
 }
 
-void IngestWorker::record_progress(const IngestChunk::FileProgress& progress) {
-  store::FileOffsetRow row;
-  row.key = m_batch.add_text(progress.key);
-  row.path = m_batch.add_text(progress.path);
-  row.offset = progress.offset;
-  row.finished = progress.finished;
-  row.forget = progress.forget;
-  m_batch.file_offsets.push_back(row);
-  if (progress.remove_after_commit) {
-    m_batch.remove_after_commit.push_back(progress.path);
-  }
-}
-
-std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_line, std::size_t max_lines) {
-  if (m_batch.oldest_received_us == 0 || chunk.received_us < m_batch.oldest_received_us) {
-    m_batch.oldest_received_us = chunk.received_us;
-  }
+std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t first_line, std::size_t max_lines) {
   // A file's lines stay in one batch with its position, so they are taken
   // in one turn.
   const std::size_t end =
       chunk.progress ? chunk.lines.size() : std::min(chunk.lines.size(), first_line + max_lines);
   for (std::size_t index = first_line; index < end; ++index) {
-    const IngestChunk::Line& line = chunk.lines[index];
-    const source::Origin& origin = chunk.origin_of(line);
+    const ingest::IngestChunk::Line& line = chunk.lines[index];
+    const ingest::Origin& origin = chunk.origin_of(line);
     auto& counters = m_counters.of(origin.kind);
     counters.lines.fetch_add(1, std::memory_order_relaxed);
     if (!m_limiter.admit(origin.peer_uid, chunk.received_us)) {
@@ -102,17 +75,19 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
     if (m_event.kind == proto::EventKind::too_many_files) {
       counters.too_many_files.fetch_add(1, std::memory_order_relaxed);
     }
-    const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, chunk.received_us);
+    const std::optional<stitch::EventPlacement> placement = m_stitcher.place(m_event, origin, chunk.received_us);
     if (!placement) {
       reject(chunk, origin, m_stitcher.refusal(), text, line.full_size);
       continue;
     }
-    m_encoder.encode(m_event, text, *placement, m_batch, origin.peer_uid);
+    const stitch::StitchedEvent stitched{m_event, text, *placement, origin, chunk.received_us};
+    for (stitch::StitchedConsumer* consumer : m_consumers) {
+      consumer->on_event(stitched);
+    }
     counters.events.fetch_add(1, std::memory_order_relaxed);
-    // A file's lines stay in one batch with its position: committed together
-    // or not at all, so a restart never reads a line twice.
-    if (!chunk.progress && (m_batch.events.size() >= m_options.batch_rows ||
-                            m_batch.memory_bytes() >= m_options.batch_bytes)) {
+    // A file's lines stay in one hand-over with its position: committed
+    // together or not at all, so a restart never reads a line twice.
+    if (!chunk.progress && consumers_want_hand_on()) {
       hand_on();
     }
   }
@@ -129,7 +104,9 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
     reject(chunk, chunk.channel_origin(), chunk.refused, {}, chunk.refused_bytes);
   }
   if (chunk.progress) {
-    record_progress(*chunk.progress);
+    for (stitch::StitchedConsumer* consumer : m_consumers) {
+      consumer->on_file_progress(*chunk.progress, chunk.received_us);
+    }
   }
   if (chunk.end_of_channel) {
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
@@ -140,12 +117,12 @@ std::size_t IngestWorker::process(const IngestChunk& chunk, std::size_t first_li
 // Whose turn a chunk waits for: its sender's uid. Datagrams of all senders
 // share one queue (a chunk mixes senders, and a session's datagrams must
 // keep their order across chunks).
-std::int64_t IngestWorker::turn_key(const IngestChunk& chunk) {
+std::int64_t IngestWorker::turn_key(const ingest::IngestChunk& chunk) {
   if (chunk.origins.empty()) {
     return UidRateLimiter::k_unknown_uid;
   }
-  const source::Origin& origin = chunk.channel_origin();
-  if (origin.kind == source::SourceKind::dgram) {
+  const ingest::Origin& origin = chunk.channel_origin();
+  if (origin.kind == ingest::SourceKind::dgram) {
     return std::numeric_limits<std::int64_t>::min();
   }
   return origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid);
@@ -189,36 +166,46 @@ void IngestWorker::report_uids(bool force) {
     if (counts.dropped > reported.dropped) {
       m_reason = fmt::format("rate limit: {} lines from uid {} dropped (limit {} lines/s)",
                              counts.dropped - reported.dropped, uid, m_options.per_uid_lines_per_second);
-      store::RejectRow row;
-      row.received_us = proto::unix_now_us();
-      row.source = m_dropped_from[uid];
-      row.peer_uid = uid;
-      row.reason = m_batch.add_text(m_reason);
-      row.raw = m_batch.add_text({});
-      m_batch.rejects.push_back(row);
+      const stitch::RejectedInput rejected{m_dropped_from[uid], std::nullopt, uid, proto::unix_now_us(),
+                                           m_reason,           {},           0};
+      for (stitch::StitchedConsumer* consumer : m_consumers) {
+        consumer->on_reject(rejected);
+      }
     }
-    m_batch.uid_stats.push_back(store::UidStatRow{uid, counts.lines, counts.dropped});
+    for (stitch::StitchedConsumer* consumer : m_consumers) {
+      consumer->on_uid_counts(uid, counts.lines, counts.dropped);
+    }
     reported = counts;
   }
 }
 
+bool IngestWorker::consumers_want_hand_on() const {
+  for (const stitch::StitchedConsumer* consumer : m_consumers) {
+    if (consumer->wants_hand_on()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void IngestWorker::hand_on() {
   const std::uint64_t number = m_next_batch_number;
+  // A fresh one each time: after a burst, kept capacity would hold
+  // megabytes between hand-overs.
   stitch::StitchChanges changes;
   m_stitcher.collect_changes(changes, number);
-  m_encoder.encode(std::move(changes), m_batch);
-  if (m_batch.empty()) {
-    return;
+  bool handed = false;
+  for (stitch::StitchedConsumer* consumer : m_consumers) {
+    consumer->on_changes(changes, number);
+    handed = consumer->hand_on(number) || handed;
   }
-  ++m_next_batch_number;
-  m_batch.number = number;
-  m_budget.charge(m_batch.memory_bytes());
-  m_output.push(std::move(m_batch));
-  m_batch = store::WriteBatch();
+  if (handed) {
+    ++m_next_batch_number;
+  }
 }
 
 void IngestWorker::run() {
-  std::vector<IngestChunk> chunks;
+  std::vector<ingest::IngestChunk> chunks;
   auto last_tick = std::chrono::steady_clock::now();
   bool open = true;
   bool trickling = false;
@@ -235,7 +222,7 @@ void IngestWorker::run() {
                        : m_input.pop_all(chunks, m_options.tick);
       trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
     }
-    for (IngestChunk& chunk : chunks) {
+    for (ingest::IngestChunk& chunk : chunks) {
       m_pending[turn_key(chunk)].push_back(PendingChunk{std::move(chunk), 0});
     }
     behind = take_turns();
@@ -250,14 +237,15 @@ void IngestWorker::run() {
     }
     // Between turns no file's chunk is half done: a full batch goes on even
     // while chunks still wait (a file's lines never hand it on themselves).
-    if (!behind || m_batch.events.size() >= m_options.batch_rows ||
-        m_batch.memory_bytes() >= m_options.batch_bytes) {
+    if (!behind || consumers_want_hand_on()) {
       hand_on();
     }
   }
   report_uids(true);
   hand_on();
-  m_output.close();
+  for (stitch::StitchedConsumer* consumer : m_consumers) {
+    consumer->close();
+  }
 }
 
 }  // namespace trace2d::pipeline

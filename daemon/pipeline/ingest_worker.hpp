@@ -1,7 +1,8 @@
 #pragma once
 // The pipeline thread: parses the lines readers hand over, stitches them into
-// sessions, encodes rows, and passes batches to the store writer. It never
-// touches a socket, so however slow it is, readers keep draining.
+// sessions, and passes everything it learns to its consumers (the store, and
+// whatever else plugs in: stitch/stitched_consumer.hpp). It never touches a
+// socket, so however slow it is, readers keep draining.
 
 #include <array>
 #include <atomic>
@@ -10,14 +11,14 @@
 #include <functional>
 #include <deque>
 #include <map>
+#include <vector>
 
-#include "daemon/pipeline/ingest_chunk.hpp"
-#include "daemon/pipeline/memory_budget.hpp"
+#include "daemon/ingest/ingest_chunk.hpp"
+#include "daemon/ingest/memory_budget.hpp"
 #include "daemon/pipeline/uid_rate_limiter.hpp"
-#include "daemon/pipeline/work_queue.hpp"
+#include "daemon/ingest/work_queue.hpp"
+#include "daemon/stitch/stitched_consumer.hpp"
 #include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/event_encoder.hpp"
-#include "daemon/store/write_batch.hpp"
 #include "proto/parser.hpp"
 
 namespace trace2d::pipeline {
@@ -30,10 +31,10 @@ struct IngestCounters {
     std::atomic<std::uint64_t> rejects{0};
     std::atomic<std::uint64_t> too_many_files{0};
   };
-  std::array<PerSource, 4> by_source;  // indexed by source::SourceKind
+  std::array<PerSource, 4> by_source;  // indexed by ingest::SourceKind
   std::atomic<std::uint64_t> repaired_utf8{0};
 
-  PerSource& of(source::SourceKind kind) { return by_source[static_cast<std::size_t>(kind)]; }
+  PerSource& of(ingest::SourceKind kind) { return by_source[static_cast<std::size_t>(kind)]; }
   [[nodiscard]] std::uint64_t total(std::atomic<std::uint64_t> PerSource::*field) const {
     std::uint64_t sum = 0;
     for (const auto& s : by_source) {
@@ -50,8 +51,6 @@ class IngestWorker {
     std::uint64_t per_uid_lines_per_second = 0;  // 0: no limit
     bool redact_url_credentials = true;
     std::chrono::milliseconds uid_stats_interval{2000};
-    std::size_t batch_rows = 8192;             // hand a batch on at this many rows...
-    std::size_t batch_bytes = 4 * 1024 * 1024;  // ...or this much memory
     std::chrono::milliseconds tick{200};       // housekeeping when idle
     // While busy, wake at most this often unless this many chunks wait.
     std::chrono::milliseconds gather{20};
@@ -60,12 +59,14 @@ class IngestWorker {
     std::size_t turn_lines = 256;
   };
 
-  IngestWorker(WorkQueue<IngestChunk>& input, WorkQueue<store::WriteBatch>& output,
-               MemoryBudget& budget, stitch::Stitcher& stitcher, store::EventEncoder& encoder,
+  // `committed_batch` tells which hand-over the store has committed: the
+  // stitcher forgets finished sessions only once their rows are stored.
+  IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest::MemoryBudget& budget,
+               stitch::Stitcher& stitcher, std::vector<stitch::StitchedConsumer*> consumers,
                std::function<std::uint64_t()> committed_batch, Options options);
 
   // The thread body: returns once the input is closed and drained, after
-  // handing on the last batch and closing the output.
+  // the last hand-over, and closes every consumer.
   void run();
 
   // Sessions that have no channel (datagram ones) and stay silent this long
@@ -78,39 +79,37 @@ class IngestWorker {
   // Parses up to `max_lines` lines from `first_line` (all of them for a
   // file's chunk); returns where it stopped. The chunk's own bookkeeping is
   // done with its last line.
-  std::size_t process(const IngestChunk& chunk, std::size_t first_line, std::size_t max_lines);
+  std::size_t process(const ingest::IngestChunk& chunk, std::size_t first_line, std::size_t max_lines);
   // One or more rounds over the uids with chunks waiting; true when some
   // still wait (new chunks came, or its time slice ended).
   bool take_turns();
-  static std::int64_t turn_key(const IngestChunk& chunk);
-  void reject(const IngestChunk& chunk, const source::Origin& origin, std::string_view reason,
+  static std::int64_t turn_key(const ingest::IngestChunk& chunk);
+  void reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin, std::string_view reason,
               std::string_view raw, std::uint64_t size);
-  void record_progress(const IngestChunk::FileProgress& progress);
   void report_uids(bool force);
+  [[nodiscard]] bool consumers_want_hand_on() const;
   void hand_on();
 
-  WorkQueue<IngestChunk>& m_input;
-  WorkQueue<store::WriteBatch>& m_output;
-  MemoryBudget& m_budget;
+  ingest::WorkQueue<ingest::IngestChunk>& m_input;
+  ingest::MemoryBudget& m_budget;
   stitch::Stitcher& m_stitcher;
-  store::EventEncoder& m_encoder;
+  std::vector<stitch::StitchedConsumer*> m_consumers;
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
   std::atomic<std::int64_t> m_idle_timeout_ms{300000};
   struct PendingChunk {
-    IngestChunk chunk;
+    ingest::IngestChunk chunk;
     std::size_t next_line = 0;
   };
   std::map<std::int64_t, std::deque<PendingChunk>> m_pending;  // by the sender's uid
   proto::Parser m_parser;
   proto::Event m_event;
-  store::WriteBatch m_batch;
   std::uint64_t m_next_batch_number = 1;
   std::string m_reason;
   std::string m_redacted;
   UidRateLimiter m_limiter;
   std::map<std::int64_t, UidRateLimiter::Counts> m_reported;  // as last written
-  std::map<std::int64_t, source::SourceKind> m_dropped_from;  // where a uid's drops came from
+  std::map<std::int64_t, ingest::SourceKind> m_dropped_from;  // where a uid's drops came from
   std::chrono::steady_clock::time_point m_last_uid_report{};
   IngestCounters m_counters;
 };

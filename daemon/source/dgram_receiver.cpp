@@ -85,7 +85,7 @@ struct DgramReceiver::Batch {
 };
 
 DgramReceiver::DgramReceiver(asio::local::datagram_protocol::socket socket,
-                             pipeline::IngestSink& sink, Options options)
+                             ingest::IngestSink& sink, Options options)
     : m_socket(std::move(socket)),
       m_timer(m_socket.get_executor()),
       m_sink(sink),
@@ -158,22 +158,17 @@ asio::awaitable<void> DgramReceiver::run() {
 
 bool DgramReceiver::drain(bool dropping) {
   const int fd = m_socket.native_handle();
-  pipeline::IngestChunk chunk;
+  ingest::IngestChunk chunk;
   std::uint64_t received = 0;
   const auto submit = [&] {
     if (chunk.lines.empty() && chunk.dropped_lines == 0) {
       return;
     }
     if (chunk.origins.empty()) {
-      chunk.origins.push_back(Origin{SourceKind::dgram, m_channel, {}, {}});
+      chunk.origins.push_back(ingest::Origin{ingest::SourceKind::dgram, m_channel, {}, {}});
     }
-    m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
-    m_sink.counters().dropped_lines.fetch_add(chunk.dropped_lines, std::memory_order_relaxed);
-    m_sink.counters().dropped_bytes.fetch_add(chunk.dropped_bytes, std::memory_order_relaxed);
-    chunk.received_us = proto::unix_now_us();
-    chunk.seal(proto::Parser::padding_bytes());
     m_sink.submit(std::move(chunk));
-    chunk = pipeline::IngestChunk();
+    chunk = ingest::IngestChunk();
   };
   // A stopping receiver empties the queue; a running one yields now and then.
   while (m_stopping || received < 4096) {
@@ -192,7 +187,7 @@ bool DgramReceiver::drain(bool dropping) {
     }
     for (int i = 0; i < n; ++i) {
       const mmsghdr& message = m_batch->headers[static_cast<std::size_t>(i)];
-      Origin origin{SourceKind::dgram, m_channel, {}, {}};
+      ingest::Origin origin{ingest::SourceKind::dgram, m_channel, {}, {}};
       for (cmsghdr* c = CMSG_FIRSTHDR(&message.msg_hdr); c != nullptr;
            c = CMSG_NXTHDR(const_cast<msghdr*>(&message.msg_hdr), c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {

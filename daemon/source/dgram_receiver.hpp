@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/pipeline/ingest_sink.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/source/asio.hpp"
 
 namespace trace2d::source {
@@ -25,7 +25,7 @@ class DgramReceiver {
     std::chrono::milliseconds overflow_wait{2000};
   };
 
-  DgramReceiver(asio::local::datagram_protocol::socket socket, pipeline::IngestSink& sink,
+  DgramReceiver(asio::local::datagram_protocol::socket socket, ingest::IngestSink& sink,
                 Options options);
   ~DgramReceiver();
   DgramReceiver(const DgramReceiver&) = delete;
@@ -47,7 +47,7 @@ class DgramReceiver {
 
   asio::local::datagram_protocol::socket m_socket;
   asio::steady_timer m_timer;
-  pipeline::IngestSink& m_sink;
+  ingest::IngestSink& m_sink;
   Options m_options;
   std::uint64_t m_channel;
   std::unique_ptr<Batch> m_batch;

@@ -15,19 +15,16 @@
 #include <cstring>
 #include <filesystem>
 
-#include "daemon/source/trace_file_checks.hpp"
+#include "daemon/source/trace_file_reader.hpp"
 #include "daemon/source/unique_fd.hpp"
-#include "daemon/store/sqlite.hpp"
-#include "proto/parser.hpp"
-#include "proto/timestamp.hpp"
+#include "db/file_offsets.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::source {
 namespace {
 
 constexpr std::uint32_t k_dir_events = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE |
                                        IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK;
-constexpr std::size_t k_read_chunk = 256 * 1024;
-constexpr std::size_t k_chunk_bytes = 1024 * 1024;
 // Read from one file per wake-up: a few milliseconds of work, after which the
 // io thread serves other files, datagrams, signals and the watchdog.
 constexpr std::uint64_t k_slice_bytes = 4 * 1024 * 1024;
@@ -75,26 +72,13 @@ std::size_t quarter_of_fd_limit() {
   return std::max<std::size_t>(1, static_cast<std::size_t>(limit.rlim_cur / 4));
 }
 
-std::vector<char>& read_buffer() {
-  thread_local std::vector<char> buffer(k_read_chunk);
-  return buffer;
-}
-
 }  // namespace
 
 struct DirWatcher::TracedFile {
   std::string dir;
   std::string name;
-  std::string path;
-  std::string key;
-  UniqueFd fd;
-  std::int64_t owner_uid = 0;
-  std::uint64_t read_offset = 0;       // bytes read from the file
-  std::uint64_t submitted_offset = 0;  // position handed on with the last chunk
-  pipeline::LineFramer framer;
-  std::uint64_t channel = 0;
+  TraceFileReader reader;
   std::chrono::steady_clock::time_point last_growth = std::chrono::steady_clock::now();
-  bool saw_atexit = false;
   bool sentinel = false;
   // Its writer closed it (or it was removed, or given up on): finished once
   // read to its end.
@@ -102,10 +86,14 @@ struct DirWatcher::TracedFile {
   bool removed = false;  // the path is gone or someone else's now: never unlinked
   bool more_queued = false;
 
-  explicit TracedFile(pipeline::LineFramer::Limits limits) : framer(limits) {}
+  TracedFile(std::string dir_, std::string name_, TraceFileReader reader_)
+      : dir(std::move(dir_)), name(std::move(name_)), reader(std::move(reader_)) {}
+
+  [[nodiscard]] const std::string& path() const { return reader.identity().path; }
+  [[nodiscard]] std::int64_t owner_uid() const { return reader.identity().owner_uid; }
 };
 
-DirWatcher::DirWatcher(asio::io_context& io, pipeline::IngestSink& sink, std::string db_path,
+DirWatcher::DirWatcher(asio::io_context& io, ingest::IngestSink& sink, std::string db_path,
                        Options options)
     : m_io(io),
       m_strand(asio::make_strand(io)),
@@ -126,14 +114,8 @@ void DirWatcher::start() {
   m_events = std::make_unique<asio::posix::stream_descriptor>(m_strand, m_inotify);
   // Positions committed by earlier runs.
   try {
-    store::Database db(m_db_path, store::OpenMode::read_only);
-    db.set_busy_timeout(5000);
-    store::Statement saved = db.prepare("SELECT key, offset, finished FROM file_offsets WHERE key LIKE 'dir:%'");
-    while (saved.step()) {
-      m_committed[std::string(saved.column_text(0))] = {static_cast<std::uint64_t>(saved.column_int(1)),
-                                                   saved.column_int(2) != 0};
-    }
-  } catch (const store::SqliteError& e) {
+    m_committed = db::read_file_offsets(m_db_path, "dir:");
+  } catch (const db::SqliteError& e) {
     throw std::runtime_error(std::string("cannot read trace file positions: ") + e.what());
   }
   if (m_options.max_open_files > m_fd_limit_cap) {
@@ -150,11 +132,9 @@ void DirWatcher::start() {
       const std::string path = key.substr(key.find(':', 4) + 1);
       struct stat st {};
       if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) {
-        pipeline::IngestChunk chunk;
-        chunk.origins.push_back(Origin{SourceKind::dir, m_sink.next_channel_id(), {}, {}});
-        chunk.progress = pipeline::IngestChunk::FileProgress{key, path, 0, true, false, true};
-        chunk.received_us = proto::unix_now_us();
-        chunk.seal(proto::Parser::padding_bytes());
+        ingest::IngestChunk chunk;
+        chunk.origins.push_back(ingest::Origin{ingest::SourceKind::dir, m_sink.next_channel_id(), {}, {}});
+        chunk.progress = ingest::IngestChunk::FileProgress{key, path, 0, true, false, true};
         m_sink.submit(std::move(chunk));
       }
     }
@@ -358,9 +338,7 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
     wait_for_slot(uid, dir, name, closed_by_writer);
     return;
   }
-  // O_NOFOLLOW: a symbolic link is never followed out of the directory.
-  // O_NONBLOCK: opening a FIFO must not hang the daemon.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd fd = TraceFileReader::open_file(path);
   if (!fd) {
     if (errno == EMFILE || errno == ENFILE) {
       wait_for_slot(uid, dir, name, closed_by_writer);  // tried again when a file closes
@@ -373,36 +351,26 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return;
   }
-  auto file = std::make_unique<TracedFile>(m_options.framing);
-  file->dir = dir;
-  file->name = name;
-  file->path = path;
-  file->key = file_key(st.st_ino, path);
-  file->fd = std::move(fd);
-  file->owner_uid = static_cast<std::int64_t>(st.st_uid);
-  file->channel = m_sink.next_channel_id();
-  file->sentinel = name == k_discard_sentinel;
-  file->closing = closed_by_writer;
-  if (const auto done = m_finished.find(path); done != m_finished.end() && done->second == file->key) {
+  const std::string key = file_key(st.st_ino, path);
+  if (const auto done = m_finished.find(path); done != m_finished.end() && done->second == key) {
     return;
   }
-  if (const auto saved = m_committed.find(file->key); saved != m_committed.end()) {
-    if (saved->second.second) {
+  auto file = std::make_unique<TracedFile>(
+      dir, name,
+      TraceFileReader(std::move(fd),
+                      {path, key, ingest::SourceKind::dir, m_sink.next_channel_id(), static_cast<std::int64_t>(st.st_uid)},
+                      m_options.framing));
+  file->sentinel = name == k_discard_sentinel;
+  file->closing = closed_by_writer;
+  if (const auto saved = m_committed.find(key); saved != m_committed.end()) {
+    if (saved->second.finished) {
       // Finished and committed in an earlier run, its removal cut short.
       if (m_options.delete_finished || file->sentinel) {
         ::unlink(path.c_str());
       }
       return;
     }
-    file->read_offset = saved->second.first;
-    file->submitted_offset = file->read_offset;
-    // Committed inside a line over the limit: the rest of it is discarded.
-    char before_offset = '\n';
-    if (file->read_offset > 0 &&
-        ::pread(file->fd.get(), &before_offset, 1, static_cast<off_t>(file->read_offset - 1)) == 1 &&
-        before_offset != '\n') {
-      file->framer.resume_inside_long_line();
-    }
+    file->reader.resume_at(saved->second.offset);
   }
   if (file->sentinel) {
     m_sentinels.fetch_add(1);
@@ -411,7 +379,7 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
   }
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
-  ++m_open_per_uid[file->owner_uid];
+  ++m_open_per_uid[file->owner_uid()];
   const auto [it, inserted] = m_files.emplace(path, std::move(file));
   m_open_files.store(m_files.size());
   TracedFile& opened = *it->second;
@@ -496,97 +464,44 @@ void DirWatcher::open_waiting() {
 }
 
 DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
-  if (over_budget()) {
-    catch_up_soon();  // the file keeps meanwhile
-    return ReadOutcome::more_later;
-  }
-  // Checked at every read, not only at open: a file can grow, or become
-  // sparse (truncate -s), at any time.
-  struct stat st {};
-  if (::fstat(file.fd.get(), &st) == 0) {
-    if (const auto problem = oversized_or_sparse(st, m_options.max_file_bytes)) {
-      refuse(file, fmt::format("trace file '{}' refused: {}", file.path, *problem), file.owner_uid);
-      return ReadOutcome::finished;
-    }
-  }
-  auto& buffer = read_buffer();
-  pipeline::IngestChunk chunk;
-  std::uint64_t slice = 0;
-  bool at_end = false;
-  while (true) {
-    if (slice >= k_slice_bytes) {
-      break;  // the rest after the io thread's other work
-    }
-    // The budget is checked before every read, not only before the first: a
-    // big file must not be read whole into the queue.
-    if (slice > 0 && over_budget()) {
-      catch_up_soon();
-      break;
-    }
-    const ssize_t n = ::pread(file.fd.get(), buffer.data(), buffer.size(), static_cast<off_t>(file.read_offset));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      if (n < 0) {
-        spdlog::warn("dir: reading '{}': {}", file.path, std::strerror(errno));
-      }
-      at_end = true;
-      break;
-    }
-    slice += static_cast<std::uint64_t>(n);
-    file.read_offset += static_cast<std::uint64_t>(n);
-    file.last_growth = std::chrono::steady_clock::now();
-    m_sink.counters().bytes.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
-    file.framer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)),
-                     [&](std::string_view line, std::uint64_t full_size) {
-                       chunk.add_line(line, full_size);
-                       if (!file.saw_atexit && line.find("\"event\":\"atexit\"") != std::string_view::npos) {
-                         file.saw_atexit = true;
-                       }
-                     });
-    if (chunk.bytes.size() >= k_chunk_bytes) {
-      submit(file, std::move(chunk), false, false);
-      chunk = pipeline::IngestChunk();
-    }
-  }
-  // The last lines and "finished" travel in one chunk, so they commit
-  // together: a restart never finds the last line read but the file open.
-  const bool finished = file.saw_atexit || (file.closing && at_end);
-  if (finished) {
-    file.framer.finish([&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
-    submit(file, std::move(chunk), true, (m_options.delete_finished || file.sentinel) && !file.removed);
+  if (const auto problem = file.reader.unfit(m_options.max_file_bytes)) {
+    refuse(file, fmt::format("trace file '{}' refused: {}", file.path(), *problem), file.owner_uid());
     return ReadOutcome::finished;
   }
-  if (!chunk.lines.empty() || file.framer.discarding()) {
-    submit(file, std::move(chunk), false, false);
+  const auto pause = [this] {
+    if (over_budget()) {
+      catch_up_soon();  // the file keeps meanwhile
+      return true;
+    }
+    return false;
+  };
+  const auto finish_at = file.closing ? TraceFileReader::FinishAt::atexit_or_end : TraceFileReader::FinishAt::atexit;
+  const TraceFileReader::ReadResult result =
+      file.reader.read(m_sink, k_slice_bytes, finish_at, remove_when_finished(file), pause);
+  if (result.bytes > 0) {
+    file.last_growth = std::chrono::steady_clock::now();
   }
-  if (!at_end && !m_stopping && slice >= k_slice_bytes) {
-    read_more_soon(file.path);
+  if (result.finished) {
+    return ReadOutcome::finished;
+  }
+  if (result.stop == TraceFileReader::Stop::slice_full && !m_stopping) {
+    read_more_soon(file.path());  // the rest after the io thread's other work
   }
   return ReadOutcome::more_later;
 }
 
+bool DirWatcher::remove_when_finished(const TracedFile& file) const {
+  return (m_options.delete_finished || file.sentinel) && !file.removed;
+}
+
 void DirWatcher::refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid) {
   spdlog::debug("dir: {}", reason);  // the reject row says it; a log line per file would be a flood
-  struct stat st {};
-  pipeline::IngestChunk chunk;
-  chunk.refused = reason;
-  chunk.refused_bytes = ::fstat(file.fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-  chunk.origins.assign(1, Origin{SourceKind::dir, file.channel, std::nullopt, peer_uid});
-  // Finished at what was read: a restart neither reads it again nor from 0.
-  chunk.progress = pipeline::IngestChunk::FileProgress{
-      file.key, file.path, file.read_offset, true, (m_options.delete_finished || file.sentinel) && !file.removed,
-      false};
-  chunk.end_of_channel = true;
-  chunk.received_us = proto::unix_now_us();
-  chunk.seal(proto::Parser::padding_bytes());
-  m_sink.submit(std::move(chunk));
+  file.reader.refuse(m_sink, reason, peer_uid, remove_when_finished(file));
 }
 
 void DirWatcher::forget(FileMap::iterator found) {
-  m_finished[found->first] = found->second->key;
-  const std::int64_t uid = found->second->owner_uid;
+  m_finished[found->first] = found->second->reader.identity().key;
+  const std::int64_t uid = found->second->owner_uid();
   if (auto open = m_open_per_uid.find(uid); open != m_open_per_uid.end() && --open->second == 0) {
     m_open_per_uid.erase(open);
   }
@@ -596,26 +511,6 @@ void DirWatcher::forget(FileMap::iterator found) {
   if (!m_waiting.empty()) {
     open_waiting_soon();
   }
-}
-
-void DirWatcher::submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove) {
-  // Inside a line over the limit the position moves on with the discarded
-  // bytes: a restart resumes there (discarding up to the next newline), not
-  // at the line's start, which may be a terabyte back.
-  const std::uint64_t position = finished || file.framer.discarding()
-                                     ? file.read_offset
-                                     : file.read_offset - file.framer.partial_size();
-  if (!finished && chunk.lines.empty() && position == file.submitted_offset) {
-    return;  // nothing new to commit
-  }
-  file.submitted_offset = position;
-  chunk.origins.assign(1, Origin{SourceKind::dir, file.channel, std::nullopt, file.owner_uid});
-  chunk.progress = pipeline::IngestChunk::FileProgress{file.key, file.path, position, finished, remove, false};
-  chunk.end_of_channel = finished;
-  chunk.received_us = proto::unix_now_us();
-  m_sink.counters().lines.fetch_add(chunk.lines.size(), std::memory_order_relaxed);
-  chunk.seal(proto::Parser::padding_bytes());
-  m_sink.submit(std::move(chunk));
 }
 
 void DirWatcher::read_more_soon(const std::string& path) {
@@ -688,7 +583,7 @@ bool DirWatcher::writer_running(const TracedFile& file) const {
   // pid 1 always runs: a name is believed only when that process belongs
   // to the file's owner. Where /proc hides it, only max_silence bounds it.
   const auto owner = process_owner(*pid);
-  return !owner || static_cast<std::int64_t>(*owner) == file.owner_uid;
+  return !owner || static_cast<std::int64_t>(*owner) == file.owner_uid();
 }
 
 asio::awaitable<void> DirWatcher::tick() {

@@ -33,9 +33,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "daemon/pipeline/ingest_sink.hpp"
-#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/asio.hpp"
+#include "db/file_offsets.hpp"
 
 namespace trace2d::source {
 
@@ -53,11 +54,11 @@ class DirWatcher {
     std::size_t max_open_files_per_uid = 1024;  // also at most half of the next
     std::size_t max_open_files = 4096;          // also at most a quarter of RLIMIT_NOFILE
     std::uint64_t max_file_bytes = 1ULL << 30;  // 0: no cap
-    pipeline::LineFramer::Limits framing;
+    ingest::LineFramer::Limits framing;
   };
 
   // `db_path`: where the committed file positions are read from at start.
-  DirWatcher(asio::io_context& io, pipeline::IngestSink& sink, std::string db_path, Options options);
+  DirWatcher(asio::io_context& io, ingest::IngestSink& sink, std::string db_path, Options options);
   ~DirWatcher();
   DirWatcher(const DirWatcher&) = delete;
   DirWatcher& operator=(const DirWatcher&) = delete;
@@ -100,7 +101,7 @@ class DirWatcher {
   // (and removed, as finished files are) without reading further.
   void refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid);
   void forget(FileMap::iterator found);
-  void submit(TracedFile& file, pipeline::IngestChunk&& chunk, bool finished, bool remove);
+  [[nodiscard]] bool remove_when_finished(const TracedFile& file) const;
   // Whether the pid in the file's name vouches for a writer still at work.
   [[nodiscard]] bool writer_running(const TracedFile& file) const;
   [[nodiscard]] std::size_t open_file_cap() const;
@@ -119,7 +120,7 @@ class DirWatcher {
 
   asio::io_context& m_io;
   asio::strand<asio::io_context::executor_type> m_strand;
-  pipeline::IngestSink& m_sink;
+  ingest::IngestSink& m_sink;
   std::string m_db_path;
   Options m_options;
   std::size_t m_fd_limit_cap = 0;  // a quarter of RLIMIT_NOFILE
@@ -142,8 +143,8 @@ class DirWatcher {
   // thread's other work.
   std::vector<std::string> m_more;
   bool m_read_more_posted = false;
-  // Positions committed by earlier runs: key -> (offset, finished).
-  std::map<std::string, std::pair<std::uint64_t, bool>> m_committed;
+  // Positions committed by earlier runs, by key.
+  std::map<std::string, db::SavedFileOffset> m_committed;
   // Files finished in this run, path -> key (their removal waits for the
   // commit; the entry goes when the file does).
   std::map<std::string, std::string> m_finished;

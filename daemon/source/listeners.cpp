@@ -41,7 +41,7 @@ unsigned resolve_id(const std::string& text, const char* what, Lookup lookup) {
 
 }  // namespace
 
-void apply_socket_permissions(const std::string& path, const app::SocketOptions& options) {
+void apply_socket_permissions(const std::string& path, const SocketOptions& options) {
   if (!options.owner.empty() || !options.group.empty()) {
     const uid_t uid = options.owner.empty()
                           ? static_cast<uid_t>(-1)
@@ -61,8 +61,8 @@ void apply_socket_permissions(const std::string& path, const app::SocketOptions&
   }
 }
 
-Listeners open_listeners(asio::io_context& io, const app::SocketOptions& stream_options,
-                         const app::SocketOptions& dgram_options) {
+Listeners open_listeners(asio::io_context& io, const SocketOptions& stream_options,
+                         const SocketOptions& dgram_options) {
   Listeners listeners;
   // Sockets systemd passed: recognise each by its type.
   const int passed = ::sd_listen_fds(1);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/app/options.hpp"
+#include "daemon/source/socket_options.hpp"
 #include "daemon/source/asio.hpp"
 #include "daemon/source/socket_file.hpp"
 
@@ -28,10 +28,10 @@ struct Listeners {
 // Takes sockets systemd passed (LISTEN_FDS), then binds what is configured
 // but was not passed (an empty path: none). Throws StartupError naming the
 // problem.
-[[nodiscard]] Listeners open_listeners(asio::io_context& io, const app::SocketOptions& stream,
-                                       const app::SocketOptions& dgram);
+[[nodiscard]] Listeners open_listeners(asio::io_context& io, const SocketOptions& stream,
+                                       const SocketOptions& dgram);
 
 // Applies owner, group and mode to a socket file (names or numeric ids).
-void apply_socket_permissions(const std::string& path, const app::SocketOptions& options);
+void apply_socket_permissions(const std::string& path, const SocketOptions& options);
 
 }  // namespace trace2d::source

@@ -43,11 +43,11 @@ UniqueFd checked(int fd, const char* what) {
 
 class StreamReader::Connection {
  public:
-  Connection(UniqueFd socket, const Origin& origin, const pipeline::LineFramer::Limits& framing)
+  Connection(UniqueFd socket, const ingest::Origin& origin, const ingest::LineFramer::Limits& framing)
       : m_socket(std::move(socket)), m_origin(origin), m_framer(framing) {}
 
   [[nodiscard]] int fd() const { return m_socket.get(); }
-  [[nodiscard]] const Origin& origin() const { return m_origin; }
+  [[nodiscard]] const ingest::Origin& origin() const { return m_origin; }
   [[nodiscard]] std::int64_t uid() const { return m_origin.peer_uid.value_or(-1); }
   [[nodiscard]] bool has_partial_line() const { return m_framer.has_partial_line(); }
   // Bytes its framer holds now: unfinished lines, outside any chunk.
@@ -61,7 +61,7 @@ class StreamReader::Connection {
 
   // Reads until the socket would block (or `limit` bytes when not 0),
   // adding the bytes read to `total`. False at EOF or on error.
-  bool drain(pipeline::IngestSink& sink, std::vector<char>& buffer, bool dropping, std::size_t limit,
+  bool drain(ingest::IngestSink& sink, std::vector<char>& buffer, bool dropping, std::size_t limit,
              std::size_t& total) {
     while (limit == 0 || total < limit) {
       const ssize_t n = ::recv(m_socket.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
@@ -103,7 +103,7 @@ class StreamReader::Connection {
   }
 
   // The last line (even without its '\n'), then the end of the channel.
-  void finish(pipeline::IngestSink& sink) {
+  void finish(ingest::IngestSink& sink) {
     m_framer.finish([&](std::string_view line, std::uint64_t full_size) { m_chunk.add_line(line, full_size); });
     submit(sink, true);
     m_socket.reset();
@@ -119,32 +119,26 @@ class StreamReader::Connection {
   std::optional<std::list<Connection*>::iterator> held_at;
 
  private:
-  void submit(pipeline::IngestSink& sink, bool end_of_channel) {
+  void submit(ingest::IngestSink& sink, bool end_of_channel) {
     if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.refused.empty()) {
       return;
     }
-    auto& counters = sink.counters();
-    counters.lines.fetch_add(m_chunk.lines.size(), std::memory_order_relaxed);
-    counters.dropped_lines.fetch_add(m_chunk.dropped_lines, std::memory_order_relaxed);
-    counters.dropped_bytes.fetch_add(m_chunk.dropped_bytes, std::memory_order_relaxed);
     m_chunk.origins.assign(1, m_origin);
-    m_chunk.received_us = proto::unix_now_us();
     m_chunk.end_of_channel = end_of_channel;
     if (!m_chunk.refused.empty()) {
-      counters.channels_refused.fetch_add(1, std::memory_order_relaxed);
+      sink.counters().channels_refused.fetch_add(1, std::memory_order_relaxed);
     }
-    m_chunk.seal(proto::Parser::padding_bytes());
     sink.submit(std::move(m_chunk));
-    m_chunk = pipeline::IngestChunk();
+    m_chunk = ingest::IngestChunk();
   }
 
   UniqueFd m_socket;
-  Origin m_origin;
-  pipeline::LineFramer m_framer;
-  pipeline::IngestChunk m_chunk;
+  ingest::Origin m_origin;
+  ingest::LineFramer m_framer;
+  ingest::IngestChunk m_chunk;
 };
 
-StreamReader::StreamReader(pipeline::IngestSink& sink, Options options, OnEmpty on_empty)
+StreamReader::StreamReader(ingest::IngestSink& sink, Options options, OnEmpty on_empty)
     : m_sink(sink),
       m_options(options),
       m_on_empty(std::move(on_empty)),
@@ -171,7 +165,7 @@ StreamReader::~StreamReader() {
   }
 }
 
-void StreamReader::add(UniqueFd socket, const Origin& origin) {
+void StreamReader::add(UniqueFd socket, const ingest::Origin& origin) {
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   m_sink.counters().channels_open.fetch_add(1, std::memory_order_relaxed);
   auto connection = std::make_unique<Connection>(std::move(socket), origin, m_options.framing);
@@ -265,8 +259,8 @@ bool StreamReader::accept_pending(int listener, Clock::time_point now) {
 }
 
 void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
-  Origin origin;
-  origin.kind = SourceKind::stream;
+  ingest::Origin origin;
+  origin.kind = ingest::SourceKind::stream;
   origin.channel = m_sink.next_channel_id();
   const PeerCredentials peer = peer_credentials(socket.get());
   origin.peer_pid = peer.pid;
@@ -408,20 +402,18 @@ void StreamReader::report_refusals(Clock::time_point now) {
     if (holder.refused == 0) {
       continue;
     }
-    pipeline::IngestChunk chunk;
-    Origin origin;
-    origin.kind = SourceKind::stream;
+    ingest::IngestChunk chunk;
+    ingest::Origin origin;
+    origin.kind = ingest::SourceKind::stream;
     if (uid >= 0) {
       origin.peer_uid = uid;
     }
     chunk.origins.assign(1, origin);
-    chunk.received_us = proto::unix_now_us();
     chunk.refused = fmt::format(
         "refused {} connection{} of uid {}: it was at its bound of open connections (limit {} per uid, {} in "
         "all) and none of them had been quiet for a second",
         holder.refused, holder.refused == 1 ? "" : "s", uid, m_options.max_connections_per_uid,
         m_options.max_connections);
-    chunk.seal(proto::Parser::padding_bytes());
     m_sink.submit(std::move(chunk));
     holder.refused = 0;
   }

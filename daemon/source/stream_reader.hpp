@@ -30,9 +30,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "daemon/pipeline/ingest_sink.hpp"
-#include "daemon/pipeline/line_framer.hpp"
-#include "daemon/source/origin.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/ingest/line_framer.hpp"
+#include "daemon/ingest/origin.hpp"
 #include "daemon/source/unique_fd.hpp"
 
 namespace trace2d::source {
@@ -40,7 +40,7 @@ namespace trace2d::source {
 class StreamReader {
  public:
   struct Options {
-    pipeline::LineFramer::Limits framing;
+    ingest::LineFramer::Limits framing;
     std::chrono::milliseconds overflow_wait{2000};
     std::size_t max_read_per_wakeup = 4 * 1024 * 1024;  // fairness between connections
     // After a read that found less than `trickle_bytes`, the connection is
@@ -74,14 +74,14 @@ class StreamReader {
   // everything (close_all()) is done and all it read and counted is handed
   // over (true): only then may the pipeline behind it stop.
   using OnEmpty = std::function<void(bool handed_over)>;
-  StreamReader(pipeline::IngestSink& sink, Options options, OnEmpty on_empty);
+  StreamReader(ingest::IngestSink& sink, Options options, OnEmpty on_empty);
   // Drains and closes whatever is still open, then joins the thread.
   ~StreamReader();
   StreamReader(const StreamReader&) = delete;
   StreamReader& operator=(const StreamReader&) = delete;
 
   // Takes over a connected, non-blocking socket. Thread-safe.
-  void add(UniqueFd socket, const Origin& origin);
+  void add(UniqueFd socket, const ingest::Origin& origin);
   // Accepts connections on `listener` (listening, non-blocking) from now on,
   // on the reader's thread: a git process then costs the daemon one wake-up
   // to accept it and about one more to read it whole. The caller keeps the
@@ -140,7 +140,7 @@ class StreamReader {
   void close_everything();
   void wake();
 
-  pipeline::IngestSink& m_sink;
+  ingest::IngestSink& m_sink;
   Options m_options;
   OnEmpty m_on_empty;
   UniqueFd m_epoll;

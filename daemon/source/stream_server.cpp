@@ -3,7 +3,7 @@
 namespace trace2d::source {
 
 StreamServer::StreamServer(asio::io_context& io, asio::local::stream_protocol::acceptor listener,
-                           pipeline::IngestSink& sink, Options options)
+                           ingest::IngestSink& sink, Options options)
     : m_io(io),
       m_strand(asio::make_strand(io)),
       m_listener(std::move(listener)),

@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "daemon/pipeline/ingest_sink.hpp"
+#include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/source/asio.hpp"
 #include "daemon/source/stream_reader.hpp"
 
@@ -21,7 +21,7 @@ class StreamServer {
 
   // `listener` is bound and listening (by us, or passed in by systemd).
   StreamServer(asio::io_context& io, asio::local::stream_protocol::acceptor listener,
-               pipeline::IngestSink& sink, Options options);
+               ingest::IngestSink& sink, Options options);
   ~StreamServer();
   StreamServer(const StreamServer&) = delete;
   StreamServer& operator=(const StreamServer&) = delete;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/source/origin.hpp"
+#include "daemon/ingest/origin.hpp"
 #include "daemon/stitch/event_clock.hpp"
 
 namespace trace2d::stitch {
@@ -51,7 +51,7 @@ struct SessionRecord {
   std::optional<std::int64_t> exit_code;
   std::optional<std::int64_t> signo;
   SessionStatus status = SessionStatus::running;
-  source::SourceKind source = source::SourceKind::stream;
+  ingest::SourceKind source = ingest::SourceKind::stream;
   std::optional<std::int64_t> peer_pid;
   std::optional<std::int64_t> peer_uid;
   std::int64_t event_count = 0;

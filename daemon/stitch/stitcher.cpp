@@ -103,105 +103,174 @@ constexpr std::size_t k_max_open_children = 512;
 
 }  // namespace
 
-// Regions and children: paired here as their events arrive.
-void Stitcher::track(Live& live, const proto::Event& event, const Placement& placement) {
-  std::vector<RegionRecord>& regions = m_regions;
-  std::vector<ChildRecord>& children = m_children;
-  SessionRecord& r = live.record;
-  switch (event.kind) {
-    case proto::EventKind::region_enter:
-    case proto::EventKind::region_leave: {
-      const auto* region = event.as<proto::Region>();
-      if (region == nullptr) {
-        return;
+// What one event changes in its session, by the kind of its payload (one
+// payload type may serve two kinds: Exit for exit and atexit, Region for
+// region_enter and region_leave). Regions and children are paired here as
+// their events arrive.
+struct Stitcher::Apply {
+  Stitcher& stitcher;
+  Live& live;
+  const proto::Event& event;
+  const EventPlacement& placement;
+
+  SessionRecord& record() { return live.record; }
+
+  void end(EndRank rank, const std::optional<double>& t_abs) {
+    SessionRecord& r = record();
+    r.status = SessionStatus::complete;
+    if (rank >= live.end_rank) {
+      live.end_rank = rank;
+      if (t_abs) {
+        r.elapsed = t_abs;
       }
-      RegionRecord record;
-      record.session = r.id;
-      record.seq = placement.seq;
-      record.thread = copy(event.thread);
-      record.nesting = region->nesting;
-      record.category = copy(region->category);
-      record.label = copy(region->label);
-      record.msg = copy(region->msg);
-      record.repo = event.repo;
-      record.at = EventClock{region->t_abs, event.time_us};
-      if (event.kind == proto::EventKind::region_enter) {
-        record.t_start = seconds_since(event.time_us, r.process_start_us);
-        live.regions.enter(std::move(record), regions);
-      } else {
-        record.elapsed = region->t_rel;
-        record.leave_seq = placement.seq;
-        if (const auto at = seconds_since(event.time_us, r.process_start_us); at && region->t_rel) {
-          record.t_start = *at - *region->t_rel;  // only used when the enter is missing
-        }
-        live.regions.leave(std::move(record), regions);
+      if (event.time_us) {
+        r.end_time_us = event.time_us;
       }
-      return;
     }
-    case proto::EventKind::child_start: {
-      const auto* start = event.as<proto::ChildStart>();
-      if (start == nullptr || !start->child_id) {
-        return;
-      }
-      ChildRecord record;
-      record.session = r.id;
-      record.child_id = *start->child_id;
-      record.start_seq = placement.seq;
-      record.child_class = copy(start->child_class);
-      record.hook_name = copy(start->hook_name);
-      record.argv = json_array(start->argv);
-      record.argv_key = child_argv_key(start->argv, start->use_shell.value_or(false));
-      record.use_shell = start->use_shell;
-      record.cd = copy(start->cd);
-      record.start_us = event.time_us;
-      record.t_start = seconds_since(event.time_us, r.process_start_us);
-      record.at = EventClock{start->t_abs, event.time_us};
-      if (live.open_children.size() < k_max_open_children) {  // bounded: anyone can send child_starts
-        live.open_children.emplace(record.child_id, record.at);
-      }
-      children.push_back(std::move(record));
-      return;
-    }
-    case proto::EventKind::child_exit:
-    case proto::EventKind::child_ready: {
-      std::optional<std::int64_t> id;
-      ChildRecord update;
-      if (const auto* exit = event.as<proto::ChildExit>()) {
-        id = exit->child_id;
-        update.pid = exit->pid;
-        update.code = exit->code;
-        update.elapsed = exit->t_rel;
-        update.end_us = event.time_us;
-        update.end_seq = placement.seq;
-        update.at = EventClock{exit->t_abs, event.time_us};
-      } else if (const auto* ready = event.as<proto::ChildReady>()) {
-        id = ready->child_id;
-        update.pid = ready->pid;
-        update.ready = copy(ready->ready);
-      }
-      if (!id) {
-        return;
-      }
-      update.session = r.id;
-      update.child_id = *id;
-      if (const auto open = live.open_children.find(*id);
-          event.kind == proto::EventKind::child_exit && !update.elapsed && open != live.open_children.end()) {
-        update.elapsed = elapsed_between(open->second, update.at);  // no t_rel: event_clock.hpp
-      }
-      children.push_back(std::move(update));
-      return;
-    }
-    default:
-      return;
   }
-}
+
+  void operator()(const proto::Version& v) {
+    set_if(record().evt, v.evt);
+    set_if(record().exe, v.exe);
+  }
+  void operator()(const proto::Start& s) {
+    SessionRecord& r = record();
+    r.argv = json_array(s.argv);
+    r.argv_key = argv_key(s.argv);
+    // t_abs comes from the payload: one no process can have (negative,
+    // over a century) would overflow the microseconds; ignore it.
+    constexpr double k_max_t_abs = 100.0 * 366 * 24 * 3600;
+    if (event.time_us && s.t_abs && *s.t_abs >= 0 && *s.t_abs <= k_max_t_abs) {
+      r.process_start_us = *event.time_us - std::llround(*s.t_abs * 1e6);
+    }
+  }
+  void operator()(const proto::CmdName& c) {
+    set_if(record().cmd_name, c.name);
+    set_if(record().hierarchy, c.hierarchy);
+  }
+  // repo's: its subcommands name the run, unless git's cmd_name did.
+  void operator()(const proto::Command& c) {
+    SessionRecord& r = record();
+    if (!r.cmd_name && !c.subcommands.empty()) {
+      r.cmd_name = join(c.subcommands, ' ');
+      if (!r.hierarchy && c.name) {
+        r.hierarchy = std::string(*c.name) + '/' + join(c.subcommands, '/');
+      }
+    }
+  }
+  void operator()(const proto::CmdMode& c) { set_if(record().cmd_mode, c.name); }
+  void operator()(const proto::CmdPath& c) { set_if(record().cmd_path, c.path); }
+  // The first repository a process opens is its worktree (repo id 1).
+  void operator()(const proto::DefRepo& d) {
+    if (!record().worktree) {
+      set_if(record().worktree, d.worktree);
+    }
+  }
+  void operator()(const proto::Error&) { ++record().error_count; }
+  void operator()(const proto::Exit& e) {
+    const EndRank rank = event.kind == proto::EventKind::atexit ? EndRank::atexit : EndRank::exit;
+    if (rank >= live.end_rank && e.code) {
+      record().exit_code = e.code;
+    }
+    end(rank, e.t_abs);
+  }
+  void operator()(const proto::Signal& s) {
+    if (s.signo) {
+      record().signo = s.signo;
+    }
+    end(EndRank::signal, s.t_abs);
+  }
+
+  void operator()(const proto::Region& region) {
+    const SessionRecord& r = record();
+    RegionRecord paired;
+    paired.session = r.id;
+    paired.seq = placement.seq;
+    paired.thread = copy(event.thread);
+    paired.nesting = region.nesting;
+    paired.category = copy(region.category);
+    paired.label = copy(region.label);
+    paired.msg = copy(region.msg);
+    paired.repo = event.repo;
+    paired.at = EventClock{region.t_abs, event.time_us};
+    if (event.kind == proto::EventKind::region_enter) {
+      paired.t_start = seconds_since(event.time_us, r.process_start_us);
+      live.regions.enter(std::move(paired), stitcher.m_regions);
+    } else {
+      paired.elapsed = region.t_rel;
+      paired.leave_seq = placement.seq;
+      if (const auto at = seconds_since(event.time_us, r.process_start_us); at && region.t_rel) {
+        paired.t_start = *at - *region.t_rel;  // only used when the enter is missing
+      }
+      live.regions.leave(std::move(paired), stitcher.m_regions);
+    }
+  }
+  void operator()(const proto::ChildStart& start) {
+    if (!start.child_id) {
+      return;
+    }
+    const SessionRecord& r = record();
+    ChildRecord child;
+    child.session = r.id;
+    child.child_id = *start.child_id;
+    child.start_seq = placement.seq;
+    child.child_class = copy(start.child_class);
+    child.hook_name = copy(start.hook_name);
+    child.argv = json_array(start.argv);
+    child.argv_key = child_argv_key(start.argv, start.use_shell.value_or(false));
+    child.use_shell = start.use_shell;
+    child.cd = copy(start.cd);
+    child.start_us = event.time_us;
+    child.t_start = seconds_since(event.time_us, r.process_start_us);
+    child.at = EventClock{start.t_abs, event.time_us};
+    if (live.open_children.size() < k_max_open_children) {  // bounded: anyone can send child_starts
+      live.open_children.emplace(child.child_id, child.at);
+    }
+    stitcher.m_children.push_back(std::move(child));
+  }
+  void operator()(const proto::ChildExit& exit) {
+    if (!exit.child_id) {
+      return;
+    }
+    ChildRecord update = child_update(*exit.child_id, exit.pid);
+    update.code = exit.code;
+    update.elapsed = exit.t_rel;
+    update.end_us = event.time_us;
+    update.end_seq = placement.seq;
+    update.at = EventClock{exit.t_abs, event.time_us};
+    if (const auto open = live.open_children.find(*exit.child_id); !update.elapsed && open != live.open_children.end()) {
+      update.elapsed = elapsed_between(open->second, update.at);  // no t_rel: event_clock.hpp
+    }
+    stitcher.m_children.push_back(std::move(update));
+  }
+  void operator()(const proto::ChildReady& ready) {
+    if (!ready.child_id) {
+      return;
+    }
+    ChildRecord update = child_update(*ready.child_id, ready.pid);
+    update.ready = copy(ready.ready);
+    stitcher.m_children.push_back(std::move(update));
+  }
+  // Everything else is stored, but changes nothing in the session's summary.
+  template <typename Payload>
+  void operator()(const Payload&) {}
+
+ private:
+  ChildRecord child_update(std::int64_t child_id, const std::optional<std::int64_t>& pid) {
+    ChildRecord update;
+    update.session = record().id;
+    update.child_id = child_id;
+    update.pid = pid;
+    return update;
+  }
+};
 
 Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options)
     : m_catalog(catalog), m_next_id(next_session_id), m_options(options) {}
 
 Stitcher::~Stitcher() = default;
 
-Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const source::Origin& origin,
+Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Origin& origin,
                                           std::int64_t received_us) {
   if (auto found = m_sessions.find(sid); found != m_sessions.end()) {
     return found->second.get();
@@ -308,10 +377,10 @@ void Stitcher::mark_dirty(Live& live) {
   }
 }
 
-std::optional<Placement> Stitcher::place(const proto::Event& event, const source::Origin& origin,
+std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const ingest::Origin& origin,
                                          std::int64_t received_us) {
   Channel* channel = nullptr;
-  if (origin.kind != source::SourceKind::dgram) {  // datagrams have no channel that ends
+  if (origin.kind != ingest::SourceKind::dgram) {  // datagrams have no channel that ends
     channel = &m_channels[origin.channel];
   }
   Live* live = channel != nullptr && channel->last != nullptr && channel->last->record.sid == event.sid
@@ -328,7 +397,7 @@ std::optional<Placement> Stitcher::place(const proto::Event& event, const source
     attach(*live, *channel);
   }
   SessionRecord& r = live->record;
-  const Placement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
+  const EventPlacement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
   ++r.event_count;
   r.last_received_us = received_us;
   if (event.time_us) {
@@ -349,94 +418,7 @@ std::optional<Placement> Stitcher::place(const proto::Event& event, const source
     r.status = SessionStatus::running;  // it was cut off, yet it is still talking
   }
 
-  const auto end = [&](EndRank rank, const std::optional<double>& t_abs) {
-    r.status = SessionStatus::complete;
-    if (rank >= live->end_rank) {
-      live->end_rank = rank;
-      if (t_abs) {
-        r.elapsed = t_abs;
-      }
-      if (event.time_us) {
-        r.end_time_us = event.time_us;
-      }
-    }
-  };
-
-  switch (event.kind) {
-    case proto::EventKind::version:
-      if (const auto* v = event.as<proto::Version>()) {
-        set_if(r.evt, v->evt);
-        set_if(r.exe, v->exe);
-      }
-      break;
-    case proto::EventKind::start:
-      if (const auto* s = event.as<proto::Start>()) {
-        r.argv = json_array(s->argv);
-        r.argv_key = argv_key(s->argv);
-        // t_abs comes from the payload: one no process can have (negative,
-        // over a century) would overflow the microseconds; ignore it.
-        constexpr double k_max_t_abs = 100.0 * 366 * 24 * 3600;
-        if (event.time_us && s->t_abs && *s->t_abs >= 0 && *s->t_abs <= k_max_t_abs) {
-          r.process_start_us = *event.time_us - std::llround(*s->t_abs * 1e6);
-        }
-      }
-      break;
-    case proto::EventKind::cmd_name:
-      if (const auto* c = event.as<proto::CmdName>()) {
-        set_if(r.cmd_name, c->name);
-        set_if(r.hierarchy, c->hierarchy);
-      }
-      break;
-    case proto::EventKind::command:
-      // repo's: its subcommands name the run, unless git's cmd_name did.
-      if (const auto* c = event.as<proto::Command>(); c != nullptr && !r.cmd_name && !c->subcommands.empty()) {
-        r.cmd_name = join(c->subcommands, ' ');
-        if (!r.hierarchy && c->name) {
-          r.hierarchy = std::string(*c->name) + '/' + join(c->subcommands, '/');
-        }
-      }
-      break;
-    case proto::EventKind::cmd_mode:
-      if (const auto* c = event.as<proto::CmdMode>()) {
-        set_if(r.cmd_mode, c->name);
-      }
-      break;
-    case proto::EventKind::cmd_path:
-      if (const auto* c = event.as<proto::CmdPath>()) {
-        set_if(r.cmd_path, c->path);
-      }
-      break;
-    case proto::EventKind::def_repo:
-      // The first repository a process opens is its worktree (repo id 1).
-      if (const auto* d = event.as<proto::DefRepo>(); d != nullptr && !r.worktree) {
-        set_if(r.worktree, d->worktree);
-      }
-      break;
-    case proto::EventKind::error:
-      ++r.error_count;
-      break;
-    case proto::EventKind::exit:
-    case proto::EventKind::atexit:
-      if (const auto* e = event.as<proto::Exit>()) {
-        const EndRank rank = event.kind == proto::EventKind::atexit ? EndRank::atexit : EndRank::exit;
-        if (rank >= live->end_rank && e->code) {
-          r.exit_code = e->code;
-        }
-        end(rank, e->t_abs);
-      }
-      break;
-    case proto::EventKind::signal:
-      if (const auto* s = event.as<proto::Signal>()) {
-        if (s->signo) {
-          r.signo = s->signo;
-        }
-        end(EndRank::signal, s->t_abs);
-      }
-      break;
-    default:
-      break;
-  }
-  track(*live, event, placement);
+  std::visit(Apply{*this, *live, event, placement}, event.payload);
   mark_dirty(*live);
   count_running(*live);
   return placement;

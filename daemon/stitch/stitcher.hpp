@@ -23,7 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "daemon/source/origin.hpp"
+#include "daemon/ingest/origin.hpp"
 #include "daemon/stitch/region_pairer.hpp"
 #include "daemon/stitch/session_catalog.hpp"
 #include "daemon/stitch/session_record.hpp"
@@ -32,7 +32,7 @@
 namespace trace2d::stitch {
 
 // Where an event goes: its session's key and its sequence number there.
-struct Placement {
+struct EventPlacement {
   std::int64_t session = 0;
   std::int64_t seq = 0;
   std::optional<std::int64_t> time_base_us;
@@ -58,7 +58,7 @@ class Stitcher {
   // Where the event goes, or nothing when it is refused (refusal() says
   // why; the caller stores it as a reject): its session belongs to another
   // uid, or its uid has too many sessions open.
-  std::optional<Placement> place(const proto::Event& event, const source::Origin& origin,
+  std::optional<EventPlacement> place(const proto::Event& event, const ingest::Origin& origin,
                                  std::int64_t received_us);
   [[nodiscard]] const std::string& refusal() const { return m_refusal; }
 
@@ -84,13 +84,13 @@ class Stitcher {
   struct Live;
   struct Channel;
   // nullptr (and m_refusal set) when a new session is over its uid's bound.
-  Live* find_or_create(std::string_view sid, const source::Origin& origin, std::int64_t received_us);
+  Live* find_or_create(std::string_view sid, const ingest::Origin& origin, std::int64_t received_us);
   void set_lineage(SessionRecord& record);
   void refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender);
   void attach(Live& live, Channel& channel);
   void mark_dirty(Live& live);
   void count_running(Live& live);
-  void track(Live& live, const proto::Event& event, const Placement& placement);
+  struct Apply;  // what an event changes in its session: a visitor over its payload
 
   struct Hash {
     using is_transparent = void;

@@ -90,7 +90,7 @@ struct PrefixCursor {
 }  // namespace
 
 void EventEncoder::encode(const proto::Event& event, std::string_view original,
-                          const stitch::Placement& placement, WriteBatch& batch,
+                          const stitch::EventPlacement& placement, WriteBatch& batch,
                           std::optional<std::int64_t> uid) {
   // Consecutive events mostly share their session: one map update per run.
   if (placement.session != m_last_session || uid != m_last_uid) {
@@ -170,7 +170,7 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
   batch.events.push_back(row);
 }
 
-void EventEncoder::encode(stitch::StitchChanges&& changes, WriteBatch& batch) {
+void EventEncoder::encode(const stitch::StitchChanges& changes, WriteBatch& batch) {
   for (const stitch::SessionRecord& session : changes.sessions) {
     m_session_uids.try_emplace(session.id, session.peer_uid);
   }
@@ -206,12 +206,9 @@ void EventEncoder::encode(stitch::StitchChanges&& changes, WriteBatch& batch) {
     row.leave_seq = region.leave_seq;
     batch.regions.push_back(row);
   }
-  if (batch.sessions.empty()) {
-    batch.sessions = std::move(changes.sessions);
-  } else {
-    std::move(changes.sessions.begin(), changes.sessions.end(), std::back_inserter(batch.sessions));
-  }
-  std::move(changes.children.begin(), changes.children.end(), std::back_inserter(batch.children));
+  // Copied, not moved: other consumers see the same changes.
+  batch.sessions.insert(batch.sessions.end(), changes.sessions.begin(), changes.sessions.end());
+  batch.children.insert(batch.children.end(), changes.children.begin(), changes.children.end());
   m_session_uids.clear();
   m_last_session = 0;
 }

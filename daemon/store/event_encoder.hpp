@@ -33,11 +33,11 @@ class EventEncoder {
   // `original` is the line exactly as received (it differs from event.json
   // when invalid UTF-8 was repaired); `uid` its sender's, from the kernel
   // (nullopt: a trusted sender without one, such as `trace2d import`).
-  void encode(const proto::Event& event, std::string_view original, const stitch::Placement& placement,
+  void encode(const proto::Event& event, std::string_view original, const stitch::EventPlacement& placement,
               WriteBatch& batch, std::optional<std::int64_t> uid = std::nullopt);
 
   // What the stitcher paired, into rows of the same batch.
-  void encode(stitch::StitchChanges&& changes, WriteBatch& batch);
+  void encode(const stitch::StitchChanges& changes, WriteBatch& batch);
 
  private:
   NameTable& m_names;

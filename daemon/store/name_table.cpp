@@ -7,8 +7,8 @@
 
 namespace trace2d::store {
 
-void NameTable::load(Database& db) {
-  Statement stmt = db.prepare("SELECT id, text FROM names");
+void NameTable::load(db::Database& db) {
+  db::Statement stmt = db.prepare("SELECT id, text FROM names");
   const std::lock_guard lock(m_mutex);
   while (stmt.step()) {
     const std::int64_t id = stmt.column_int(0);

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "daemon/store/write_batch.hpp"
 
 namespace trace2d::store {
@@ -43,7 +43,7 @@ class NameTable {
       : m_max_names(max_names), m_max_names_per_uid(max_names_per_uid) {}
 
   // Loads every name already in the database.
-  void load(Database& db);
+  void load(db::Database& db);
 
   // The id of `text`, adding a `names` row to `batch` the first time, charged
   // to `uid` (nullopt: a trusted sender without a uid, e.g. `trace2d import`,

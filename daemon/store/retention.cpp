@@ -21,7 +21,7 @@ constexpr std::string_view k_reject_bytes = "(length(raw) + length(reason) + 32)
 
 }  // namespace
 
-Retention::Retention(Database& db, Options options)
+Retention::Retention(db::Database& db, Options options)
     : m_db(db),
       m_options(options),
       // Running sessions go too once they have been silent past the age:
@@ -52,7 +52,7 @@ std::uint64_t Retention::used_bytes() {
   return static_cast<std::uint64_t>((pages - free) * size);
 }
 
-void Retention::bind_uid(Statement& stmt, int index, std::int64_t uid) {
+void Retention::bind_uid(db::Statement& stmt, int index, std::int64_t uid) {
   if (uid == k_no_uid) {
     stmt.bind_null(index);
   } else {
@@ -80,7 +80,7 @@ void Retention::collect_by_age(Doomed& doomed) {
 void Retention::load_usage() {
   m_usage.clear();
   const auto add = [this](std::string_view sql) {
-    Statement query = m_db.prepare(sql);
+    db::Statement query = m_db.prepare(sql);
     while (query.step()) {
       const std::int64_t uid = query.column_is_null(0) ? k_no_uid : query.column_int(0);
       m_usage[uid] += static_cast<std::uint64_t>(std::max<std::int64_t>(0, query.column_int(1)));
@@ -158,7 +158,7 @@ bool Retention::step() {
     return false;
   }
   Doomed doomed;
-  Transaction txn(m_db);
+  db::Transaction txn(m_db);
   if (m_options.max_age) {
     collect_by_age(doomed);
   }
@@ -171,7 +171,7 @@ bool Retention::step() {
     }
   }
   for (const std::int64_t id : doomed.sessions) {
-    for (Statement* stmt : {&m_delete_events, &m_delete_regions, &m_delete_children, &m_delete_problems,
+    for (db::Statement* stmt : {&m_delete_events, &m_delete_regions, &m_delete_children, &m_delete_problems,
                             &m_delete_session}) {
       stmt->bind_int(1, id);
       stmt->run();

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::store {
 
@@ -31,7 +31,7 @@ class Retention {
     std::uint64_t max_events_per_step = 20000;   // keeps each transaction short
   };
 
-  Retention(Database& db, Options options);
+  Retention(db::Database& db, Options options);
 
   [[nodiscard]] bool enabled() const { return m_options.max_age || m_options.max_db_bytes > 0; }
   // Deletes one step's worth of sessions and rejects, in its own
@@ -60,20 +60,20 @@ class Retention {
   void collect_by_size(Doomed& doomed, std::uint64_t used);
   // Stored bytes per uid, from the database (one scan of sessions and rejects).
   void load_usage();
-  void bind_uid(Statement& stmt, int index, std::int64_t uid);
+  void bind_uid(db::Statement& stmt, int index, std::int64_t uid);
 
-  Database& m_db;
+  db::Database& m_db;
   Options m_options;
-  Statement m_oldest_by_age;
-  Statement m_rejects_by_age;
-  Statement m_oldest_of_uid;
-  Statement m_rejects_of_uid;
-  Statement m_delete_events;
-  Statement m_delete_regions;
-  Statement m_delete_children;
-  Statement m_delete_problems;
-  Statement m_delete_session;
-  Statement m_delete_reject;
+  db::Statement m_oldest_by_age;
+  db::Statement m_rejects_by_age;
+  db::Statement m_oldest_of_uid;
+  db::Statement m_rejects_of_uid;
+  db::Statement m_delete_events;
+  db::Statement m_delete_regions;
+  db::Statement m_delete_children;
+  db::Statement m_delete_problems;
+  db::Statement m_delete_session;
+  db::Statement m_delete_reject;
   // Stored bytes per uid, loaded when the size bound is first exceeded and
   // again every so often while it stays exceeded; what each step deletes is
   // subtracted meanwhile.

@@ -47,7 +47,7 @@ constexpr std::string_view k_update_session_head =
     " status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16, last_received = ?17,"
     " time_base_us = ?18, argv_key = ?19, process_start_us = ?20";
 
-void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
+void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
     stmt.bind_text(index, proto::format_utc_timestamp(*unix_us));
   } else {
@@ -57,7 +57,7 @@ void bind_time(Statement& stmt, int index, const std::optional<std::int64_t>& un
 
 }  // namespace
 
-RowWriter::RowWriter(Database& db)
+RowWriter::RowWriter(db::Database& db)
     : m_db(db),
       m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
       m_insert_event(db.prepare(multi_row_sql(k_insert_events, k_event_columns, 1))),
@@ -157,7 +157,7 @@ void RowWriter::write(const WriteBatch& batch) {
   }
   for (const RejectRow& reject : batch.rejects) {
     m_insert_reject.bind_text(1, proto::format_utc_timestamp(reject.received_us));
-    m_insert_reject.bind_text(2, source::to_string(reject.source));
+    m_insert_reject.bind_text(2, ingest::to_string(reject.source));
     m_insert_reject.bind(3, reject.peer_pid);
     m_insert_reject.bind(4, reject.peer_uid);
     m_insert_reject.bind_text(5, batch.text(reject.reason));
@@ -168,7 +168,7 @@ void RowWriter::write(const WriteBatch& batch) {
 }
 
 void RowWriter::write_events(const WriteBatch& batch) {
-  const auto bind_row = [&](Statement& stmt, int base, const EventRow& row) {
+  const auto bind_row = [&](db::Statement& stmt, int base, const EventRow& row) {
     stmt.bind_int(base + 1, row.session);
     stmt.bind_int(base + 2, row.seq);
     stmt.bind_int(base + 3, row.type);
@@ -207,7 +207,7 @@ void RowWriter::write_events(const WriteBatch& batch) {
 void RowWriter::write_session(const stitch::SessionRecord& r) {
   using Write = stitch::SessionRecord::Write;
   // Binds ?1..?`count` of the session statements (see k_session_parameters).
-  const auto bind = [&r](Statement& s, int count) {
+  const auto bind = [&r](db::Statement& s, int count) {
     s.bind(1, r.evt);
     s.bind(2, r.exe);
     s.bind(3, r.argv);
@@ -248,13 +248,13 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
       s.bind_text(26, r.lineage.root_sid);
       s.bind_int(27, r.lineage.depth);
     }
-    s.bind_text(28, source::to_string(r.source));
+    s.bind_text(28, ingest::to_string(r.source));
     s.bind(29, r.peer_pid);
     s.bind(30, r.peer_uid);
     bind_time(s, 31, r.first_received_us);
   };
   if (r.write != Write::upsert) {
-    Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
+    db::Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
     bind(u, k_session_update_parameters);
     u.run();
     if (m_db.changes() > 0) {
@@ -267,7 +267,7 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
 }
 
 void RowWriter::write_regions(const WriteBatch& batch) {
-  const auto bind_row = [&](Statement& s, int base, const RegionRow& r) {
+  const auto bind_row = [&](db::Statement& s, int base, const RegionRow& r) {
     s.bind_int(base + 1, r.session);
     s.bind_int(base + 2, r.seq);
     s.bind(base + 3, r.thread);
@@ -298,7 +298,7 @@ void RowWriter::write_regions(const WriteBatch& batch) {
 }
 
 void RowWriter::write_child(const stitch::ChildRecord& c) {
-  Statement& s = m_merge_child;
+  db::Statement& s = m_merge_child;
   s.bind_int(1, c.session);
   s.bind_int(2, c.child_id);
   s.bind(3, c.start_seq);

@@ -5,14 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "daemon/store/write_batch.hpp"
 
 namespace trace2d::store {
 
 class RowWriter {
  public:
-  explicit RowWriter(Database& db);
+  explicit RowWriter(db::Database& db);
   void write(const WriteBatch& batch);
 
  private:
@@ -24,7 +24,7 @@ class RowWriter {
   // Full groups of k_rows_per_insert rows go through `multi`, the rest
   // one by one through `single`.
   template <typename Row, typename BindRow>
-  static void write_rows(const std::vector<Row>& rows, int columns, Statement& multi, Statement& single,
+  static void write_rows(const std::vector<Row>& rows, int columns, db::Statement& multi, db::Statement& single,
                          const BindRow& bind_row) {
     std::size_t i = 0;
     for (; i + k_rows_per_insert <= rows.size(); i += k_rows_per_insert) {
@@ -45,22 +45,22 @@ class RowWriter {
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 
-  Database& m_db;  // for changes(): did an update find its row
-  Statement m_insert_name;
-  Statement m_insert_event;
-  Statement m_insert_events_multi;
-  Statement m_insert_problem;
-  Statement m_insert_reject;
-  Statement m_upsert_offset;
-  Statement m_forget_offset;
-  Statement m_upsert_session;
-  Statement m_update_session;
-  Statement m_update_session_indexed;
-  Statement m_write_region;
-  Statement m_write_regions_multi;
-  Statement m_merge_child;
-  Statement m_uid_stats;
-  Statement m_add_stored_bytes;
+  db::Database& m_db;  // for changes(): did an update find its row
+  db::Statement m_insert_name;
+  db::Statement m_insert_event;
+  db::Statement m_insert_events_multi;
+  db::Statement m_insert_problem;
+  db::Statement m_insert_reject;
+  db::Statement m_upsert_offset;
+  db::Statement m_forget_offset;
+  db::Statement m_upsert_session;
+  db::Statement m_update_session;
+  db::Statement m_update_session_indexed;
+  db::Statement m_write_region;
+  db::Statement m_write_regions_multi;
+  db::Statement m_merge_child;
+  db::Statement m_uid_stats;
+  db::Statement m_add_stored_bytes;
   // Bytes of this batch's events per session, added to `stored_bytes`.
   std::vector<std::pair<std::int64_t, std::int64_t>> m_session_bytes;
 };

@@ -26,7 +26,7 @@ DatabaseSessionCatalog::DatabaseSessionCatalog(const std::string& path, Generati
     : m_path(path),
       m_generation(std::move(generation)),
       m_seen_generation(m_generation ? m_generation() : 0),
-      m_db(path, OpenMode::read_only) {
+      m_db(path, db::OpenMode::read_only) {
   m_db.set_busy_timeout(1000);
   m_find = m_db.prepare(k_find_sql);
 }
@@ -41,17 +41,17 @@ void DatabaseSessionCatalog::reopen_if_recreated() {
     return;
   }
   try {
-    Database db(m_path, OpenMode::read_only);
+    db::Database db(m_path, db::OpenMode::read_only);
     db.set_busy_timeout(1000);
     // Fails here, leaving the old connection in use, if the file is not
     // usable yet; prepared again below because a statement keeps a pointer
     // to the Database object it came from.
     (void)db.prepare(k_find_sql);
-    m_find = Statement();  // finalized before its connection closes
+    m_find = db::Statement();  // finalized before its connection closes
     m_db = std::move(db);
     m_find = m_db.prepare(k_find_sql);
     m_seen_generation = generation;
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     // Until it opens, sessions are looked up in the old file: at worst one
     // stored only there resumes its numbering, which the new file accepts.
     spdlog::warn("store: cannot reopen the recreated database '{}' for reading, will retry: {}", m_path,
@@ -67,7 +67,7 @@ std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_vi
     m_find.reset();
     return std::nullopt;
   }
-  const Statement& s = m_find;
+  const db::Statement& s = m_find;
   stitch::SessionRecord r;
   r.id = s.column_int(0);
   r.sid = std::string(s.column_text(1));
@@ -86,9 +86,9 @@ std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_vi
   r.signo = s.column_optional_int(14);
   r.status = stitch::session_status_from_string(s.column_text(15)).value_or(stitch::SessionStatus::incomplete);
   const std::string_view source = s.column_text(16);
-  for (auto kind : {source::SourceKind::stream, source::SourceKind::dgram, source::SourceKind::dir,
-                    source::SourceKind::import}) {
-    if (source::to_string(kind) == source) {
+  for (auto kind : {ingest::SourceKind::stream, ingest::SourceKind::dgram, ingest::SourceKind::dir,
+                    ingest::SourceKind::import}) {
+    if (ingest::to_string(kind) == source) {
       r.source = kind;
     }
   }

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "daemon/stitch/session_catalog.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::store {
 
@@ -33,8 +33,8 @@ class DatabaseSessionCatalog final : public stitch::SessionCatalog {
   Generation m_generation;
   std::uint64_t m_seen_generation = 0;
   std::chrono::steady_clock::time_point m_next_reopen_attempt{};
-  Database m_db;
-  Statement m_find;
+  db::Database m_db;
+  db::Statement m_find;
 };
 
 }  // namespace trace2d::store

@@ -21,19 +21,19 @@ namespace {
 constexpr std::chrono::seconds k_file_check_interval{1};
 
 // Removes `path` if it is still the file `identity` names.
-void remove_if_same(const std::string& path, const std::optional<FileIdentity>& identity) {
+void remove_if_same(const std::string& path, const std::optional<db::FileIdentity>& identity) {
   std::error_code error;
-  if (identity && file_identity(path, error) == identity && ::unlink(path.c_str()) != 0 && errno != ENOENT) {
+  if (identity && db::file_identity(path, error) == identity && ::unlink(path.c_str()) != 0 && errno != ENOENT) {
     spdlog::warn("store: cannot remove '{}': {}", path, std::strerror(errno));
   }
 }
 
 }  // namespace
 
-StoreWriter::StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input,
-                         pipeline::MemoryBudget& budget, Options options)
+StoreWriter::StoreWriter(db::Database db, ingest::WorkQueue<WriteBatch>& input,
+                         ingest::MemoryBudget& budget, Options options)
     : m_conn(std::make_unique<Connection>(std::move(db), options.retention)),
-      m_files(identify_database_files(m_conn->db.path())),
+      m_files(db::identify_database_files(m_conn->db.path())),
       m_next_file_check(std::chrono::steady_clock::now() + k_file_check_interval),
       m_input(input),
       m_budget(budget),
@@ -51,7 +51,7 @@ void StoreWriter::maintain() {
     // While there is more to prune, a step every 20 ms between batches;
     // otherwise look again in five seconds (two indexed queries).
     m_next_retention = now + (more ? std::chrono::milliseconds(20) : std::chrono::milliseconds(5000));
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     if (!e.is_busy()) {
       spdlog::warn("retention: {}", e.what());
     }
@@ -71,14 +71,14 @@ bool StoreWriter::write_pending() {
       m_rows_in_transaction += m_pending[m_written].row_count();
     }
     return true;
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     note_failure("write", e);
     rollback();
     return false;
   }
 }
 
-void StoreWriter::note_failure(std::string_view what, const SqliteError& e) {
+void StoreWriter::note_failure(std::string_view what, const db::SqliteError& e) {
   const auto now = std::chrono::steady_clock::now();
   ++m_outage_attempts;
   if (!m_failing) {
@@ -130,7 +130,7 @@ bool StoreWriter::commit() {
   }
   try {
     m_conn->db.exec("COMMIT");
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     note_failure("commit", e);
     rollback();
     return false;
@@ -203,10 +203,10 @@ void StoreWriter::write_status_if_due() {
   }
   m_last_status = now;
   try {
-    Transaction txn(m_conn->db);
+    db::Transaction txn(m_conn->db);
     m_options.status_hook(m_conn->db);
     txn.commit();
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     // Status rows are a convenience: a busy database only delays them.
     if (!e.is_busy()) {
       spdlog::warn("store: cannot write status: {}", e.what());
@@ -223,7 +223,7 @@ void StoreWriter::drop_transaction() {
   if (m_in_transaction) {
     try {
       m_conn->db.exec("ROLLBACK");
-    } catch (const SqliteError& e) {
+    } catch (const db::SqliteError& e) {
       spdlog::debug("store: rollback: {}", e.what());  // SQLite may have rolled back already
     }
   }
@@ -239,7 +239,7 @@ StoreWriter::FileCheck StoreWriter::check_database_file() {
   }
   const std::string& path = m_conn->db.path();
   std::error_code error;
-  const std::optional<FileIdentity> found = file_identity(path, error);
+  const std::optional<db::FileIdentity> found = db::file_identity(path, error);
   // Any other stat() error (a directory made unreadable) is no evidence
   // that the file went away: keep writing, as before.
   if (found == m_files.main || (!found && error != std::errc::no_such_file_or_directory)) {
@@ -271,7 +271,7 @@ StoreWriter::FileCheck StoreWriter::check_database_file() {
 
 std::optional<std::string> StoreWriter::refuse_replacement(const std::string& path) {
   try {
-    Database probe(path, OpenMode::read_only);
+    db::Database probe(path, db::OpenMode::read_only);
     if (probe.query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0) {
       return std::nullopt;  // an empty file or database
     }
@@ -283,7 +283,7 @@ std::optional<std::string> StoreWriter::refuse_replacement(const std::string& pa
       return "it holds sessions of its own, whose ids would clash with this run's";
     }
     return std::nullopt;
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     if (e.is_busy()) {
       throw;  // only locked for now: look again on the next attempt
     }
@@ -291,13 +291,13 @@ std::optional<std::string> StoreWriter::refuse_replacement(const std::string& pa
   }
 }
 
-bool StoreWriter::write_names(Database& db) const {
+bool StoreWriter::write_names(db::Database& db) const {
   if (m_options.names == nullptr) {
     return true;
   }
-  Transaction txn(db);
-  Statement insert = db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)");
-  Statement same = db.prepare("SELECT count(*) FROM names WHERE id = ? AND text = ?");
+  db::Transaction txn(db);
+  db::Statement insert = db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)");
+  db::Statement same = db.prepare("SELECT count(*) FROM names WHERE id = ? AND text = ?");
   for (const auto& [id, text] : m_options.names->snapshot()) {
     insert.bind_int(1, id);
     insert.bind_text(2, text);
@@ -317,13 +317,13 @@ bool StoreWriter::write_names(Database& db) const {
   return true;
 }
 
-bool StoreWriter::recreate_database(const std::optional<FileIdentity>& found) {
+bool StoreWriter::recreate_database(const std::optional<db::FileIdentity>& found) {
   const std::string path = m_conn->db.path();
   // What the old file's WAL holds goes into the old file, best effort: if it
   // was moved rather than deleted, it stays whole without its WAL.
   try {
     m_conn->db.exec("PRAGMA wal_checkpoint(PASSIVE)");
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     spdlog::debug("store: checkpoint of the removed database: {}", e.what());
   }
   // A -wal or -shm of the old file left at the path would be taken for the
@@ -343,19 +343,19 @@ bool StoreWriter::recreate_database(const std::optional<FileIdentity>& found) {
         return false;
       }
     }
-    auto fresh = std::make_unique<Connection>(open_for_writing(path), m_options.retention);
+    auto fresh = std::make_unique<Connection>(db::open_for_writing(path), m_options.retention);
     if (!write_names(fresh->db)) {
       spdlog::error("store: not writing into the database now at '{}': its names table gives other ids to this "
                     "run's names; holding events in memory and checking again every second; remove that file to "
                     "have trace2d create a new database there, or restart trace2d to use it",
                     path);
       std::error_code error;
-      m_refused = file_identity(path, error);
+      m_refused = db::file_identity(path, error);
       return false;
     }
     m_pruned_before += m_conn->retention.sessions_deleted();
     m_conn = std::move(fresh);
-  } catch (const SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     if (!m_recreate_failure_logged) {
       spdlog::error("store: cannot create a new database at '{}', holding events in memory and retrying: {}", path,
                     e.what());
@@ -363,7 +363,7 @@ bool StoreWriter::recreate_database(const std::optional<FileIdentity>& found) {
     }
     return false;
   }
-  m_files = identify_database_files(path);
+  m_files = db::identify_database_files(path);
   m_next_retention = {};
   m_moved = false;
   m_moved_to.reset();

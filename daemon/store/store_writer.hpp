@@ -28,13 +28,13 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/pipeline/memory_budget.hpp"
-#include "daemon/pipeline/work_queue.hpp"
-#include "daemon/store/database_setup.hpp"
+#include "daemon/ingest/memory_budget.hpp"
+#include "daemon/ingest/work_queue.hpp"
+#include "db/database_setup.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/retention.hpp"
 #include "daemon/store/row_writer.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "daemon/store/write_batch.hpp"
 
 namespace trace2d::store {
@@ -51,7 +51,7 @@ class StoreWriter {
  public:
   // Writes the daemon's status rows; called on the writer thread inside a
   // transaction, every `status_interval`.
-  using StatusHook = std::function<void(Database&)>;
+  using StatusHook = std::function<void(db::Database&)>;
 
   struct Options {
     std::chrono::milliseconds commit_interval{100};
@@ -65,7 +65,7 @@ class StoreWriter {
     const NameTable* names = nullptr;
   };
 
-  StoreWriter(Database db, pipeline::WorkQueue<WriteBatch>& input, pipeline::MemoryBudget& budget,
+  StoreWriter(db::Database db, ingest::WorkQueue<WriteBatch>& input, ingest::MemoryBudget& budget,
               Options options);
 
   // The thread body: returns once the input is closed and everything in it
@@ -97,12 +97,12 @@ class StoreWriter {
   // Everything bound to one SQLite connection, replaced as a whole when the
   // database is recreated. Not movable: the statements point at `db`.
   struct Connection {
-    Connection(Database database, const Retention::Options& retention_options)
+    Connection(db::Database database, const Retention::Options& retention_options)
         : db(std::move(database)), rows(db), retention(db, retention_options) {}
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
-    Database db;  // declared first: outlives the statements below
+    db::Database db;  // declared first: outlives the statements below
     RowWriter rows;
     Retention retention;
   };
@@ -119,32 +119,32 @@ class StoreWriter {
   void drop_transaction();  // rollback without counting a failure
   void after_commit(std::int64_t now_us);
   // Logs a failed write or commit: at its start, then once a minute.
-  void note_failure(std::string_view what, const SqliteError& e);
+  void note_failure(std::string_view what, const db::SqliteError& e);
   void write_status_if_due();
   void maintain();  // retention, between batches
   FileCheck check_database_file();
-  bool recreate_database(const std::optional<FileIdentity>& found);
+  bool recreate_database(const std::optional<db::FileIdentity>& found);
   // Why the file now at `path` must not become this run's database, or
   // nullopt when it may (empty, or a trace2d database without sessions).
   [[nodiscard]] static std::optional<std::string> refuse_replacement(const std::string& path);
   // Writes the names of m_options.names into `db`; false when one of them
   // has another id there.
-  [[nodiscard]] bool write_names(Database& db) const;
+  [[nodiscard]] bool write_names(db::Database& db) const;
 
   std::unique_ptr<Connection> m_conn;
   std::chrono::steady_clock::time_point m_next_retention{};
   std::uint64_t m_pruned_before = 0;  // sessions pruned in databases since recreated
 
-  DatabaseFiles m_files;  // what m_conn->db is on disk
+  db::DatabaseFiles m_files;  // what m_conn->db is on disk
   std::chrono::steady_clock::time_point m_next_file_check{};
   // While the path does not name m_conn->db: what it named when last
   // reported (nullopt: nothing), so each change is logged once.
   bool m_moved = false;
-  std::optional<FileIdentity> m_moved_to;
+  std::optional<db::FileIdentity> m_moved_to;
   bool m_recreate_failure_logged = false;
-  std::optional<FileIdentity> m_refused;  // a replacement holding other data
-  pipeline::WorkQueue<WriteBatch>& m_input;
-  pipeline::MemoryBudget& m_budget;
+  std::optional<db::FileIdentity> m_refused;  // a replacement holding other data
+  ingest::WorkQueue<WriteBatch>& m_input;
+  ingest::MemoryBudget& m_budget;
   Options m_options;
 
   std::vector<WriteBatch> m_pending;  // taken from the queue, not yet committed

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/source/origin.hpp"
+#include "daemon/ingest/origin.hpp"
 #include "daemon/stitch/session_record.hpp"
 
 namespace trace2d::store {
@@ -45,7 +45,7 @@ struct ProblemRow {
 
 struct RejectRow {
   std::int64_t received_us = 0;
-  source::SourceKind source = source::SourceKind::stream;
+  ingest::SourceKind source = ingest::SourceKind::stream;
   std::optional<std::int64_t> peer_pid;
   std::optional<std::int64_t> peer_uid;
   TextRef reason;

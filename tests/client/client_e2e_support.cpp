@@ -58,8 +58,8 @@ long pid_in_sid(const std::string& sid) {
   return p == std::string::npos ? -1 : std::stol(sid.substr(p + 2), nullptr, 16);
 }
 
-long count(store::Database& db, const std::string& sql, const std::string& sid) {
-  store::Statement s = db.prepare(sql);
+long count(db::Database& db, const std::string& sql, const std::string& sid) {
+  db::Statement s = db.prepare(sql);
   s.bind_text(1, sid);
   return s.step() ? static_cast<long>(s.column_int(0)) : -1;
 }

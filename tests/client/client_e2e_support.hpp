@@ -36,7 +36,7 @@ class ExampleFixture : public ::testing::Test {
 // The pid at the end of a SID component ("-P%08x").
 [[nodiscard]] long pid_in_sid(const std::string& sid);
 // A single-integer query with ?1 bound to `sid`.
-[[nodiscard]] long count(store::Database& db, const std::string& sql, const std::string& sid);
+[[nodiscard]] long count(db::Database& db, const std::string& sql, const std::string& sid);
 // Where a line of a drawn tree starts (after any columns of numbers).
 [[nodiscard]] std::size_t indentation(const std::string& line);
 // The first line at or after `from` that holds every needle.

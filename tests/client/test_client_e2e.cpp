@@ -21,8 +21,8 @@ TEST_F(ClientE2e, ExampleSessionIsCompleteAndItsGitsAreItsChildren) {
   const long expected_events = events_written_to_a_file("dest-twin");
   ASSERT_EQ(daemon.stop().exit_code, 0);
 
-  store::Database db = open_db(daemon.db_path());
-  store::Statement s = db.prepare(
+  db::Database db = open_db(daemon.db_path());
+  db::Statement s = db.prepare(
       "SELECT status, cmd_name, exit_code, exe, evt, source, peer_pid, depth, event_count, "
       "hierarchy,"
       " elapsed FROM sessions WHERE sid = ?");
@@ -95,7 +95,7 @@ TEST_F(ClientE2e, SecondRunFetchesAndIsStitchedTheSameWay) {
   const ExampleRun again = run_example("dest", daemon.git_target());
   ASSERT_EQ(again.result.exit_code, 0) << again.result.err;
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(count(db, "SELECT count(*) FROM sessions WHERE parent_sid = ?1 AND cmd_name = 'fetch'",
                   again.sid),
             3);
@@ -116,7 +116,7 @@ TEST_F(ClientE2e, DatagramTargetStoresTheWholeSession) {
   ASSERT_EQ(dgram.result.exit_code, 0) << dgram.result.err;
   ASSERT_FALSE(dgram.sid.empty());
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
                   " AND source = 'dgram' AND cmd_name = 'sub'",
@@ -133,7 +133,7 @@ TEST_F(ClientE2e, ChildrenTableLinksTheExamplesChildren) {
   const ExampleRun run = run_example("dest", daemon.git_target());
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(count(db, "SELECT count(*) FROM children WHERE sid = ?1", run.sid), 6);
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM children ch JOIN sessions c ON c.sid = ch.child_sid"
@@ -158,8 +158,8 @@ TEST_F(ClientE2e, TreeShowsTheGitsUnderTheExample) {
   const auto root =
       find_line(lines, 0, {"parallel-fetch", "[pid " + std::to_string(pid_in_sid(run.sid))});
   ASSERT_TRUE(root) << shown.out;
-  store::Database db = open_db(daemon.db_path());
-  store::Statement children = db.prepare(
+  db::Database db = open_db(daemon.db_path());
+  db::Statement children = db.prepare(
       "SELECT json_extract(e.json, '$.child_id'), c.peer_pid, c.cmd_name FROM events e"
       " JOIN sessions c ON c.parent_sid = e.sid AND c.peer_pid = json_extract(e.json, '$.pid')"
       " WHERE e.sid = ?1 AND e.event = 'child_exit'");
@@ -189,14 +189,14 @@ TEST_F(ClientE2e, AWrapperThatExecsGitIsCompleteAndGitIsItsChild) {
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
   ASSERT_FALSE(run.sid.empty());
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
                   " AND exit_code = -1",
                   run.sid),
             1);
   EXPECT_EQ(count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'exec'", run.sid), 1);
-  store::Statement git = db.prepare(
+  db::Statement git = db.prepare(
       "SELECT status, exit_code, peer_pid FROM sessions WHERE parent_sid = ? AND cmd_name = 'version'");
   git.bind_text(1, run.sid);
   ASSERT_TRUE(git.step()) << "git's session is not under the wrapper's";
@@ -216,8 +216,8 @@ TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
   const std::string child_sid = stdout_value(run.result.out, "child_sid");
   ASSERT_FALSE(child_sid.empty()) << run.result.out;
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
-  store::Statement s =
+  db::Database db = open_db(daemon.db_path());
+  db::Statement s =
       db.prepare("SELECT status, exit_code, parent_sid, event_count FROM sessions WHERE sid = ?");
   s.bind_text(1, child_sid);
   ASSERT_TRUE(s.step()) << "no session for the forked child";
@@ -236,13 +236,13 @@ TEST_F(ClientE2e, ExitFiveThroughTheExitWrapperIsStoredAsFive) {
   ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
   ASSERT_FALSE(run.sid.empty());
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
                   " AND exit_code = 5",
                   run.sid),
             1);
-  store::Statement exit_event = db.prepare(
+  db::Statement exit_event = db.prepare(
       "SELECT json_extract(json, '$.file'), json_extract(json, '$.line') FROM events"
       " WHERE sid = ? AND event = 'exit'");
   exit_event.bind_text(1, run.sid);
@@ -259,7 +259,7 @@ TEST_F(ClientE2e, ExitFiveWithoutTheLibrarysExitIsStoredAsFive) {
                                      {{"GIT_TRACE2_EVENT", daemon.git_target()}});
   ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
                   " AND exit_code = 5",

@@ -63,7 +63,7 @@ TEST_F(ClientStalledCollector, StoppedTrace2dDoesNotSlowTheProgramAndDropsAreRep
       << "untraced " << untraced << " s, stopped " << stopped << " s";
 
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   for (const ExampleRun& run : runs) {
     SCOPED_TRACE(run.sid);
     EXPECT_EQ(count(db,

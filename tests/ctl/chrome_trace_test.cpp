@@ -11,20 +11,20 @@
 #include <utility>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 #include "ctl/render/chrome_trace.hpp"
 
 namespace trace2d::test {
 namespace {
 
 TEST(ChromeTrace, ThousandsOfOverlappingChildrenUseBoundedLanesThatStillNest) {
-  ctl::analysis::ProcessRows rows;
+  model::ProcessRows rows;
   rows.info.sid = "p";
   rows.info.start_us = 1'800'000'000'000'000;
   rows.info.elapsed = 1000.0;
   rows.info.status = "complete";
   for (int i = 0; i < 5000; ++i) {  // each starts after the last and ends after it: no two nest
-    ctl::analysis::ChildInfo& c = rows.children.emplace_back();
+    model::ChildInfo& c = rows.children.emplace_back();
     c.child_id = i;
     c.start_seq = i;
     c.thread = "main";
@@ -32,7 +32,7 @@ TEST(ChromeTrace, ThousandsOfOverlappingChildrenUseBoundedLanesThatStillNest) {
     c.elapsed = 100.0;
   }
   std::string trace;
-  ctl::render::append_chrome_trace(trace, ctl::analysis::build_process_tree("p", {rows}));
+  ctl::render::append_chrome_trace(trace, model::build_process_tree("p", {rows}));
 
   simdjson::dom::parser parser;
   simdjson::dom::element root;

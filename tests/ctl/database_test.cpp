@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ctl/query/database.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "tests/ctl/sample_database.hpp"
 #include "trace2d/version.hpp"
 
@@ -52,7 +52,7 @@ TEST(Trace2ctlDatabase, RefusesADatabaseWithoutTrace2dsSchema) {
   TempDir dir;
   const std::string path = dir.file("other.db");
   {
-    store::Database other(path, store::OpenMode::read_write_create);
+    db::Database other(path, db::OpenMode::read_write_create);
     other.exec("CREATE TABLE sessions (sid TEXT)");
   }
   const ProcessResult result = run_ctl({"--db", path, "sessions"});
@@ -137,17 +137,17 @@ TEST(Trace2ctlCli, VersionHelpAndUsageErrors) {
 // queries, not only `sql`'s.
 TEST(Trace2ctlDatabase, EveryQueryOfTheConnectionStopsAtItsTimeLimit) {
   SampleDatabase db;
-  store::Database limited = ctl::open_database(db.path(), std::chrono::milliseconds(200));
+  db::Database limited = ctl::open_database(db.path(), std::chrono::milliseconds(200));
   const auto started = std::chrono::steady_clock::now();
   try {
     (void)limited.query_int("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c");
     FAIL() << "the endless query ended";
-  } catch (const store::SqliteError& e) {
+  } catch (const db::SqliteError& e) {
     EXPECT_TRUE(ctl::is_query_timeout(e)) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 
-  store::Database unlimited = ctl::open_database(db.path(), std::chrono::milliseconds::zero());
+  db::Database unlimited = ctl::open_database(db.path(), std::chrono::milliseconds::zero());
   EXPECT_EQ(unlimited.query_int("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)"
                                 " SELECT count(*) FROM c"),
             100000);

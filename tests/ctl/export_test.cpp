@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "tests/ctl/imported_traces.hpp"
 #include "tests/ctl/sample_database.hpp"
 
@@ -166,8 +166,8 @@ TEST(Trace2ctlExport, FetchIsAValidChromeTrace) {
 }
 
 TEST(Trace2ctlExport, EveryCapturedTreeIsAValidChromeTrace) {
-  store::Database db(imported_traces_db(), store::OpenMode::read_only);
-  store::Statement roots = db.prepare("SELECT sid FROM sessions WHERE parent_sid IS NULL");
+  db::Database db(imported_traces_db(), db::OpenMode::read_only);
+  db::Statement roots = db.prepare("SELECT sid FROM sessions WHERE parent_sid IS NULL");
   std::vector<std::string> sids{k_parent_sid_prefix};
   while (roots.step()) {
     sids.emplace_back(roots.column_text(0));

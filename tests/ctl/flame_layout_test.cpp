@@ -7,15 +7,15 @@
 #include <cmath>
 #include <limits>
 
-#include "ctl/analysis/process_tree.hpp"
+#include "model/process_tree.hpp"
 #include "ctl/render/flame_layout.hpp"
 
 namespace trace2d::test {
 namespace {
 
-using ctl::analysis::ChildInfo;
-using ctl::analysis::ProcessRows;
-using ctl::analysis::RegionInfo;
+using model::ChildInfo;
+using model::ProcessRows;
+using model::RegionInfo;
 
 ProcessRows crowded_process(int regions, int children) {
   ProcessRows rows;
@@ -46,7 +46,7 @@ ProcessRows crowded_process(int regions, int children) {
 }
 
 TEST(FlameLayout, ThousandsOfBarsAtOnceUseBoundedRows) {
-  const auto tree = ctl::analysis::build_process_tree("p", {crowded_process(20000, 5000)});
+  const auto tree = model::build_process_tree("p", {crowded_process(20000, 5000)});
   const ctl::render::FlameLayout layout = ctl::render::layout_flame(tree);
   ASSERT_EQ(layout.bars.size(), 1u + 20000u + 5000u);
   std::size_t on_row_one = 0;
@@ -65,7 +65,7 @@ TEST(FlameLayout, TimesThatAreNoNumberAreNotDrawn) {
   ProcessRows rows = crowded_process(2, 0);
   rows.regions[1].t_start = 1e308;
   rows.regions[1].elapsed = 1e308;  // ends at infinity
-  const auto tree = ctl::analysis::build_process_tree("p", {rows});
+  const auto tree = model::build_process_tree("p", {rows});
   const ctl::render::FlameLayout layout = ctl::render::layout_flame(tree);
   EXPECT_EQ(layout.bars.size(), 2u);
   EXPECT_EQ(layout.untimed, 1u);

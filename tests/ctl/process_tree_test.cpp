@@ -3,18 +3,18 @@
 
 #include <gtest/gtest.h>
 
-#include "ctl/analysis/process_tree.hpp"
-#include "ctl/analysis/tree_filter.hpp"
+#include "model/process_tree.hpp"
+#include "model/tree_filter.hpp"
 
 namespace trace2d::test {
 namespace {
 
-using ctl::analysis::ChildInfo;
-using ctl::analysis::Node;
-using ctl::analysis::ProcessRows;
-using ctl::analysis::ProcessTree;
-using ctl::analysis::RegionInfo;
-using ctl::analysis::ThreadInfo;
+using model::ChildInfo;
+using model::Node;
+using model::ProcessRows;
+using model::ProcessTree;
+using model::RegionInfo;
+using model::ThreadInfo;
 
 constexpr std::int64_t k_base_us = 1'800'000'000'000'000;
 
@@ -84,7 +84,7 @@ TEST(ProcessTree, ChildStartGoesIntoTheInnermostRegionOpenWhenItWasSent) {
   ProcessRows p = process("p");
   p.regions = {region(1, 10, std::nullopt, "outer", 0.1, 0.5), region(2, 5, 1, "inner", 0.2, 0.1)};
   p.children = {child(0, 3, 0.25, 0.01), child(1, 6, 0.35, 0.4), child(2, 11, 0.7, 0.1)};
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree tree = model::build_process_tree("p", {p});
   // child 1 started after "inner" closed; child 2 after "outer" did.
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
@@ -104,7 +104,7 @@ TEST(ProcessTree, ChildProcessesHangUnderTheirChildStartWithOffsetsFromTheFirstS
   parent.children = {child(0, 2, 0.002, 0.008, "p/c")};
   ProcessRows c = process("p/c", 3000, 0.004);
   c.regions = {region(5, 6, std::nullopt, "inside", 0.001, 0.002)};
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {c, parent});
+  const ProcessTree tree = model::build_process_tree("p", {c, parent});
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
             "  region:work\n"
@@ -115,7 +115,7 @@ TEST(ProcessTree, ChildProcessesHangUnderTheirChildStartWithOffsetsFromTheFirstS
   EXPECT_DOUBLE_EQ(*child_process.offset, 0.003);
   EXPECT_DOUBLE_EQ(*child_process.children[0].offset, 0.004);  // 3 ms + its own 1 ms
   EXPECT_EQ(tree.origin_us, k_base_us);
-  EXPECT_EQ(ctl::analysis::count_processes(tree), 2u);
+  EXPECT_EQ(model::count_processes(tree), 2u);
 }
 
 TEST(ProcessTree, UnclaimedSessionsHangUnderARunningChildOrTheirNearestAncestor) {
@@ -127,7 +127,7 @@ TEST(ProcessTree, UnclaimedSessionsHangUnderARunningChildOrTheirNearestAncestor)
   ProcessRows during_claimed = process("p/other", 41000, 0.001);
   // Its parent "p/missing" never sent anything: under "p".
   ProcessRows grandchild = process("p/missing/g", 60000, 0.001);
-  const ProcessTree tree = ctl::analysis::build_process_tree(
+  const ProcessTree tree = model::build_process_tree(
       "p", {parent, during_hook, during_claimed, grandchild, process("p/claimed", 40500, 0.004)});
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
@@ -141,7 +141,7 @@ TEST(ProcessTree, UnclaimedSessionsHangUnderARunningChildOrTheirNearestAncestor)
 
 TEST(ProcessTree, APrefixWithoutSessionHoldsEverySessionUnderIt) {
   const ProcessTree tree =
-      ctl::analysis::build_process_tree("ci-job 42", {process("ci-job 42/b", 2000), process("ci-job 42/a", 5000)});
+      model::build_process_tree("ci-job 42", {process("ci-job 42/b", 2000), process("ci-job 42/a", 5000)});
   EXPECT_EQ(outline(tree),
             "process:ci-job 42/b(root)\n"
             "process:ci-job 42/a(root)\n");
@@ -151,7 +151,7 @@ TEST(ProcessTree, APrefixWithoutSessionHoldsEverySessionUnderIt) {
 TEST(ProcessTree, ASessionTwoChildStartsMatchGoesToTheFirst) {
   ProcessRows parent = process("p");
   parent.children = {child(0, 1, 0.001, 0.1, "p/c"), child(1, 2, 0.002, 0.1, "p/c")};
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {parent, process("p/c", 1500)});
+  const ProcessTree tree = model::build_process_tree("p", {parent, process("p/c", 1500)});
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
             "  child:0\n"
@@ -165,8 +165,8 @@ TEST(ProcessTree, DepthLimitsProcessLevelsButKeepsChildEntries) {
   ProcessRows c = process("p/c", 1000);
   c.children = {child(0, 3, 0.001, 0.05, "p/c/d")};
   const std::vector<ProcessRows> rows{parent, c, process("p/c/d", 2500), process("p/orphan", 9000)};
-  EXPECT_EQ(outline(ctl::analysis::build_process_tree("p", rows, {0})), "process:p(root)\n  child:0\n");
-  EXPECT_EQ(outline(ctl::analysis::build_process_tree("p", rows, {1})),
+  EXPECT_EQ(outline(model::build_process_tree("p", rows, {0})), "process:p(root)\n  child:0\n");
+  EXPECT_EQ(outline(model::build_process_tree("p", rows, {1})),
             "process:p(root)\n"
             "  child:0\n"
             "    process:p/c(child_sid)\n"
@@ -180,7 +180,7 @@ TEST(ProcessTree, ThreadRegionsGoUnderTheirThreadEvenWithoutAThreadStart) {
                region(3, 4, std::nullopt, "t1-work", 0.003, 0.001, "th01:worker"),
                region(6, 7, std::nullopt, "t2-work", 0.005, 0.002, "th02:unknown")};
   p.threads = {ThreadInfo{"th01:worker", 2, 0.002, 0.004}};
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree tree = model::build_process_tree("p", {p});
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
             "  region:main-work\n"
@@ -203,7 +203,7 @@ TEST(ProcessTree, AChildAfterTheLastRegionOfAThreadWithoutThreadStartGoesUnderTh
   p.regions = {region(2, 3, std::nullopt, "work", 0.001, 0.001, "th01:worker")};
   p.children = {child(0, 4, 0.003, 1e9)};
   p.children[0].thread = "th01:worker";
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree tree = model::build_process_tree("p", {p});
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
             "  thread:th01:worker\n"
@@ -222,7 +222,7 @@ TEST(ProcessTree, AThreadsChildGoesIntoItsOpenRegionElseItsThread) {
   p.children[0].thread = "th01:worker";
   p.children[1].thread = "th01:worker";
   p.children[1].start_seq = 4;  // sent with inner's leave (4): inside outer only
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree tree = model::build_process_tree("p", {p});
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
             "  thread:th01:worker\n"
@@ -240,8 +240,8 @@ TEST(ProcessTree, RegionsWhoseParentsFormALoopAreKept) {
                region(3, std::nullopt, 3, "self", 0.003, std::nullopt)};
   p.children = {child(0, 4, 0.004, 0.001)};
   p.threads = {ThreadInfo{"th01:x", 5, 0.005, 0.001}};
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
-  EXPECT_EQ(ctl::analysis::count_nodes(tree), 6u) << outline(tree);
+  const ProcessTree tree = model::build_process_tree("p", {p});
+  EXPECT_EQ(model::count_nodes(tree), 6u) << outline(tree);
 }
 
 // A session that nests regions far deeper than git ever does (one user can
@@ -254,13 +254,13 @@ TEST(ProcessTree, RegionsNestedTooDeepAreFlattenedAtTheDepthLimit) {
     p.regions.push_back(region(seq, std::nullopt, seq > 1 ? std::optional<std::int64_t>(seq - 1) : std::nullopt,
                                "r" + std::to_string(seq), 0.001, std::nullopt));
   }
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
-  EXPECT_EQ(ctl::analysis::count_nodes(tree), static_cast<std::size_t>(k_regions) + 1);
+  const ProcessTree tree = model::build_process_tree("p", {p});
+  EXPECT_EQ(model::count_nodes(tree), static_cast<std::size_t>(k_regions) + 1);
   std::size_t depth = 0;
   for (const Node* node = &tree.processes[0]; !node->children.empty(); node = &node->children.front()) {
     ++depth;
   }
-  EXPECT_EQ(depth, ctl::analysis::k_max_tree_depth - 1);
+  EXPECT_EQ(depth, model::k_max_tree_depth - 1);
 }
 
 TEST(ProcessTree, WithoutTimesSiblingsKeepEventOrder) {
@@ -271,7 +271,7 @@ TEST(ProcessTree, WithoutTimesSiblingsKeepEventOrder) {
   p.regions[1].t_start.reset();
   p.children = {child(0, 3, 0, 0.1)};
   p.children[0].t_start.reset();
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree tree = model::build_process_tree("p", {p});
   EXPECT_EQ(outline(tree), "process:p(root)\n  region:first\n  child:0\n  region:second\n");
   EXPECT_FALSE(tree.origin_us.has_value());
   EXPECT_FALSE(tree.processes[0].children[0].offset.has_value());
@@ -283,7 +283,7 @@ TEST(ProcessTree, UnclosedRegionsKeepWhatStartedInsideThem) {
   p.regions = {region(1, std::nullopt, std::nullopt, "open", 0.001, std::nullopt),
                region(4, 5, 99, "lost", 0.004, 0.001)};
   p.children = {child(0, 2, 0.002, 0.5)};
-  const ProcessTree tree = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree tree = model::build_process_tree("p", {p});
   EXPECT_EQ(outline(tree), "process:p(root)\n  region:open\n    child:0\n  region:lost\n");
   EXPECT_FALSE(tree.processes[0].children[0].elapsed.has_value());
 }
@@ -294,8 +294,8 @@ TEST(ProcessTreeFilter, MinimumKeepsShortNodesThatHoldLongOnes) {
                     region(4, 5, std::nullopt, "short", 0.010, 0.0005),
                     region(6, 7, std::nullopt, "long", 0.020, 0.010)};
   parent.children = {child(0, 2, 0.0015, 0.030, "p/c")};
-  ProcessTree tree = ctl::analysis::build_process_tree("p", {parent, process("p/c", 1600, 0.025)});
-  ctl::analysis::filter_tree(tree, {0.005, std::nullopt});
+  ProcessTree tree = model::build_process_tree("p", {parent, process("p/c", 1600, 0.025)});
+  model::filter_tree(tree, {0.005, std::nullopt});
   // The 2 ms region stays: the 30 ms child it started outlives it.
   EXPECT_EQ(outline(tree),
             "process:p(root)\n"
@@ -310,16 +310,16 @@ TEST(ProcessTreeFilter, RegionDepthMovesChildrenUpToTheRegionsKept) {
   p.regions = {region(1, 10, std::nullopt, "a", 0.001, 0.01), region(2, 9, 1, "b", 0.002, 0.008),
                region(3, 8, 2, "c", 0.003, 0.006)};
   p.children = {child(0, 4, 0.004, 0.001), child(1, 11, 0.02, 0.001)};
-  const ProcessTree full = ctl::analysis::build_process_tree("p", {p});
+  const ProcessTree full = model::build_process_tree("p", {p});
 
   ProcessTree one = full;
-  ctl::analysis::filter_tree(one, {std::nullopt, 1});
+  model::filter_tree(one, {std::nullopt, 1});
   EXPECT_EQ(outline(one), "process:p(root)\n  region:a\n    child:0\n  child:1\n");
 
   ProcessTree none = full;
-  ctl::analysis::filter_tree(none, {std::nullopt, 0});
+  model::filter_tree(none, {std::nullopt, 0});
   EXPECT_EQ(outline(none), "process:p(root)\n  child:0\n  child:1\n");
-  EXPECT_EQ(ctl::analysis::count_nodes(none), 3u);
+  EXPECT_EQ(model::count_nodes(none), 3u);
 }
 
 }  // namespace

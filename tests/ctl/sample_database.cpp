@@ -1,6 +1,6 @@
 #include "tests/ctl/sample_database.hpp"
 
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::test {
@@ -25,7 +25,7 @@ const std::string SampleDatabase::k_long_value =
 SampleDatabase::SampleDatabase()
     : m_path(m_dir.file("trace2d.db")),
       m_now_us(proto::unix_now_us()),
-      m_db(store::open_for_writing(m_path)) {
+      m_db(db::open_for_writing(m_path)) {
   insert_session(1, "sid-old", "status", "complete", time_ago(10 * k_day_us),
                  time_ago(10 * k_day_us));
   insert_session(2, "sid-fetch", "fetch", "incomplete", time_ago(2 * k_day_us),
@@ -49,7 +49,7 @@ void SampleDatabase::insert_session(std::int64_t id, const std::string& sid,
                                     const std::string& cmd_name, const std::string& status,
                                     const std::string& start_time,
                                     const std::string& first_received) {
-  store::Statement stmt = writer().prepare(
+  db::Statement stmt = writer().prepare(
       "INSERT INTO sessions (sid, id, root_sid, depth, cmd_name, start_time, status, source,"
       "                      first_received, last_received, time_base_us)"
       " VALUES (?, ?, ?, 0, ?, ?, ?, 'stream', ?, ?, ?)");
@@ -69,7 +69,7 @@ void SampleDatabase::insert_session(std::int64_t id, const std::string& sid,
 void SampleDatabase::insert_events() {
   writer().exec("INSERT INTO names (id, text) VALUES (" + std::to_string(k_main_thread) +
                 ", 'main')");
-  store::Statement stmt = writer().prepare(
+  db::Statement stmt = writer().prepare(
       "INSERT INTO event_store (session, seq, type, thread, time_us, body)"
       " VALUES (3, ?, ?, ?, ?, ?)");
   struct EventSpec {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -32,7 +32,7 @@ class SampleDatabase {
   [[nodiscard]] const std::string& path() const { return m_path; }
   [[nodiscard]] const TempDir& dir() const { return m_dir; }
   // The writer's connection (WAL mode, as the daemon holds it).
-  [[nodiscard]] store::Database& writer() { return m_db.value(); }
+  [[nodiscard]] db::Database& writer() { return m_db.value(); }
   // Closes the writer as a stopping daemon does (SQLite removes -wal, -shm).
   void close_writer() { m_db.reset(); }
   // When the sample data considers "now".
@@ -53,7 +53,7 @@ class SampleDatabase {
   TempDir m_dir;
   std::string m_path;
   std::int64_t m_now_us;
-  std::optional<store::Database> m_db;
+  std::optional<db::Database> m_db;
 };
 
 inline constexpr std::int64_t k_minute_us = 60'000'000;

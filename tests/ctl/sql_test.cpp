@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "daemon/store/schema.hpp"
+#include "db/schema.hpp"
 #include "tests/ctl/sample_database.hpp"
 
 namespace trace2d::test {
@@ -114,7 +114,7 @@ TEST(Trace2ctlSql, WritesAreRefused) {
         << statement << ": " << result.err;
   }
   EXPECT_EQ(session_count(db), 5);
-  EXPECT_EQ(db.writer().query_int("PRAGMA user_version").value_or(-1), store::latest_schema_version());
+  EXPECT_EQ(db.writer().query_int("PRAGMA user_version").value_or(-1), db::latest_schema_version());
 }
 
 TEST(Trace2ctlSql, OnlyOneStatementRuns) {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "tests/ctl/imported_traces.hpp"
 #include "tests/ctl/sample_database.hpp"
 
@@ -30,8 +30,8 @@ double number(simdjson::dom::element element) {
 void expect_equals_view(const std::string& json, const std::string& view_sql) {
   simdjson::dom::parser parser;
   simdjson::dom::array rows = parse_array(parser, json);
-  store::Database db(imported_traces_db(), store::OpenMode::read_only);
-  store::Statement view = db.prepare(view_sql);
+  db::Database db(imported_traces_db(), db::OpenMode::read_only);
+  db::Statement view = db.prepare(view_sql);
   std::size_t index = 0;
   while (view.step()) {
     ASSERT_LT(index, rows.size());

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/row_writer.hpp"
@@ -25,7 +25,7 @@ class StorePipeline {
                          std::size_t max_names = store::NameTable::k_default_max_names,
                          std::size_t max_names_per_uid = store::NameTable::k_default_max_names_per_uid)
       : m_path(dir.file("store.db")),
-        m_db(store::open_for_writing(m_path)),
+        m_db(db::open_for_writing(m_path)),
         m_names(max_names, max_names_per_uid),
         m_catalog(m_path),
         m_stitcher(m_catalog, m_catalog.next_session_id(), options),
@@ -35,7 +35,7 @@ class StorePipeline {
   }
 
   // Feeds lines as one channel would deliver them; returns reject reasons.
-  std::vector<std::string> ingest(const std::vector<std::string>& lines, source::Origin origin = {}) {
+  std::vector<std::string> ingest(const std::vector<std::string>& lines, ingest::Origin origin = {}) {
     std::vector<std::string> rejects;
     store::WriteBatch batch;
     for (const std::string& line : lines) {
@@ -44,7 +44,7 @@ class StorePipeline {
         rejects.emplace_back(outcome.reject_reason);
         continue;
       }
-      const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
+      const std::optional<stitch::EventPlacement> placement = m_stitcher.place(m_event, origin, proto::unix_now_us());
       if (!placement) {
         rejects.push_back(m_stitcher.refusal());
         continue;
@@ -61,7 +61,7 @@ class StorePipeline {
     commit(batch);
   }
 
-  [[nodiscard]] store::Database& db() { return m_db; }
+  [[nodiscard]] db::Database& db() { return m_db; }
   [[nodiscard]] stitch::Stitcher& stitcher() { return m_stitcher; }
   [[nodiscard]] const std::string& path() const { return m_path; }
   [[nodiscard]] const store::NameTable& names() const { return m_names; }
@@ -70,14 +70,14 @@ class StorePipeline {
   void commit(store::WriteBatch& batch) {
     stitch::StitchChanges changes;
     m_stitcher.collect_changes(changes, ++m_batches);
-    m_encoder.encode(std::move(changes), batch);
+    m_encoder.encode(changes, batch);
     m_db.exec("BEGIN");
     m_rows.write(batch);
     m_db.exec("COMMIT");
   }
 
   std::string m_path;
-  store::Database m_db;
+  db::Database m_db;
   store::NameTable m_names;
   store::DatabaseSessionCatalog m_catalog;
   stitch::Stitcher m_stitcher;

@@ -227,7 +227,7 @@ TEST_F(AnalysisTest, StatusRegions) {
   EXPECT_EQ(number("SELECT count(*) FROM regions WHERE elapsed IS NULL"), 0);
   // From the trace: do_read_index left with t_rel 0.000236, cache_tree/read
   // (0.000011) inside it; index/refresh took 0.014065 at top level.
-  store::Statement s = m_store.db().prepare(
+  db::Statement s = m_store.db().prepare(
       "SELECT r.nesting, r.elapsed, r.t_start, p.label FROM regions r LEFT JOIN regions p ON p.id = r.parent_region"
       " WHERE r.category = ? AND r.label = ?");
   auto check = [&](const char* category, const char* label, std::int64_t nesting, double elapsed,
@@ -261,7 +261,7 @@ TEST_F(AnalysisTest, FetchChildrenAreLinkedToTheirSessions) {
   // child 0 ran through a shell (git reports the shell's pid 5387; upload-pack
   // is P0000150c = 5388): linked by command and time window. The others ran
   // directly: linked by pid.
-  store::Statement s = m_store.db().prepare(
+  db::Statement s = m_store.db().prepare(
       "SELECT c.child_id, c.child_class, c.pid, c.code, k.cmd_name, c.elapsed > 0"
       " FROM children c LEFT JOIN sessions k ON k.sid = c.child_sid"
       " WHERE c.sid = '20261122T000429.651221Z-H0a7c9cdf-P0000150a' ORDER BY c.child_id");
@@ -312,14 +312,14 @@ TEST_F(AnalysisTest, ThreadedCommand) {
   ingest("synthetic/status_threaded.jsonl");
   EXPECT_EQ(number("SELECT count(*) FROM regions"), 3);
   EXPECT_EQ(number("SELECT count(*) FROM regions WHERE label = 'preload_chunk' AND parent_region IS NULL"), 2);
-  store::Statement s = m_store.db().prepare("SELECT thread, elapsed FROM regions WHERE label = 'preload_chunk' ORDER BY thread");
+  db::Statement s = m_store.db().prepare("SELECT thread, elapsed FROM regions WHERE label = 'preload_chunk' ORDER BY thread");
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_text(0), "th01:preload_thread");
   EXPECT_DOUBLE_EQ(s.column_double(1), 0.0015);
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_text(0), "th02:preload_thread");
   EXPECT_DOUBLE_EQ(s.column_double(1), 0.001);
-  store::Statement t = m_store.db().prepare("SELECT thread, elapsed, t_start FROM threads ORDER BY thread");
+  db::Statement t = m_store.db().prepare("SELECT thread, elapsed, t_start FROM threads ORDER BY thread");
   ASSERT_TRUE(t.step());
   EXPECT_EQ(t.column_text(0), "th01:preload_thread");
   EXPECT_DOUBLE_EQ(t.column_double(1), 0.00165);
@@ -338,7 +338,7 @@ TEST_F(AnalysisTest, RealThreadedStatus) {
   ingest("traces/status_index_threads.jsonl");
   EXPECT_EQ(text("SELECT thread FROM regions WHERE category = 'cache_tree'"), "th01:unknown");
   EXPECT_EQ(number("SELECT parent_region IS NULL FROM regions WHERE category = 'cache_tree'"), 1);
-  store::Statement elapsed = m_store.db().prepare("SELECT elapsed FROM regions WHERE category = 'cache_tree'");
+  db::Statement elapsed = m_store.db().prepare("SELECT elapsed FROM regions WHERE category = 'cache_tree'");
   ASSERT_TRUE(elapsed.step());
   EXPECT_DOUBLE_EQ(elapsed.column_double(0), 0.000024);
   EXPECT_EQ(number("SELECT nesting FROM regions WHERE category = 'cache_tree'"), 1);

@@ -333,5 +333,42 @@ TEST(ConfigFile, ShippedFileIsTheRootDefaults) {
   expect_same(load_config_file(shipped, default_options()), root);
 }
 
+
+TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
+  const DaemonOptions running = default_options();
+  DaemonOptions fresh = running;
+  fresh.watch_dirs = {"/var/tmp/traces"};
+  fresh.log_level = "debug";
+  fresh.commit_interval = std::chrono::milliseconds(250);
+  fresh.stream.mode = 0600;
+
+  const ReloadPlan plan = plan_reload(running, fresh);
+  EXPECT_EQ(plan.applied, (std::vector<std::string>{"directories.watch", "log.level"}));
+  EXPECT_EQ(plan.need_restart, (std::vector<std::string>{"database.commit_interval_ms", "stream.mode"}));
+  EXPECT_TRUE(plan_reload(running, running).applied.empty());
+  EXPECT_TRUE(plan_reload(running, running).need_restart.empty());
+
+  DaemonOptions applied = running;
+  apply_live_settings(applied, fresh);
+  EXPECT_EQ(applied.watch_dirs, fresh.watch_dirs);
+  EXPECT_EQ(applied.log_level, "debug");
+  EXPECT_EQ(applied.commit_interval, running.commit_interval);  // needs a restart: unchanged
+  EXPECT_EQ(applied.stream.mode, running.stream.mode);
+}
+
+TEST(ConfigFile, ReloadabilityIsListedPerSetting) {
+  std::vector<std::string> live;
+  for (const auto& setting : describe_settings()) {
+    if (setting.live) {
+      live.push_back(setting.key);
+    }
+  }
+  EXPECT_EQ(live, (std::vector<std::string>{"dgram.idle_timeout_ms", "directories.watch",
+                                            "directories.delete_finished", "directories.idle_timeout_ms",
+                                            "directories.max_silence_ms", "directories.max_open_files_per_uid",
+                                            "directories.max_open_files", "directories.max_file_bytes",
+                                            "log.level"}));
+}
+
 }  // namespace
 }  // namespace trace2d::app

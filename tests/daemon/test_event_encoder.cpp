@@ -40,7 +40,7 @@ TEST_F(EventEncoderTest, RealGitTracesRoundTripExactly) {
   }
   ASSERT_GT(total, 500u);
 
-  store::Statement events = m_store.db().prepare(
+  db::Statement events = m_store.db().prepare(
       "SELECT sid, seq, json, raw FROM events ORDER BY sid, seq");
   std::size_t seen = 0;
   std::size_t repaired = 0;
@@ -75,7 +75,7 @@ TEST_F(EventEncoderTest, ViewColumnsComeFromTheRightFields) {
       R"({"event":"data_json","sid":")" + sid + R"(","thread":"main","time":"2026-11-21T23:51:01.566562Z","file":"tree-walk.c","line":189,"repo":1,"t_abs":0.001257,"t_rel":0.001257,"nesting":1,"category":"traverse_trees","key":"statistics","value":{"traverse_trees_count":1}})",
       R"({"event":"atexit","sid":")" + sid + R"(","thread":"main","time":"2026-11-21T23:51:01.566600Z","file":"trace2/tr2_tgt_event.c","line":204,"t_abs":0.001300,"code":0})",
   });
-  store::Statement s = m_store.db().prepare(
+  db::Statement s = m_store.db().prepare(
       "SELECT event, thread, time, t_abs, t_rel, repo, nesting, category, label, value, file, line"
       " FROM events ORDER BY seq");
   ASSERT_TRUE(s.step());
@@ -117,12 +117,12 @@ TEST_F(EventEncoderTest, NonCanonicalLinesAreStoredWhole) {
       R"({"event":"brand_new_event","sid":"s1","some":{"nested":[1,2,3]}})",   // unknown type
   };
   ASSERT_TRUE(m_store.ingest(lines).empty());
-  store::Statement s = m_store.db().prepare("SELECT json, raw, event FROM events ORDER BY seq");
+  db::Statement s = m_store.db().prepare("SELECT json, raw, event FROM events ORDER BY seq");
   for (const std::string& line : lines) {
     ASSERT_TRUE(s.step());
     const std::string json(s.column_text(0));
     // Same JSON value as sent.
-    store::Statement same = m_store.db().prepare("SELECT json(?) = json(?)");
+    db::Statement same = m_store.db().prepare("SELECT json(?) = json(?)");
     same.bind_text(1, json);
     same.bind_text(2, line);
     ASSERT_TRUE(same.step());
@@ -156,7 +156,7 @@ TEST_F(EventEncoderTest, OtherProducersTimesAreKeptAsSent) {
     lines.push_back(R"({"event":"thread_start","sid":"s1","thread":"main","time":")" + sent + R"("})");
   }
   ASSERT_TRUE(m_store.ingest(lines).empty());
-  store::Statement s = m_store.db().prepare("SELECT json, time FROM events ORDER BY seq");
+  db::Statement s = m_store.db().prepare("SELECT json, time FROM events ORDER BY seq");
   for (std::size_t i = 0; i < lines.size(); ++i) {
     ASSERT_TRUE(s.step());
     EXPECT_EQ(s.column_text(0), lines[i]);
@@ -188,7 +188,7 @@ TEST_F(EventEncoderTest, DataViewSurvivesAStringThatIsNotJson) {
                            R"({"event":"data","sid":"g","key":"n","category":"c","value":7})",
                            R"({"event":"data","sid":"g","key":"l","value":["a", "b"]})"})
                   .empty());
-  store::Statement s = m_store.db().prepare("SELECT value, value_type FROM data ORDER BY sid DESC, seq");
+  db::Statement s = m_store.db().prepare("SELECT value, value_type FROM data ORDER BY sid DESC, seq");
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_text(0), "['--', 'sync']");
   EXPECT_EQ(s.column_text(1), "string");

@@ -1,11 +1,11 @@
-#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/ingest/line_framer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 namespace {
 
 struct Framed {
@@ -170,4 +170,4 @@ TEST(LineFramer, ResumedInsideALongLineDiscardsUpToTheNextNewline) {
 }
 
 }  // namespace
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest

@@ -65,8 +65,8 @@ std::string region(const std::string& sid, const std::string& event, const std::
          R"(})";
 }
 
-source::Origin from(std::int64_t uid, std::uint64_t channel) {
-  source::Origin origin;
+ingest::Origin from(std::int64_t uid, std::uint64_t channel) {
+  ingest::Origin origin;
   origin.channel = channel;
   origin.peer_uid = uid;
   origin.peer_pid = 4242;
@@ -92,7 +92,7 @@ TEST(NameTable, OneUsersFloodOfNamesLeavesAnotherUsersLabelsIntact) {
                             region("victim", "region_leave", "main", "index", "do_read_index")},
                            from(k_victim, 2))
                   .empty());
-  store::Statement q = store.db().prepare(
+  db::Statement q = store.db().prepare(
       "SELECT r.category, r.label, r.thread, r.elapsed, s.category IS NOT NULL, s.label IS NOT NULL"
       " FROM regions r JOIN region_store s ON s.session = (SELECT id FROM sessions WHERE sid = r.sid)"
       " AND s.seq = r.enter_seq WHERE r.sid = 'victim'");
@@ -114,7 +114,7 @@ TEST(NameTable, OneUsersFloodOfNamesLeavesAnotherUsersLabelsIntact) {
             200);
   EXPECT_GT(store.db().query_int("SELECT count(*) FROM region_store WHERE label IS NULL AND label_text IS NOT NULL"),
             100);
-  store::Statement events = store.db().prepare("SELECT json FROM events WHERE sid = 'attacker' ORDER BY seq");
+  db::Statement events = store.db().prepare("SELECT json FROM events WHERE sid = 'attacker' ORDER BY seq");
   for (const std::string& line : flood) {
     ASSERT_TRUE(events.step());
     EXPECT_EQ(events.column_text(0), line);

@@ -28,7 +28,7 @@ class RetentionTest : public ::testing::Test {
     if (!running) {
       lines.push_back(R"({"event":"atexit","sid":")" + sid + R"(","t_abs":0.1,"code":0})");
     }
-    source::Origin origin;
+    ingest::Origin origin;
     origin.channel = ++m_channel;
     origin.peer_uid = uid;
     ASSERT_TRUE(m_store.ingest(lines, origin).empty());

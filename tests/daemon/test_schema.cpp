@@ -1,12 +1,12 @@
-#include "daemon/store/schema.hpp"
+#include "db/schema.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "tests/support/temp_dir.hpp"
 
-namespace trace2d::store {
+namespace trace2d::db {
 namespace {
 
 TEST(Schema, FreshDatabaseGetsTheLatestVersion) {
@@ -71,4 +71,4 @@ TEST(Schema, DatabaseFileIsNotWorldReadable) {
 }
 
 }  // namespace
-}  // namespace trace2d::store
+}  // namespace trace2d::db

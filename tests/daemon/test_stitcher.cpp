@@ -39,7 +39,7 @@ TEST_F(StitcherTest, SummarisesAProcess) {
       line(sid, "exit", R"(,"t_abs":0.25,"code":1)"),
       line(sid, "atexit", R"(,"t_abs":0.26,"code":1)"),
   });
-  store::Statement s = m_store.db().prepare(
+  db::Statement s = m_store.db().prepare(
       "SELECT evt, exe, argv, cmd_path, worktree, cmd_name, hierarchy, cmd_mode, error_count,"
       " exit_code, elapsed, status, event_count, start_time, end_time FROM sessions");
   ASSERT_TRUE(s.step());
@@ -92,7 +92,7 @@ TEST_F(StitcherTest, RowDeletedBetweenBatchesIsWrittenWhole) {
 }
 
 TEST_F(StitcherTest, CompleteAtExitNotAtEof) {
-  source::Origin origin{source::SourceKind::stream, 7, 100, 1000};
+  ingest::Origin origin{ingest::SourceKind::stream, 7, 100, 1000};
   m_store.ingest({line("p", "version"), line("p", "atexit", R"(,"t_abs":0.1,"code":0)")}, origin);
   EXPECT_EQ(text("SELECT status FROM sessions"), "complete");
   m_store.end_channel(7);  // EOF long after atexit changes nothing
@@ -102,7 +102,7 @@ TEST_F(StitcherTest, CompleteAtExitNotAtEof) {
 }
 
 TEST_F(StitcherTest, EofWithoutATerminalEventIsIncomplete) {
-  source::Origin origin{source::SourceKind::stream, 9, {}, {}};
+  ingest::Origin origin{ingest::SourceKind::stream, 9, {}, {}};
   m_store.ingest({line("killed", "version"), line("killed", "start", R"(,"argv":["git"])")}, origin);
   EXPECT_EQ(text("SELECT status FROM sessions"), "running");
   m_store.end_channel(9);
@@ -128,13 +128,13 @@ TEST_F(StitcherTest, ParentIsThePrefixWhetherOrNotItExists) {
 }
 
 TEST_F(StitcherTest, InterleavedSessionsOnOneChannelKeepTheirOwnOrder) {
-  source::Origin origin{source::SourceKind::stream, 3, {}, {}};
+  ingest::Origin origin{ingest::SourceKind::stream, 3, {}, {}};
   std::vector<std::string> lines;
   for (int i = 0; i < 10; ++i) {
     lines.push_back(line(i % 2 == 0 ? "even" : "odd", "data", R"(,"key":"n","value":")" + std::to_string(i) + "\""));
   }
   m_store.ingest(lines, origin);
-  store::Statement s = m_store.db().prepare("SELECT seq, value FROM events WHERE sid = 'odd' ORDER BY seq");
+  db::Statement s = m_store.db().prepare("SELECT seq, value FROM events WHERE sid = 'odd' ORDER BY seq");
   for (int expected = 1; expected < 10; expected += 2) {
     ASSERT_TRUE(s.step());
     EXPECT_EQ(s.column_int(0), expected / 2);
@@ -159,7 +159,7 @@ TEST_F(StitcherTest, ResumesAStoredSessionAfterEviction) {
 }
 
 TEST_F(StitcherTest, RunningSessionsAreNotEvicted) {
-  source::Origin origin{source::SourceKind::stream, 5, {}, {}};
+  ingest::Origin origin{ingest::SourceKind::stream, 5, {}, {}};
   m_store.ingest({line("open", "version")}, origin);
   m_store.stitcher().evict(1000, proto::unix_now_us() + 3600LL * 1000000);
   EXPECT_EQ(m_store.stitcher().live_sessions(), 1u);
@@ -169,8 +169,8 @@ TEST_F(StitcherTest, RunningSessionsAreNotEvicted) {
 // so it goes as soon as its row is committed; a datagram session (no
 // connection that ends) lingers a while for late events.
 TEST_F(StitcherTest, EndedConnectionsSessionsGoAtOnceDatagramOnesLinger) {
-  const source::Origin stream{source::SourceKind::stream, 5, {}, {}};
-  const source::Origin dgram{source::SourceKind::dgram, 0, {}, {}};
+  const ingest::Origin stream{ingest::SourceKind::stream, 5, {}, {}};
+  const ingest::Origin dgram{ingest::SourceKind::dgram, 0, {}, {}};
   m_store.ingest({line("s", "version"), line("s", "atexit", R"(,"t_abs":0.1,"code":0)")}, stream);
   m_store.ingest({line("d", "version"), line("d", "atexit", R"(,"t_abs":0.1,"code":0)")}, dgram);
   m_store.end_channel(5);

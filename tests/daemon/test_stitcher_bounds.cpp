@@ -16,9 +16,9 @@ std::string event(const std::string& sid, const std::string& name, const std::st
          R"(","thread":"main","time":"2026-11-21T10:00:00.000000Z")" + rest + "}";
 }
 
-source::Origin from(std::int64_t uid, std::uint64_t channel) {
-  source::Origin origin;
-  origin.kind = source::SourceKind::stream;
+ingest::Origin from(std::int64_t uid, std::uint64_t channel) {
+  ingest::Origin origin;
+  origin.kind = ingest::SourceKind::stream;
   origin.channel = channel;
   origin.peer_pid = 100 + uid;
   origin.peer_uid = uid;

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
 #include "tests/support/process.hpp"
@@ -51,7 +51,7 @@ WriteBatch make_named_batch(std::uint64_t number, std::int64_t session, int even
 class StoreWriterTest : public ::testing::Test {
  protected:
   void start(StoreWriter::Options options = {}) {
-    Database db = open_for_writing(m_path);
+    db::Database db = db::open_for_writing(m_path);
     m_names.load(db);
     m_writer = std::make_unique<StoreWriter>(std::move(db), m_queue, m_budget, std::move(options));
     m_thread = std::thread([this] { m_writer->run(); });
@@ -80,9 +80,9 @@ class StoreWriterTest : public ::testing::Test {
   // -1 when there is no database (yet) to ask.
   std::int64_t count(const std::string& sql) {
     try {
-      Database db(m_path, OpenMode::read_only);
+      db::Database db(m_path, db::OpenMode::read_only);
       return db.query_int(sql).value_or(-1);
-    } catch (const SqliteError&) {
+    } catch (const db::SqliteError&) {
       return -1;
     }
   }
@@ -94,8 +94,8 @@ class StoreWriterTest : public ::testing::Test {
 
   test::TempDir m_dir;
   std::string m_path = m_dir.file("w.db");
-  pipeline::WorkQueue<WriteBatch> m_queue;
-  pipeline::MemoryBudget m_budget{1 << 30};
+  ingest::WorkQueue<WriteBatch> m_queue;
+  ingest::MemoryBudget m_budget{1 << 30};
   NameTable m_names;
   std::unique_ptr<StoreWriter> m_writer;
   std::thread m_thread;
@@ -128,7 +128,7 @@ TEST_F(StoreWriterTest, RidesOutALockedDatabase) {
   start();
   push(make_batch(1, 1, 10));
   ASSERT_TRUE(test::wait_until([&] { return m_writer->committed_batch() == 1; }));
-  Database locker(m_path, OpenMode::read_write_create);
+  db::Database locker(m_path, db::OpenMode::read_write_create);
   locker.set_busy_timeout(5000);
   locker.exec("BEGIN EXCLUSIVE");
   for (int b = 2; b <= 20; ++b) {
@@ -147,7 +147,7 @@ TEST_F(StoreWriterTest, RidesOutALockedDatabase) {
 
 TEST_F(StoreWriterTest, GivesUpOnlyWhenToldAfterClose) {
   start();
-  Database locker(m_path, OpenMode::read_write_create);
+  db::Database locker(m_path, db::OpenMode::read_write_create);
   locker.set_busy_timeout(5000);
   locker.exec("BEGIN EXCLUSIVE");
   push(make_batch(1, 1, 7));
@@ -188,7 +188,7 @@ TEST_F(StoreWriterTest, RecreatesARemovedDatabaseWithTheNamesHandedOutBefore) {
   ASSERT_TRUE(test::wait_until([&] { return m_writer->committed_batch() == 3; }));
   EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'session-1'"), 1);
   finish();
-  Database db(m_path, OpenMode::read_only);
+  db::Database db(m_path, db::OpenMode::read_only);
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(m_budget.used(), 0u);
 }
@@ -213,13 +213,13 @@ TEST_F(StoreWriterTest, AReplacementWithoutSessionsIsAdoptedWithoutTheOldWal) {
   // A fresh trace2d database moved over ours; our -wal and -shm, holding
   // batch 1, stay at the path. SQLite would read that WAL as the new file's.
   const std::string other = m_dir.file("other.db");
-  { Database db = open_for_writing(other); }
+  { db::Database db = db::open_for_writing(other); }
   std::filesystem::rename(other, m_path);
   push(make_named_batch(2, 2, 7, m_names));
   ASSERT_TRUE(test::wait_until([&] { return m_writer->committed_batch() == 2; }));
   EXPECT_EQ(m_writer->database_recreated(), 1u);
   finish();
-  Database db(m_path, OpenMode::read_only);
+  db::Database db(m_path, db::OpenMode::read_only);
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(db.query_int("SELECT count(*) FROM event_store"), 7);
   EXPECT_EQ(db.query_text("SELECT group_concat(sid) FROM sessions"), "session-2");
@@ -233,7 +233,7 @@ TEST_F(StoreWriterTest, AReplacementHoldingOtherSessionsIsNotWrittenInto) {
   // Another trace2d database, with a session of its own, moved over ours.
   const std::string other = m_dir.file("other.db");
   {
-    Database db = open_for_writing(other);
+    db::Database db = db::open_for_writing(other);
     db.exec("INSERT INTO sessions (sid, id, root_sid, depth, status, source, first_received, last_received)"
             " VALUES ('theirs', 1, 'theirs', 0, 'complete', 'stream', '2026-01-01T00:00:00Z',"
             " '2026-01-01T00:00:00Z')");

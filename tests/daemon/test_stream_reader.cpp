@@ -21,10 +21,10 @@ namespace {
 using std::chrono::milliseconds;
 
 struct Harness {
-  pipeline::WorkQueue<pipeline::IngestChunk> queue;
-  pipeline::MemoryBudget budget{64 * 1024 * 1024};
+  ingest::WorkQueue<ingest::IngestChunk> queue;
+  ingest::MemoryBudget budget{64 * 1024 * 1024};
   std::atomic<std::uint64_t> channel_ids{0};
-  pipeline::IngestSink sink{queue, budget, channel_ids};
+  ingest::IngestSink sink{queue, budget, channel_ids};
   std::atomic<int> emptied{0};
   StreamReader reader{sink, {}, [this](bool handed_over) { emptied += handed_over ? 0 : 1; }};
 
@@ -32,18 +32,18 @@ struct Harness {
   int connect(std::uint64_t channel) {
     int fds[2];
     EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
-    Origin origin;
+    ingest::Origin origin;
     origin.channel = channel;
     reader.add(UniqueFd(fds[0]), origin);
     return fds[1];
   }
 
   // Chunks handed over until one ends the channel (or 10 s pass).
-  std::vector<pipeline::IngestChunk> until_end() {
-    std::vector<pipeline::IngestChunk> all;
+  std::vector<ingest::IngestChunk> until_end() {
+    std::vector<ingest::IngestChunk> all;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
-      std::vector<pipeline::IngestChunk> some;
+      std::vector<ingest::IngestChunk> some;
       queue.pop_all(some, milliseconds(50));
       for (auto& chunk : some) {
         all.push_back(std::move(chunk));
@@ -56,7 +56,7 @@ struct Harness {
   }
 };
 
-std::vector<std::string> lines_of(const std::vector<pipeline::IngestChunk>& chunks) {
+std::vector<std::string> lines_of(const std::vector<ingest::IngestChunk>& chunks) {
   std::vector<std::string> out;
   for (const auto& chunk : chunks) {
     for (const auto& line : chunk.lines) {
@@ -136,10 +136,10 @@ TEST(StreamReader, CloseAllDrainsWhatSocketsHoldAndEndsEveryChannel) {
   write_all(a, "{\"a\":1}\n{\"a\":2}\n");
   write_all(b, "{\"b\":1}\n{\"b\":2, partial");
   h.reader.close_all();
-  std::vector<pipeline::IngestChunk> all;
+  std::vector<ingest::IngestChunk> all;
   int ended = 0;
   for (int i = 0; i < 200 && ended < 2; ++i) {
-    std::vector<pipeline::IngestChunk> some;
+    std::vector<ingest::IngestChunk> some;
     h.queue.pop_all(some, milliseconds(50));
     for (auto& chunk : some) {
       ended += chunk.end_of_channel ? 1 : 0;
@@ -152,7 +152,7 @@ TEST(StreamReader, CloseAllDrainsWhatSocketsHoldAndEndsEveryChannel) {
   EXPECT_EQ(h.reader.open_connections(), 0u);
   // Added after close_all: closed as well (and what it held by then read).
   const int c = h.connect(12);
-  std::vector<pipeline::IngestChunk> late = h.until_end();
+  std::vector<ingest::IngestChunk> late = h.until_end();
   ASSERT_FALSE(late.empty());
   EXPECT_TRUE(late.back().end_of_channel);
   EXPECT_EQ(late.back().origins.at(0).channel, 12u);
@@ -202,7 +202,7 @@ TEST(StreamReader, AcceptsEveryClientReadsEachWholeAndStopsAcceptingWhenTold) {
     std::map<std::uint64_t, std::vector<std::string>> by_channel;
     int ended = 0;
     for (int i = 0; i < 200 && ended < k_clients; ++i) {
-      std::vector<pipeline::IngestChunk> some;
+      std::vector<ingest::IngestChunk> some;
       h.queue.pop_all(some, milliseconds(50));
       for (const auto& chunk : some) {
         EXPECT_EQ(chunk.origins.at(0).peer_pid, ::getpid()) << "from SO_PEERCRED";
@@ -223,7 +223,7 @@ TEST(StreamReader, AcceptsEveryClientReadsEachWholeAndStopsAcceptingWhenTold) {
     h.reader.stop_accepting();
     const int late = listener.connect();  // completes in the backlog, unread
     write_all(late, "{\"late\":1}\n");
-    std::vector<pipeline::IngestChunk> some;
+    std::vector<ingest::IngestChunk> some;
     h.queue.pop_all(some, milliseconds(100));
     EXPECT_TRUE(some.empty()) << "accepted after stop_accepting()";
     ::close(late);

@@ -1,13 +1,13 @@
 // The hand-off between threads: a consumer waiting for many items is not
 // woken by each one, yet an urgent item or the end of input wakes it.
 
-#include "daemon/pipeline/work_queue.hpp"
+#include "daemon/ingest/work_queue.hpp"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-namespace trace2d::pipeline {
+namespace trace2d::ingest {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -79,4 +79,4 @@ TEST(WorkQueue, ClosedAndDrainedMeansDone) {
 }
 
 }  // namespace
-}  // namespace trace2d::pipeline
+}  // namespace trace2d::ingest

@@ -150,15 +150,15 @@ std::map<std::string, long> count_events_in_trace_dir(const std::string& dir) {
   return counts;
 }
 
-store::Database open_db(const std::string& path) {
-  store::Database db(path, store::OpenMode::read_only);
+db::Database open_db(const std::string& path) {
+  db::Database db(path, db::OpenMode::read_only);
   db.set_busy_timeout(5000);
   return db;
 }
 
 std::map<std::string, long> count_events_in_db(const std::string& db_path) {
-  store::Database db = open_db(db_path);
-  store::Statement stmt = db.prepare("SELECT sid, count(*) FROM events GROUP BY sid");
+  db::Database db = open_db(db_path);
+  db::Statement stmt = db.prepare("SELECT sid, count(*) FROM events GROUP BY sid");
   std::map<std::string, long> counts;
   while (stmt.step()) {
     counts[std::string(stmt.column_text(0))] = stmt.column_int(1);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -66,6 +66,6 @@ std::map<std::string, long> count_events_in_db(const std::string& db_path);
 // position in the tree, so two runs of the same command compare equal.
 std::map<std::string, long> by_shape(const std::map<std::string, long>& counts);
 
-store::Database open_db(const std::string& path);
+db::Database open_db(const std::string& path);
 
 }  // namespace trace2d::test

@@ -136,9 +136,9 @@ TEST(BadInput, EachCaseIsStoredAsExpectedAndGoodLinesAroundItAreKept) {
   const ProcessResult result = daemon.stop();
   ASSERT_EQ(result.exit_code, 0) << result.err;
 
-  store::Database db = open_db(daemon.db_path());
-  store::Statement rejects = db.prepare("SELECT reason, CAST(raw AS BLOB), size FROM rejects ORDER BY id");
-  store::Statement find_event = db.prepare(
+  db::Database db = open_db(daemon.db_path());
+  db::Statement rejects = db.prepare("SELECT reason, CAST(raw AS BLOB), size FROM rejects ORDER BY id");
+  db::Statement find_event = db.prepare(
       "SELECT e.sid, e.raw IS NOT NULL, substr(s.body, 1, 1) = '{', json_valid(e.json),"
       "       (SELECT message FROM problems p WHERE p.sid = e.sid AND p.seq = e.seq)"
       "  FROM events e JOIN event_store s ON s.session = e.id >> 32 AND s.seq = e.seq"

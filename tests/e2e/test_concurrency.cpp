@@ -36,7 +36,7 @@ TEST(Concurrency, HundredsOfSimultaneousConnectionsAreAllStored) {
   }
   const ProcessResult result = daemon.stop();
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'"), k_clients);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events"), k_clients * k_events);
   EXPECT_EQ(db.query_int("SELECT count(DISTINCT peer_pid) FROM sessions"), 1);  // all from this test

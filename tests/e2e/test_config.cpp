@@ -151,6 +151,38 @@ TEST(Config, SighupWatchesANewDirectoryAndKeepsConnectionsOpen) {
   EXPECT_EQ(count_events_in_db(daemon.db_path()).at("sighup-sid"), 11);
 }
 
+TEST(Config, SighupNamesTheChangedKeysThatNeedARestartAndAppliesTheRest) {
+  TempDir dir;
+  write_file(dir.file("c.toml"), "[database]\ncommit_interval_ms = 100\n[log]\nlevel = \"info\"\n");
+  RunningDaemon daemon(dir, {"--config", dir.file("c.toml")});
+
+  write_file(dir.file("c.toml"),
+             "[database]\ncommit_interval_ms = 250\n[stream]\nmode = \"0600\"\n[log]\nlevel = \"debug\"\n");
+  daemon.process().signal(SIGHUP);
+  const auto logged = [&](const std::string& text) {
+    return daemon.process().err_so_far().find(text) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_until([&] { return logged("SIGHUP: applying"); })) << daemon.process().err_so_far();
+  const std::string log = daemon.process().err_so_far();
+  EXPECT_NE(log.find("SIGHUP: changed, but applied only at a restart: database.commit_interval_ms, stream.mode"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("SIGHUP: applying log.level"), std::string::npos) << log;
+
+  // The same file again: nothing to apply, and the restart keys are named again.
+  daemon.process().signal(SIGHUP);
+  ASSERT_TRUE(wait_until([&] {
+    const std::string now = daemon.process().err_so_far();
+    std::size_t count = 0;
+    for (auto at = now.find("applied only at a restart"); at != std::string::npos;
+         at = now.find("applied only at a restart", at + 1)) {
+      ++count;
+    }
+    return count == 2;
+  })) << daemon.process().err_so_far();
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
 TEST(Config, SighupWithABrokenFileKeepsRunning) {
   TempDir dir;
   write_file(dir.file("c.toml"), "[log]\nlevel = \"info\"\n");

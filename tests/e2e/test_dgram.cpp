@@ -35,12 +35,12 @@ TEST(Dgram, TwentyWritersAtFullSpeedLoseNothing) {
   }
   EXPECT_EQ(failed.load(), 0);
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return db.query_int("SELECT coalesce(sum(event_count), 0) FROM sessions").value_or(0) == k_writers * k_events;
   }, std::chrono::seconds(60)));
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events"), k_writers * k_events);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'"), k_writers);
   EXPECT_EQ(db.query_int("SELECT kernel_drops FROM source_stats WHERE source = 'dgram'"), 0);
@@ -62,12 +62,12 @@ TEST(Dgram, SeveralLinesInOneDatagram) {
     ASSERT_TRUE(client.send(three));
   }
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return db.query_int("SELECT event_count FROM sessions WHERE sid = 'multi'").value_or(0) == 3;
   }));
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("SELECT status FROM sessions"), "complete");
   EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
 }
@@ -90,7 +90,7 @@ TEST(Dgram, GitDoesNotWaitForALockedDatabase) {
     return seconds[seconds.size() / 2];
   };
   const double unlocked = median_run();
-  store::Database locker(daemon.db_path(), store::OpenMode::read_write_create);
+  db::Database locker(daemon.db_path(), db::OpenMode::read_write_create);
   locker.set_busy_timeout(5000);
   locker.exec("BEGIN EXCLUSIVE");
   const auto locked_at = std::chrono::steady_clock::now();
@@ -100,7 +100,7 @@ TEST(Dgram, GitDoesNotWaitForALockedDatabase) {
   EXPECT_LT(locked, unlocked * 1.5 + 0.010) << "unlocked median " << unlocked << " s, locked " << locked << " s";
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE source = 'dgram' AND status = 'complete'"), 2 * k_runs);
 }
 
@@ -120,7 +120,7 @@ TEST(Dgram, SilentSessionsBecomeIncompleteAfterTheIdleTimeout) {
     ASSERT_TRUE(client.send(event_line("finishes", "atexit", 1)));
   }
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return db.query_text("SELECT status FROM sessions WHERE sid = 'goes-quiet'") ==
            std::optional<std::string>("incomplete");
   }));
@@ -130,12 +130,12 @@ TEST(Dgram, SilentSessionsBecomeIncompleteAfterTheIdleTimeout) {
     ASSERT_TRUE(client.send(event_line("goes-quiet", "atexit", 1)));
   }
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return db.query_text("SELECT status FROM sessions WHERE sid = 'goes-quiet'") ==
            std::optional<std::string>("complete");
   }));
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("SELECT status FROM sessions WHERE sid = 'finishes'"), "complete");
   EXPECT_EQ(db.query_int("SELECT event_count FROM sessions WHERE sid = 'goes-quiet'"), 2);
 }

@@ -40,8 +40,8 @@ std::vector<std::string> trace_lines(const std::string& sid, int variant) {
 }
 
 std::map<std::string, long> stored_counts(const std::string& db_path) {
-  store::Database db = open_db(db_path);
-  store::Statement stmt = db.prepare("SELECT sid, count(*) FROM events GROUP BY sid");
+  db::Database db = open_db(db_path);
+  db::Statement stmt = db.prepare("SELECT sid, count(*) FROM events GROUP BY sid");
   std::map<std::string, long> counts;
   while (stmt.step()) {
     counts[std::string(stmt.column_text(0))] = stmt.column_int(1);
@@ -76,7 +76,7 @@ TEST_F(DirTest, SigkillMidIngestLosesAndDuplicatesNothing) {
   auto daemon = std::make_unique<RunningDaemon>(m_dir, std::vector<std::string>{"--watch", m_watched});
   // Kill it as soon as anything is committed: mid-ingest, no chance to flush.
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon->db_path());
+    db::Database db = open_db(daemon->db_path());
     return db.query_int("SELECT count(*) FROM sessions").value_or(0) > 0;
   }));
   daemon->process().signal(SIGKILL);
@@ -89,7 +89,7 @@ TEST_F(DirTest, SigkillMidIngestLosesAndDuplicatesNothing) {
   const ProcessResult stopped = daemon->stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_EQ(stored_counts(daemon->db_path()), expected);
-  store::Database db = open_db(daemon->db_path());
+  db::Database db = open_db(daemon->db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'"), k_files);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
 }
@@ -106,7 +106,7 @@ TEST_F(DirTest, KeepsADirectoryWithMaxFilesDrained) {
   ASSERT_TRUE(wait_until([&] { return fs::is_empty(m_watched); }));
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'"),
             k_runs);
 }
@@ -124,12 +124,12 @@ TEST_F(DirTest, TheDiscardSentinelIsIngestedAndRemoved) {
   ASSERT_EQ(run_git(repo, {"rev-parse", "HEAD"}, env).exit_code, 0);
   ASSERT_TRUE(wait_until([&] { return !fs::exists(m_watched + "/git-trace2-discard"); }));
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return db.query_int("SELECT too_many_files FROM source_stats WHERE source = 'dir'").value_or(0) >= 1;
   }));
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE event = 'too_many_files'"), 1);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'"), 1);
 }
@@ -142,7 +142,7 @@ TEST_F(DirTest, TailsAFileWhileGitWritesIt) {
   Process git(spec);
   // Stored while git still runs (it waits on stdin).
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return db.query_int("SELECT count(*) FROM sessions WHERE cmd_name = 'cat-file' AND status = 'running'")
                .value_or(0) == 1;
   }));
@@ -152,7 +152,7 @@ TEST_F(DirTest, TailsAFileWhileGitWritesIt) {
   ASSERT_TRUE(wait_until([&] { return fs::is_empty(m_watched); }));
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("SELECT status FROM sessions WHERE cmd_name = 'cat-file'"), "complete");
 }
 
@@ -172,7 +172,7 @@ TEST_F(DirTest, NeverFollowsSymlinksOrReadsOddFiles) {
   ASSERT_TRUE(wait_until([&] { return !fs::exists(m_watched + "/real-session"); }));
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions"), 1);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events"), static_cast<long>(lines.size()));
   EXPECT_TRUE(fs::is_symlink(m_watched + "/link-to-outside"));
@@ -191,7 +191,7 @@ TEST_F(DirTest, KeptFilesAreNotReadTwiceAfterARestart) {
   for (int run = 0; run < 2; ++run) {
     RunningDaemon daemon(m_dir, {"--watch", m_watched, "--no-delete-finished"});
     ASSERT_TRUE(wait_until([&] {
-      store::Database db = open_db(daemon.db_path());
+      db::Database db = open_db(daemon.db_path());
       return db.query_int("SELECT finished FROM file_offsets").value_or(0) == 1;
     }));
     const ProcessResult stopped = daemon.stop();

@@ -112,8 +112,8 @@ std::string session_line(const std::string& sid, int n, int length) {
 }
 
 // Stored lines of a session, by seq: coalesce(raw, json) is what arrived.
-std::vector<std::string> stored_lines(store::Database& db, const std::string& sid) {
-  store::Statement stmt = db.prepare("SELECT seq, coalesce(raw, json) FROM events WHERE sid = ? ORDER BY seq");
+std::vector<std::string> stored_lines(db::Database& db, const std::string& sid) {
+  db::Statement stmt = db.prepare("SELECT seq, coalesce(raw, json) FROM events WHERE sid = ? ORDER BY seq");
   stmt.bind_text(1, sid);
   std::vector<std::string> lines;
   while (stmt.step()) {
@@ -124,7 +124,7 @@ std::vector<std::string> stored_lines(store::Database& db, const std::string& si
 }
 
 std::int64_t count(const std::string& db_path, const std::string& sql) {
-  store::Database db = open_db(db_path);
+  db::Database db = open_db(db_path);
   return db.query_int(sql).value_or(-1);
 }
 
@@ -279,8 +279,8 @@ std::string log_summary(const std::string& log) {
 }
 
 // Sum of N over the rejects rows "dropped at the memory bound: N lines (...)".
-std::int64_t dropped_lines_in_rejects(store::Database& db) {
-  store::Statement stmt = db.prepare("SELECT reason FROM rejects WHERE reason LIKE 'dropped at the memory bound:%'");
+std::int64_t dropped_lines_in_rejects(db::Database& db) {
+  db::Statement stmt = db.prepare("SELECT reason FROM rejects WHERE reason LIKE 'dropped at the memory bound:%'");
   const std::regex number(R"(dropped at the memory bound: (\d+) lines)");
   std::int64_t total = 0;
   while (stmt.step()) {
@@ -387,7 +387,7 @@ TEST(Faults, CrashConsistencyTwentySigkillsUnderLoad) {
     const bool last = round == k_kills;
     RunningDaemon daemon(dir);
     {
-      store::Database db = open_db(daemon.db_path());
+      db::Database db = open_db(daemon.db_path());
       ASSERT_EQ(db.query_text("PRAGMA integrity_check"), "ok") << "after kill " << round;
     }
     std::atomic<bool> stop{false};
@@ -418,7 +418,7 @@ TEST(Faults, CrashConsistencyTwentySigkillsUnderLoad) {
   // Every session: its stored events are, in order, a prefix of what each
   // of its connections wrote (a kill loses the tail of the lines in flight,
   // never one in the middle, never one twice).
-  store::Database db = open_db(dir.file("t.db"));
+  db::Database db = open_db(dir.file("t.db"));
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(db.query_int("SELECT count(*) FROM (SELECT sid, seq FROM events GROUP BY sid, seq HAVING count(*) > 1)"), 0);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions s WHERE event_count !="
@@ -536,7 +536,7 @@ TEST(Faults, DiskFullHoldsEventsUpToTheBoundAndResumesWhenSpaceReturns) {
   ASSERT_TRUE(resumed) << "nothing committed after space returned: " << result.err;
   ASSERT_EQ(result.exit_code, 0) << result.err;
 
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   const std::int64_t stored = db.query_int("SELECT count(*) FROM events WHERE sid LIKE 'full-%'").value_or(-1);
   const std::int64_t dropped = dropped_lines_in_rejects(db);
@@ -604,7 +604,7 @@ TEST(Faults, DatabaseRemovedWhileRunningKeepsServingGitAndSaysSo) {
   ASSERT_TRUE(wait_until([&] {
     try {
       return count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'after-removal'") == 200;
-    } catch (const store::SqliteError&) {
+    } catch (const db::SqliteError&) {
       return false;
     }
   }, seconds(10))) << "not in the new file while trace2d runs:\n" << daemon.process().err_so_far().substr(log_before);
@@ -624,7 +624,7 @@ TEST(Faults, DatabaseRemovedWhileRunningKeepsServingGitAndSaysSo) {
 
   // Everything since the removal is in the new file, read back exactly as
   // sent (names resolved); what the removed file held is gone.
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'after-removal'"), 200);
   std::vector<std::string> expected;
@@ -700,7 +700,7 @@ TEST(Faults, DatabaseMadeReadOnlyWhileRunningIsLoggedAndRetried) {
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_LT(slowest, 0.5);
   // Held, then written: nothing lost.
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'while-readonly'"), 200);
   EXPECT_EQ(db.query_text("SELECT status FROM sessions WHERE sid = 'while-readonly'"), "complete");
@@ -807,13 +807,13 @@ TEST(Faults, FdLimitOf64WithTwoHundredClientsNoBusyLoopAndRecovers) {
   }
   const ProcessResult result = daemon.stop();
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   const auto complete = db.query_int("SELECT count(*) FROM sessions WHERE sid LIKE 'fd-%' AND status = 'complete'");
   // Every client was served whole, or refused and counted in a reject row.
   EXPECT_EQ(complete, k_clients - refused.load() + 1);
   EXPECT_GE(refused.load(), k_clients - 36 - 1);
   std::int64_t counted = 0;
-  store::Statement rows = db.prepare("SELECT reason FROM rejects WHERE reason LIKE 'refused %'");
+  db::Statement rows = db.prepare("SELECT reason FROM rejects WHERE reason LIKE 'refused %'");
   while (rows.step()) {
     counted += std::stoll(std::string(rows.column_text(0).substr(8)));
   }
@@ -870,7 +870,7 @@ TEST(Faults, ThousandSlowConnectionsForAMinuteLoseNothingInBoundedMemory) {
   clients.clear();
   const ProcessResult result = daemon.stop();
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid LIKE 'slow-%'"), total);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE sid LIKE 'slow-%' AND status = 'complete'"),
             k_connections);
@@ -922,7 +922,7 @@ TEST(Faults, IdleConnectionsStayOpenCostLittleAndNeverBlockOthers) {
   idle.clear();
   const ProcessResult result = daemon.stop();
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions"), 1);
   measured(std::to_string(k_idle) + " idle connections: " + std::to_string(per_connection) +
@@ -971,10 +971,10 @@ TEST(Faults, OneByteAtATimeLinesAssembleAndAnEndlessLineIsCutAtTheLimit) {
   endless.close();
   const ProcessResult result = daemon.stop();
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("SELECT coalesce(raw, json) || char(10) FROM events WHERE sid = 'dribble'"), slow_line);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'after-endless'"), 1);
-  store::Statement rejects = db.prepare("SELECT reason, size, length(raw) FROM rejects ORDER BY id");
+  db::Statement rejects = db.prepare("SELECT reason, size, length(raw) FROM rejects ORDER BY id");
   ASSERT_TRUE(rejects.step());
   EXPECT_EQ(rejects.column_text(0), "line too long: " + std::to_string(k_endless_bytes) + " bytes (limit " +
                                         std::to_string(k_max_line) + ")");

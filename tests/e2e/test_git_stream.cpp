@@ -50,7 +50,7 @@ class GitStreamTest : public ::testing::Test {
 
   // Every stored event must be valid JSON; `raw` only where bytes differ.
   void expect_valid_json_everywhere() {
-    store::Database db = open_db(m_daemon->db_path());
+    db::Database db = open_db(m_daemon->db_path());
     EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE NOT json_valid(json)"), 0);
     EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE raw IS NOT NULL AND raw = CAST(json AS BLOB)"), 0);
     EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
@@ -74,8 +74,8 @@ TEST_F(GitStreamTest, StatusIsOneCompleteSession) {
 
   expect_same_counts(expected);
   expect_valid_json_everywhere();
-  store::Database db = open_db(m_daemon->db_path());
-  store::Statement s = db.prepare(
+  db::Database db = open_db(m_daemon->db_path());
+  db::Statement s = db.prepare(
       "SELECT sid, parent_sid, root_sid, depth, cmd_name, exit_code, status, argv, source, peer_pid,"
       " peer_uid, event_count, elapsed, start_time, end_time, exe, worktree FROM sessions");
   ASSERT_TRUE(s.step());
@@ -119,10 +119,10 @@ TEST_F(GitStreamTest, FetchChildrenAreStitchedUnderTheFetch) {
 
   expect_same_counts(expected);
   expect_valid_json_everywhere();
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   const auto fetch_sid = db.query_text("SELECT sid FROM sessions WHERE cmd_name = 'fetch'");
   ASSERT_TRUE(fetch_sid);
-  store::Statement children = db.prepare(
+  db::Statement children = db.prepare(
       "SELECT cmd_name, status, depth, root_sid FROM sessions WHERE parent_sid = ? ORDER BY sid");
   children.bind_text(1, *fetch_sid);
   std::vector<std::string> names;
@@ -153,7 +153,7 @@ TEST_F(GitStreamTest, ShellAliasChildIsStitched) {
 
   expect_same_counts(expected);
   expect_valid_json_everywhere();
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions"), 2);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions c JOIN sessions p ON c.parent_sid = p.sid"
                          " WHERE c.cmd_name = 'status' AND p.cmd_name = '_run_shell_alias_'"
@@ -172,8 +172,8 @@ TEST_F(GitStreamTest, FreeTextParentSidPrefix) {
   stop_daemon();
 
   expect_same_counts(expected);
-  store::Database db = open_db(m_daemon->db_path());
-  store::Statement s = db.prepare("SELECT sid, parent_sid, root_sid, depth FROM sessions");
+  db::Database db = open_db(m_daemon->db_path());
+  db::Statement s = db.prepare("SELECT sid, parent_sid, root_sid, depth FROM sessions");
   ASSERT_TRUE(s.step());
   EXPECT_TRUE(std::string(s.column_text(0)).starts_with("ci-job 42/step 7/"));
   EXPECT_EQ(s.column_text(1), "ci-job 42/step 7");
@@ -192,7 +192,7 @@ TEST_F(GitStreamTest, BriefModeKeepsEveryEvent) {
 
   expect_same_counts(expected);
   expect_valid_json_everywhere();
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE json_extract(json, '$.file') IS NOT NULL"), 0);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE time IS NOT NULL AND event NOT IN ('version', 'atexit')"), 0);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE time IS NOT NULL"), 2);
@@ -213,7 +213,7 @@ TEST_F(GitStreamTest, DeeperNestingSendsMoreEventsAndAllAreStored) {
   expect_valid_json_everywhere();
   ASSERT_EQ(expected.size(), 1u);
   EXPECT_GT(expected.begin()->second, shallow.begin()->second);
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_GE(db.query_int("SELECT max(nesting) FROM events"), 3);
 }
 
@@ -226,7 +226,7 @@ TEST_F(GitStreamTest, InvalidUtf8InArgvIsStoredWithOriginalBytes) {
   stop_daemon();
 
   expect_same_counts(expected);
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE NOT json_valid(json)"), 0);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
   EXPECT_EQ(db.query_text("SELECT argv FROM sessions"), "[\"git\",\"rev-parse\",\"\xEF\xBF\xBD\",\"\xEF\xBF\xBD(\"]");
@@ -244,7 +244,7 @@ TEST_F(GitStreamTest, GitKilledBySigtermLeavesAnIncompleteSession) {
   Process git(spec);
   // Wait until git has connected and said who it is.
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(m_daemon->db_path());
+    db::Database db = open_db(m_daemon->db_path());
     return db.query_int("SELECT count(*) FROM sessions WHERE cmd_name = 'cat-file'").value_or(0) == 1;
   }));
   git.signal(SIGTERM);
@@ -252,11 +252,11 @@ TEST_F(GitStreamTest, GitKilledBySigtermLeavesAnIncompleteSession) {
   EXPECT_EQ(ended.term_signal, SIGTERM);
   // EOF arrives once git is dead; the session cannot complete any more.
   ASSERT_TRUE(wait_until([&] {
-    store::Database db = open_db(m_daemon->db_path());
+    db::Database db = open_db(m_daemon->db_path());
     return db.query_text("SELECT status FROM sessions") == std::optional<std::string>("incomplete");
   }));
   stop_daemon();
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_EQ(db.query_int("SELECT exit_code FROM sessions"), std::nullopt);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE event IN ('exit', 'atexit', 'signal')"), 0);
   EXPECT_GE(db.query_int("SELECT event_count FROM sessions"), 3);
@@ -269,7 +269,7 @@ TEST_F(GitStreamTest, SessionsSurviveADaemonRestart) {
   m_daemon = std::make_unique<RunningDaemon>(m_dir);
   ASSERT_EQ(run_git(repo, {"log", "-1"}, traced()).exit_code, 0);
   stop_daemon();
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'"), 2);
   EXPECT_EQ(db.query_int("SELECT count(DISTINCT id) FROM sessions"), 2);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE event = 'version'"), 2);

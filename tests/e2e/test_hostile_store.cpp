@@ -79,7 +79,7 @@ TEST_F(HostileStore, AFloodOfDistinctNamesLeavesTheVictimsRegionLabels) {
   ASSERT_TRUE(wait_until([&] { return victim_sessions_complete(daemon.db_path(), 3); }, std::chrono::seconds(20)));
   ASSERT_EQ(daemon.stop().exit_code, 0);
 
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   // Every region of the victim has its category and label, through `names`
   // ids as before the flood (not even inline).
   const auto victim_regions = db.query_int(
@@ -145,7 +145,7 @@ TEST_F(HostileStore, UnderTheSizeBoundTheJunkGoesFirstAndTheVictimsSessionsStay)
   // All the junk arrived (the last reject is there, or went already), then
   // the size came down.
   const auto used = [&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return (db.query_int("PRAGMA page_count").value_or(0) - db.query_int("PRAGMA freelist_count").value_or(0)) *
            db.query_int("PRAGMA page_size").value_or(0);
   };
@@ -155,7 +155,7 @@ TEST_F(HostileStore, UnderTheSizeBoundTheJunkGoesFirstAndTheVictimsSessionsStay)
   ASSERT_TRUE(holder.running());  // its session was still `running` throughout
   ASSERT_EQ(daemon.stop().exit_code, 0);
 
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   // Every one of the victim's sessions is there, whole.
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE peer_uid = 0"), 8);

@@ -372,7 +372,7 @@ TEST_F(HostileStream, NobodyCanRewriteOrGraftOntoAnotherUsersSession) {
   attacker.release();
   victim_runs_git("after the forgery");
   expect_clean_stop("forgery");
-  store::Database db = open_db(m_daemon->db_path());
+  db::Database db = open_db(m_daemon->db_path());
   EXPECT_EQ(db.query_text("SELECT cmd_name || argv || exit_code || elapsed || status || event_count FROM sessions "
                           "WHERE sid = '" + sid + "'"),
             before);

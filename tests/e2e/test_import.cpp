@@ -1,7 +1,9 @@
 // `trace2d import`: saved traces into the database, idempotently.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -41,7 +43,7 @@ TEST(Import, LoadsACapturedDirectoryOnceAndNewLinesLater) {
   EXPECT_EQ(first.err.find('\r'), std::string::npos);
 
   const long lines = count_lines(traces);
-  store::Database check = open_db(db);
+  db::Database check = open_db(db);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM events"), lines);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM rejects"), 0);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM sessions WHERE source != 'import'"), 0);
@@ -64,6 +66,56 @@ TEST(Import, LoadsACapturedDirectoryOnceAndNewLinesLater) {
   }
   ASSERT_EQ(import(db, {grown}).exit_code, 0);
   EXPECT_EQ(open_db(db).query_int("SELECT count(*) FROM events").value_or(0), before + 1);
+}
+
+TEST(Import, WarnsAboutAFileWithNoTrace2EventAndStoresItsLinesAsRejects) {
+  TempDir dir;
+  const std::string db = dir.file("import.db");
+  const std::string script = dir.file("workload.sh");
+  std::ofstream(script) << "#!/bin/sh\nset -e\ngit status\ngit log -1\n";
+  const fs::path traces = fs::path(TRACE2D_TEST_DATA) / "traces";
+  const ProcessResult result = import(db, {script, (traces / "status.jsonl").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;  // every file was read
+  EXPECT_NE(result.err.find("'" + script + "' has no Trace2 event line"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("imported 2 files (0 already imported)"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("4 rejected lines; 1 file has no Trace2 event"), std::string::npos) << result.err;
+  EXPECT_EQ(open_db(db).query_int("SELECT count(*) FROM rejects WHERE source = 'import'"), 4);
+}
+
+// One file of many processes, bigger than the memory bound: the import waits
+// for the writer (the budget's wake-up) instead of dropping, and a process's
+// atexit does not end the file.
+TEST(Import, AFileOfManyProcessesLargerThanTheMemoryBoundIsStoredWhole) {
+  TempDir dir;
+  const std::string db = dir.file("import.db");
+  const fs::path traces = fs::path(TRACE2D_TEST_DATA) / "traces";
+  std::ifstream in(traces / "fetch.jsonl");
+  const std::string fetch((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string sid = "20261122T000429.651221Z-H0a7c9cdf-P0000150a";
+  ASSERT_NE(fetch.find(sid), std::string::npos);
+  const std::string big = dir.file("many.jsonl");
+  constexpr int k_copies = 200;  // 200 x 20 KB: 4 MB against a bound of 1 MiB
+  long lines = 0;
+  {
+    std::ofstream out(big);
+    for (int copy = 0; copy < k_copies; ++copy) {
+      std::string text = fetch;
+      const std::string unique = sid.substr(0, sid.size() - 4) + fmt::format("{:04x}", copy);
+      for (auto at = text.find(sid); at != std::string::npos; at = text.find(sid, at + unique.size())) {
+        text.replace(at, sid.size(), unique);
+      }
+      lines += std::count(text.begin(), text.end(), '\n');
+      out << text;
+    }
+  }
+  ProcessSpec spec;
+  spec.argv = {TRACE2D_BIN, "--config", "", "--max-queue-mib", "1", "import", "--db", db, big};
+  const ProcessResult result = run_process(spec);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  db::Database check = open_db(db);
+  EXPECT_EQ(check.query_int("SELECT count(*) FROM events"), lines);
+  EXPECT_EQ(check.query_int("SELECT count(*) FROM rejects"), 0);
+  EXPECT_EQ(check.query_int("SELECT count(DISTINCT root_sid) FROM sessions"), k_copies);
 }
 
 TEST(Import, RefusesASparseFileUnreadAndImportsTheRest) {

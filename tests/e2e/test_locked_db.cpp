@@ -34,11 +34,11 @@ TEST(LockedDatabase, GitIsAsFastWhileTheDatabaseIsLocked) {
   const double unlocked = median(time_runs());
   // The first round committed (within the commit interval) before the lock.
   ASSERT_TRUE(wait_until([&] {
-    store::Database reader = open_db(daemon.db_path());
+    db::Database reader = open_db(daemon.db_path());
     return reader.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0) == k_runs;
   }));
 
-  store::Database locker(daemon.db_path(), store::OpenMode::read_write_create);
+  db::Database locker(daemon.db_path(), db::OpenMode::read_write_create);
   locker.set_busy_timeout(5000);
   locker.exec("BEGIN EXCLUSIVE");
   const auto locked_at = std::chrono::steady_clock::now();
@@ -46,7 +46,7 @@ TEST(LockedDatabase, GitIsAsFastWhileTheDatabaseIsLocked) {
   const auto lock_held = std::chrono::steady_clock::now() - locked_at;
   // While locked, nothing of the second round can be committed.
   const long committed_while_locked = [&] {
-    store::Database reader = open_db(daemon.db_path());
+    db::Database reader = open_db(daemon.db_path());
     return reader.query_int("SELECT count(*) FROM sessions").value_or(0);
   }();
   std::this_thread::sleep_for(std::chrono::seconds(3) - std::min<std::chrono::nanoseconds>(lock_held, std::chrono::seconds(3)));
@@ -58,7 +58,7 @@ TEST(LockedDatabase, GitIsAsFastWhileTheDatabaseIsLocked) {
 
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete' AND cmd_name = 'status'"),
             2 * k_runs);
   // Every session whole: from version to atexit, counts matching.

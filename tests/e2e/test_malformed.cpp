@@ -52,8 +52,8 @@ TEST(MalformedInput, BadLinesAreRejectedAndGoodLinesAroundThemKept) {
   const ProcessResult result = daemon.stop();
   ASSERT_EQ(result.exit_code, 0) << result.err;
 
-  store::Database db = open_db(daemon.db_path());
-  store::Statement rejects = db.prepare("SELECT reason, size, length(raw) FROM rejects ORDER BY id");
+  db::Database db = open_db(daemon.db_path());
+  db::Statement rejects = db.prepare("SELECT reason, size, length(raw) FROM rejects ORDER BY id");
   for (const auto& [line, reason] : bad) {
     ASSERT_TRUE(rejects.step()) << "missing reject for: " << line.substr(0, 60);
     EXPECT_NE(std::string(rejects.column_text(0)).find(reason), std::string::npos)
@@ -64,7 +64,7 @@ TEST(MalformedInput, BadLinesAreRejectedAndGoodLinesAroundThemKept) {
   EXPECT_FALSE(rejects.step());
 
   // version + one data per bad line + the 4 MiB event + atexit, in order.
-  store::Statement events = db.prepare("SELECT seq, event FROM events WHERE sid = ? ORDER BY seq");
+  db::Statement events = db.prepare("SELECT seq, event FROM events WHERE sid = ? ORDER BY seq");
   events.bind_text(1, sid);
   std::vector<std::string> kinds;
   while (events.step()) {
@@ -95,7 +95,7 @@ TEST(MalformedInput, ByteByByteWritesStillFrameLines) {
   }
   const ProcessResult result = daemon.stop();
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'slow-session'"), 20);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
 }

@@ -88,7 +88,7 @@ class ProducersTest : public ::testing::Test {
       send_per_process(m_daemon, fixture(name, m_hour));
     }
     ASSERT_TRUE(wait_until([&] {
-      store::Database db = open_db(m_daemon.db_path());
+      db::Database db = open_db(m_daemon.db_path());
       return db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0) == sessions;
     }));
   }

@@ -18,7 +18,7 @@ namespace {
 
 // Every text the database holds about events, in one string to search.
 std::string everything_stored(const std::string& db_path) {
-  store::Database db = open_db(db_path);
+  db::Database db = open_db(db_path);
   std::string all;
   for (const char* sql : {"SELECT group_concat(json, '\n') FROM events",
                           "SELECT group_concat(CAST(raw AS TEXT), '\n') FROM events WHERE raw IS NOT NULL",
@@ -48,7 +48,7 @@ TEST(Security, UrlPasswordsNeverReachTheDatabase) {
   EXPECT_EQ(stored.find("hunter2"), std::string::npos);
   EXPECT_NE(stored.find("https://alice:<redacted>@127.0.0.1:9/none.git"), std::string::npos);
   EXPECT_NE(stored.find("https://bob:<redacted>@127.0.0.1:9/r.git"), std::string::npos);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_GE(db.query_int("SELECT count(*) FROM params WHERE value LIKE '%<redacted>%'").value_or(0), 1);
   EXPECT_EQ(stopped.err.find("s3cret"), std::string::npos);
 }
@@ -75,7 +75,7 @@ TEST(Security, IdentityComesFromTheKernelNotThePayload) {
         "\n"));
   }
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT peer_pid FROM sessions"), static_cast<std::int64_t>(::getpid()));
   EXPECT_EQ(db.query_int("SELECT peer_uid FROM sessions"), static_cast<std::int64_t>(::getuid()));
 }
@@ -119,7 +119,7 @@ TEST(Security, OneUsersFloodIsCappedAndCountedPerUid) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a uid_stats report
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   const auto stored = db.query_int("SELECT count(*) FROM events WHERE sid = 'flood'").value_or(0);
   EXPECT_GE(stored, 2 * k_rate);  // the burst, plus what the time allowed
   EXPECT_LT(stored, k_flood / 2);
@@ -180,7 +180,7 @@ TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
     ASSERT_TRUE(client.send(burst));
   }
   const auto used = [&] {
-    store::Database db = open_db(daemon.db_path());
+    db::Database db = open_db(daemon.db_path());
     return (db.query_int("PRAGMA page_count").value_or(0) - db.query_int("PRAGMA freelist_count").value_or(0)) *
            db.query_int("PRAGMA page_size").value_or(0);
   };
@@ -191,7 +191,7 @@ TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
   }, std::chrono::seconds(30)));
   ASSERT_TRUE(wait_until([&] { return used() <= k_bound; }, std::chrono::seconds(30))) << used();
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
   // The newest sessions stayed, whole; the oldest went first.
   EXPECT_EQ(db.query_int("SELECT event_count FROM sessions WHERE sid = 'bulk-1099'"), 51);

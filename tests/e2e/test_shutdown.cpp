@@ -49,7 +49,7 @@ TEST(Shutdown, SigtermMidStreamStoresEverythingWrittenBeforeIt) {
   }
   ASSERT_EQ(result.exit_code, 0) << result.err;
 
-  store::Database db = open_db(daemon.db_path());
+  db::Database db = open_db(daemon.db_path());
   long mid_stream = 0;
   for (int c = 0; c < k_clients; ++c) {
     const std::string sid = "shutdown-client-" + std::to_string(c);

@@ -40,8 +40,8 @@ void run_workload(const Workload& w, const std::map<std::string, std::string>& e
 }
 
 std::map<std::string, long> counts_for_source(const std::string& db_path, const std::string& source) {
-  store::Database db = open_db(db_path);
-  store::Statement stmt = db.prepare("SELECT sid, event_count FROM sessions WHERE source = ?");
+  db::Database db = open_db(db_path);
+  db::Statement stmt = db.prepare("SELECT sid, event_count FROM sessions WHERE source = ?");
   stmt.bind_text(1, source);
   std::map<std::string, long> counts;
   while (stmt.step()) {
@@ -93,12 +93,12 @@ TEST(Sources, EveryTransportStoresTheSameSessions) {
   EXPECT_EQ(by_shape(dgram_run_a), reference);
   EXPECT_EQ(by_shape(dgram_run_b), reference);
 
-  store::Database check = open_db(db);
+  db::Database check = open_db(db);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM sessions WHERE status != 'complete'"), 0);
   EXPECT_EQ(check.query_int("SELECT count(*) FROM rejects"), 0);
   // The kernel tells who sent each datagram, as it does for stream peers.
   EXPECT_EQ(check.query_int("SELECT count(*) FROM sessions WHERE source = 'dgram' AND peer_pid IS NULL"), 0);
-  store::Statement peers = check.prepare("SELECT sid, peer_pid FROM sessions WHERE source = 'dgram' AND depth = 0");
+  db::Statement peers = check.prepare("SELECT sid, peer_pid FROM sessions WHERE source = 'dgram' AND depth = 0");
   int checked = 0;
   while (peers.step()) {
     const std::string sid(peers.column_text(0));

@@ -137,7 +137,7 @@ TEST(SystemdSocketActivation, StreamAndDatagramSocketsFromTheManagerAreUsedAndLe
   ASSERT_EQ(sent.exit_code, 0) << sent.err;
   EXPECT_TRUE(wait_until(
       [&] {
-        store::Database db = open_db(db_path);
+        db::Database db = open_db(db_path);
         return db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0) == 2;
       },
       seconds(20)));
@@ -146,7 +146,7 @@ TEST(SystemdSocketActivation, StreamAndDatagramSocketsFromTheManagerAreUsedAndLe
   const ProcessResult stopped = activator.wait(seconds(30));
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
 
-  store::Database db = open_db(db_path);
+  db::Database db = open_db(db_path);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions"), 2);
   for (const char* source : {"stream", "dgram"}) {
     SCOPED_TRACE(source);
@@ -275,7 +275,7 @@ TEST(SystemdWatchdog, KeepsPingingWhileTheWriterRetriesALockedDatabase) {
   ASSERT_TRUE(notify.wait_for("READY=1", seconds(20))) << daemon.err_so_far();
   ASSERT_TRUE(notify.wait_for("WATCHDOG=1", seconds(5))) << notify.all_received();
 
-  store::Database locker(dir.file("t.db"), store::OpenMode::read_write_create);
+  db::Database locker(dir.file("t.db"), db::OpenMode::read_write_create);
   locker.set_busy_timeout(5000);
   locker.exec("BEGIN EXCLUSIVE");
   {

@@ -1,4 +1,4 @@
-// Fuzz target: arbitrary bytes, fed to pipeline::LineFramer in pieces of
+// Fuzz target: arbitrary bytes, fed to ingest::LineFramer in pieces of
 // pseudo-random sizes (as a socket delivers them), each complete line parsed
 // by proto::Parser and each accepted event encoded by store::EventEncoder.
 // Not only "no crash": every stage's promise is checked against an
@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/pipeline/line_framer.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
@@ -72,7 +72,7 @@ struct FramedLine {
 };
 
 // What the framer must emit, computed the obvious way.
-std::vector<FramedLine> split_lines(std::string_view input, const pipeline::LineFramer::Limits& limits) {
+std::vector<FramedLine> split_lines(std::string_view input, const ingest::LineFramer::Limits& limits) {
   std::vector<FramedLine> lines;
   while (!input.empty()) {
     const std::size_t newline = input.find('\n');
@@ -100,7 +100,7 @@ std::string_view trim(std::string_view s) {
 // The `events` view's json column, rebuilt in C++ from the row (schema.cpp).
 std::string view_json(const store::EventRow& row, const store::WriteBatch& batch,
                       const std::map<std::int64_t, std::string>& names, const proto::Event& event,
-                      const stitch::Placement& placement) {
+                      const stitch::EventPlacement& placement) {
   const std::string_view body = batch.text(row.body);
   if (!body.empty() && body.front() == '{') {
     return std::string(body);  // stored whole
@@ -145,7 +145,7 @@ void check_event(const proto::Event& event, std::string_view line, std::uint64_t
   store::NameTable names;
   store::WriteBatch batch;
   store::EventEncoder encoder(names);
-  stitch::Placement placement;
+  stitch::EventPlacement placement;
   placement.session = 1;
   placement.seq = static_cast<std::int64_t>(next_random(state) % 1000);
   if (event.time_us && (next_random(state) & 3) != 0) {
@@ -176,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Small limits sometimes, so that the cut-short path is reached with
   // inputs of a few KiB too.
-  pipeline::LineFramer::Limits limits;
+  ingest::LineFramer::Limits limits;
   if ((next_random(state) & 1) != 0) {
     limits.max_line_bytes = 1024;
     limits.kept_bytes = 100;
@@ -185,7 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto sink = [&](std::string_view line, std::uint64_t full_size) {
     framed.push_back(FramedLine{std::string(line), full_size});
   };
-  pipeline::LineFramer framer(limits);
+  ingest::LineFramer framer(limits);
   for (std::size_t at = 0; at < input.size();) {
     // Mostly small pieces (split lines, split UTF-8), sometimes big ones.
     const std::uint64_t r = next_random(state);

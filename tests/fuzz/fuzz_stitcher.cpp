@@ -36,12 +36,12 @@
 #include <vector>
 
 #include "daemon/stitch/stitcher.hpp"
-#include "daemon/store/database_setup.hpp"
+#include "db/database_setup.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/row_writer.hpp"
 #include "daemon/store/session_catalog_db.hpp"
-#include "daemon/store/sqlite.hpp"
+#include "db/sqlite.hpp"
 #include "proto/json_quote.hpp"
 #include "proto/parser.hpp"
 #include "proto/timestamp.hpp"
@@ -76,7 +76,7 @@ class Workspace {
     m_template = (m_dir / "template.db").string();
     m_work = (m_dir / "work.db").string();
     // Closing the only connection checkpoints the WAL into the file.
-    store::Database db = store::open_for_writing(m_template);
+    db::Database db = db::open_for_writing(m_template);
   }
   ~Workspace() {
     std::error_code ec;
@@ -105,7 +105,7 @@ class Workspace {
 class Store {
  public:
   explicit Store(const std::string& path)
-      : m_db(store::open_for_writing(path)),
+      : m_db(db::open_for_writing(path)),
         m_catalog(path),
         m_stitcher(m_catalog, m_catalog.next_session_id(), {}),
         m_encoder(m_names),
@@ -114,12 +114,12 @@ class Store {
   }
 
   // Parses and places one line; the placement when it became an event.
-  std::optional<stitch::Placement> ingest(const std::string& line, const source::Origin& origin,
+  std::optional<stitch::EventPlacement> ingest(const std::string& line, const ingest::Origin& origin,
                                           std::int64_t received_us) {
     if (!m_parser.parse(line, 0, m_event)) {
       return std::nullopt;
     }
-    const std::optional<stitch::Placement> placement = m_stitcher.place(m_event, origin, received_us);
+    const std::optional<stitch::EventPlacement> placement = m_stitcher.place(m_event, origin, received_us);
     if (placement) {
       m_encoder.encode(m_event, line, *placement, m_batch);
     }
@@ -129,7 +129,7 @@ class Store {
   void commit() {
     stitch::StitchChanges changes;
     m_stitcher.collect_changes(changes, ++m_batches);
-    m_encoder.encode(std::move(changes), m_batch);
+    m_encoder.encode(changes, m_batch);
     m_db.exec("BEGIN IMMEDIATE");
     m_rows.write(m_batch);  // a constraint violation throws: the fuzzer reports it
     m_db.exec("COMMIT");
@@ -138,11 +138,11 @@ class Store {
   }
 
   [[nodiscard]] stitch::Stitcher& stitcher() { return m_stitcher; }
-  [[nodiscard]] store::Database& db() { return m_db; }
+  [[nodiscard]] db::Database& db() { return m_db; }
   [[nodiscard]] std::uint64_t committed_batch() const { return m_committed; }
 
  private:
-  store::Database m_db;
+  db::Database m_db;
   store::NameTable m_names;
   store::DatabaseSessionCatalog m_catalog;
   stitch::Stitcher m_stitcher;
@@ -477,12 +477,12 @@ class LineMaker {
 
 using EventKey = std::pair<std::int64_t, std::int64_t>;  // (sessions.id, seq)
 
-void check_database(store::Database& db, const std::map<EventKey, std::string>& committed) {
+void check_database(db::Database& db, const std::map<EventKey, std::string>& committed) {
   check(db.query_text("PRAGMA integrity_check") == "ok", "integrity_check");
   check(db.query_int("SELECT count(*) FROM event_store") == static_cast<std::int64_t>(committed.size()),
         "every committed event stored, once: " + std::to_string(committed.size()) + " placed, " +
             std::to_string(db.query_int("SELECT count(*) FROM event_store").value_or(-1)) + " stored");
-  store::Statement events = db.prepare("SELECT id, coalesce(raw, json), json_valid(json) FROM events");
+  db::Statement events = db.prepare("SELECT id, coalesce(raw, json), json_valid(json) FROM events");
   while (events.step()) {
     const std::int64_t id = events.column_int(0);
     const EventKey key{id >> 32, id & 0xffffffff};
@@ -559,7 +559,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     now_us += 1000;
     const auto channel = in.integer<std::uint64_t>(1, 4);
     // Channel 4 stands for the datagram socket: no connection that ends.
-    const source::Origin origin{channel == 4 ? source::SourceKind::dgram : source::SourceKind::stream, channel,
+    const ingest::Origin origin{channel == 4 ? ingest::SourceKind::dgram : ingest::SourceKind::stream, channel,
                                 1000 + static_cast<std::int64_t>(channel), 1000};
     // Mostly events; a restart is rare, as it costs as much as a hundred events.
     const int what = in.integer(0, 127);

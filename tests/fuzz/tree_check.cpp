@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "ctl/analysis/process_tree.hpp"
-#include "ctl/analysis/tree_filter.hpp"
-#include "ctl/analysis/tree_loader.hpp"
+#include "model/process_tree.hpp"
+#include "model/tree_filter.hpp"
+#include "model/tree_loader.hpp"
 #include "ctl/render/chrome_trace.hpp"
 #include "ctl/render/flame_layout.hpp"
 #include "ctl/render/html_report.hpp"
@@ -23,7 +23,6 @@
 namespace trace2d::fuzz {
 namespace {
 
-namespace analysis = ctl::analysis;
 namespace render = ctl::render;
 
 void check(bool condition, const std::string& what) {
@@ -34,7 +33,7 @@ void check(bool condition, const std::string& what) {
 }
 
 // Two JSON containers per tree level ({"entries":[{...}]}), and some slack.
-constexpr std::size_t k_json_depth = 2 * analysis::k_max_tree_depth + 8;
+constexpr std::size_t k_json_depth = 2 * model::k_max_tree_depth + 8;
 
 struct Counts {
   std::size_t processes = 0;
@@ -43,8 +42,8 @@ struct Counts {
   std::size_t depth = 0;  // levels below the top, deepest
 };
 
-void count(const std::vector<analysis::Node>& nodes, std::size_t level, Counts& counts) {
-  for (const analysis::Node& node : nodes) {
+void count(const std::vector<model::Node>& nodes, std::size_t level, Counts& counts) {
+  for (const model::Node& node : nodes) {
     counts.processes += node.process() != nullptr ? 1 : 0;
     counts.regions += node.region() != nullptr ? 1 : 0;
     counts.children += node.child() != nullptr ? 1 : 0;
@@ -53,7 +52,7 @@ void count(const std::vector<analysis::Node>& nodes, std::size_t level, Counts& 
   }
 }
 
-void check_text(const analysis::ProcessTree& tree, const std::string& root) {
+void check_text(const model::ProcessTree& tree, const std::string& root) {
   for (const bool times : {true, false}) {
     std::ostringstream out;
     render::print_tree_text(out, tree, {times, true});
@@ -70,13 +69,13 @@ void check_text(const analysis::ProcessTree& tree, const std::string& root) {
     }
     const bool one_session = tree.processes.size() == 1 && tree.processes.front().process() != nullptr &&
                              tree.processes.front().process()->sid == tree.root;
-    const std::size_t expected = analysis::count_nodes(tree) + (times ? 2 : 0) + (one_session ? 0 : 1);
+    const std::size_t expected = model::count_nodes(tree) + (times ? 2 : 0) + (one_session ? 0 : 1);
     check(lines == expected, "tree text is one line per node: " + std::to_string(lines) + " lines, " +
                                  std::to_string(expected) + " expected, for " + root);
   }
 }
 
-void check_renderings(const analysis::ProcessTree& tree, const std::string& root) {
+void check_renderings(const model::ProcessTree& tree, const std::string& root) {
   check_text(tree, root);
   std::string json;
   render::append_tree_json(json, tree);
@@ -97,24 +96,24 @@ void check_renderings(const analysis::ProcessTree& tree, const std::string& root
   check(html.find("could not be drawn") == std::string::npos, "report draws the tree: " + root);
 }
 
-void check_tree(store::Database& db, const std::string& root) {
-  std::vector<analysis::ProcessRows> rows = analysis::load_process_rows(db, root, {true});
+void check_tree(db::Database& db, const std::string& root) {
+  std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, {true});
   check(!rows.empty(), "a session's SID or prefix loads its tree: " + root);
   Counts loaded;
   loaded.processes = rows.size();
-  for (const analysis::ProcessRows& r : rows) {
+  for (const model::ProcessRows& r : rows) {
     loaded.regions += r.regions.size();
     loaded.children += r.children.size();
   }
   try {
-    const analysis::ProcessTree full = analysis::build_process_tree(root, rows);
+    const model::ProcessTree full = model::build_process_tree(root, rows);
     Counts built;
     count(full.processes, 0, built);
-    check(built.depth <= analysis::k_max_tree_depth, "tree depth within the limit: " + root);
+    check(built.depth <= model::k_max_tree_depth, "tree depth within the limit: " + root);
     check(built.regions == loaded.regions && built.children == loaded.children,
           "every region and child_start is in the tree: " + root);
     // Only a tree cut at the depth limit leaves processes unexpanded.
-    check(built.depth == analysis::k_max_tree_depth ? built.processes <= loaded.processes
+    check(built.depth == model::k_max_tree_depth ? built.processes <= loaded.processes
                                                      : built.processes == loaded.processes,
           "every session is in the tree, once: " + std::to_string(built.processes) + " of " +
               std::to_string(loaded.processes) + " under " + root);
@@ -123,8 +122,8 @@ void check_tree(store::Database& db, const std::string& root) {
     render::append_chrome_trace(trace, full);
     check(StrictJson::is_valid(trace), "Chrome trace is valid JSON: " + root + "\n" + trace);
 
-    analysis::ProcessTree shallow = analysis::build_process_tree(root, rows, {1});
-    analysis::filter_tree(shallow, {0.001, 1});
+    model::ProcessTree shallow = model::build_process_tree(root, rows, {1});
+    model::filter_tree(shallow, {0.001, 1});
     check_renderings(shallow, root);
   } catch (const std::exception& e) {
     check(false, "building or rendering the tree of " + root + " threw: " + e.what());
@@ -133,9 +132,9 @@ void check_tree(store::Database& db, const std::string& root) {
 
 }  // namespace
 
-void check_process_trees(store::Database& db) {
+void check_process_trees(db::Database& db) {
   std::set<std::string> roots;
-  store::Statement sids = db.prepare("SELECT sid FROM sessions");
+  db::Statement sids = db.prepare("SELECT sid FROM sessions");
   while (sids.step()) {
     const std::string sid(sids.column_blob(0));
     if (sid.empty()) {
@@ -145,7 +144,7 @@ void check_process_trees(store::Database& db) {
     // Every prefix ending at a '/' (a GIT_TRACE2_PARENT_SID), as `tree`
     // takes it after normalise_root().
     for (std::size_t slash = sid.find('/'); slash != std::string::npos; slash = sid.find('/', slash + 1)) {
-      const std::string prefix = analysis::normalise_root(sid.substr(0, slash));
+      const std::string prefix = model::normalise_root(sid.substr(0, slash));
       if (!prefix.empty() && prefix != "/") {
         roots.insert(prefix);
       }

@@ -1,0 +1,86 @@
+#include "daemon/app/backend.hpp"
+
+#include <pthread.h>
+
+#include <spdlog/spdlog.h>
+
+namespace trace2d::app {
+
+Backend::Backend(BackendOptions options)
+    : m_options(std::move(options)), m_budget(m_options.max_queue_bytes) {
+  db::Database db = db::open_for_writing(m_options.db_path, &m_setup);
+  m_names.load(db);
+  store::StoreWriter::Options writer_options;
+  writer_options.commit_interval = m_options.commit_interval;
+  writer_options.status_interval = m_options.status_interval;
+  writer_options.status_hook = m_options.status_hook;
+  writer_options.retention = m_options.retention;
+  writer_options.names = &m_names;
+  m_writer = std::make_unique<store::StoreWriter>(std::move(db), m_batches, m_budget, writer_options);
+  m_catalog = std::make_unique<store::DatabaseSessionCatalog>(
+      m_options.db_path, [writer = m_writer.get()] { return writer->database_recreated(); });
+  stitch::Stitcher::Options stitcher_options;
+  stitcher_options.max_sessions_per_uid = m_options.per_uid_sessions;
+  m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(), stitcher_options);
+  m_encoder = std::make_unique<store::EventEncoder>(m_names);
+  pipeline::IngestWorker::Options worker_options;
+  worker_options.max_line_bytes = m_options.max_line_bytes;
+  worker_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
+  worker_options.redact_url_credentials = m_options.redact_url_credentials;
+  m_store_consumer = std::make_unique<store::StoreConsumer>(*m_encoder, m_batches, m_budget,
+                                                            store::StoreConsumer::Options{});
+  std::vector<stitch::StitchedConsumer*> consumers{m_store_consumer.get()};
+  m_worker = std::make_unique<pipeline::IngestWorker>(
+      m_chunks, m_budget, *m_stitcher, std::move(consumers),
+      [writer = m_writer.get()] { return writer->committed_batch(); }, worker_options);
+  m_worker->set_idle_timeout(m_options.idle_timeout);
+}
+
+Backend::~Backend() {
+  if (m_worker_thread.joinable() || m_writer_thread.joinable()) {
+    finish(std::chrono::seconds(0));
+  }
+}
+
+std::unique_ptr<ingest::IngestSink> Backend::make_sink() {
+  return std::make_unique<ingest::IngestSink>(m_chunks, m_budget, m_channel_ids);
+}
+
+void Backend::start() {
+  // Named so that `top -H` and perf tell the stages apart.
+  m_writer_thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "trace2d-store");
+    m_writer->run();
+  });
+  m_worker_thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "trace2d-parse");
+    m_worker->run();
+  });
+}
+
+void Backend::finish(std::chrono::milliseconds give_up_after) {
+  m_chunks.close();
+  if (m_worker_thread.joinable()) {
+    m_worker_thread.join();
+  }
+  if (!m_writer_thread.joinable()) {
+    return;
+  }
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    const auto give_up = std::chrono::steady_clock::now() + give_up_after;
+    while (!done.load()) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        spdlog::error("database still failing after {} ms; giving up", give_up_after.count());
+        m_writer->stop_retrying();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  m_writer_thread.join();
+  done.store(true);
+  watchdog.join();
+}
+
+}  // namespace trace2d::app

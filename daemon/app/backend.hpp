@@ -1,0 +1,79 @@
+#pragma once
+// The part of the daemon behind the sources: the memory budget, the two
+// queues, the ingest worker's thread (parse, stitch, hand to consumers) and
+// the store writer's thread. The store is the one consumer of stitched
+// output today; exporters are added to `consumers` beside it.
+// Used by the daemon and by `trace2d import`.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/pipeline/ingest_worker.hpp"
+#include "daemon/stitch/stitcher.hpp"
+#include "db/database_setup.hpp"
+#include "daemon/store/event_encoder.hpp"
+#include "daemon/store/name_table.hpp"
+#include "daemon/store/session_catalog_db.hpp"
+#include "daemon/store/store_consumer.hpp"
+#include "daemon/store/store_writer.hpp"
+
+namespace trace2d::app {
+
+struct BackendOptions {
+  std::string db_path;
+  std::size_t max_queue_bytes = 16 * 1024 * 1024;
+  std::size_t max_line_bytes = 4608 * 1024;
+  std::chrono::milliseconds commit_interval{100};
+  std::chrono::milliseconds status_interval{2000};
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
+  store::StoreWriter::StatusHook status_hook;
+  store::Retention::Options retention;
+  std::uint64_t per_uid_lines_per_second = 0;
+  std::size_t per_uid_sessions = 10000;
+  bool redact_url_credentials = true;
+};
+
+class Backend {
+ public:
+  // Opens (creates, migrates) the database. Throws on failure.
+  explicit Backend(BackendOptions options);
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  // A sink for one source, with its own counters.
+  [[nodiscard]] std::unique_ptr<ingest::IngestSink> make_sink();
+
+  void start();
+  // No more input: lets the worker finish, then the writer commit. Gives up
+  // on a database that keeps failing after `give_up_after`.
+  void finish(std::chrono::milliseconds give_up_after);
+
+  [[nodiscard]] const db::SetupReport& setup() const { return m_setup; }
+  [[nodiscard]] ingest::MemoryBudget& budget() { return m_budget; }
+  [[nodiscard]] pipeline::IngestWorker& worker() { return *m_worker; }
+  [[nodiscard]] store::StoreWriter& writer() { return *m_writer; }
+
+ private:
+  BackendOptions m_options;
+  db::SetupReport m_setup;
+  ingest::MemoryBudget m_budget;
+  ingest::WorkQueue<ingest::IngestChunk> m_chunks;
+  ingest::WorkQueue<store::WriteBatch> m_batches;
+  std::atomic<std::uint64_t> m_channel_ids{0};
+  store::NameTable m_names;
+  std::unique_ptr<store::StoreWriter> m_writer;
+  std::unique_ptr<store::DatabaseSessionCatalog> m_catalog;
+  std::unique_ptr<stitch::Stitcher> m_stitcher;
+  std::unique_ptr<store::EventEncoder> m_encoder;
+  std::unique_ptr<store::StoreConsumer> m_store_consumer;
+  std::unique_ptr<pipeline::IngestWorker> m_worker;
+  std::thread m_writer_thread;
+  std::thread m_worker_thread;
+};
+
+}  // namespace trace2d::app

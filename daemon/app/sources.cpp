@@ -1,0 +1,130 @@
+#include "daemon/app/sources.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace trace2d::app {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : ", ") + item;
+  }
+  return out;
+}
+
+ingest::LineFramer::Limits framing_of(const DaemonOptions& options) {
+  ingest::LineFramer::Limits framing;
+  framing.max_line_bytes = options.max_line_bytes;
+  return framing;
+}
+
+source::StreamServer::Options stream_options(const DaemonOptions& options, std::size_t fd_limit) {
+  source::StreamServer::Options o;
+  o.framing = framing_of(options);
+  o.overflow_wait = options.overflow_wait;
+  // Descriptors beyond the connections are kept for the database, trace
+  // files and the listeners, so that one user's connections never leave
+  // trace2d unable to accept anyone else's.
+  o.max_connections = std::max<std::size_t>(16, fd_limit - std::min<std::size_t>(fd_limit / 4, 1024));
+  // One uid may take all but what is kept for the others (a quarter, at
+  // most 1024): a burst of one user's short processes is not cut short.
+  o.max_connections_per_uid = options.per_uid_connections > 0
+                                  ? options.per_uid_connections
+                                  : o.max_connections - std::min<std::size_t>(o.max_connections / 4, 1024);
+  o.silent_timeout = options.stream_silent_timeout;
+  o.max_partial_bytes_per_uid = options.max_line_bytes + 64 * 1024;
+  return o;
+}
+
+}  // namespace
+
+source::DirWatcher::Options Sources::dir_options(const DaemonOptions& options) {
+  source::DirWatcher::Options o;
+  o.dirs = options.watch_dirs;
+  o.delete_finished = options.delete_finished_files;
+  o.idle_timeout = options.dir_idle_timeout;
+  o.max_silence = options.dir_max_silence;
+  o.max_open_files_per_uid = options.dir_max_open_files_per_uid;
+  o.max_open_files = options.dir_max_open_files;
+  o.max_file_bytes = options.dir_max_file_bytes;
+  o.framing = framing_of(options);
+  return o;
+}
+
+Sources::Sources(asio::io_context& io, source::Listeners& listeners, Backend& backend, StatusReporter& status,
+                 const DaemonOptions& options, std::size_t fd_limit)
+    : m_stream_path(listeners.stream_path), m_dgram_path(listeners.dgram_path), m_dirs(options.watch_dirs) {
+  if (listeners.stream) {
+    m_stream_sink = backend.make_sink();
+    const source::StreamServer::Options o = stream_options(options, fd_limit);
+    spdlog::info("stream: at most {} connections, {} per uid (descriptor limit {})", o.max_connections,
+                 o.max_connections_per_uid, fd_limit);
+    m_stream_server = std::make_unique<source::StreamServer>(io, std::move(*listeners.stream), *m_stream_sink, o);
+    status.add_source({ingest::SourceKind::stream, m_stream_path, m_stream_sink.get(), {}, {}});
+  }
+  if (listeners.dgram) {
+    m_dgram_sink = backend.make_sink();
+    source::DgramReceiver::Options o;
+    o.receive_buffer = options.dgram_receive_buffer;
+    o.max_line_bytes = options.max_line_bytes;
+    o.overflow_wait = options.overflow_wait;
+    m_dgram_receiver = std::make_unique<source::DgramReceiver>(std::move(*listeners.dgram), *m_dgram_sink, o);
+    status.add_source({ingest::SourceKind::dgram, m_dgram_path, m_dgram_sink.get(),
+                       [receiver = m_dgram_receiver.get()] { return receiver->kernel_drops(); }, {}});
+  }
+  m_dir_sink = backend.make_sink();
+  m_dir_watcher = std::make_unique<source::DirWatcher>(io, *m_dir_sink, options.db_path, dir_options(options));
+  status.add_source({ingest::SourceKind::dir, join(m_dirs), m_dir_sink.get(), {},
+                     [watcher = m_dir_watcher.get()] { return watcher->sentinels_seen(); }});
+}
+
+void Sources::start() {
+  if (m_stream_server) {
+    m_stream_server->start();
+  }
+  if (m_dgram_receiver) {
+    m_dgram_receiver->start();
+    spdlog::info("dgram socket {}: receive buffer {} bytes", m_dgram_path, m_dgram_receiver->receive_buffer());
+  }
+  m_dir_watcher->start();
+}
+
+void Sources::stop(std::chrono::milliseconds grace) {
+  if (m_stream_server) {
+    m_stream_server->stop(grace);
+  }
+  if (m_dgram_receiver) {
+    m_dgram_receiver->stop();
+  }
+  m_dir_watcher->stop();
+}
+
+void Sources::reconfigure_directories(const DaemonOptions& options) {
+  spdlog::info("SIGHUP: directories [{}] -> [{}]", join(m_dirs), join(options.watch_dirs));
+  m_dirs = options.watch_dirs;
+  m_dir_watcher->reconfigure(dir_options(options));
+}
+
+std::vector<std::string> Sources::targets() const {
+  std::vector<std::string> targets;
+  if (m_stream_server) {
+    targets.push_back("af_unix:stream:" + m_stream_path);
+  }
+  if (m_dgram_receiver) {
+    targets.push_back("af_unix:dgram:" + m_dgram_path);
+  }
+  for (const auto& dir : m_dirs) {
+    targets.push_back(dir + "/");
+  }
+  return targets;
+}
+
+std::uint64_t Sources::dropped_lines() const {
+  return (m_stream_sink ? m_stream_sink->counters().dropped_lines.load() : 0) +
+         (m_dgram_sink ? m_dgram_sink->counters().dropped_lines.load() : 0);
+}
+
+}  // namespace trace2d::app

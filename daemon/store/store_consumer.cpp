@@ -1,0 +1,77 @@
+#include "daemon/store/store_consumer.hpp"
+
+namespace trace2d::store {
+namespace {
+
+constexpr std::size_t k_reject_raw_bytes = 64 * 1024;  // of a rejected line, kept
+
+}  // namespace
+
+StoreConsumer::StoreConsumer(EventEncoder& encoder, ingest::WorkQueue<WriteBatch>& output,
+                             ingest::MemoryBudget& budget, Options options)
+    : m_encoder(encoder), m_output(output), m_budget(budget), m_options(options) {}
+
+void StoreConsumer::saw_input_of(std::int64_t received_us) {
+  if (m_batch.oldest_received_us == 0 || received_us < m_batch.oldest_received_us) {
+    m_batch.oldest_received_us = received_us;
+  }
+}
+
+void StoreConsumer::on_event(const stitch::StitchedEvent& stitched) {
+  saw_input_of(stitched.received_us);
+  m_encoder.encode(stitched.event, stitched.original, stitched.placement, m_batch, stitched.origin.peer_uid);
+}
+
+void StoreConsumer::on_reject(const stitch::RejectedInput& reject) {
+  saw_input_of(reject.received_us);
+  RejectRow row;
+  row.received_us = reject.received_us;
+  row.source = reject.source;
+  row.peer_pid = reject.peer_pid;
+  row.peer_uid = reject.peer_uid;
+  row.reason = m_batch.add_text(reject.reason);
+  row.raw = m_batch.add_text(reject.raw.substr(0, k_reject_raw_bytes));
+  row.size = reject.size;
+  m_batch.rejects.push_back(row);
+}
+
+void StoreConsumer::on_file_progress(const ingest::IngestChunk::FileProgress& progress, std::int64_t received_us) {
+  saw_input_of(received_us);
+  FileOffsetRow row;
+  row.key = m_batch.add_text(progress.key);
+  row.path = m_batch.add_text(progress.path);
+  row.offset = progress.offset;
+  row.finished = progress.finished;
+  row.forget = progress.forget;
+  m_batch.file_offsets.push_back(row);
+  if (progress.remove_after_commit) {
+    m_batch.remove_after_commit.push_back(progress.path);
+  }
+}
+
+void StoreConsumer::on_uid_counts(std::int64_t uid, std::uint64_t lines, std::uint64_t dropped) {
+  m_batch.uid_stats.push_back(UidStatRow{uid, lines, dropped});
+}
+
+void StoreConsumer::on_changes(const stitch::StitchChanges& changes, std::uint64_t /*number*/) {
+  m_encoder.encode(changes, m_batch);
+}
+
+bool StoreConsumer::hand_on(std::uint64_t number) {
+  if (m_batch.empty()) {
+    return false;
+  }
+  m_batch.number = number;
+  m_budget.charge(m_batch.memory_bytes());
+  m_output.push(std::move(m_batch));
+  m_batch = WriteBatch();
+  return true;
+}
+
+bool StoreConsumer::wants_hand_on() const {
+  return m_batch.events.size() >= m_options.batch_rows || m_batch.memory_bytes() >= m_options.batch_bytes;
+}
+
+void StoreConsumer::close() { m_output.close(); }
+
+}  // namespace trace2d::store

@@ -1,0 +1,596 @@
+#include "db/schema.hpp"
+
+#include <array>
+#include <string>
+
+#include "proto/timestamp.hpp"
+
+namespace trace2d::db {
+namespace {
+
+struct Migration {
+  int version;
+  std::string_view description;
+  std::string_view sql;
+};
+
+// Version 1: the foundation layout. docs/schema.md documents every table,
+// view and column; keep the two in step.
+constexpr std::string_view k_v1 = R"sql(
+CREATE TABLE names (
+  id   INTEGER PRIMARY KEY,
+  text TEXT NOT NULL UNIQUE
+);
+-- The event types git defines get fixed ids; others are added as they come.
+INSERT INTO names (id, text) VALUES
+  (1, 'version'),
+  (2, 'too_many_files'),
+  (3, 'start'),
+  (4, 'exit'),
+  (5, 'atexit'),
+  (6, 'signal'),
+  (7, 'error'),
+  (8, 'cmd_path'),
+  (9, 'cmd_ancestry'),
+  (10, 'cmd_name'),
+  (11, 'cmd_mode'),
+  (12, 'alias'),
+  (13, 'child_start'),
+  (14, 'child_exit'),
+  (15, 'child_ready'),
+  (16, 'thread_start'),
+  (17, 'thread_exit'),
+  (18, 'exec'),
+  (19, 'exec_result'),
+  (20, 'def_param'),
+  (21, 'def_repo'),
+  (22, 'region_enter'),
+  (23, 'region_leave'),
+  (24, 'data'),
+  (25, 'data_json'),
+  (26, 'timer'),
+  (27, 'th_timer'),
+  (28, 'counter'),
+  (29, 'th_counter'),
+  (30, 'printf');
+
+CREATE TABLE sessions (
+  sid            TEXT PRIMARY KEY NOT NULL,
+  id             INTEGER NOT NULL UNIQUE,
+  parent_sid     TEXT,
+  root_sid       TEXT NOT NULL,
+  depth          INTEGER NOT NULL,
+  evt            TEXT,
+  exe            TEXT,
+  argv           TEXT,
+  cmd_name       TEXT,
+  hierarchy      TEXT,
+  cmd_mode       TEXT,
+  worktree       TEXT,
+  cmd_path       TEXT,
+  start_time     TEXT,
+  end_time       TEXT,
+  elapsed        REAL,
+  exit_code      INTEGER,
+  signo          INTEGER,
+  status         TEXT NOT NULL CHECK (status IN ('running', 'complete', 'incomplete')),
+  source         TEXT NOT NULL,
+  peer_pid       INTEGER,
+  peer_uid       INTEGER,
+  event_count    INTEGER NOT NULL DEFAULT 0,
+  error_count    INTEGER NOT NULL DEFAULT 0,
+  problem_count  INTEGER NOT NULL DEFAULT 0,
+  first_received TEXT NOT NULL,
+  last_received  TEXT NOT NULL,
+  time_base_us   INTEGER
+);
+CREATE INDEX sessions_parent_sid ON sessions (parent_sid);
+CREATE INDEX sessions_root_sid ON sessions (root_sid);
+CREATE INDEX sessions_start_time ON sessions (start_time);
+CREATE INDEX sessions_first_received ON sessions (first_received);
+
+CREATE TABLE event_store (
+  session INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  type    INTEGER NOT NULL,
+  thread  INTEGER,
+  time_us INTEGER,
+  file    INTEGER,
+  line    INTEGER,
+  body    TEXT NOT NULL,
+  raw     BLOB,
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE problem_store (
+  session INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  message TEXT NOT NULL,
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE rejects (
+  id          INTEGER PRIMARY KEY,
+  received_at TEXT NOT NULL,
+  source      TEXT NOT NULL,
+  peer_pid    INTEGER,
+  peer_uid    INTEGER,
+  reason      TEXT NOT NULL,
+  raw         BLOB,
+  size        INTEGER NOT NULL
+);
+
+-- The event-specific members of each row as one JSON object: the body with
+-- braces, or the whole event when the body is stored whole.
+CREATE VIEW event_parts AS
+SELECT e.session, e.seq, e.type, e.thread, e.time_us, e.file, e.line, e.body, e.raw,
+       CASE WHEN substr(e.body, 1, 1) = '{' THEN e.body
+            ELSE '{' || substr(e.body, 2) || '}' END AS obj,
+       substr(e.body, 1, 1) = '{' AS whole
+  FROM event_store e;
+
+CREATE VIEW events AS
+SELECT id, sid, seq, event, thread, time,
+       json_extract(obj, '$.t_abs') AS t_abs,
+       json_extract(obj, '$.t_rel') AS t_rel,
+       json_extract(obj, '$.repo') AS repo,
+       json_extract(obj, '$.nesting') AS nesting,
+       json_extract(obj, '$.category') AS category,
+       CASE
+         WHEN event IN ('data', 'data_json') THEN json_extract(obj, '$.key')
+         WHEN event IN ('region_enter', 'region_leave') THEN json_extract(obj, '$.label')
+         WHEN event IN ('cmd_name', 'cmd_mode', 'timer', 'th_timer', 'counter', 'th_counter')
+           THEN json_extract(obj, '$.name')
+         WHEN event = 'def_param' THEN json_extract(obj, '$.param')
+         WHEN event = 'alias' THEN json_extract(obj, '$.alias')
+         WHEN event IN ('child_start', 'child_exit', 'child_ready') THEN json_extract(obj, '$.child_id')
+         WHEN event IN ('exec', 'exec_result') THEN json_extract(obj, '$.exec_id')
+       END AS label,
+       CASE
+         WHEN event IN ('data', 'data_json', 'def_param') THEN json_extract(obj, '$.value')
+         WHEN event IN ('error', 'printf', 'region_enter', 'region_leave') THEN json_extract(obj, '$.msg')
+         WHEN event = 'version' THEN json_extract(obj, '$.exe')
+         WHEN event IN ('start', 'alias', 'child_start', 'exec') THEN json_extract(obj, '$.argv')
+         WHEN event IN ('exit', 'atexit', 'child_exit', 'exec_result') THEN json_extract(obj, '$.code')
+         WHEN event = 'signal' THEN json_extract(obj, '$.signo')
+         WHEN event = 'cmd_path' THEN json_extract(obj, '$.path')
+         WHEN event = 'cmd_name' THEN json_extract(obj, '$.hierarchy')
+         WHEN event = 'cmd_ancestry' THEN json_extract(obj, '$.ancestry')
+         WHEN event = 'def_repo' THEN json_extract(obj, '$.worktree')
+         WHEN event = 'child_ready' THEN json_extract(obj, '$.ready')
+         WHEN event IN ('timer', 'th_timer') THEN json_extract(obj, '$.t_total')
+         WHEN event IN ('counter', 'th_counter') THEN json_extract(obj, '$.count')
+       END AS value,
+       CASE WHEN whole THEN body
+            ELSE '{"event":' || json_quote(event) || ',"sid":' || json_quote(sid)
+                 || CASE WHEN thread_id IS NULL THEN '' ELSE ',"thread":' || json_quote(thread) END
+                 || CASE WHEN time_us IS NULL THEN '' ELSE ',"time":"' || time || '"' END
+                 || CASE WHEN file_id IS NULL THEN '' ELSE ',"file":' || json_quote(file) END
+                 || CASE WHEN line IS NULL THEN '' ELSE ',"line":' || line END
+                 || body || '}'
+       END AS json,
+       raw,
+       file,
+       line
+  FROM (
+    SELECT (p.session << 32) | p.seq AS id, s.sid, p.seq,
+           COALESCE(et.text, json_extract(p.obj, '$.event')) AS event,
+           p.thread AS thread_id, p.file AS file_id, p.time_us, p.line, p.body, p.raw,
+           p.obj, p.whole,
+           COALESCE(th.text, CASE WHEN p.whole THEN json_extract(p.obj, '$.thread') END) AS thread,
+           COALESCE(fi.text, CASE WHEN p.whole THEN json_extract(p.obj, '$.file') END) AS file,
+           CASE WHEN p.time_us IS NOT NULL
+                THEN strftime('%Y-%m-%dT%H:%M:%S', (s.time_base_us + p.time_us) / 1000000, 'unixepoch')
+                     || printf('.%06dZ', (s.time_base_us + p.time_us) % 1000000)
+                WHEN p.whole THEN json_extract(p.obj, '$.time')
+           END AS time
+      FROM event_parts p
+      JOIN sessions s ON s.id = p.session
+      LEFT JOIN names et ON et.id = p.type
+      LEFT JOIN names th ON th.id = p.thread
+      LEFT JOIN names fi ON fi.id = p.file
+  );
+
+CREATE VIEW problems AS
+SELECT s.sid, p.seq, p.message
+  FROM problem_store p JOIN sessions s ON s.id = p.session;
+)sql";
+
+// Version 2: file sources remember their position; the daemon publishes its
+// counters for `trace2ctl status`.
+constexpr std::string_view k_v2 = R"sql(
+CREATE TABLE file_offsets (
+  key        TEXT PRIMARY KEY NOT NULL,
+  path       TEXT NOT NULL,
+  offset     INTEGER NOT NULL,
+  finished   INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL
+);
+
+CREATE TABLE daemon_status (
+  id                    INTEGER PRIMARY KEY CHECK (id = 1),
+  pid                   INTEGER NOT NULL,
+  version               TEXT NOT NULL,
+  started_at            TEXT NOT NULL,
+  updated_at            TEXT NOT NULL,
+  queue_bytes           INTEGER NOT NULL,
+  queue_peak_bytes      INTEGER NOT NULL,
+  queue_limit_bytes     INTEGER NOT NULL,
+  events_committed      INTEGER NOT NULL,
+  failed_commits        INTEGER NOT NULL,
+  commit_latency_p50_ms REAL,
+  commit_latency_p99_ms REAL,
+  commit_latency_max_ms REAL,
+  db_bytes              INTEGER,
+  wal_bytes             INTEGER
+);
+
+CREATE TABLE source_stats (
+  source          TEXT PRIMARY KEY NOT NULL,
+  address         TEXT,
+  channels_opened INTEGER NOT NULL DEFAULT 0,
+  channels_open   INTEGER NOT NULL DEFAULT 0,
+  bytes           INTEGER NOT NULL DEFAULT 0,
+  lines           INTEGER NOT NULL DEFAULT 0,
+  events          INTEGER NOT NULL DEFAULT 0,
+  rejects         INTEGER NOT NULL DEFAULT 0,
+  dropped_lines   INTEGER NOT NULL DEFAULT 0,
+  kernel_drops    INTEGER NOT NULL DEFAULT 0,
+  too_many_files  INTEGER NOT NULL DEFAULT 0,
+  updated_at      TEXT NOT NULL
+);
+)sql";
+
+// Version 3: the analysis model. Regions and children are paired as events
+// arrive (region_store, child_store); the other per-event projections are
+// views over event_store, so each event is stored once.
+constexpr std::string_view k_v3 = R"sql(
+ALTER TABLE sessions ADD COLUMN sid_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN argv_key TEXT;
+ALTER TABLE sessions ADD COLUMN process_start_us INTEGER;
+DROP INDEX sessions_parent_sid;
+CREATE INDEX sessions_parent ON sessions (parent_sid, sid_pid);
+
+CREATE TABLE region_store (
+  session    INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  thread     INTEGER,
+  nesting    INTEGER,
+  category   INTEGER,
+  label      INTEGER,
+  msg        TEXT,
+  repo       INTEGER,
+  t_start    REAL,
+  elapsed    REAL,
+  parent_seq INTEGER,
+  leave_seq  INTEGER,
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE child_store (
+  session     INTEGER NOT NULL,
+  child_id    INTEGER NOT NULL,
+  start_seq   INTEGER,
+  child_class TEXT,
+  hook_name   TEXT,
+  argv        TEXT,
+  argv_key    TEXT,
+  use_shell   INTEGER,
+  cd          TEXT,
+  start_us    INTEGER,
+  t_start     REAL,
+  pid         INTEGER,
+  code        INTEGER,
+  ready       TEXT,
+  elapsed     REAL,
+  end_us      INTEGER,
+  end_seq     INTEGER,
+  PRIMARY KEY (session, child_id)
+) WITHOUT ROWID;
+
+CREATE VIEW regions AS
+SELECT (r.session << 32) | r.seq AS id, s.sid, th.text AS thread, r.nesting,
+       ca.text AS category, la.text AS label, r.msg, r.repo, r.t_start, r.elapsed,
+       CASE WHEN r.parent_seq IS NULL THEN NULL ELSE (r.session << 32) | r.parent_seq END AS parent_region,
+       r.seq AS enter_seq, r.leave_seq
+  FROM region_store r
+  JOIN sessions s ON s.id = r.session
+  LEFT JOIN names th ON th.id = r.thread
+  LEFT JOIN names ca ON ca.id = r.category
+  LEFT JOIN names la ON la.id = r.label;
+
+CREATE VIEW children AS
+SELECT s.sid, c.child_id, c.child_class, c.hook_name, c.argv, c.use_shell, c.cd, c.pid, c.code,
+       c.ready, c.elapsed, c.t_start,
+       CASE WHEN c.start_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.start_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.start_us % 1000000) END AS start_time,
+       CASE WHEN c.end_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.end_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.end_us % 1000000) END AS end_time,
+       COALESCE(
+         -- git ran it itself: the pid it reports is the one in the child's SID
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid AND c.pid > 0),
+         -- through a shell (whose pid git reports): same command, started in the window
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key
+             AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
+             AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
+           ORDER BY k.process_start_us LIMIT 1)) AS child_sid,
+       c.start_seq, c.end_seq
+  FROM child_store c
+  JOIN sessions s ON s.id = c.session;
+
+CREATE VIEW execs AS
+SELECT s.sid, e.seq, json_extract(e.obj, '$.exec_id') AS exec_id, json_extract(e.obj, '$.exe') AS exe,
+       json_extract(e.obj, '$.argv') AS argv,
+       (SELECT json_extract(r.obj, '$.code') FROM event_parts r
+         WHERE r.session = e.session AND r.type = 19
+           AND json_extract(r.obj, '$.exec_id') = json_extract(e.obj, '$.exec_id')) AS code
+  FROM event_parts e JOIN sessions s ON s.id = e.session
+ WHERE e.type = 18;
+
+CREATE VIEW params AS
+SELECT s.sid, p.seq, json_extract(p.obj, '$.scope') AS scope, json_extract(p.obj, '$.param') AS param,
+       json_extract(p.obj, '$.value') AS value
+  FROM event_parts p JOIN sessions s ON s.id = p.session
+ WHERE p.type = 20;
+
+CREATE VIEW data AS
+SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.repo') AS repo,
+       json_extract(p.obj, '$.nesting') AS nesting, json_extract(p.obj, '$.category') AS category,
+       json_extract(p.obj, '$.key') AS key,
+       CASE WHEN p.type = 25 THEN json(json_extract(p.obj, '$.value'))
+            ELSE json_extract(p.obj, '$.value') END AS value,
+       CASE WHEN p.type = 25 THEN 'json'
+            WHEN json_type(p.obj, '$.value') = 'integer' THEN 'integer'
+            ELSE 'string' END AS value_type,
+       json_extract(p.obj, '$.t_abs') AS t_abs, json_extract(p.obj, '$.t_rel') AS t_rel
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (24, 25);
+
+CREATE VIEW timers AS
+SELECT s.sid, p.seq, th.text AS thread, p.type = 27 AS per_thread,
+       json_extract(p.obj, '$.category') AS category, json_extract(p.obj, '$.name') AS name,
+       json_extract(p.obj, '$.intervals') AS intervals, json_extract(p.obj, '$.t_total') AS t_total,
+       json_extract(p.obj, '$.t_min') AS t_min, json_extract(p.obj, '$.t_max') AS t_max
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (26, 27);
+
+CREATE VIEW counters AS
+SELECT s.sid, p.seq, th.text AS thread, p.type = 29 AS per_thread,
+       json_extract(p.obj, '$.category') AS category, json_extract(p.obj, '$.name') AS name,
+       json_extract(p.obj, '$.count') AS count
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (28, 29);
+
+CREATE VIEW errors AS
+SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.msg') AS msg,
+       json_extract(p.obj, '$.fmt') AS fmt
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type = 7;
+
+CREATE VIEW threads AS
+SELECT s.sid, th.text AS thread, b.seq AS start_seq,
+       CASE WHEN b.time_us IS NULL OR s.process_start_us IS NULL THEN NULL
+            ELSE (s.time_base_us + b.time_us - s.process_start_us) / 1e6 END AS t_start,
+       (SELECT x.seq FROM event_parts x WHERE x.session = b.session AND x.type = 17 AND x.thread = b.thread
+         ORDER BY x.seq LIMIT 1) AS exit_seq,
+       (SELECT json_extract(x.obj, '$.t_rel') FROM event_parts x
+         WHERE x.session = b.session AND x.type = 17 AND x.thread = b.thread ORDER BY x.seq LIMIT 1) AS elapsed
+  FROM event_parts b JOIN sessions s ON s.id = b.session LEFT JOIN names th ON th.id = b.thread
+ WHERE b.type = 16;
+
+-- Per command: runs, failures (non-zero exit or a signal), sessions that
+-- never finished, and the distribution of elapsed seconds (nearest rank).
+CREATE VIEW command_stats AS
+WITH timed AS (
+  SELECT cmd_name, elapsed,
+         row_number() OVER (PARTITION BY cmd_name ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY cmd_name) AS n
+    FROM sessions WHERE cmd_name IS NOT NULL AND elapsed IS NOT NULL),
+pct AS (
+  SELECT cmd_name,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max
+    FROM timed GROUP BY cmd_name)
+SELECT s.cmd_name, count(*) AS runs,
+       coalesce(sum(s.exit_code != 0 OR s.signo IS NOT NULL), 0) AS failures,
+       sum(s.status = 'incomplete') AS incomplete,
+       p.p50 AS p50_elapsed, p.p90 AS p90_elapsed, p.p99 AS p99_elapsed, p.max AS max_elapsed,
+       sum(s.elapsed) AS total_elapsed
+  FROM sessions s LEFT JOIN pct p ON p.cmd_name = s.cmd_name
+ WHERE s.cmd_name IS NOT NULL
+ GROUP BY s.cmd_name;
+
+-- Per region (category, label): how often, how long.
+CREATE VIEW region_stats AS
+WITH timed AS (
+  SELECT category, label, elapsed,
+         row_number() OVER (PARTITION BY category, label ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY category, label) AS n
+    FROM region_store WHERE elapsed IS NOT NULL),
+pct AS (
+  SELECT category, label,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max, sum(elapsed) AS total, count(*) AS closed
+    FROM timed GROUP BY category, label)
+SELECT ca.text AS category, la.text AS label, p.closed AS count,
+       p.p50 AS p50_elapsed, p.p90 AS p90_elapsed, p.p99 AS p99_elapsed, p.max AS max_elapsed,
+       p.total AS total_elapsed
+  FROM pct p LEFT JOIN names ca ON ca.id = p.category LEFT JOIN names la ON la.id = p.label;
+
+-- Finished processes, slowest first.
+CREATE VIEW slow_sessions AS
+SELECT sid, cmd_name, elapsed, exit_code, start_time, worktree, depth, root_sid, event_count
+  FROM sessions
+ WHERE elapsed IS NOT NULL
+ ORDER BY elapsed DESC;
+)sql";
+
+// Version 4: what each user sent, and what the per-uid rate limit dropped.
+constexpr std::string_view k_v4 = R"sql(
+CREATE TABLE uid_stats (
+  uid        INTEGER PRIMARY KEY,
+  lines      INTEGER NOT NULL DEFAULT 0,
+  dropped    INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL
+);
+)sql";
+
+// Version 5: how often the daemon recreated its database after the file was
+// removed or replaced under it.
+constexpr std::string_view k_v5 = R"sql(
+ALTER TABLE daemon_status ADD COLUMN database_recreated INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+// Version 6: a region's names are kept as text when they have no `names`
+// id (their sender used up its share of the table), so no one's labels
+// depend on what another user sent.
+constexpr std::string_view k_v6 = R"sql(
+ALTER TABLE region_store ADD COLUMN thread_text TEXT;
+ALTER TABLE region_store ADD COLUMN category_text TEXT;
+ALTER TABLE region_store ADD COLUMN label_text TEXT;
+
+DROP VIEW regions;
+CREATE VIEW regions AS
+SELECT (r.session << 32) | r.seq AS id, s.sid, coalesce(th.text, r.thread_text) AS thread, r.nesting,
+       coalesce(ca.text, r.category_text) AS category, coalesce(la.text, r.label_text) AS label,
+       r.msg, r.repo, r.t_start, r.elapsed,
+       CASE WHEN r.parent_seq IS NULL THEN NULL ELSE (r.session << 32) | r.parent_seq END AS parent_region,
+       r.seq AS enter_seq, r.leave_seq
+  FROM region_store r
+  JOIN sessions s ON s.id = r.session
+  LEFT JOIN names th ON th.id = r.thread
+  LEFT JOIN names ca ON ca.id = r.category
+  LEFT JOIN names la ON la.id = r.label;
+
+DROP VIEW region_stats;
+CREATE VIEW region_stats AS
+WITH named AS (
+  SELECT coalesce(ca.text, r.category_text) AS category, coalesce(la.text, r.label_text) AS label, r.elapsed
+    FROM region_store r
+    LEFT JOIN names ca ON ca.id = r.category
+    LEFT JOIN names la ON la.id = r.label
+   WHERE r.elapsed IS NOT NULL),
+timed AS (
+  SELECT category, label, elapsed,
+         row_number() OVER (PARTITION BY category, label ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY category, label) AS n
+    FROM named),
+pct AS (
+  SELECT category, label,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max, sum(elapsed) AS total, count(*) AS closed
+    FROM timed GROUP BY category, label)
+SELECT category, label, closed AS count,
+       p50 AS p50_elapsed, p90 AS p90_elapsed, p99 AS p99_elapsed, max AS max_elapsed,
+       total AS total_elapsed
+  FROM pct;
+)sql";
+
+// Version 7: what each sender holds, so that retention's size bound takes
+// from the biggest sender first. `stored_bytes` counts a session's event
+// rows (their text plus 16 bytes each); sessions stored before this version
+// are estimated at 64 bytes an event (the measured average is 58) rather
+// than read again, which on a large database would hold up the start.
+constexpr std::string_view k_v7 = R"sql(
+ALTER TABLE sessions ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET stored_bytes = event_count * 64;
+CREATE INDEX sessions_uid ON sessions (peer_uid, first_received);
+CREATE INDEX rejects_uid ON rejects (peer_uid, id);
+)sql";
+
+
+// Version 8: the data view survives a data_json whose value is a JSON string
+// (repo's "data-json" holds a Python list's repr, "['--', 'sync']"): json()
+// of that text failed the whole query. Such a value is a string. A data
+// event's array value (repo's multi-valued setting) is JSON.
+constexpr std::string_view k_v8 = R"sql(
+DROP VIEW data;
+CREATE VIEW data AS
+SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.repo') AS repo,
+       json_extract(p.obj, '$.nesting') AS nesting, json_extract(p.obj, '$.category') AS category,
+       json_extract(p.obj, '$.key') AS key,
+       CASE WHEN (p.type = 25 AND json_type(p.obj, '$.value') <> 'text')
+              OR json_type(p.obj, '$.value') IN ('array', 'object')
+            THEN json(json_extract(p.obj, '$.value'))
+            ELSE json_extract(p.obj, '$.value') END AS value,
+       CASE WHEN (p.type = 25 AND json_type(p.obj, '$.value') <> 'text')
+              OR json_type(p.obj, '$.value') IN ('array', 'object') THEN 'json'
+            WHEN json_type(p.obj, '$.value') = 'integer' THEN 'integer'
+            ELSE 'string' END AS value_type,
+       json_extract(p.obj, '$.t_abs') AS t_abs, json_extract(p.obj, '$.t_rel') AS t_rel
+  FROM event_parts p JOIN sessions s ON s.id = p.session LEFT JOIN names th ON th.id = p.thread
+ WHERE p.type IN (24, 25);
+)sql";
+
+constexpr std::array<Migration, 8> k_migrations{{
+    {1, "foundation: sessions, events, rejects", k_v1},
+    {2, "file offsets, daemon status and source statistics", k_v2},
+    {3, "analysis model: regions, children, projections, statistics", k_v3},
+    {4, "per-uid line counts and rate-limit drops", k_v4},
+    {5, "daemon status: database recreations", k_v5},
+    {6, "region names kept as text when they have no id", k_v6},
+    {7, "bytes stored per session, indexes by sender for retention", k_v7},
+    {8, "data view: a data_json value that is a JSON string", k_v8},
+}};
+
+}  // namespace
+
+int latest_schema_version() { return k_migrations.back().version; }
+
+int current_schema_version(Database& db) {
+  const bool has_table =
+      db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+          .value_or(0) > 0;
+  if (!has_table) {
+    return 0;
+  }
+  return static_cast<int>(db.query_int("SELECT max(version) FROM schema_version").value_or(0));
+}
+
+int apply_migrations(Database& db) {
+  const bool fresh =
+      db.query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0;
+  if (fresh) {
+    // Must precede the first table: lets retention give pages back later.
+    db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+  }
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_version ("
+      " version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, description TEXT NOT NULL)");
+  const int current = current_schema_version(db);
+  if (current > latest_schema_version()) {
+    throw SqliteError(SQLITE_ERROR, "database '" + db.path() + "' has schema version " +
+                                        std::to_string(current) + ", newer than this trace2d (" +
+                                        std::to_string(latest_schema_version()) + ")");
+  }
+  int applied = 0;
+  for (const Migration& m : k_migrations) {
+    if (m.version <= current) {
+      continue;
+    }
+    Transaction txn(db);
+    db.exec(m.sql);
+    Statement record = db.prepare(
+        "INSERT INTO schema_version (version, applied_at, description) VALUES (?, ?, ?)");
+    record.bind_int(1, m.version);
+    record.bind_text(2, proto::format_utc_timestamp(proto::unix_now_us()));
+    record.bind_text(3, m.description);
+    record.run();
+    db.exec("PRAGMA user_version = " + std::to_string(m.version));
+    txn.commit();
+    ++applied;
+  }
+  return applied;
+}
+
+}  // namespace trace2d::db

@@ -1,0 +1,361 @@
+#include "model/process_tree.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "model/session_placement.hpp"
+
+namespace trace2d::model {
+namespace {
+
+constexpr std::string_view k_main_thread = "main";
+// Sessions no child_start claims sort after the entries of their parent
+// when times are missing: git sent nothing that says when they started.
+constexpr std::int64_t k_unordered_seq = std::numeric_limits<std::int64_t>::max();
+
+std::optional<double> plus(const std::optional<double>& a, const std::optional<double>& b) {
+  if (a && b) {
+    return *a + *b;
+  }
+  return std::nullopt;
+}
+
+// One process's regions, threads and children under construction, each
+// with the index of its parent among them.
+class ProcessItems {
+ public:
+  void add_regions(std::vector<RegionInfo>& regions, const std::optional<double>& base) {
+    std::map<std::int64_t, std::size_t> by_seq;
+    for (RegionInfo& region : regions) {
+      Node node;
+      node.offset = plus(base, region.t_start);
+      node.elapsed = region.elapsed;
+      node.seq = region.seq;
+      by_seq.emplace(region.seq, m_nodes.size());
+      m_thread_regions[region.thread].push_back(m_nodes.size());
+      node.item = std::move(region);
+      m_nodes.push_back(std::move(node));
+    }
+    m_parents.resize(m_nodes.size());
+    for (auto& [thread, list] : m_thread_regions) {
+      std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return m_nodes[a].seq < m_nodes[b].seq; });
+    }
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      // A parent that is not there (corrupt data) leaves the region at the top.
+      if (const auto& parent_seq = std::get<RegionInfo>(m_nodes[i].item).parent_seq) {
+        if (const auto found = by_seq.find(*parent_seq); found != by_seq.end()) {
+          m_parents[i] = found->second;
+        }
+      }
+    }
+  }
+
+  // A thread_start goes into the main-thread region open when it came; a
+  // thread's outermost regions go into its thread_start.
+  void add_threads(std::vector<ThreadInfo>& threads, const std::optional<double>& base) {
+    for (ThreadInfo& thread : threads) {
+      Node node;
+      node.offset = plus(base, thread.t_start);
+      node.elapsed = thread.elapsed;
+      node.seq = thread.start_seq.value_or(k_unordered_seq);
+      const auto parent = thread.start_seq ? open_region(std::string(k_main_thread), *thread.start_seq) : std::nullopt;
+      m_threads.emplace(thread.name, m_nodes.size());
+      node.item = std::move(thread);
+      add(std::move(node), parent);
+    }
+    for (const auto& [thread, list] : m_thread_regions) {
+      if (thread == k_main_thread || list.empty()) {
+        continue;
+      }
+      auto found = m_threads.find(thread);
+      if (found == m_threads.end()) {
+        // git starts some threads without thread_start (read-cache's
+        // extension loader shows up as "th01:unknown"): make one up,
+        // spanning the thread's regions, where its first region began.
+        const auto parent = open_region(std::string(k_main_thread), m_nodes[list.front()].seq);
+        found = m_threads.emplace(thread, add(made_up_thread(thread, list), parent)).first;
+      }
+      for (const std::size_t region : list) {
+        if (!m_parents[region]) {
+          m_parents[region] = found->second;
+        }
+      }
+    }
+  }
+
+  // A child_start goes into the region of its thread open when it came,
+  // else into its thread's entry.
+  [[nodiscard]] std::optional<std::size_t> child_parent(const ChildInfo& child) const {
+    if (child.start_seq) {
+      if (const auto region = open_region(child.thread, *child.start_seq)) {
+        return region;
+      }
+    }
+    if (const auto found = m_threads.find(child.thread); found != m_threads.end() && child.thread != k_main_thread) {
+      return found->second;
+    }
+    return std::nullopt;
+  }
+
+  std::size_t add(Node node, std::optional<std::size_t> parent) {
+    m_nodes.push_back(std::move(node));
+    m_parents.push_back(parent);
+    return m_nodes.size() - 1;
+  }
+
+  // Moves every node into its parent; returns the top-level ones. The
+  // deepest go first, so each one moves with all it holds.
+  [[nodiscard]] std::vector<Node> nest() && {
+    const std::vector<std::size_t> depth = depths();
+    std::vector<std::size_t> order(m_nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] > depth[b]; });
+    std::vector<Node> top;
+    for (const std::size_t i : order) {
+      sort_siblings(m_nodes[i].children);
+      if (m_parents[i]) {
+        m_nodes[*m_parents[i]].children.push_back(std::move(m_nodes[i]));
+      } else {
+        top.push_back(std::move(m_nodes[i]));
+      }
+    }
+    sort_siblings(top);
+    return top;
+  }
+
+  [[nodiscard]] Node& node(std::size_t index) { return m_nodes[index]; }
+
+  // Moves every node deeper than `max_depth` (0: top level) up to the
+  // deepest level allowed, under its ancestor there, and breaks loops of
+  // parent links. Returns each node's depth. Why: one session can nest a
+  // million regions, and every renderer walks the tree recursively.
+  std::vector<std::size_t> limit_depth(std::size_t max_depth) {
+    std::vector<std::size_t> depth = depths();
+    if (std::all_of(depth.begin(), depth.end(), [&](std::size_t d) { return d <= max_depth; })) {
+      return depth;
+    }
+    std::vector<std::size_t> order(m_nodes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] < depth[b]; });
+    // For a node at max_depth or below: its ancestor one level above max_depth.
+    std::vector<std::optional<std::size_t>> anchor(m_nodes.size());
+    for (const std::size_t i : order) {
+      if (depth[i] + 1 == max_depth) {
+        anchor[i] = i;
+      } else if (depth[i] >= max_depth && depth[i] > 0) {
+        anchor[i] = anchor[*m_parents[i]];
+        if (depth[i] > max_depth) {
+          m_parents[i] = anchor[i];
+          depth[i] = max_depth;
+        }
+      }
+    }
+    return depth;
+  }
+
+ private:
+  // Innermost region of `thread` still open at event `seq` (by event order,
+  // which needs no times).
+  [[nodiscard]] std::optional<std::size_t> open_region(const std::string& thread, std::int64_t seq) const {
+    const auto list = m_thread_regions.find(thread);
+    if (list == m_thread_regions.end()) {
+      return std::nullopt;
+    }
+    const auto after = std::upper_bound(list->second.begin(), list->second.end(), seq,
+                                        [&](std::int64_t s, std::size_t node) { return s < m_nodes[node].seq; });
+    if (after == list->second.begin()) {
+      return std::nullopt;
+    }
+    // The walk ends at the thread's entry: a region of another thread hangs
+    // under its thread (a ThreadInfo node), and what sent the event was not
+    // in any region still open there.
+    for (std::optional<std::size_t> candidate = *(after - 1); candidate; candidate = m_parents[*candidate]) {
+      const RegionInfo* region = std::get_if<RegionInfo>(&m_nodes[*candidate].item);
+      if (region == nullptr) {
+        return std::nullopt;
+      }
+      if (!region->leave_seq || *region->leave_seq > seq) {
+        return candidate;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Each node's depth (0: top level). A loop of parent links (corrupt data)
+  // is cut where it closes: that node goes to the top level.
+  [[nodiscard]] std::vector<std::size_t> depths() {
+    constexpr std::size_t k_unknown = std::numeric_limits<std::size_t>::max();
+    constexpr std::size_t k_visiting = k_unknown - 1;
+    std::vector<std::size_t> depth(m_nodes.size(), k_unknown);
+    std::vector<std::size_t> path;
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      for (std::size_t at = i; depth[at] == k_unknown;) {
+        depth[at] = k_visiting;
+        path.push_back(at);
+        if (!m_parents[at]) {
+          break;
+        }
+        if (depth[*m_parents[at]] == k_visiting) {
+          m_parents[at].reset();
+          break;
+        }
+        at = *m_parents[at];
+      }
+      for (; !path.empty(); path.pop_back()) {
+        const std::size_t at = path.back();
+        depth[at] = m_parents[at] ? depth[*m_parents[at]] + 1 : 0;
+      }
+    }
+    return depth;
+  }
+
+  [[nodiscard]] Node made_up_thread(const std::string& name, const std::vector<std::size_t>& regions) const {
+    const Node& first = m_nodes[regions.front()];
+    Node made;
+    made.offset = first.offset;
+    made.seq = first.seq - 1;
+    const std::optional<double> t_start = std::get<RegionInfo>(first.item).t_start;
+    std::optional<double> t_end;
+    for (const std::size_t r : regions) {
+      const RegionInfo& region = std::get<RegionInfo>(m_nodes[r].item);
+      if (region.t_start && region.elapsed) {
+        t_end = std::max(t_end.value_or(0.0), *region.t_start + *region.elapsed);
+      }
+    }
+    if (t_start && t_end) {
+      made.elapsed = *t_end - *t_start;
+    }
+    made.item = ThreadInfo{name, std::nullopt, t_start, made.elapsed};
+    return made;
+  }
+
+  std::vector<Node> m_nodes;
+  std::vector<std::optional<std::size_t>> m_parents;
+  std::map<std::string, std::vector<std::size_t>> m_thread_regions;  // node indexes, by seq
+  std::map<std::string, std::size_t> m_threads;                     // thread name -> node index
+};
+
+class TreeBuilder {
+ public:
+  TreeBuilder(std::vector<ProcessRows> rows, const BuildOptions& options, std::optional<std::int64_t> origin_us)
+      : m_rows(std::move(rows)), m_options(options), m_origin_us(origin_us), m_placement(place_sessions(m_rows)) {}
+
+  std::vector<Node> build() {
+    std::vector<Node> top;
+    for (const std::size_t i : m_placement.top) {
+      top.push_back(process_node(i, 0, k_max_tree_depth));
+    }
+    sort_siblings(top);
+    return top;
+  }
+
+ private:
+  // `budget`: the levels of nodes this process may take, itself included,
+  // so that no tree is deeper than k_max_tree_depth.
+  Node process_node(std::size_t index, int level, std::size_t budget) {
+    ProcessRows& rows = m_rows[index];
+    Node node;
+    node.elapsed = rows.info.elapsed;
+    if (rows.info.start_us && m_origin_us) {
+      // In doubles: stored starts are any 64-bit values, their difference may not be.
+      node.offset = (static_cast<double>(*rows.info.start_us) - static_cast<double>(*m_origin_us)) / 1e6;
+    }
+    const bool expand = !m_options.max_depth || level < *m_options.max_depth;
+    // Its entries sit one level below it, at depths 0..max_depth among themselves.
+    const std::size_t max_depth = budget - 2;
+    ProcessItems items;
+    items.add_regions(rows.regions, node.offset);
+    items.limit_depth(max_depth);  // also breaks loops, so walks up the regions end
+    items.add_threads(rows.threads, node.offset);
+    std::vector<std::pair<std::size_t, std::int64_t>> child_entries;  // node index, child_id
+    for (ChildInfo& child : rows.children) {
+      Node entry;
+      entry.offset = plus(node.offset, child.t_start);
+      entry.elapsed = child.elapsed;
+      entry.seq = child.start_seq.value_or(k_unordered_seq);
+      const auto parent = items.child_parent(child);
+      const std::int64_t child_id = child.child_id;
+      entry.item = std::move(child);
+      child_entries.emplace_back(items.add(std::move(entry), parent), child_id);
+    }
+    const std::vector<std::size_t> depth = items.limit_depth(max_depth);
+    if (expand) {
+      // A process under a child entry at depth d may take budget - d - 2
+      // levels, and needs two: itself and its entries.
+      for (const auto& [entry, child_id] : child_entries) {
+        const auto found = m_placement.by_child.find({index, child_id});
+        if (found == m_placement.by_child.end() || depth[entry] + 4 > budget) {
+          continue;
+        }
+        for (const std::size_t session : found->second) {
+          items.node(entry).children.push_back(process_node(session, level + 1, budget - depth[entry] - 2));
+        }
+      }
+      if (const auto found = m_placement.orphans.find(index); found != m_placement.orphans.end() && budget >= 3) {
+        for (const std::size_t orphan : found->second) {
+          Node process = process_node(orphan, level + 1, budget - 1);
+          process.seq = k_unordered_seq;
+          items.add(std::move(process), std::nullopt);
+        }
+      }
+    }
+    node.children = std::move(items).nest();
+    node.item = std::move(rows.info);
+    return node;
+  }
+
+  std::vector<ProcessRows> m_rows;
+  BuildOptions m_options;
+  std::optional<std::int64_t> m_origin_us;
+  TreePlacement m_placement;
+};
+
+}  // namespace
+
+std::optional<double> Node::end() const { return plus(offset, elapsed); }
+
+void sort_siblings(std::vector<Node>& nodes) {
+  const bool timed = std::all_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.offset.has_value(); });
+  if (timed) {
+    std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
+      return *a.offset != *b.offset ? *a.offset < *b.offset : a.seq < b.seq;
+    });
+  } else {
+    std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) { return a.seq < b.seq; });
+  }
+}
+
+namespace {
+
+std::size_t count_processes(const std::vector<Node>& nodes) {
+  std::size_t n = 0;
+  for (const Node& node : nodes) {
+    n += (node.process() != nullptr ? 1 : 0) + count_processes(node.children);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::size_t count_processes(const ProcessTree& tree) { return count_processes(tree.processes); }
+
+ProcessTree build_process_tree(const std::string& root, std::vector<ProcessRows> rows, const BuildOptions& options) {
+  std::sort(rows.begin(), rows.end(), [](const ProcessRows& a, const ProcessRows& b) { return a.info.sid < b.info.sid; });
+  ProcessTree tree;
+  tree.root = root;
+  for (const ProcessRows& r : rows) {
+    if (r.info.start_us && (!tree.origin_us || *r.info.start_us < *tree.origin_us)) {
+      tree.origin_us = r.info.start_us;
+    }
+  }
+  tree.processes = TreeBuilder(std::move(rows), options, tree.origin_us).build();
+  return tree;
+}
+
+}  // namespace trace2d::model

@@ -1,0 +1,156 @@
+#pragma once
+// The process tree the analysis commands (tree, export, report) share: one
+// git process and its descendants, across sessions, each process with its
+// regions nested per thread and its child processes placed where they
+// started.
+//
+// A tree is made of nodes of four kinds:
+//   - process: one session (SID), with its regions, threads, children;
+//   - region:  a region_enter/region_leave pair, nesting as git nested them;
+//   - child:   a child_start (and its child_exit), holding the process it ran
+//              when trace2d saw that process (children.child_sid);
+//   - thread:  a thread_start, holding the regions of that thread.
+// Times are seconds. `offset` is measured from the tree's origin (the
+// earliest process start), so nodes of different processes line up.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace trace2d::model {
+
+// A data, counter or timer value a process reported, for annotations.
+struct Annotation {
+  std::string kind;  // "data", "counter", "timer"
+  std::string thread;
+  std::string category;
+  std::string name;
+  std::string json_value;       // the value as JSON text (a timer: an object)
+  std::optional<double> t_abs;  // data: seconds since the process start
+};
+
+struct ProcessInfo {
+  std::int64_t session_id = 0;
+  std::string sid;
+  std::optional<std::string> parent_sid;
+  std::int64_t depth = 0;
+  std::string cmd_name;
+  std::string hierarchy;
+  std::vector<std::string> argv;
+  std::optional<std::int64_t> pid;       // the P<hex> of its SID
+  std::optional<std::string> start_time;
+  std::optional<std::int64_t> start_us;  // process start, microseconds since the epoch
+  std::optional<double> elapsed;
+  std::optional<std::int64_t> exit_code;
+  std::optional<std::int64_t> signo;
+  std::string status;
+  // How the tree found its place: "child_sid" (the child_start that ran
+  // it), "child_window" (started while a child_start of its parent that
+  // ran no git, such as a hook script, was running), "parent_sid" (top
+  // level of its nearest ancestor session), "root" (top of the tree).
+  std::string placed_by;
+  std::vector<Annotation> annotations;  // loaded only when asked for
+};
+
+struct RegionInfo {
+  std::int64_t seq = 0;  // of the region_enter
+  std::optional<std::int64_t> leave_seq;
+  std::optional<std::int64_t> parent_seq;
+  std::string thread;
+  std::optional<std::int64_t> nesting;
+  std::string category;
+  std::string label;
+  std::string msg;
+  std::optional<std::int64_t> repo;
+  std::optional<double> t_start;  // seconds since its process started
+  std::optional<double> elapsed;  // nullopt: never closed
+};
+
+struct ChildInfo {
+  std::int64_t child_id = 0;
+  std::optional<std::int64_t> start_seq;
+  std::string thread;
+  std::string child_class;
+  std::string hook_name;
+  std::vector<std::string> argv;
+  bool use_shell = false;
+  std::optional<std::int64_t> pid;
+  std::optional<std::int64_t> code;
+  std::string ready;
+  std::optional<double> t_start;
+  std::optional<double> elapsed;
+  std::optional<std::string> child_sid;
+};
+
+struct ThreadInfo {
+  std::string name;
+  std::optional<std::int64_t> start_seq;
+  std::optional<double> t_start;
+  std::optional<double> elapsed;
+};
+
+struct Node {
+  std::variant<ProcessInfo, RegionInfo, ChildInfo, ThreadInfo> item;
+  std::optional<double> offset;   // seconds since the tree's origin
+  std::optional<double> elapsed;  // seconds; nullopt: never closed (or unknown)
+  // Order among siblings when times are missing: event seq in its process.
+  std::int64_t seq = 0;
+  std::vector<Node> children;
+
+  [[nodiscard]] const ProcessInfo* process() const { return std::get_if<ProcessInfo>(&item); }
+  [[nodiscard]] const RegionInfo* region() const { return std::get_if<RegionInfo>(&item); }
+  [[nodiscard]] const ChildInfo* child() const { return std::get_if<ChildInfo>(&item); }
+  [[nodiscard]] const ThreadInfo* thread() const { return std::get_if<ThreadInfo>(&item); }
+  // The end of the node in tree time, when both its start and length are known.
+  [[nodiscard]] std::optional<double> end() const;
+};
+
+struct ProcessTree {
+  std::string root;                        // the SID or prefix asked for
+  std::optional<std::int64_t> origin_us;   // earliest process start in the tree
+  std::vector<Node> processes;             // one for a SID; several for a prefix
+};
+
+// Everything loaded for one process, before it is arranged into nodes.
+struct ProcessRows {
+  ProcessInfo info;
+  std::vector<RegionInfo> regions;
+  std::vector<ChildInfo> children;
+  std::vector<ThreadInfo> threads;
+};
+
+// The deepest a tree gets, in levels of nodes (a process alone is 1): git
+// nests a few levels, one hostile session can nest a million, and every
+// renderer walks the tree recursively. Entries deeper than this are moved
+// up to the last level (kept, under their ancestor there); a process that
+// would start below it is not expanded, as with --depth.
+inline constexpr std::size_t k_max_tree_depth = 256;
+
+struct BuildOptions {
+  // Process levels shown below the processes asked for; nullopt: all.
+  std::optional<int> max_depth;
+};
+
+// Arranges `rows` (the sessions under `root`, any order) into a tree:
+//   - regions nest by their parent region; a child_start goes into the
+//     innermost region of its thread open when it was sent (by event order),
+//     a thread_start into the innermost open main-thread region;
+//   - a child process hangs under the child_start that launched it; a
+//     session no child_start claims (an "orphan") hangs under a child_start
+//     of its parent that claims none and ran when it started (a hook), else
+//     at the top level of its nearest ancestor session in the set, else at
+//     the top of the tree (see ProcessInfo::placed_by);
+//   - siblings are ordered by start time, or by event order where times
+//     are missing.
+[[nodiscard]] ProcessTree build_process_tree(const std::string& root, std::vector<ProcessRows> rows,
+                                             const BuildOptions& options = {});
+
+// Orders siblings: by offset when all have one, else by seq (stable).
+void sort_siblings(std::vector<Node>& nodes);
+
+// Process nodes anywhere in the tree.
+[[nodiscard]] std::size_t count_processes(const ProcessTree& tree);
+
+}  // namespace trace2d::model

@@ -1,0 +1,93 @@
+#include "model/session_placement.hpp"
+
+#include <optional>
+#include <set>
+#include <string>
+
+namespace trace2d::model {
+namespace {
+
+std::optional<std::string> parent_of(const std::string& sid) {
+  const auto slash = sid.rfind('/');
+  if (slash == std::string::npos) {
+    return std::nullopt;
+  }
+  return sid.substr(0, slash);
+}
+
+// The child of `parent` that claims no session and ran while `session`
+// started (the latest such, for nested runs); nullopt when none did.
+std::optional<std::int64_t> running_child(const ProcessRows& parent, const ProcessRows& session,
+                                          const std::set<std::pair<std::size_t, std::int64_t>>& claimed_children,
+                                          std::size_t parent_index) {
+  if (!parent.info.start_us || !session.info.start_us) {
+    return std::nullopt;
+  }
+  const double at = static_cast<double>(*session.info.start_us - *parent.info.start_us) / 1e6;
+  std::optional<std::int64_t> best;
+  double best_start = 0;
+  for (const ChildInfo& child : parent.children) {
+    if (!child.t_start || claimed_children.contains({parent_index, child.child_id})) {
+      continue;
+    }
+    const bool started = *child.t_start <= at;
+    const bool not_ended = !child.elapsed || *child.t_start + *child.elapsed >= at;
+    if (started && not_ended && (!best || *child.t_start >= best_start)) {
+      best = child.child_id;
+      best_start = *child.t_start;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
+  std::map<std::string, std::size_t> by_sid;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    by_sid.emplace(rows[i].info.sid, i);
+  }
+  TreePlacement placement;
+  std::set<std::size_t> claimed;
+  std::set<std::pair<std::size_t, std::int64_t>> claimed_children;
+  for (std::size_t p = 0; p < rows.size(); ++p) {
+    for (const ChildInfo& child : rows[p].children) {
+      if (!child.child_sid) {
+        continue;
+      }
+      const auto found = by_sid.find(*child.child_sid);
+      // Two child_starts can match one session (same command through a
+      // shell, started in overlapping windows): the first keeps it.
+      if (found != by_sid.end() && found->second != p && claimed.insert(found->second).second) {
+        placement.by_child[{p, child.child_id}].push_back(found->second);
+        claimed_children.insert({p, child.child_id});
+        rows[found->second].info.placed_by = "child_sid";
+      }
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (claimed.contains(i)) {
+      continue;
+    }
+    std::optional<std::string> ancestor = parent_of(rows[i].info.sid);
+    while (ancestor && !by_sid.contains(*ancestor)) {
+      ancestor = parent_of(*ancestor);
+    }
+    if (!ancestor) {
+      rows[i].info.placed_by = "root";
+      placement.top.push_back(i);
+      continue;
+    }
+    const std::size_t a = by_sid.at(*ancestor);
+    if (const auto child = running_child(rows[a], rows[i], claimed_children, a)) {
+      rows[i].info.placed_by = "child_window";
+      placement.by_child[{a, *child}].push_back(i);
+    } else {
+      rows[i].info.placed_by = "parent_sid";
+      placement.orphans[a].push_back(i);
+    }
+  }
+  return placement;
+}
+
+}  // namespace trace2d::model

@@ -1,0 +1,32 @@
+#pragma once
+// Where each session of a process tree hangs (see ProcessInfo::placed_by):
+//   - under the child_start that ran it (children.child_sid), the first
+//     child_start claiming it when two do (the same command run twice
+//     through a shell in overlapping windows);
+//   - else under a child_start of its parent that claims no session and was
+//     running when it started: a hook or script whose git commands git
+//     cannot link by pid;
+//   - else at the top level of its nearest ancestor session in the tree;
+//   - else at the top of the tree.
+// Sets `placed_by` on every session of `rows`.
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "model/process_tree.hpp"
+
+namespace trace2d::model {
+
+struct TreePlacement {
+  // (index of the parent in rows, child_id) -> sessions under that child_start
+  std::map<std::pair<std::size_t, std::int64_t>, std::vector<std::size_t>> by_child;
+  // index of the ancestor -> sessions at its top level
+  std::map<std::size_t, std::vector<std::size_t>> orphans;
+  std::vector<std::size_t> top;
+};
+
+[[nodiscard]] TreePlacement place_sessions(std::vector<ProcessRows>& rows);
+
+}  // namespace trace2d::model

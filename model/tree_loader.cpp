@@ -1,0 +1,221 @@
+#include "model/tree_loader.hpp"
+
+#include <simdjson.h>
+
+#include "proto/utf8.hpp"
+
+namespace trace2d::model {
+namespace {
+
+// The session itself and every SID below it. The range keeps the primary
+// key index usable ('/' sorts just before '0'); the second test drops SIDs
+// that merely share the prefix ("abc-x" for "abc").
+constexpr std::string_view k_sessions_sql = R"sql(
+SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,
+       elapsed, exit_code, signo, status
+  FROM sessions
+ WHERE sid >= ?1 AND sid < ?1 || '0'
+   AND (sid = ?1 OR substr(sid, 1, length(?1) + 1) = ?1 || '/')
+)sql";
+
+constexpr std::string_view k_regions_sql = R"sql(
+SELECT enter_seq, leave_seq, parent_region & 4294967295, thread, nesting, category, label, msg, repo,
+       t_start, elapsed
+  FROM regions WHERE sid = ?1
+)sql";
+
+// The thread a child_start came from is on its event row.
+constexpr std::string_view k_children_sql = R"sql(
+SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,
+       c.ready, c.t_start, c.elapsed, c.child_sid
+  FROM children c
+  LEFT JOIN event_store e ON e.session = ?2 AND e.seq = c.start_seq
+  LEFT JOIN names th ON th.id = e.thread
+ WHERE c.sid = ?1
+)sql";
+
+constexpr std::string_view k_threads_sql = R"sql(
+SELECT thread, start_seq, t_start, elapsed FROM threads WHERE sid = ?1
+)sql";
+
+// Every value as JSON text, so an export can embed it as it is.
+constexpr std::string_view k_annotations_sql = R"sql(
+SELECT 'data', thread, category, key, CASE value_type WHEN 'string' THEN json_quote(value) ELSE value END,
+       t_abs, seq
+  FROM data WHERE sid = ?1
+UNION ALL
+SELECT 'counter', thread, category, name, count, NULL, seq FROM counters WHERE sid = ?1
+UNION ALL
+SELECT 'timer', thread, category, name,
+       json_object('intervals', intervals, 't_total', t_total, 't_min', t_min, 't_max', t_max), NULL, seq
+  FROM timers WHERE sid = ?1
+ORDER BY 7
+)sql";
+
+std::string text_or_empty(const db::Statement& stmt, int column) {
+  return stmt.column_is_null(column) ? std::string() : std::string(stmt.column_text(column));
+}
+
+ProcessInfo read_process(const db::Statement& stmt) {
+  ProcessInfo info;
+  info.session_id = stmt.column_int(0);
+  info.sid = std::string(stmt.column_text(1));
+  info.parent_sid = stmt.column_optional_text(2);
+  info.depth = stmt.column_int(3);
+  info.cmd_name = text_or_empty(stmt, 4);
+  info.hierarchy = text_or_empty(stmt, 5);
+  if (!stmt.column_is_null(6)) {
+    info.argv = parse_string_array(stmt.column_text(6));
+  }
+  info.pid = stmt.column_optional_int(7);
+  info.start_time = stmt.column_optional_text(8);
+  info.start_us = stmt.column_optional_int(9);
+  info.elapsed = stmt.column_optional_double(10);
+  info.exit_code = stmt.column_optional_int(11);
+  info.signo = stmt.column_optional_int(12);
+  info.status = text_or_empty(stmt, 13);
+  return info;
+}
+
+void load_regions(db::Statement& stmt, ProcessRows& rows) {
+  stmt.reset();
+  stmt.bind_text(1, rows.info.sid);
+  while (stmt.step()) {
+    RegionInfo& r = rows.regions.emplace_back();
+    r.seq = stmt.column_int(0);
+    r.leave_seq = stmt.column_optional_int(1);
+    r.parent_seq = stmt.column_optional_int(2);
+    r.thread = text_or_empty(stmt, 3);
+    r.nesting = stmt.column_optional_int(4);
+    r.category = text_or_empty(stmt, 5);
+    r.label = text_or_empty(stmt, 6);
+    r.msg = text_or_empty(stmt, 7);
+    r.repo = stmt.column_optional_int(8);
+    r.t_start = stmt.column_optional_double(9);
+    r.elapsed = stmt.column_optional_double(10);
+  }
+}
+
+void load_children(db::Statement& stmt, ProcessRows& rows) {
+  stmt.reset();
+  stmt.bind_text(1, rows.info.sid);
+  stmt.bind_int(2, rows.info.session_id);
+  while (stmt.step()) {
+    ChildInfo& c = rows.children.emplace_back();
+    c.child_id = stmt.column_int(0);
+    c.start_seq = stmt.column_optional_int(1);
+    c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
+    c.child_class = text_or_empty(stmt, 3);
+    c.hook_name = text_or_empty(stmt, 4);
+    if (!stmt.column_is_null(5)) {
+      c.argv = parse_string_array(stmt.column_text(5));
+    }
+    c.use_shell = stmt.column_optional_int(6).value_or(0) != 0;
+    c.pid = stmt.column_optional_int(7);
+    c.code = stmt.column_optional_int(8);
+    c.ready = text_or_empty(stmt, 9);
+    c.t_start = stmt.column_optional_double(10);
+    c.elapsed = stmt.column_optional_double(11);
+    c.child_sid = stmt.column_optional_text(12);
+  }
+}
+
+void load_threads(db::Statement& stmt, ProcessRows& rows) {
+  stmt.reset();
+  stmt.bind_text(1, rows.info.sid);
+  while (stmt.step()) {
+    ThreadInfo& t = rows.threads.emplace_back();
+    t.name = text_or_empty(stmt, 0);
+    t.start_seq = stmt.column_optional_int(1);
+    t.t_start = stmt.column_optional_double(2);
+    t.elapsed = stmt.column_optional_double(3);
+  }
+}
+
+// The value if it is JSON, else the text as a JSON string: a counter's
+// "count" is whatever the line held ("oops" for one), and the Chrome trace
+// embeds the value as it is.
+std::string as_json(std::string_view text, simdjson::dom::parser& parser) {
+  simdjson::dom::element element;
+  if (parser.parse(text.data(), text.size()).get(element) == simdjson::SUCCESS) {
+    return std::string(text);
+  }
+  std::string quoted;
+  proto::append_json_string(quoted, text);
+  return quoted;
+}
+
+void load_annotations(db::Statement& stmt, ProcessRows& rows) {
+  simdjson::dom::parser parser;
+  stmt.reset();
+  stmt.bind_text(1, rows.info.sid);
+  while (stmt.step()) {
+    Annotation& a = rows.info.annotations.emplace_back();
+    a.kind = std::string(stmt.column_text(0));
+    a.thread = text_or_empty(stmt, 1);
+    a.category = text_or_empty(stmt, 2);
+    a.name = text_or_empty(stmt, 3);
+    a.json_value = stmt.column_is_null(4) ? std::string("null") : as_json(stmt.column_text(4), parser);
+    a.t_abs = stmt.column_optional_double(5);
+  }
+}
+
+}  // namespace
+
+std::string normalise_root(std::string root) {
+  while (root.size() > 1 && root.back() == '/') {
+    root.pop_back();
+  }
+  return root;
+}
+
+std::vector<std::string> parse_string_array(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array array;
+  if (parser.parse(json.data(), json.size()).get(array) != simdjson::SUCCESS) {
+    return {std::string(json)};
+  }
+  std::vector<std::string> out;
+  for (simdjson::dom::element element : array) {
+    std::string_view text;
+    if (element.get(text) == simdjson::SUCCESS) {
+      out.emplace_back(text);
+    } else {
+      out.emplace_back(simdjson::minify(element));
+    }
+  }
+  return out;
+}
+
+std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
+                                           const LoadOptions& options) {
+  std::vector<ProcessRows> all;
+  {
+    db::Statement sessions = db.prepare(k_sessions_sql);
+    sessions.bind_text(1, root);
+    while (sessions.step()) {
+      all.push_back(ProcessRows{read_process(sessions), {}, {}, {}});
+    }
+  }
+  if (all.empty()) {
+    return all;
+  }
+  db::Statement regions = db.prepare(k_regions_sql);
+  db::Statement children = db.prepare(k_children_sql);
+  db::Statement threads = db.prepare(k_threads_sql);
+  std::optional<db::Statement> annotations;
+  if (options.annotations) {
+    annotations.emplace(db.prepare(k_annotations_sql));
+  }
+  for (ProcessRows& rows : all) {
+    load_regions(regions, rows);
+    load_children(children, rows);
+    load_threads(threads, rows);
+    if (annotations) {
+      load_annotations(*annotations, rows);
+    }
+  }
+  return all;
+}
+
+}  // namespace trace2d::model
