@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "proto/event.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::db {
@@ -21,38 +22,8 @@ CREATE TABLE names (
   id   INTEGER PRIMARY KEY,
   text TEXT NOT NULL UNIQUE
 );
--- The event types git defines get fixed ids; others are added as they come.
-INSERT INTO names (id, text) VALUES
-  (1, 'version'),
-  (2, 'too_many_files'),
-  (3, 'start'),
-  (4, 'exit'),
-  (5, 'atexit'),
-  (6, 'signal'),
-  (7, 'error'),
-  (8, 'cmd_path'),
-  (9, 'cmd_ancestry'),
-  (10, 'cmd_name'),
-  (11, 'cmd_mode'),
-  (12, 'alias'),
-  (13, 'child_start'),
-  (14, 'child_exit'),
-  (15, 'child_ready'),
-  (16, 'thread_start'),
-  (17, 'thread_exit'),
-  (18, 'exec'),
-  (19, 'exec_result'),
-  (20, 'def_param'),
-  (21, 'def_repo'),
-  (22, 'region_enter'),
-  (23, 'region_leave'),
-  (24, 'data'),
-  (25, 'data_json'),
-  (26, 'timer'),
-  (27, 'th_timer'),
-  (28, 'counter'),
-  (29, 'th_counter'),
-  (30, 'printf');
+-- The event types git defines get fixed ids (seed_event_names()); others
+-- are added as they come.
 
 CREATE TABLE sessions (
   sid            TEXT PRIMARY KEY NOT NULL,
@@ -543,6 +514,34 @@ constexpr std::array<Migration, 8> k_migrations{{
     {8, "data view: a data_json value that is a JSON string", k_v8},
 }};
 
+// Git's event types get the ids EventKind + 1, seeded once from proto's
+// list of names with the first migration. The views of later migrations
+// name some of these ids; they are stored, so they never change.
+static_assert(static_cast<int>(proto::EventKind::version) + 1 == 1);
+static_assert(static_cast<int>(proto::EventKind::error) + 1 == 7);
+static_assert(static_cast<int>(proto::EventKind::thread_start) + 1 == 16);
+static_assert(static_cast<int>(proto::EventKind::thread_exit) + 1 == 17);
+static_assert(static_cast<int>(proto::EventKind::exec) + 1 == 18);
+static_assert(static_cast<int>(proto::EventKind::exec_result) + 1 == 19);
+static_assert(static_cast<int>(proto::EventKind::def_param) + 1 == 20);
+static_assert(static_cast<int>(proto::EventKind::data) + 1 == 24);
+static_assert(static_cast<int>(proto::EventKind::data_json) + 1 == 25);
+static_assert(static_cast<int>(proto::EventKind::timer) + 1 == 26);
+static_assert(static_cast<int>(proto::EventKind::th_timer) + 1 == 27);
+static_assert(static_cast<int>(proto::EventKind::counter) + 1 == 28);
+static_assert(static_cast<int>(proto::EventKind::th_counter) + 1 == 29);
+static_assert(static_cast<int>(proto::EventKind::printf) + 1 == 30);
+
+void seed_event_names(Database& db) {
+  Statement insert = db.prepare("INSERT INTO names (id, text) VALUES (?, ?)");
+  for (int kind = static_cast<int>(proto::EventKind::version); kind <= static_cast<int>(proto::EventKind::printf);
+       ++kind) {
+    insert.bind_int(1, kind + 1);
+    insert.bind_text(2, proto::to_string(static_cast<proto::EventKind>(kind)));
+    insert.run();
+  }
+}
+
 }  // namespace
 
 int latest_schema_version() { return k_migrations.back().version; }
@@ -580,6 +579,9 @@ int apply_migrations(Database& db) {
     }
     Transaction txn(db);
     db.exec(m.sql);
+    if (m.version == 1) {
+      seed_event_names(db);
+    }
     Statement record = db.prepare(
         "INSERT INTO schema_version (version, applied_at, description) VALUES (?, ?, ?)");
     record.bind_int(1, m.version);

@@ -25,17 +25,6 @@
 #include "trace2d/version.hpp"
 
 namespace trace2d::app {
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    out += (out.empty() ? "" : ", ") + item;
-  }
-  return out;
-}
-
-}  // namespace
 
 bool apply_log_level(const std::string& level) {
   const auto parsed = spdlog::level::from_str(level);
@@ -97,7 +86,7 @@ void log_database_setup(const std::string& path, const db::SetupReport& setup) {
 
 // Tells the user how to point git here: the preferred target first.
 void announce(const std::vector<std::string>& targets, const std::string& db_path) {
-  spdlog::info("trace2d {} listening: {}; database {}", k_version, join(targets), db_path);
+  spdlog::info("trace2d {} listening: {}; database {}", k_version, comma_list(targets), db_path);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     std::printf("%sGIT_TRACE2_EVENT=%s\n", i == 0 ? "" : "# or: ", targets[i].c_str());
   }
@@ -129,7 +118,7 @@ void Daemon::reload(Sources& sources, Backend& backend) {
   }
   const ReloadPlan plan = plan_reload(m_options, *fresh);
   if (!plan.need_restart.empty()) {
-    spdlog::warn("SIGHUP: changed, but applied only at a restart: {}", join(plan.need_restart));
+    spdlog::warn("SIGHUP: changed, but applied only at a restart: {}", comma_list(plan.need_restart));
   }
   if (plan.applied.empty()) {
     if (plan.need_restart.empty()) {
@@ -137,7 +126,7 @@ void Daemon::reload(Sources& sources, Backend& backend) {
     }
     return;
   }
-  spdlog::info("SIGHUP: applying {}", join(plan.applied));
+  spdlog::info("SIGHUP: applying {}", comma_list(plan.applied));
   const auto changed = [&](std::string_view prefix) {
     return std::any_of(plan.applied.begin(), plan.applied.end(),
                        [&](const std::string& key) { return key.starts_with(prefix); });
@@ -200,7 +189,7 @@ int Daemon::run() {
 
   // --- systemd: READY=1, STOPPING=1, watchdog (see service_notifier.hpp; no-ops without NOTIFY_SOCKET) ---
   ServiceNotifier notifier;
-  notifier.ready("listening: " + join(targets) + "; database " + m_options.db_path);
+  notifier.ready("listening: " + comma_list(targets) + "; database " + m_options.db_path);
   // Healthy: nothing waits for the writer, or its loop still goes round:
   // committing, or retrying a busy or failing database (a restart would drop
   // what it holds and fix nothing). A writer stuck for good stops the pings.

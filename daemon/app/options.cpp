@@ -75,4 +75,12 @@ DaemonOptions default_options() {
   return options;
 }
 
+std::string comma_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : ", ") + item;
+  }
+  return out;
+}
+
 }  // namespace trace2d::app

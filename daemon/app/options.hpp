@@ -83,4 +83,7 @@ struct DaemonOptions {
 
 [[nodiscard]] DaemonOptions default_options();
 
+// "a, b, c": lists of paths and keys in log lines.
+[[nodiscard]] std::string comma_list(const std::vector<std::string>& items);
+
 }  // namespace trace2d::app

@@ -7,14 +7,6 @@
 namespace trace2d::app {
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    out += (out.empty() ? "" : ", ") + item;
-  }
-  return out;
-}
-
 ingest::LineFramer::Limits framing_of(const DaemonOptions& options) {
   ingest::LineFramer::Limits framing;
   framing.max_line_bytes = options.max_line_bytes;
@@ -77,7 +69,7 @@ Sources::Sources(asio::io_context& io, source::Listeners& listeners, Backend& ba
   }
   m_dir_sink = backend.make_sink();
   m_dir_watcher = std::make_unique<source::DirWatcher>(io, *m_dir_sink, options.db_path, dir_options(options));
-  status.add_source({ingest::SourceKind::dir, join(m_dirs), m_dir_sink.get(), {},
+  status.add_source({ingest::SourceKind::dir, comma_list(m_dirs), m_dir_sink.get(), {},
                      [watcher = m_dir_watcher.get()] { return watcher->sentinels_seen(); }});
 }
 
@@ -103,7 +95,7 @@ void Sources::stop(std::chrono::milliseconds grace) {
 }
 
 void Sources::reconfigure_directories(const DaemonOptions& options) {
-  spdlog::info("SIGHUP: directories [{}] -> [{}]", join(m_dirs), join(options.watch_dirs));
+  spdlog::info("SIGHUP: directories [{}] -> [{}]", comma_list(m_dirs), comma_list(options.watch_dirs));
   m_dirs = options.watch_dirs;
   m_dir_watcher->reconfigure(dir_options(options));
 }

@@ -19,6 +19,7 @@
 #include "daemon/source/unique_fd.hpp"
 #include "db/file_offsets.hpp"
 #include "db/sqlite.hpp"
+#include "proto/sid.hpp"
 
 namespace trace2d::source {
 namespace {
@@ -38,18 +39,15 @@ std::string file_key(ino_t inode, const std::string& path) {
   return "dir:" + std::to_string(inode) + ":" + path;
 }
 
-// git names its files after the SID's last component, "...-P<pid in hex>"
-// (maybe with ".1".."9" after it). nullopt for names of other producers.
-std::optional<pid_t> writer_pid(const std::string& name) {
-  const auto p = name.rfind("-P");
-  if (p == std::string::npos || p + 10 > name.size()) {
-    return std::nullopt;
+// git names its files after the SID's last component, "...-P<pid in hex>",
+// with ".1".."9" after it when the name was taken. nullopt for names of
+// other producers.
+std::optional<pid_t> writer_pid(std::string_view name) {
+  if (name.size() > 2 && name[name.size() - 2] == '.' && name.back() >= '1' && name.back() <= '9') {
+    name.remove_suffix(2);
   }
-  const std::string hex = name.substr(p + 2, 8);
-  if (hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    return std::nullopt;
-  }
-  return static_cast<pid_t>(std::stoul(hex, nullptr, 16));
+  const auto pid = proto::sid_pid(name);
+  return pid ? std::optional<pid_t>(static_cast<pid_t>(*pid)) : std::nullopt;
 }
 
 bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }

@@ -55,6 +55,15 @@ TraceFileReader::ReadResult TraceFileReader::read(ingest::IngestSink& sink, std:
                                                   const std::function<void(std::string_view)>& on_line) {
   std::vector<char>& buffer = read_buffer();
   ingest::IngestChunk chunk;
+  const auto add_line = [&](std::string_view line, std::uint64_t full_size) {
+    chunk.add_line(line, full_size);
+    if (!m_saw_atexit && line.find("\"event\":\"atexit\"") != std::string_view::npos) {
+      m_saw_atexit = true;
+    }
+    if (on_line) {
+      on_line(line);
+    }
+  };
   ReadResult result;
   while (true) {
     if (result.bytes >= slice_bytes) {
@@ -82,16 +91,7 @@ TraceFileReader::ReadResult TraceFileReader::read(ingest::IngestSink& sink, std:
     result.bytes += static_cast<std::uint64_t>(n);
     m_read_offset += static_cast<std::uint64_t>(n);
     sink.counters().bytes.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
-    m_framer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)),
-                  [&](std::string_view line, std::uint64_t full_size) {
-                    chunk.add_line(line, full_size);
-                    if (!m_saw_atexit && line.find("\"event\":\"atexit\"") != std::string_view::npos) {
-                      m_saw_atexit = true;
-                    }
-                    if (on_line) {
-                      on_line(line);
-                    }
-                  });
+    m_framer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)), add_line);
     if (chunk.bytes.size() >= k_chunk_bytes) {
       submit(sink, std::move(chunk), false, false);
       chunk = ingest::IngestChunk();
@@ -102,7 +102,7 @@ TraceFileReader::ReadResult TraceFileReader::read(ingest::IngestSink& sink, std:
   if (result.finished) {
     // The last lines and "finished" travel in one chunk, so they commit
     // together: a restart never finds the last line read but the file open.
-    m_framer.finish([&](std::string_view line, std::uint64_t full_size) { chunk.add_line(line, full_size); });
+    m_framer.finish(add_line);
     submit(sink, std::move(chunk), true, remove_after_commit);
   } else if (!chunk.lines.empty() || m_framer.discarding()) {
     submit(sink, std::move(chunk), false, false);

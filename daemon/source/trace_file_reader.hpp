@@ -59,7 +59,7 @@ class TraceFileReader {
   // the last ones before returning; a line without its newline yet waits,
   // unless the file is complete (`finish_at`), when it goes too, with the
   // position marked finished in the same chunk (committed together).
-  // `on_line` (may be empty) sees every whole line.
+  // `on_line` (may be empty) sees every line handed on.
   ReadResult read(ingest::IngestSink& sink, std::uint64_t slice_bytes, FinishAt finish_at,
                   bool remove_after_commit, const std::function<bool()>& pause,
                   const std::function<void(std::string_view)>& on_line = {});

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tests/client/client_support.hpp"
+#include "proto/sid.hpp"
 
 namespace trace2d::test {
 
@@ -53,10 +54,8 @@ long ExampleFixture::events_written_to_a_file(const std::string& dest,
   return own;
 }
 
-long pid_in_sid(const std::string& sid) {
-  const auto p = sid.rfind("-P");
-  return p == std::string::npos ? -1 : std::stol(sid.substr(p + 2), nullptr, 16);
-}
+// The pid git encodes at the end of its SID component ("-P%08x").
+long pid_in_sid(const std::string& sid) { return static_cast<long>(proto::sid_pid(sid).value_or(-1)); }
 
 long count(db::Database& db, const std::string& sql, const std::string& sid) {
   db::Statement s = db.prepare(sql);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "db/database_setup.hpp"
+#include "proto/event.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace trace2d::db {
@@ -31,6 +32,22 @@ TEST(Schema, ReopeningAppliesNothing) {
   Database again = open_for_writing(dir.file("s.db"), &report);
   EXPECT_EQ(report.migrations_applied, 0);
   EXPECT_EQ(again.query_int("SELECT count(*) FROM schema_version"), latest_schema_version());
+}
+
+TEST(Schema, GitsEventTypesHaveTheirFixedIds) {
+  test::TempDir dir;
+  Database db = open_for_writing(dir.file("s.db"));
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM names"), 30);
+  EXPECT_EQ(db.query_text("SELECT text FROM names WHERE id = 1"), "version");
+  EXPECT_EQ(db.query_text("SELECT text FROM names WHERE id = 22"), "region_enter");
+  EXPECT_EQ(db.query_text("SELECT text FROM names WHERE id = 25"), "data_json");
+  EXPECT_EQ(db.query_text("SELECT text FROM names WHERE id = 30"), "printf");
+  for (int kind = 0; kind < 30; ++kind) {
+    Statement name = db.prepare("SELECT text FROM names WHERE id = ?");
+    name.bind_int(1, kind + 1);
+    ASSERT_TRUE(name.step());
+    EXPECT_EQ(name.column_text(0), proto::to_string(static_cast<proto::EventKind>(kind)));
+  }
 }
 
 TEST(Schema, RefusesADatabaseFromTheFuture) {

@@ -9,15 +9,13 @@
 #include <memory>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "proto/sid.hpp"
 
 namespace trace2d::test {
 namespace {
 
 // The pid git encodes at the end of its SID component ("-P%08x").
-long pid_in_sid(const std::string& sid) {
-  const auto p = sid.rfind("-P");
-  return p == std::string::npos ? -1 : std::stol(sid.substr(p + 2), nullptr, 16);
-}
+long pid_in_sid(const std::string& sid) { return static_cast<long>(proto::sid_pid(sid).value_or(-1)); }
 
 class GitStreamTest : public ::testing::Test {
  protected:

@@ -74,10 +74,15 @@ TEST(Import, WarnsAboutAFileWithNoTrace2EventAndStoresItsLinesAsRejects) {
   const std::string script = dir.file("workload.sh");
   std::ofstream(script) << "#!/bin/sh\nset -e\ngit status\ngit log -1\n";
   const fs::path traces = fs::path(TRACE2D_TEST_DATA) / "traces";
-  const ProcessResult result = import(db, {script, (traces / "status.jsonl").string()});
+  // One event and no newline after it is a trace all the same.
+  const std::string unterminated = dir.file("one-event.jsonl");
+  std::ofstream(unterminated) << R"({"event":"version","sid":"20261123T000000.000001Z-H00000001-P00000001",)"
+                              << R"("thread":"main","time":"2026-11-23T00:00:00.000001Z","evt":"3","exe":"2.39.5"})";
+  const ProcessResult result = import(db, {script, (traces / "status.jsonl").string(), unterminated});
   ASSERT_EQ(result.exit_code, 0) << result.err;  // every file was read
   EXPECT_NE(result.err.find("'" + script + "' has no Trace2 event line"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("imported 2 files (0 already imported)"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("one-event.jsonl' has no"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("imported 3 files (0 already imported)"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("4 rejected lines; 1 file has no Trace2 event"), std::string::npos) << result.err;
   EXPECT_EQ(open_db(db).query_int("SELECT count(*) FROM rejects WHERE source = 'import'"), 4);
 }

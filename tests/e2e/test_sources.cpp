@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "proto/sid.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -102,7 +103,7 @@ TEST(Sources, EveryTransportStoresTheSameSessions) {
   int checked = 0;
   while (peers.step()) {
     const std::string sid(peers.column_text(0));
-    EXPECT_EQ(peers.column_int(1), std::stol(sid.substr(sid.rfind("-P") + 2), nullptr, 16)) << sid;
+    EXPECT_EQ(peers.column_int(1), proto::sid_pid(sid).value_or(-1)) << sid;
     ++checked;
   }
   EXPECT_EQ(checked, 6);
