@@ -30,8 +30,6 @@
 #include <thread>
 #include <vector>
 
-#include "client/src/session.hpp"
-
 extern char** environ;
 
 namespace {
@@ -43,6 +41,7 @@ struct Settings {
   int bursts = 200;
   int burst = 1000;
   int threads = 1;
+  std::size_t queue_bytes = std::size_t{1} << 20;
 };
 
 double ns_per_pair(Clock::duration elapsed, long pairs) {
@@ -69,13 +68,13 @@ int run_child(const std::string& target, const Settings& s, char** argv) {
   t2::Options options;
   options.target = target.empty() ? "0" : target;
   options.exit_flush_timeout = std::chrono::milliseconds(2000);
+  options.queue_bytes = s.queue_bytes;
   t2::start(1, argv, options);
   for (int i = 0; i < 10000; ++i) {  // warm up: buffers, page faults, the writer
     t2::Region region("bench", "warm-up");
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto* session = trace2d::client::detail::Session::current();
-  const std::uint64_t dropped_warming = session != nullptr ? session->dropped() : 0;
+  const std::uint64_t dropped_warming = t2::dropped();
 
   std::vector<std::vector<double>> per_thread(static_cast<std::size_t>(s.threads));
   std::vector<std::thread> pool;
@@ -93,7 +92,7 @@ int run_child(const std::string& target, const Settings& s, char** argv) {
     samples.insert(samples.end(), v.begin(), v.end());
   }
   std::sort(samples.begin(), samples.end());
-  const std::uint64_t dropped_paced = session != nullptr ? session->dropped() - dropped_warming : 0;
+  const std::uint64_t dropped_paced = t2::dropped() - dropped_warming;
 
   const long flood = static_cast<long>(s.bursts) * s.burst;
   const auto start = Clock::now();
@@ -101,8 +100,7 @@ int run_child(const std::string& target, const Settings& s, char** argv) {
     t2::Region region("bench", "pair");
   }
   const double flood_ns = ns_per_pair(Clock::now() - start, flood);
-  const std::uint64_t dropped_flood =
-      session != nullptr ? session->dropped() - dropped_paced - dropped_warming : 0;
+  const std::uint64_t dropped_flood = t2::dropped() - dropped_paced - dropped_warming;
   std::printf("%.0f %.0f %llu %.0f %llu\n", samples[samples.size() / 2],
               samples[samples.size() * 9 / 10], static_cast<unsigned long long>(dropped_paced),
               flood_ns, static_cast<unsigned long long>(dropped_flood));
@@ -120,7 +118,9 @@ std::string run_self(const std::string& self, const std::string& target, const S
                                    "--burst",
                                    std::to_string(s.burst),
                                    "--threads",
-                                   std::to_string(s.threads)};
+                                   std::to_string(s.threads),
+                                   "--queue-bytes",
+                                   std::to_string(s.queue_bytes)};
   std::vector<char*> argv;
   for (auto& a : args) {
     argv.push_back(a.data());
@@ -158,14 +158,23 @@ int main(int argc, char** argv) {
   cli.add_option("--burst", s.burst, "Pairs per burst")->capture_default_str();
   cli.add_option("--threads", s.threads, "Threads emitting at once")->capture_default_str();
   cli.add_option("--child", child, "(internal) measure one target in this process");
+  cli.add_option("--queue-bytes", s.queue_bytes, "(internal) the child's queue bound");
   CLI11_PARSE(cli, argc, argv);
   if (!child.empty()) {
     return run_child(child == "off" ? "" : child, s, argv);
   }
 
   const std::string self = std::filesystem::canonical("/proc/self/exe");
-  std::vector<std::pair<std::string, std::string>> targets = {{"tracing off", ""},
-                                                              {"/dev/null", "/dev/null"}};
+  struct Target {
+    std::string name;
+    std::string target;
+    std::size_t queue_bytes = std::size_t{1} << 20;
+  };
+  // The last row measures the cost of an event that is dropped: a queue of
+  // 64 bytes holds no event, so every one is refused (and counted).
+  std::vector<Target> targets = {{"tracing off", ""},
+                                 {"/dev/null", "/dev/null"},
+                                 {"all dropped (64 B queue)", "/dev/null", 64}};
   const std::string dir =
       std::filesystem::temp_directory_path() / ("client_bench-" + std::to_string(::getpid()));
   pid_t daemon = -1;
@@ -191,17 +200,20 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 2000 && !std::filesystem::exists(socket); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    targets.emplace_back("trace2d (stream socket)", "af_unix:stream:" + socket);
+    targets.push_back({"trace2d (stream socket)", "af_unix:stream:" + socket});
   }
 
   std::printf("%d thread(s), %d bursts of %d pairs each, 10 ms apart\n\n", s.threads, s.bursts,
               s.burst);
   std::printf("%-24s %14s %14s %10s %16s %14s\n", "target", "median ns/pair", "p90 ns/pair",
               "dropped", "flood ns/pair", "flood dropped");
-  for (const auto& [name, target] : targets) {
+  double dropped_event_ns = 0;
+  for (const auto& [name, target, queue_bytes] : targets) {
     double median = 0, p90 = 0, flood = 0;
     unsigned long long dropped = 0, flood_dropped = 0;
-    const std::string line = run_self(self, target, s);
+    Settings run = s;
+    run.queue_bytes = queue_bytes;
+    const std::string line = run_self(self, target, run);
     if (std::sscanf(line.c_str(), "%lf %lf %llu %lf %llu", &median, &p90, &dropped, &flood,
                     &flood_dropped) != 5) {
       std::printf("%-24s failed\n", name.c_str());
@@ -209,7 +221,12 @@ int main(int argc, char** argv) {
     }
     std::printf("%-24s %14.0f %14.0f %10llu %16.0f %14llu\n", name.c_str(), median, p90, dropped,
                 flood, flood_dropped);
+    if (queue_bytes < 1024) {
+      dropped_event_ns = median / 2;  // a pair is two events
+    }
   }
+  std::printf("\ncaller's cost of one dropped event: %.1f ns (median of the paced bursts)\n",
+              dropped_event_ns);
   if (daemon > 0) {
     ::kill(daemon, SIGTERM);
     ::waitpid(daemon, nullptr, 0);

@@ -1,5 +1,6 @@
-// The C ABI (trace2d/client.h) over the same session as the C++ API.
-// Nothing may escape to a C caller: every entry point catches everything.
+// The C ABI (trace2d/client.h), the library's only exported interface (the
+// C++ API of client.hpp is inline over it). Nothing may escape to a caller:
+// every entry point catches everything.
 #include <trace2d/client.h>
 
 #include <cstdarg>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "client/src/child.hpp"
+#include "client/src/json_check.hpp"
 #include "client/src/metrics.hpp"
 #include "client/src/session.hpp"
 
@@ -24,6 +26,10 @@ using trace2d::client::detail::Where;
 
 std::string_view text(const char* s) {
   return s == nullptr ? std::string_view() : std::string_view(s);
+}
+
+std::string_view text(trace2d_str s) {
+  return s.data == nullptr ? std::string_view() : std::string_view(s.data, s.size);
 }
 
 Where where_of(const char* file, int line) { return {text(file), line}; }
@@ -66,6 +72,15 @@ std::vector<std::string_view> list(const char* const* items) {
   return out;
 }
 
+std::vector<std::string_view> list(const trace2d_str* items, std::size_t count) {
+  std::vector<std::string_view> out;
+  out.reserve(count);
+  for (std::size_t i = 0; items != nullptr && i < count; ++i) {
+    out.push_back(text(items[i]));
+  }
+  return out;
+}
+
 trace2d::client::detail::ChildSpec spec_of(const trace2d_child_options* o) {
   trace2d::client::detail::ChildSpec spec;
   if (TRACE2D_HAS_FIELD(o, trace2d_child_options, use_shell)) {
@@ -73,6 +88,63 @@ trace2d::client::detail::ChildSpec spec_of(const trace2d_child_options* o) {
   }
   return spec;
 }
+
+int define_metric(trace2d::client::detail::MetricKind kind, std::string_view category,
+                  std::string_view name, int per_thread) noexcept {
+  try {
+    return trace2d::client::detail::MetricRegistry::instance().define(kind, category, name,
+                                                                      per_thread != 0);
+  } catch (...) {
+    return -1;
+  }
+}
+
+// run_child for both ABIs' argument forms.
+int run_child_with(std::span<const std::string_view> args, const char* file, int line,
+                   const trace2d_child_options* options, pid_t* pid_out,
+                   int* child_id_out) noexcept {
+  trace2d::client::detail::ChildOutcome outcome;
+  try {
+    std::vector<std::string_view> env;
+    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
+    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
+      env = list(options->env);
+      request.extra_env = env;
+      request.stdin_fd = options->stdin_fd;
+      request.stdout_fd = options->stdout_fd;
+      request.stderr_fd = options->stderr_fd;
+    }
+    outcome = trace2d::client::detail::run_child(request, where_of(file, line));
+  } catch (...) {
+    outcome = {};
+  }
+  if (pid_out != nullptr) {
+    *pid_out = outcome.pid;
+  }
+  if (child_id_out != nullptr) {
+    *child_id_out = outcome.child_id;
+  }
+  return outcome.code;
+}
+
+// The JSON is checked with tracing off too: a program's own tests then
+// find the bad JSON it would send in production.
+int data_json_of(const char* file, int line, std::string_view category, int repo,
+                 std::string_view key, std::string_view json) noexcept {
+  try {
+    Session* s = active_session();
+    if (s == nullptr) {
+      return trace2d::client::detail::is_json_value(json) ? 1 : 0;
+    }
+    return s->data_json(category, key, json, repo, where_of(file, line)) ? 1 : 0;
+  } catch (...) {
+    return 1;  // not a verdict on the JSON: the event was lost to an allocation
+  }
+}
+
+#define TRACE2D_STRINGIFY2(x) #x
+#define TRACE2D_STRINGIFY(x) TRACE2D_STRINGIFY2(x)
+
 
 }  // namespace
 
@@ -93,7 +165,13 @@ int trace2d_start_fl(const char* file, int line, int argc, const char* const* ar
                      const trace2d_options* options) {
   try {
     trace2d::client::detail::Config config;
-    if (TRACE2D_HAS_FIELD(options, trace2d_options, signal_events)) {
+    if (options != nullptr && !TRACE2D_HAS_FIELD(options, trace2d_options, signal_events)) {
+      // Not set up by trace2d_options_init(): its fields cannot be trusted,
+      // and ignoring them silently would trace somewhere else than asked.
+      Session::note_refusal("options not initialised by trace2d_options_init()");
+      return 0;
+    }
+    if (options != nullptr) {
       config.target = text(options->target);
       config.exe = text(options->exe);
       config.cmd_name = text(options->cmd_name);
@@ -112,7 +190,21 @@ int trace2d_start_fl(const char* file, int line, int argc, const char* const* ar
   }
 }
 
+unsigned trace2d_version(void) { return TRACE2D_CLIENT_VERSION; }
+
+const char* trace2d_version_string(void) {
+  return TRACE2D_STRINGIFY(TRACE2D_CLIENT_VERSION_MAJOR) "." TRACE2D_STRINGIFY(
+      TRACE2D_CLIENT_VERSION_MINOR) "." TRACE2D_STRINGIFY(TRACE2D_CLIENT_VERSION_PATCH);
+}
+
 int trace2d_enabled(void) { return active_session() != nullptr ? 1 : 0; }
+
+const char* trace2d_off_reason(void) { return Session::off_reason(); }
+
+uint64_t trace2d_dropped(void) {
+  Session* s = Session::current();
+  return s == nullptr ? 0 : s->dropped();
+}
 
 const char* trace2d_sid(void) {
   Session* s = active_session();
@@ -122,6 +214,33 @@ const char* trace2d_sid(void) {
 int trace2d_exit_fl(const char* file, int line, int code) {
   guarded([&](Session& s) { s.record_exit(code, where_of(file, line)); });
   return code;
+}
+
+int trace2d_flush(unsigned timeout_ms) {
+  Session* s = active_session();
+  return s == nullptr || s->flush(std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
+}
+
+int trace2d_shutdown_fl(const char* file, int line, int code, unsigned timeout_ms) {
+  int complete = 0;
+  guarded([&](Session& s) {
+    complete = s.shutdown(code, where_of(file, line), std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
+  });
+  return complete;
+}
+
+int trace2d_exec_fl(const char* file, int line, const char* exe, const char* const* argv) {
+  int id = -1;
+  guarded([&](Session& s) { id = s.exec(text(exe), list(argv), where_of(file, line)); });
+  return id;
+}
+
+void trace2d_exec_result_fl(const char* file, int line, int exec_id, int code) {
+  guarded([&](Session& s) { s.exec_result(exec_id, code, where_of(file, line)); });
+}
+
+int trace2d_execvp_fl(const char* file, int line, const char* program, const char* const* argv) {
+  return trace2d::client::detail::exec_program(program, argv, where_of(file, line));
 }
 
 void trace2d_cmd_name_fl(const char* file, int line, const char* name) {
@@ -175,11 +294,9 @@ void trace2d_data_intmax_fl(const char* file, int line, const char* category, in
   });
 }
 
-void trace2d_data_json_fl(const char* file, int line, const char* category, int repo,
-                          const char* key, const char* json) {
-  guarded([&](Session& s) {
-    s.data_json(text(category), text(key), text(json), repo, where_of(file, line));
-  });
+int trace2d_data_json_fl(const char* file, int line, const char* category, int repo,
+                         const char* key, const char* json) {
+  return data_json_of(file, line, text(category), repo, text(key), text(json));
 }
 
 void trace2d_error_fl(const char* file, int line, const char* fmt, ...) {
@@ -208,16 +325,19 @@ void trace2d_thread_start_fl(const char* file, int line, const char* name) {
 }
 
 void trace2d_thread_exit_fl(const char* file, int line) {
-  guarded([&](Session& s) { s.thread_exit(s.current_thread_scope(), where_of(file, line)); });
+  try {
+    // Also after the session ended: the thread's context is released.
+    if (Session* s = Session::current()) {
+      s->thread_exit(s->current_thread_scope(), where_of(file, line));
+    }
+  } catch (...) {
+    // Tracing never changes what the program does.
+  }
 }
 
 int trace2d_timer_define(const char* category, const char* name, int per_thread) {
-  try {
-    return trace2d::client::detail::MetricRegistry::instance().define(
-        trace2d::client::detail::MetricKind::timer, text(category), text(name), per_thread != 0);
-  } catch (...) {
-    return -1;
-  }
+  return define_metric(trace2d::client::detail::MetricKind::timer, text(category), text(name),
+                       per_thread);
 }
 
 void trace2d_timer_start(int timer_id) {
@@ -229,12 +349,8 @@ void trace2d_timer_stop(int timer_id) {
 }
 
 int trace2d_counter_define(const char* category, const char* name, int per_thread) {
-  try {
-    return trace2d::client::detail::MetricRegistry::instance().define(
-        trace2d::client::detail::MetricKind::counter, text(category), text(name), per_thread != 0);
-  } catch (...) {
-    return -1;
-  }
+  return define_metric(trace2d::client::detail::MetricKind::counter, text(category), text(name),
+                       per_thread);
 }
 
 void trace2d_counter_add(int counter_id, int64_t value) {
@@ -253,26 +369,13 @@ void trace2d_child_options_init(trace2d_child_options* options) {
 
 int trace2d_run_child_fl(const char* file, int line, const char* const* argv,
                          const trace2d_child_options* options, pid_t* pid_out) {
-  trace2d::client::detail::ChildOutcome outcome;
+  std::vector<std::string_view> args;
   try {
-    const std::vector<std::string_view> args = list(argv);
-    std::vector<std::string_view> env;
-    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
-    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
-      env = list(options->env);
-      request.extra_env = env;
-      request.stdin_fd = options->stdin_fd;
-      request.stdout_fd = options->stdout_fd;
-      request.stderr_fd = options->stderr_fd;
-    }
-    outcome = trace2d::client::detail::run_child(request, where_of(file, line));
+    args = list(argv);
   } catch (...) {
-    outcome = {};
+    args.clear();
   }
-  if (pid_out != nullptr) {
-    *pid_out = outcome.pid;
-  }
-  return outcome.code;
+  return run_child_with(args, file, line, options, pid_out, nullptr);
 }
 
 int trace2d_child_start_fl(const char* file, int line, const char* const* argv,
@@ -288,5 +391,134 @@ void trace2d_child_exit_fl(const char* file, int line, int child_id, pid_t pid, 
 }
 
 int trace2d_child_code(int wait_status) { return trace2d::client::detail::child_code(wait_status); }
+
+size_t trace2d_child_environment(char* buffer, size_t size) {
+  std::size_t needed = 0;
+  guarded([&](Session& s) {
+    std::string all;
+    for (const std::string& entry : s.child_environment()) {
+      all.append(entry).push_back('\0');
+    }
+    needed = all.size();
+    if (buffer != nullptr && needed <= size) {
+      all.copy(buffer, needed);
+    }
+  });
+  return needed;
+}
+
+// ---- Sized strings -------------------------------------------------------
+
+void trace2d_cmd_name_s(const char* file, int line, trace2d_str name) {
+  guarded([&](Session& s) { s.cmd_name(text(name), where_of(file, line)); });
+}
+
+void trace2d_cmd_mode_s(const char* file, int line, trace2d_str mode) {
+  guarded([&](Session& s) { s.cmd_mode(text(mode), where_of(file, line)); });
+}
+
+void trace2d_def_param_s(const char* file, int line, trace2d_str param, trace2d_str value,
+                         trace2d_str scope) {
+  guarded([&](Session& s) {
+    std::optional<std::string_view> v;
+    if (value.data != nullptr) {
+      v = text(value);
+    }
+    s.def_param(text(param), v, text(scope), where_of(file, line));
+  });
+}
+
+void trace2d_def_repo_s(const char* file, int line, int repo, trace2d_str worktree) {
+  guarded([&](Session& s) { s.def_repo(repo, text(worktree), where_of(file, line)); });
+}
+
+int trace2d_region_enter_s(const char* file, int line, trace2d_str category, trace2d_str label,
+                           int repo, trace2d_str msg) {
+  int entered = 0;
+  guarded([&](Session& s) {
+    s.region_enter(text(category), text(label), text(msg), repo, where_of(file, line));
+    entered = 1;
+  });
+  return entered;
+}
+
+void trace2d_region_leave_s(const char* file, int line, trace2d_str category, trace2d_str label,
+                            int repo, trace2d_str msg) {
+  guarded([&](Session& s) {
+    s.region_leave(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+}
+
+void trace2d_region_leave_innermost_fl(const char* file, int line, int repo) {
+  try {
+    // Also after the session ended: the thread's region stack stays right.
+    if (Session* s = Session::current()) {
+      s->region_leave_innermost(repo, where_of(file, line));
+    }
+  } catch (...) {
+    // Tracing never changes what the program does.
+  }
+}
+
+void trace2d_data_string_s(const char* file, int line, trace2d_str category, int repo,
+                           trace2d_str key, trace2d_str value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), text(value), repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_intmax_s(const char* file, int line, trace2d_str category, int repo,
+                           trace2d_str key, intmax_t value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), std::to_string(value), repo, where_of(file, line));
+  });
+}
+
+int trace2d_data_json_s(const char* file, int line, trace2d_str category, int repo,
+                        trace2d_str key, trace2d_str json) {
+  return data_json_of(file, line, text(category), repo, text(key), text(json));
+}
+
+void trace2d_error_s(const char* file, int line, trace2d_str msg, trace2d_str fmt) {
+  guarded([&](Session& s) { s.error(text(msg), text(fmt), where_of(file, line)); });
+}
+
+void trace2d_printf_s(const char* file, int line, trace2d_str msg) {
+  guarded([&](Session& s) { s.printf(text(msg), where_of(file, line)); });
+}
+
+void trace2d_thread_start_s(const char* file, int line, trace2d_str name) {
+  guarded([&](Session& s) { (void)s.thread_start(text(name), where_of(file, line)); });
+}
+
+int trace2d_timer_define_s(trace2d_str category, trace2d_str name, int per_thread) {
+  return define_metric(trace2d::client::detail::MetricKind::timer, text(category), text(name),
+                       per_thread);
+}
+
+int trace2d_counter_define_s(trace2d_str category, trace2d_str name, int per_thread) {
+  return define_metric(trace2d::client::detail::MetricKind::counter, text(category), text(name),
+                       per_thread);
+}
+
+int trace2d_child_start_s(const char* file, int line, const trace2d_str* argv, size_t argc,
+                          const trace2d_child_options* options) {
+  int id = -1;
+  guarded([&](Session& s) {
+    id = s.child_start(list(argv, argc), spec_of(options), where_of(file, line));
+  });
+  return id;
+}
+
+int trace2d_run_child_s(const char* file, int line, const trace2d_str* argv, size_t argc,
+                        const trace2d_child_options* options, pid_t* pid_out, int* child_id_out) {
+  std::vector<std::string_view> args;
+  try {
+    args = list(argv, argc);
+  } catch (...) {
+    args.clear();
+  }
+  return run_child_with(args, file, line, options, pid_out, child_id_out);
+}
 
 }  // extern "C"

@@ -115,6 +115,50 @@ int child_code(int wait_status) {
   return -1;
 }
 
+int exec_program(const char* program, const char* const* argv, Where where) noexcept {
+  if (program == nullptr || argv == nullptr) {
+    errno = EINVAL;
+    return -1;
+  }
+  int exec_id = -1;
+  Session* session = nullptr;
+  std::vector<std::string> env;
+  std::vector<char*> envp;
+  try {
+    session = Session::current();
+    if (session != nullptr && session->active()) {
+      std::vector<std::string_view> args;
+      for (const char* const* a = argv; *a != nullptr; ++a) {
+        args.emplace_back(*a);
+      }
+      exec_id = session->exec(program, args, where);
+      // Built before the session ends: child_environment() needs it active.
+      env = environment(session->child_environment());
+      envp = pointers(env);
+      (void)session->end_before_exec(where);  // a timeout must not stop the exec
+    }
+  } catch (...) {
+    envp.clear();  // exec with the inherited environment, as without tracing
+  }
+  // execvp's argv is char* const*, but it never writes through them.
+  auto* const args = const_cast<char* const*>(argv);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  if (envp.empty()) {
+    ::execvp(program, args);
+  } else {
+    ::execvpe(program, args, envp.data());
+  }
+  const int error = errno;
+  if (session != nullptr && exec_id >= 0) {
+    try {
+      session->exec_result(exec_id, -1, where);
+    } catch (...) {
+      // the event is lost; the caller still gets execvp's error
+    }
+  }
+  errno = error;
+  return -1;
+}
+
 ChildOutcome run_child(const SpawnRequest& request, Where where) {
   ChildOutcome outcome;
   if (request.argv.empty()) {

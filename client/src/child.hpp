@@ -31,6 +31,13 @@ struct ChildOutcome {
 
 [[nodiscard]] ChildOutcome run_child(const SpawnRequest& request, Where where);
 
+// execvp(program, argv) after the session's exec event, final events and
+// flush (Session::end_before_exec); on failure an exec_result, and -1 with
+// execvp's errno. The environment carries what a child needs to be
+// stitched under the session even when the program keeps its own
+// environment untouched (Config::export_environment false).
+[[nodiscard]] int exec_program(const char* program, const char* const* argv, Where where) noexcept;
+
 // git's finish_command() code: the exit code, 128 + the signal, else -1.
 [[nodiscard]] int child_code(int wait_status);
 

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "client/src/clock.hpp"
@@ -22,6 +23,9 @@ const pid_t g_load_pid = ::getpid();
 // Sessions a forked child dropped, still referenced so that leak checkers
 // (LeakSanitizer) see them as reachable: they are left alone on purpose.
 Session* g_abandoned = nullptr;
+// Why the last start() left tracing off; written only by start(), which
+// runs once per process (the main thread, early), so read without a lock.
+std::string g_start_refusal = "trace2d_start() was not called";
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -43,16 +47,26 @@ void write_stderr(std::string_view text) {
   }
 }
 
-void at_exit_handler() {
+void finish_session_at_exit(std::optional<int> status) {
   Session* s = Session::current();
   if (s != nullptr && s->pid() == ::getpid()) {
     try {
-      s->finish_at_exit();
+      s->finish_at_exit(status);
     } catch (...) {
       // exit must go on whatever happens here
     }
   }
 }
+
+#if defined(__GLIBC__)
+// glibc's on_exit() hands its handlers the status given to exit() (also a
+// return from main), so the exit events carry the true code even when the
+// program never called the library's exit. Masked as the kernel (and git)
+// do: exit(256) is seen as 0 by the parent.
+void on_exit_handler(int status, void* /*unused*/) { finish_session_at_exit(status & 0xff); }
+#else
+void at_exit_handler() { finish_session_at_exit(std::nullopt); }
+#endif
 
 void at_fork_prepare() {
   if (Session* s = Session::current()) {
@@ -87,7 +101,11 @@ void install_process_hooks_once() {
   static bool installed = false;  // copied into a forked child: hooks are inherited too
   if (!installed) {
     installed = true;
+#if defined(__GLIBC__)
+    ::on_exit(on_exit_handler, nullptr);
+#else
     std::atexit(at_exit_handler);
+#endif
     pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
     set_thread_exit_callback(on_thread_end);
   }
@@ -116,6 +134,22 @@ Session::Session(Config config, std::string sid, std::unique_ptr<Sink> sink)
 
 Session* Session::current() noexcept { return g_session.load(std::memory_order_acquire); }
 
+const char* Session::off_reason() noexcept {
+  const Session* s = current();
+  if (s == nullptr) {
+    return g_abandoned != nullptr && g_started_pid.load() != ::getpid()
+               ? "a forked child: its parent's session is not continued (call trace2d_start())"
+               : g_start_refusal.c_str();
+  }
+  if (s->active()) {
+    return "";
+  }
+  return s->m_finished.load() ? "the session ended (exit, shutdown)"
+                              : "the target failed (a write error): tracing stopped, as git does";
+}
+
+void Session::note_refusal(const char* reason) { g_start_refusal = reason; }
+
 bool Session::start(std::span<const std::string_view> argv, const Config& config, Where where) {
   const pid_t pid = ::getpid();
   pid_t previous = g_started_pid.load();
@@ -126,17 +160,27 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
   const std::string env_target = env("GIT_TRACE2_EVENT");
   const std::string target = config.target.empty() ? env_target : config.target;
   if (target.empty()) {
+    g_start_refusal = "no target: GIT_TRACE2_EVENT is unset or empty and the program gave none";
     return false;
   }
   const std::string sid =
       make_sid(env("GIT_TRACE2_PARENT_SID"), sid_component(real_us(), pid, host_component()));
   const std::string max_files = env("GIT_TRACE2_MAX_FILES");
-  TargetSettings settings{target, sid, parse_git_bool(env("GIT_TRACE2_DST_DEBUG")).value_or(false),
-                          max_files};
-  std::string warnings;
-  Destination destination = open_destination(settings, warnings);
-  write_stderr(warnings);
+  const bool debug = parse_git_bool(env("GIT_TRACE2_DST_DEBUG")).value_or(false);
+  // Always in debug mode, to know why; but stderr gets only what git would
+  // print: everything with GIT_TRACE2_DST_DEBUG, else the unknown-value
+  // warning alone.
+  TargetSettings settings{target, sid, true, max_files};
+  std::string why;
+  Destination destination = open_destination(settings, why);
+  if (debug) {
+    write_stderr(why);
+  } else if (why.find("unknown value for") != std::string::npos) {
+    write_stderr(why.substr(0, why.find('\n') + 1));
+  }
   if (destination.kind == SinkKind::none) {
+    g_start_refusal = why.empty() ? "the target could not be opened: " + target
+                                  : why.substr(0, why.find_last_not_of('\n') + 1);
     return false;
   }
   auto sink = std::make_unique<Sink>(destination);
@@ -149,6 +193,8 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
     b.begin("too_many_files", session->common(*session->m_main), where);
     b.end();
     session->push(session->m_main->line);
+    g_start_refusal = "too many files in the target directory (GIT_TRACE2_MAX_FILES): "
+                      "version and too_many_files went to git-trace2-discard";
     return false;  // the session's destructor flushes
   }
   if (config.export_environment) {
@@ -220,48 +266,116 @@ void Session::record_exit(int code, Where where) {
   std::string line = format_exit_line(*ctx, "exit", code, where);
   std::lock_guard lock(m_mutex);
   m_exit_code = code;
+  m_exit_recorded = true;
   m_exit_line = std::move(line);
 }
 
-void Session::finish_at_exit() {
-  if (m_finished.exchange(true)) {
-    return;
+std::string Session::final_head(std::string exit_line) {
+  append_thread_metrics(exit_line, *m_main);
+  append_total_metrics(exit_line);
+  return exit_line;
+}
+
+std::string Session::final_tail(int code, std::uint64_t dropped) const {
+  std::string out;
+  if (dropped > 0) {
+    LineBuilder b(out);
+    b.begin("data", common(*m_main), {k_internal_file, __LINE__});
+    const std::int64_t t_abs = mono_us() - m_start_us;
+    b.seconds("t_abs", t_abs);
+    b.seconds("t_rel", t_abs);
+    b.integer("nesting", 1);
+    b.string("category", "trace2d");
+    b.string("key", "dropped_events");
+    b.string("value", std::to_string(dropped));
+    b.end();
   }
-  ThreadContext& main = *m_main;
-  std::string finals;
-  int code = 0;
+  out += format_exit_line(*m_main, "atexit", code, {k_internal_file, __LINE__});
+  return out;
+}
+
+void Session::finish_at_exit(std::optional<int> status) {
+  finish(status, {k_internal_file, __LINE__}, m_config.exit_flush_timeout);
+}
+
+bool Session::shutdown(int code, Where where, std::chrono::milliseconds timeout) {
+  return finish(code, where, timeout);
+}
+
+bool Session::finish(std::optional<int> code_given, Where where, std::chrono::milliseconds timeout) {
+  if (m_finished.exchange(true)) {
+    return false;
+  }
+  std::string exit_line;
+  int code = k_unknown_exit_code;
   {
     std::lock_guard lock(m_mutex);
-    finals = m_exit_line;
-    code = m_exit_code;
-  }
-  if (finals.empty()) {
-    finals = format_exit_line(main, "exit", code, {k_internal_file, __LINE__});
-  }
-  main.depth = 0;  // unbalanced regions are unwound silently, as git does
-  append_thread_metrics(finals, main);
-  append_total_metrics(finals);
-  // Runs on the writer thread once it knows the final drop count.
-  auto compose = [this, finals = std::move(finals), code](std::uint64_t dropped) {
-    std::string out = finals;
-    if (dropped > 0) {
-      std::string line;
-      LineBuilder b(line);
-      b.begin("data", common(*m_main), {k_internal_file, __LINE__});
-      const std::int64_t t_abs = mono_us() - m_start_us;
-      b.seconds("t_abs", t_abs);
-      b.seconds("t_rel", t_abs);
-      b.integer("nesting", 1);
-      b.string("category", "trace2d");
-      b.string("key", "dropped_events");
-      b.string("value", std::to_string(dropped));
-      b.end();
-      out += line;
+    if (m_exit_recorded && (!code_given || *code_given == m_exit_code)) {
+      exit_line = m_exit_line;  // the program's own exit call, with its file and line
+      code = m_exit_code;
+    } else if (code_given) {
+      code = *code_given;
     }
-    out += format_exit_line(*m_main, "atexit", code, {k_internal_file, __LINE__});
-    return out;
+  }
+  if (exit_line.empty()) {
+    exit_line = format_exit_line(*m_main, "exit", code, where);
+  }
+  m_main->depth = 0;  // unbalanced regions are unwound silently, as git does
+  // Runs on the writer thread once it knows the final drop count.
+  auto compose = [this, head = final_head(std::move(exit_line)), code](std::uint64_t dropped) {
+    return head + final_tail(code, dropped);
   };
-  m_writer->finish(compose, m_config.exit_flush_timeout);
+  return m_writer->finish(compose, timeout);
+}
+
+int Session::exec(std::string_view exe, std::span<const std::string_view> argv, Where where) {
+  ThreadContext* ctx = context();
+  const int id = m_next_exec_id.fetch_add(1);
+  if (ctx == nullptr || !active()) {
+    return id;
+  }
+  LineBuilder b(ctx->line);
+  b.begin("exec", common(*ctx), where);
+  b.integer("exec_id", id);
+  if (!exe.empty()) {
+    b.string("exe", exe);
+  }
+  b.strings("argv", argv);
+  b.end();
+  push(ctx->line);
+  return id;
+}
+
+void Session::exec_result(int exec_id, int code, Where where) {
+  ThreadContext* ctx = context();
+  if (ctx == nullptr || !active()) {
+    return;
+  }
+  LineBuilder b(ctx->line);
+  b.begin("exec_result", common(*ctx), where);
+  b.integer("exec_id", exec_id);
+  b.integer("code", code);
+  b.end();
+  push(ctx->line);
+}
+
+bool Session::end_before_exec(Where where) {
+  if (!active()) {
+    return false;
+  }
+  using std::chrono::steady_clock;
+  const auto deadline = steady_clock::now() + m_config.exit_flush_timeout;
+  const auto left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(deadline - steady_clock::now(), steady_clock::duration::zero()));
+  };
+  // Drain first, so that the final events find room in the queue.
+  bool flushed = m_writer->flush(left());
+  const std::string head =
+      final_head(format_exit_line(*m_main, "exit", k_unknown_exit_code, where));
+  const std::string finals = head + final_tail(k_unknown_exit_code, m_writer->dropped());
+  flushed = m_writer->push(finals) && flushed;
+  return m_writer->flush(left()) && flushed;
 }
 
 void Session::hold_writer_for_fork() noexcept { m_writer->hold_for_fork(); }

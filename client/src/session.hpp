@@ -51,6 +51,12 @@ struct ChildSpec {
 // carry "trace2/tr2_tgt_event.c".
 inline constexpr std::string_view k_internal_file = "trace2d/client";
 
+// The exit code sent when the process's real one cannot be known: exit()
+// without the library's exit on a C library without on_exit(), or an exec
+// (the new program's session, a child of this one, has the real code).
+// git masks its codes to 0..255, so a negative one cannot be mistaken.
+inline constexpr int k_unknown_exit_code = -1;
+
 class Session {
  public:
   Session(Config config, std::string sid, std::unique_ptr<Sink> sink);
@@ -59,6 +65,10 @@ class Session {
   // process (again in the child of a fork).
   static bool start(std::span<const std::string_view> argv, const Config& config, Where where);
   [[nodiscard]] static Session* current() noexcept;
+  // Why tracing is off in this process, "" while it is on.
+  [[nodiscard]] static const char* off_reason() noexcept;
+  // A reason start() could not find itself (options not initialised).
+  static void note_refusal(const char* reason);
 
   [[nodiscard]] const std::string& sid() const { return m_sid; }
   [[nodiscard]] bool active() const noexcept {
@@ -78,7 +88,8 @@ class Session {
   void region_leave_innermost(int repo, Where where);
   void data(std::string_view category, std::string_view key, std::string_view value, int repo,
             Where where);
-  void data_json(std::string_view category, std::string_view key, std::string_view json, int repo,
+  // False when `json` is not one valid JSON value (then nothing is sent).
+  bool data_json(std::string_view category, std::string_view key, std::string_view json, int repo,
                  Where where);
   void error(std::string_view msg, std::string_view fmt, Where where);
   void printf(std::string_view msg, Where where);
@@ -103,8 +114,27 @@ class Session {
   [[nodiscard]] std::vector<std::string> child_environment() const;
 
   void record_exit(int code, Where where);
-  // The atexit handler: final events, then a bounded flush.
-  void finish_at_exit();
+  // The exit handler: final events, then a bounded flush. `status` is what
+  // the process passed to exit() when the C library tells (glibc's
+  // on_exit); without it the code recorded by record_exit(), else
+  // k_unknown_exit_code.
+  void finish_at_exit(std::optional<int> status);
+  // Ends the session now as exit(code) would (final events, bounded
+  // flush); afterwards nothing more is sent. True when every event of the
+  // session was handed over and none was dropped.
+  bool shutdown(int code, Where where, std::chrono::milliseconds timeout);
+  // Waits until every event sent so far is handed over, at most `timeout`.
+  bool flush(std::chrono::milliseconds timeout) noexcept { return m_writer->flush(timeout); }
+
+  // git's trace2_exec(): the exec event; returns its exec_id.
+  int exec(std::string_view exe, std::span<const std::string_view> argv, Where where);
+  // git's trace2_exec_result(), sent when exec failed and the program goes on.
+  void exec_result(int exec_id, int code, Where where);
+  // Just before exec replaces the process: the final events (exit and
+  // atexit with k_unknown_exit_code: the code will be the new program's),
+  // then a flush bounded by the exit timeout. The session stays open: if
+  // exec fails, the program goes on and its real exit ends it again.
+  bool end_before_exec(Where where);
   // From a fatal signal handler (async-signal-safe).
   void on_fatal_signal(int signo) noexcept;
   void hold_writer_for_fork() noexcept;
@@ -127,11 +157,31 @@ class Session {
     return {m_sid_json, ctx.thread_json, m_brief};
   }
   void push(const std::string& line) noexcept { m_writer->push(line); }
+  // Whether a line for `event` with `payload` bytes of its own strings may
+  // fit into the queue. When even its lower bound (the event name, the SID
+  // and thread fields, the strings unescaped) does not, the event is
+  // counted as dropped and false returned, before any formatting: a full
+  // queue then costs the caller an atomic load instead of a formatted line
+  // (a flood against a stopped collector measured 155 ns per dropped event).
+  bool room_for(const ThreadContext& ctx, std::string_view event, std::size_t payload) noexcept {
+    // {"event":"<event>"<sid_json><thread_json>...}\n
+    const std::size_t least = 13 + event.size() + m_sid_json.size() + ctx.thread_json.size() + payload;
+    if (m_writer->has_room(least)) {
+      return true;
+    }
+    m_writer->count_drop();
+    return false;
+  }
   void emit_version_and_start(std::span<const std::string_view> argv, Where where, bool with_start);
   void append_thread_metrics(std::string& out, ThreadContext& ctx);
   void append_total_metrics(std::string& out);
   std::string format_exit_line(const ThreadContext& ctx, std::string_view event, int code,
                                Where where) const;
+  // exit (given), the main thread's and the total timers and counters.
+  std::string final_head(std::string exit_line);
+  // The drop count (when not zero) and atexit, after `head`.
+  std::string final_tail(int code, std::uint64_t dropped) const;
+  bool finish(std::optional<int> code, Where where, std::chrono::milliseconds timeout);
 
   Config m_config;
   std::string m_sid;
@@ -148,9 +198,11 @@ class Session {
   std::string m_hierarchy;     // the last cmd_name hierarchy
   std::string m_exit_line;
   int m_exit_code = 0;
+  bool m_exit_recorded = false;  // record_exit() was called
   std::map<int, std::int64_t> m_open_children;  // child id -> start
 
   std::atomic<int> m_next_child_id{0};
+  std::atomic<int> m_next_exec_id{0};
   std::atomic<int> m_next_thread_id{1};
   std::atomic<bool> m_finished{false};
 

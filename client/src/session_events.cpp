@@ -38,6 +38,9 @@ void Session::cmd_mode(std::string_view mode, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
+  if (!room_for(*ctx, "cmd_mode", mode.size())) {
+    return;
+  }
   LineBuilder b(ctx->line);
   b.begin("cmd_mode", common(*ctx), where);
   b.string("name", mode);
@@ -49,6 +52,9 @@ void Session::def_param(std::string_view param, std::optional<std::string_view> 
                         std::string_view scope, Where where) {
   ThreadContext* ctx = context();
   if (ctx == nullptr || !active()) {
+    return;
+  }
+  if (!room_for(*ctx, "def_param", param.size() + scope.size() + value.value_or("").size())) {
     return;
   }
   LineBuilder b(ctx->line);
@@ -69,6 +75,9 @@ void Session::def_repo(int repo, std::string_view worktree, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
+  if (!room_for(*ctx, "def_repo", worktree.size())) {
+    return;
+  }
   LineBuilder b(ctx->line);
   b.begin("def_repo", common(*ctx), where, repo);
   b.string("worktree", worktree);
@@ -85,7 +94,8 @@ void Session::region_enter(std::string_view category, std::string_view label, st
   const std::int64_t now = mono_us();
   // git counts the thread itself as the first level: top-level regions are 1.
   const std::size_t nesting = ctx->depth + 1;
-  if (nesting <= m_max_nesting) {
+  if (nesting <= m_max_nesting &&
+      room_for(*ctx, "region_enter", category.size() + label.size() + msg.size())) {
     LineBuilder b(ctx->line);
     b.begin_at(now, "region_enter", common(*ctx), where, repo);
     b.integer("nesting", static_cast<std::int64_t>(nesting));
@@ -110,12 +120,14 @@ void Session::region_leave(std::string_view category, std::string_view label, st
   if (ctx == nullptr || ctx->depth == 0 || !active()) {
     return;  // git calls an unbalanced leave a BUG; here it is ignored
   }
-  const std::int64_t now = mono_us();
-  const std::int64_t t_rel = now - ctx->regions[--ctx->depth].start_us;
-  const std::size_t nesting = ctx->depth + 1;
-  if (nesting > m_max_nesting) {
+  const std::size_t nesting = ctx->depth;  // once the region is popped below
+  const std::int64_t start_us = ctx->regions[--ctx->depth].start_us;
+  if (nesting > m_max_nesting ||
+      !room_for(*ctx, "region_leave", category.size() + label.size() + msg.size())) {
     return;
   }
+  const std::int64_t now = mono_us();
+  const std::int64_t t_rel = now - start_us;
   LineBuilder b(ctx->line);
   b.begin_at(now, "region_leave", common(*ctx), where, repo);
   b.seconds("t_rel", t_rel);
@@ -153,7 +165,8 @@ void Session::data(std::string_view category, std::string_view key, std::string_
     return;
   }
   const std::size_t nesting = ctx->depth + 1;
-  if (nesting > m_max_nesting) {
+  if (nesting > m_max_nesting ||
+      !room_for(*ctx, "data", category.size() + key.size() + value.size())) {
     return;
   }
   const std::int64_t now = mono_us();
@@ -169,15 +182,18 @@ void Session::data(std::string_view category, std::string_view key, std::string_
   push(ctx->line);
 }
 
-void Session::data_json(std::string_view category, std::string_view key, std::string_view json,
+bool Session::data_json(std::string_view category, std::string_view key, std::string_view json,
                         int repo, Where where) {
+  if (!is_json_value(json)) {
+    return false;
+  }
   ThreadContext* ctx = context();
-  if (ctx == nullptr || !active() || !is_json_value(json)) {
-    return;
+  if (ctx == nullptr || !active()) {
+    return true;
   }
   const std::size_t nesting = ctx->depth + 1;
-  if (nesting > m_max_nesting) {
-    return;
+  if (nesting > m_max_nesting || !room_for(*ctx, "data_json", category.size() + key.size())) {
+    return true;
   }
   const std::int64_t now = mono_us();
   std::string compact;
@@ -192,11 +208,15 @@ void Session::data_json(std::string_view category, std::string_view key, std::st
   b.raw("value", compact);
   b.end();
   push(ctx->line);
+  return true;
 }
 
 void Session::error(std::string_view msg, std::string_view fmt, Where where) {
   ThreadContext* ctx = context();
   if (ctx == nullptr || !active()) {
+    return;
+  }
+  if (!room_for(*ctx, "error", msg.size() + fmt.size())) {
     return;
   }
   LineBuilder b(ctx->line);
@@ -214,6 +234,9 @@ void Session::error(std::string_view msg, std::string_view fmt, Where where) {
 void Session::printf(std::string_view msg, Where where) {
   ThreadContext* ctx = context();
   if (ctx == nullptr || !active()) {
+    return;
+  }
+  if (!room_for(*ctx, "printf", msg.size())) {
     return;
   }
   LineBuilder b(ctx->line);

@@ -63,15 +63,17 @@ bool Writer::push(std::string_view line) noexcept {
       return false;
     }
     if (m_front.size() + line.size() > m_capacity) {
-      ++m_dropped;
+      count_drop();
       return false;
     }
     try {
       m_front.append(line);
     } catch (...) {
-      ++m_dropped;
+      count_drop();
       return false;
     }
+    m_pushed_total += line.size();
+    m_queued.store(m_front.size(), std::memory_order_relaxed);
     m_drained.store(false, std::memory_order_relaxed);
     // A burst filling the queue ends the writer's lingering early.
     const bool filling = !m_hurried && m_front.size() > m_capacity / 4;
@@ -85,9 +87,27 @@ bool Writer::push(std::string_view line) noexcept {
   return true;
 }
 
-std::uint64_t Writer::dropped() {
-  std::lock_guard lock(m_mutex);
-  return m_dropped;
+bool Writer::flush(std::chrono::milliseconds timeout) noexcept {
+  try {
+    std::unique_lock lock(m_mutex);
+    const std::uint64_t target = m_pushed_total;
+    if (m_written_total >= target) {
+      return true;
+    }
+    if (m_done || !m_thread.joinable()) {
+      return false;  // nobody will write it any more
+    }
+    ++m_flush_waiters;
+    m_sleeping = false;
+    m_cv.notify_all();  // end the writer's lingering: it takes the queue now
+    const bool flushed =
+        m_cv.wait_for(lock, timeout, [&] { return m_written_total >= target || m_done; }) &&
+        m_written_total >= target;
+    --m_flush_waiters;
+    return flushed;
+  } catch (...) {
+    return false;  // a broken mutex or clock: say it did not flush
+  }
 }
 
 bool Writer::should_give_up(std::int64_t now_us) const {
@@ -119,6 +139,7 @@ void Writer::run() {
         continue;
       }
       std::swap(m_front, m_back);
+      m_queued.store(0, std::memory_order_relaxed);
       m_hurried = false;
     }
     lock.unlock();
@@ -127,7 +148,11 @@ void Writer::run() {
     const WriteResult result = m_sink->write(m_back, m_back_pos, true, skipped);
     const std::int64_t now = mono_us();
     lock.lock();
-    m_dropped += skipped;
+    m_dropped.fetch_add(skipped, std::memory_order_relaxed);
+    m_written_total += m_back_pos - before;
+    if (m_flush_waiters > 0 && m_back_pos != before) {
+      m_cv.notify_all();
+    }
     if (result == WriteResult::failed) {
       failed = true;
       break;
@@ -146,45 +171,54 @@ void Writer::run() {
     }
   }
   // Whatever is left will never be written: count it.
-  m_dropped += count_lines(std::string_view(m_back).substr(std::min(m_back_pos, m_back.size()))) +
-               count_lines(m_front);
+  m_dropped.fetch_add(
+      count_lines(std::string_view(m_back).substr(std::min(m_back_pos, m_back.size()))) +
+          count_lines(m_front),
+      std::memory_order_relaxed);
   m_back.clear();
   m_front.clear();
+  m_queued.store(0, std::memory_order_relaxed);
   m_accepting = false;
   m_drained = true;
   if (m_finishing && !failed) {
-    const std::uint64_t dropped = m_dropped;
+    const std::uint64_t dropped = m_dropped.load();
     const ComposeFinal compose = m_compose;
     lock.unlock();
     std::string lines;
+    bool composed = true;
     try {
       lines = compose(dropped);
     } catch (...) {
-      lines.clear();
+      composed = false;  // the final events are lost: finish() says so
     }
-    write_final(lines);
+    const bool written = composed && write_final(lines);
     lock.lock();
+    m_final_written = written && dropped == 0;
   }
   m_done = true;
   m_cv.notify_all();
 }
 
-void Writer::write_final(const std::string& lines) {
+bool Writer::write_final(const std::string& lines) {
   std::size_t pos = 0;
   std::uint64_t skipped = 0;
   while (pos < lines.size()) {
     const WriteResult result = m_sink->write(lines, pos, false, skipped);
+    if (result == WriteResult::done) {
+      break;
+    }
     if (result != WriteResult::would_block || mono_us() >= m_deadline_us) {
-      return;
+      return false;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  return skipped == 0;
 }
 
-void Writer::finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout) {
+bool Writer::finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout) {
   std::unique_lock lock(m_mutex);
   if (m_finishing) {
-    return;
+    return false;  // finished before: those final lines were the last
   }
   m_finishing = true;
   m_compose = compose_final;
@@ -193,16 +227,19 @@ void Writer::finish(const ComposeFinal& compose_final, std::chrono::milliseconds
       m_finish_start_us + std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
   m_cv.notify_all();
   if (!m_thread.joinable()) {
-    return;
+    return false;
   }
   const auto wait_limit =
       std::chrono::steady_clock::now() + timeout + std::chrono::milliseconds(10);
   if (m_cv.wait_until(lock, wait_limit, [this] { return m_done; })) {
+    const bool complete = m_final_written;
     lock.unlock();
     m_thread.join();
+    return complete;
   }
   // Otherwise the thread is stuck in a blocking write (a pipe nobody
   // reads): it stays behind; the process is about to exit anyway.
+  return false;
 }
 
 void Writer::hold_for_fork() noexcept { m_mutex.lock(); }

@@ -33,11 +33,25 @@ class Writer {
   // Queues one '\n'-terminated line. False when dropped (queue full) or closed.
   bool push(std::string_view line) noexcept;
 
+  // False when a line of at least `min_bytes` cannot fit now: the caller
+  // drops its event before formatting it and counts it with count_drop().
+  // Lock-free and conservative: true may still end in a drop at push().
+  [[nodiscard]] bool has_room(std::size_t min_bytes) const noexcept {
+    return m_queued.load(std::memory_order_relaxed) + min_bytes <= m_capacity;
+  }
+  void count_drop() noexcept { m_dropped.fetch_add(1, std::memory_order_relaxed); }
+
+  // Waits until every line pushed before the call is handed to the kernel,
+  // at most `timeout`. True when it was; false on timeout, or when the
+  // destination failed or the writer finished with lines left behind.
+  bool flush(std::chrono::milliseconds timeout) noexcept;
+
   // Writes what it can within `timeout`, giving up early when the collector
   // has taken nothing for a while (it is stopped or gone), then the lines
   // compose_final(dropped) returns. Blocks the caller for at most `timeout`
-  // plus a few milliseconds. push() refuses everything afterwards.
-  void finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout);
+  // plus a few milliseconds. push() refuses everything afterwards. True
+  // when every line (the final ones too) was handed over and none dropped.
+  bool finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout);
 
   // False once the destination failed or finish() began.
   [[nodiscard]] bool accepting() const noexcept {
@@ -45,7 +59,9 @@ class Writer {
   }
   // Everything queued has been handed to the kernel (for the signal handler).
   [[nodiscard]] bool drained() const noexcept { return m_drained.load(); }
-  [[nodiscard]] std::uint64_t dropped();
+  [[nodiscard]] std::uint64_t dropped() const noexcept {
+    return m_dropped.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] Sink& sink() { return *m_sink; }
 
   // Around fork(): the writer is kept at a known point (waiting, or in a
@@ -59,7 +75,7 @@ class Writer {
  private:
   void run();
   bool should_give_up(std::int64_t now_us) const;
-  void write_final(const std::string& lines);
+  bool write_final(const std::string& lines);
 
   std::unique_ptr<Sink> m_sink;
   const std::size_t m_capacity;
@@ -72,7 +88,12 @@ class Writer {
   bool m_hurried = false;   // woken early for a filling queue (once per batch)
   bool m_finishing = false;
   bool m_done = false;
-  std::uint64_t m_dropped = 0;
+  bool m_final_written = false;  // finish(): the final lines all went out
+  int m_flush_waiters = 0;
+  // Bytes ever pushed, and ever handed to the kernel (or skipped): a flush
+  // waits for the second to reach what the first was when it began.
+  std::uint64_t m_pushed_total = 0;
+  std::uint64_t m_written_total = 0;
   ComposeFinal m_compose;
   std::int64_t m_finish_start_us = 0;
   std::int64_t m_deadline_us = 0;
@@ -82,6 +103,9 @@ class Writer {
   std::size_t m_back_pos = 0;
   std::int64_t m_stalled_since_us = 0;
 
+  // Read without the lock by has_room() and dropped(); written under it.
+  std::atomic<std::size_t> m_queued{0};  // m_front.size()
+  std::atomic<std::uint64_t> m_dropped{0};
   std::atomic<bool> m_accepting{true};
   std::atomic<bool> m_drained{true};
   std::thread m_thread;

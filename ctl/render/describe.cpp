@@ -95,10 +95,13 @@ std::string child_name(const model::ChildInfo& child) {
 
 std::string child_outcome(const model::ChildInfo& child) {
   std::string out = child.use_shell ? "shell, " : "";
-  if (child.pid && *child.pid <= 0) {
+  // git says pid -1 (with code -1) for a child it could not start. pid 0
+  // is a child whose pid its parent did not know (system(), as the client
+  // library documents): it ran, and its code is real.
+  if (child.pid && (*child.pid < 0 || (*child.pid == 0 && child.code && *child.code < 0))) {
     return out + "not started";
   }
-  if (child.pid) {
+  if (child.pid && *child.pid > 0) {
     out += "pid " + std::to_string(*child.pid) + ", ";
   }
   if (child.code) {

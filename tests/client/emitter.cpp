@@ -12,6 +12,14 @@
 //   signal-term | sigpipe   dies of SIGTERM / SIGPIPE inside a region
 //   escape            strings that need JSON escaping
 //   plain             start and exit only
+//   exec PROGRAM ARGS...   a region, then execvp() through the library
+//                     (exit 3 after it when it fails)
+//   fork-exit flush|shutdown   a forked child starts, emits, flushes or
+//                     shuts down (code 3) and _exit()s; prints "child_sid"
+//   exit-code N       std::exit(N) without the library's exit
+//   system COMMAND    std::system(COMMAND) wrapped in a Child with pid 0
+//   diagnose          data_json's answers, the drop count, a region's line
+// Prints "off_reason <why>" when tracing is off.
 
 #include <trace2d/client.hpp>
 
@@ -20,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -167,6 +176,58 @@ int escape() {
   return t2::exit(0);
 }
 
+int exec_program(int argc, char** argv, int first) {
+  {
+    t2::Region region("wrapper", "before-exec");
+  }
+  std::vector<const char*> args(argv + first, argv + argc);
+  args.push_back(nullptr);
+  std::fflush(stdout);
+  t2::execvp(args[0], args.data());
+  std::printf("exec_errno %d\n", errno);
+  return t2::exit(3);
+}
+
+int fork_exit(bool shutdown, int argc, char** argv) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    t2::start(argc, argv);
+    std::printf("child_sid %s\n", std::string(t2::sid()).c_str());
+    std::fflush(stdout);
+    t2::region_enter("forked", "work");
+    t2::region_leave("forked", "work");
+    const bool handed_over = shutdown ? t2::shutdown(3, std::chrono::milliseconds(2000))
+                                      : t2::flush(std::chrono::milliseconds(2000));
+    ::_exit(handed_over ? 3 : 4);  // no atexit handlers: only what was flushed is out
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::printf("child_code %d\n", t2::child_code(status));
+  return t2::exit(0);
+}
+
+int diagnose() {
+  std::printf("json_ok %d\n", t2::data_json("d", "good", "{\"a\": [1, 2]}") ? 1 : 0);
+  std::printf("json_bad %d\n", t2::data_json("d", "bad", "{unquoted: 1}") ? 1 : 0);
+  const int region_line = __LINE__ + 1;
+  t2::region_enter("diagnose", "located");
+  t2::region_leave("diagnose", "located");
+  std::printf("region_line %d\n", region_line);
+  for (int i = 0; i < 1000; ++i) {
+    t2::data("diagnose", "flood", std::int64_t{i});
+  }
+  std::printf("dropped %llu\n", static_cast<unsigned long long>(t2::dropped()));
+  return t2::exit(0);
+}
+
+int system_child(const std::string& command) {
+  const std::vector<std::string> argv = {command};
+  t2::Child child(argv, {.use_shell = true});
+  const int status = std::system(command.c_str());
+  child.finish(0, t2::child_code(status));  // pid 0: std::system does not say it
+  return t2::exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,7 +246,9 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = argv[i];
   const auto arg = [&](int n) { return i + n < argc ? std::string(argv[i + n]) : std::string(); };
-  t2::start(argc, argv, options);
+  if (!t2::start(argc, argv, options)) {
+    std::printf("off_reason %s\n", std::string(t2::off_reason()).c_str());
+  }
   print_sid();
   if (scenario == "all") {
     return all_events(arg(1).c_str());
@@ -204,6 +267,22 @@ int main(int argc, char** argv) {
   }
   if (scenario == "escape") {
     return escape();
+  }
+  if (scenario == "exec") {
+    return exec_program(argc, argv, i + 1);
+  }
+  if (scenario == "fork-exit") {
+    return fork_exit(arg(1) == "shutdown", argc, argv);
+  }
+  if (scenario == "exit-code") {
+    std::fflush(stdout);
+    std::exit(std::stoi(arg(1)));
+  }
+  if (scenario == "diagnose") {
+    return diagnose();
+  }
+  if (scenario == "system") {
+    return system_child(arg(1));
   }
   return t2::exit(scenario == "plain" ? 0 : 2);
 }

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 static void* worker(void* arg) {
   int timer = trace2d_timer_define("c", "worker", 1);
@@ -27,6 +28,14 @@ int main(int argc, char** argv) {
   int child_id;
   int counter = trace2d_counter_define("c", "items", 0);
 
+  if (argc > 1 && strcmp(argv[1], "uninit") == 0) {
+    /* Options without trace2d_options_init(): tracing stays off, and says why. */
+    memset(&options, 0, sizeof options);
+    options.exe = "never sent";
+    printf("started %d\n", trace2d_start(argc, (const char* const*)argv, &options));
+    printf("off_reason %s\n", trace2d_off_reason());
+    return 0;
+  }
   trace2d_options_init(&options);
   options.exe = "client-emitter-c 1.0";
   trace2d_start(argc, (const char* const*)argv, &options);

@@ -1,7 +1,12 @@
 # Installs the client component into a fresh prefix, then builds programs
-# against it the two ways users do: find_package(trace2d) and pkg-config,
-# and runs them with a trace file. Also checks that the installed headers
-# include nothing of trace2d's own tree.
+# against it the ways users do, and runs them with a trace file:
+#   find_package(trace2d COMPONENTS client), C++ shared and static;
+#   a C-only CMake project with trace2d::client_static;
+#   pkg-config from C99, shared, and --static from a prefix holding only
+#   the archive;
+#   client.hpp by g++ as C++17 and by clang++ (14 on Debian 12) as C++20.
+# Also checks that the installed headers include nothing of trace2d's own
+# tree and that the shared library exports the versioned C ABI only.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -P install_test.cmake
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -11,12 +16,24 @@ function(run)
   set(run_output "${out}" PARENT_SCOPE)
 endfunction()
 
-function(expect_traced program trace)
+# Runs `program`, which must exit with `code` and have written a region
+# and an atexit with that code; for the C consumer also the exit event of
+# its wrapped exit(), with the caller's file.
+function(expect_traced program trace code)
   file(REMOVE ${trace})
-  run(${CMAKE_COMMAND} -E env GIT_TRACE2_EVENT=${trace} LD_LIBRARY_PATH=${LIBDIR} ${program})
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env GIT_TRACE2_EVENT=${trace} LD_LIBRARY_PATH=${LIBDIR}
+                          ${program}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL code)
+    message(FATAL_ERROR "${program} exited ${rc}, not ${code}:\n${out}\n${err}")
+  endif()
   file(READ ${trace} lines)
-  if(NOT lines MATCHES "\"event\":\"region_enter\"" OR NOT lines MATCHES "\"event\":\"atexit\"")
-    message(FATAL_ERROR "${program} wrote no events to ${trace}:\n${lines}")
+  if(NOT lines MATCHES "\"event\":\"region_enter\"" OR
+     NOT lines MATCHES "\"event\":\"atexit\"[^\n]*\"code\":${code}}")
+    message(FATAL_ERROR "${program} did not write its events to ${trace}:\n${lines}")
+  endif()
+  if(code EQUAL 3 AND NOT lines MATCHES "\"event\":\"exit\"[^\n]*\"file\":\"[^\"]*main.c\"")
+    message(FATAL_ERROR "${program}: the wrapped exit() did not record its file:\n${lines}")
   endif()
 endfunction()
 
@@ -38,24 +55,89 @@ endforeach()
 file(GLOB_RECURSE pc ${prefix}/*/trace2d-client.pc)
 file(GLOB_RECURSE config ${prefix}/*/trace2dConfig.cmake)
 file(GLOB_RECURSE shared ${prefix}/*/libtrace2d-client.so)
-if(NOT pc OR NOT config OR NOT shared)
+file(GLOB_RECURSE archive ${prefix}/*/libtrace2d-client.a)
+if(NOT pc OR NOT config OR NOT shared OR NOT archive)
   message(FATAL_ERROR "missing pkg-config file, CMake package or library under ${prefix}")
 endif()
 get_filename_component(LIBDIR ${shared} DIRECTORY)
 
-# find_package(trace2d): shared and static.
+# The shared library exports trace2d_* functions only, each with the
+# version node of the map (no C++ symbol, no weak template instance).
+run(nm -D --defined-only --with-symbol-versions ${shared})
+string(REPLACE "\n" ";" symbols "${run_output}")
+set(exported 0)
+foreach(symbol ${symbols})
+  if(symbol MATCHES " A TRACE2D_CLIENT_1.0")
+    continue()
+  endif()
+  if(NOT symbol MATCHES " T trace2d_[a-z0-9_]+@@TRACE2D_CLIENT_1.0$")
+    message(FATAL_ERROR "exported beyond the versioned C ABI: ${symbol}")
+  endif()
+  math(EXPR exported "${exported} + 1")
+endforeach()
+if(exported LESS 40)
+  message(FATAL_ERROR "only ${exported} symbols exported:\n${run_output}")
+endif()
+
+# find_package(trace2d COMPONENTS client): shared and static, C++20.
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/client/consumer -B ${WORK_DIR}/consumer
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
-expect_traced(${WORK_DIR}/consumer/consumer ${WORK_DIR}/shared.jsonl)
-expect_traced(${WORK_DIR}/consumer/consumer_static ${WORK_DIR}/static.jsonl)
+expect_traced(${WORK_DIR}/consumer/consumer ${WORK_DIR}/shared.jsonl 0)
+expect_traced(${WORK_DIR}/consumer/consumer_static ${WORK_DIR}/static.jsonl 0)
+
+# A C-only project with the static target.
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/client/consumer_c -B ${WORK_DIR}/consumer_c
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer_c)
+expect_traced(${WORK_DIR}/consumer_c/consumer_c_static ${WORK_DIR}/cmake_c_static.jsonl 3)
 
 # pkg-config, from a C program built as C99.
 get_filename_component(pcdir ${pc} DIRECTORY)
 run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir} pkg-config --cflags --libs trace2d-client)
 string(STRIP "${run_output}" flags)
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(cc -std=c99 -Wall -Wextra -Wpedantic -Werror ${SOURCE_DIR}/tests/client/consumer/main.c ${flags}
-    -o ${WORK_DIR}/consumer_c)
-expect_traced(${WORK_DIR}/consumer_c ${WORK_DIR}/c.jsonl)
-message(STATUS "installed client: find_package and pkg-config consumers work")
+set(c_flags -std=c99 -Wall -Wextra -Wpedantic -Werror)
+run(cc ${c_flags} ${SOURCE_DIR}/tests/client/consumer/main.c ${flags} -o ${WORK_DIR}/consumer_c99)
+expect_traced(${WORK_DIR}/consumer_c99 ${WORK_DIR}/c.jsonl 3)
+
+# pkg-config --static, from a prefix without the shared library: the
+# archive is all the linker finds, and the .pc must name the C++ runtime.
+set(static_prefix ${WORK_DIR}/prefix-static)
+file(COPY ${prefix}/ DESTINATION ${static_prefix})
+file(GLOB_RECURSE static_shared ${static_prefix}/*/libtrace2d-client.so*)
+file(REMOVE ${static_shared})
+file(GLOB_RECURSE static_pc ${static_prefix}/*/trace2d-client.pc)
+get_filename_component(static_pcdir ${static_pc} DIRECTORY)
+run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${static_pcdir}
+    pkg-config --static --cflags --libs trace2d-client)
+string(STRIP "${run_output}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run(cc ${c_flags} ${SOURCE_DIR}/tests/client/consumer/main.c ${flags} -o ${WORK_DIR}/consumer_c_static)
+run(readelf -d ${WORK_DIR}/consumer_c_static)
+if(run_output MATCHES "libtrace2d-client")
+  message(FATAL_ERROR "pkg-config --static linked the shared library:\n${run_output}")
+endif()
+expect_traced(${WORK_DIR}/consumer_c_static ${WORK_DIR}/c_static.jsonl 3)
+
+# client.hpp by other compilers and standards than the package build's.
+run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir} pkg-config --cflags --libs trace2d-client)
+string(STRIP "${run_output}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+set(cxx_flags -Wall -Wextra -Wpedantic -Werror)
+run(c++ -std=c++17 ${cxx_flags} ${SOURCE_DIR}/tests/client/consumer/main.cpp ${flags}
+    -o ${WORK_DIR}/consumer_gxx17)
+expect_traced(${WORK_DIR}/consumer_gxx17 ${WORK_DIR}/gxx17.jsonl 0)
+find_program(CLANGXX NAMES clang++-14 clang++)
+if(CLANGXX)
+  foreach(std 17 20)
+    run(${CLANGXX} -std=c++${std} ${cxx_flags} ${SOURCE_DIR}/tests/client/consumer/main.cpp
+        ${flags} -o ${WORK_DIR}/consumer_clang${std})
+    expect_traced(${WORK_DIR}/consumer_clang${std} ${WORK_DIR}/clang${std}.jsonl 0)
+  endforeach()
+  message(STATUS "client.hpp built with ${CLANGXX}")
+else()
+  message(FATAL_ERROR "no clang++ to build client.hpp with: .ci/deps installs it")
+endif()
+message(STATUS "installed client: find_package, C-only CMake, pkg-config (shared and static), "
+               "g++/clang++ consumers work; only the versioned C ABI is exported")

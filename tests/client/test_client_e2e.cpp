@@ -180,5 +180,116 @@ TEST_F(ClientE2e, TreeShowsTheGitsUnderTheExample) {
   EXPECT_EQ(shown_children, 6);
 }
 
+// A wrapper that execs git: its own session is stored complete (the code
+// is unknown, -1: git's session has it) and git's session is its child.
+TEST_F(ClientE2e, AWrapperThatExecsGitIsCompleteAndGitIsItsChild) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"exec", "git", "version"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_FALSE(run.sid.empty());
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND exit_code = -1",
+                  run.sid),
+            1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'exec'", run.sid), 1);
+  db::Statement git = db.prepare(
+      "SELECT status, exit_code, peer_pid FROM sessions WHERE parent_sid = ? AND cmd_name = 'version'");
+  git.bind_text(1, run.sid);
+  ASSERT_TRUE(git.step()) << "git's session is not under the wrapper's";
+  EXPECT_EQ(git.column_text(0), "complete");
+  EXPECT_EQ(git.column_int(1), 0);
+  EXPECT_EQ(git.column_int(2), pid_in_sid(run.sid)) << "the same process, after exec";
+  EXPECT_EQ(count(db, "SELECT count(*) FROM problems WHERE sid = ?1", run.sid), 0);
+}
+
+// A forked child that starts its own session and ends it with shutdown()
+// before _exit(): stored complete, with its code, under its parent.
+TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"fork-exit", "shutdown"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const std::string child_sid = stdout_value(run.result.out, "child_sid");
+  ASSERT_FALSE(child_sid.empty()) << run.result.out;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  db::Statement s =
+      db.prepare("SELECT status, exit_code, parent_sid, event_count FROM sessions WHERE sid = ?");
+  s.bind_text(1, child_sid);
+  ASSERT_TRUE(s.step()) << "no session for the forked child";
+  EXPECT_EQ(s.column_text(0), "complete");
+  EXPECT_EQ(s.column_int(1), 3);
+  EXPECT_EQ(s.column_text(2), run.sid);
+  EXPECT_EQ(s.column_int(3), 7) << "version start cmd_name region_enter region_leave exit atexit";
+}
+
+// exit(5) through git's idiom (TRACE2D_WRAP_EXIT, from C) is stored as 5,
+// and the exit event names the exit() call's file and line.
+TEST_F(ClientE2e, ExitFiveThroughTheExitWrapperIsStoredAsFive) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EXIT_WRAPPED_BIN, {"5"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
+  ASSERT_FALSE(run.sid.empty());
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND exit_code = 5",
+                  run.sid),
+            1);
+  db::Statement exit_event = db.prepare(
+      "SELECT json_extract(json, '$.file'), json_extract(json, '$.line') FROM events"
+      " WHERE sid = ? AND event = 'exit'");
+  exit_event.bind_text(1, run.sid);
+  ASSERT_TRUE(exit_event.step());
+  const std::string file(exit_event.column_text(0));
+  EXPECT_NE(file.find("exit_wrapped.c"), std::string::npos) << file;
+  EXPECT_EQ(std::to_string(exit_event.column_int(1)), stdout_value(run.result.out, "exit_line"));
+}
+
+// exit(5) without the library's exit is stored as 5, not 0.
+TEST_F(ClientE2e, ExitFiveWithoutTheLibrarysExitIsStoredAsFive) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"exit-code", "5"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'complete'"
+                  " AND exit_code = 5",
+                  run.sid),
+            1);
+}
+
+// A child run with std::system() is reported with pid 0 (unknown), as the
+// README prescribes: trace2ctl tree shows it ran, with its code, and the
+// git session it started under it.
+TEST_F(ClientE2e, TreeShowsASystemChildWithItsCodeAndItsGitUnderIt) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"system", "git version >/dev/null"},
+                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  ProcessSpec tree;
+  tree.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "tree", run.sid};
+  const ProcessResult shown = run_process(tree);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const std::vector<std::string> lines = split_lines(shown.out);
+  const auto entry = find_line(lines, 0, {"child 0:", "git version"});
+  ASSERT_TRUE(entry) << shown.out;
+  EXPECT_NE(lines[*entry].find("[shell, exit 0]"), std::string::npos) << lines[*entry];
+  EXPECT_EQ(lines[*entry].find("not started"), std::string::npos) << lines[*entry];
+  EXPECT_EQ(lines[*entry].find("pid 0"), std::string::npos) << "an unknown pid is not shown";
+  const auto git = find_line(lines, *entry + 1, {"version", "[pid "});
+  ASSERT_TRUE(git) << shown.out;
+  EXPECT_GT(indentation(lines[*git]), indentation(lines[*entry])) << shown.out;
+}
+
 }  // namespace
 }  // namespace trace2d::test

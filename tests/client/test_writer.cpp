@@ -110,6 +110,47 @@ TEST(ClientWriter, StoppedCollectorDropsCountsAndStillGetsTheFinalLine) {
   EXPECT_EQ(writer->dropped(), reported_drops(received));
 }
 
+// flush() returns once everything pushed before it is in the kernel, and
+// well before its timeout when the collector reads; a stopped collector
+// makes it wait no longer than the timeout and say so.
+TEST(ClientWriter, FlushHandsOverWhatWasPushedOrSaysItCouldNot) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 1024 * 1024);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(writer->push(line(i)));
+  }
+  const auto started = Clock::now();
+  EXPECT_TRUE(writer->flush(std::chrono::milliseconds(1000)));
+  EXPECT_LT(Clock::now() - started, std::chrono::milliseconds(500)) << "no lingering wait";
+  EXPECT_EQ(count_lines_starting(read_available(pair.collector), "{\"n\":"), 10)
+      << "flushed means readable by the collector now";
+
+  // Nobody reads: fill the socket, then a flush times out and says false.
+  int pushed = 0;
+  while (pushed < 20000 && writer->push(line(pushed))) {
+    ++pushed;
+  }
+  const auto stalled = Clock::now();
+  EXPECT_FALSE(writer->flush(std::chrono::milliseconds(100)));
+  const auto waited = Clock::now() - stalled;
+  EXPECT_GE(waited, std::chrono::milliseconds(100));
+  EXPECT_LT(waited, std::chrono::milliseconds(400)) << "bounded by its timeout";
+  EXPECT_TRUE(writer->accepting()) << "a flush does not end the writer";
+}
+
+// has_room() refuses only what push() would refuse: before formatting an
+// event, the caller can drop it for the price of one atomic load.
+TEST(ClientWriter, HasRoomAgreesWithPush) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 4096);
+  const std::string one = line(0);
+  EXPECT_TRUE(writer->has_room(one.size()));
+  EXPECT_FALSE(writer->has_room(4097));
+  const std::uint64_t before = writer->dropped();
+  writer->count_drop();
+  EXPECT_EQ(writer->dropped(), before + 1);
+}
+
 TEST(ClientWriter, LiveCollectorGetsEverythingAccountedFor) {
   Pair pair(SOCK_STREAM);
   auto writer = make_writer(pair, SinkKind::stream, 256 * 1024);
