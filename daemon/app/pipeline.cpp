@@ -7,7 +7,7 @@
 namespace trace2d::app {
 
 Pipeline::Pipeline(PipelineOptions options)
-    : m_options(std::move(options)), m_budget(m_options.max_queue_bytes) {
+    : m_options(std::move(options)), m_writer_lock(m_options.db_path), m_budget(m_options.max_queue_bytes) {
   db::Database db = db::open_for_writing(m_options.db_path, &m_setup);
   m_names.load(db);
   store::StoreWriter::Options writer_options;

@@ -13,6 +13,7 @@
 #include "daemon/pipeline/ingest_worker.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "db/database_setup.hpp"
+#include "db/writer_lock.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
@@ -36,7 +37,9 @@ struct PipelineOptions {
 
 class Pipeline {
  public:
-  // Opens (creates, migrates) the database. Throws on failure.
+  // Takes the database's writer lock (db::WriterLock: a second writer,
+  // daemon or import, is refused with the first one's pid), then opens
+  // (creates, migrates) the database. Throws on failure.
   explicit Pipeline(PipelineOptions options);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
@@ -57,6 +60,8 @@ class Pipeline {
 
  private:
   PipelineOptions m_options;
+  // Held until everything below is gone: the writer thread is joined first.
+  db::WriterLock m_writer_lock;
   db::SetupReport m_setup;
   ingest::MemoryBudget m_budget;
   ingest::WorkQueue<ingest::IngestChunk> m_chunks;
