@@ -131,6 +131,9 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
   if (chunk.progress) {
     record_progress(*chunk.progress);
   }
+  if (chunk.writer_exited) {
+    m_stitcher.writer_exited(chunk.channel_origin().channel);
+  }
   if (chunk.end_of_channel) {
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
   }
