@@ -168,6 +168,8 @@ TEST(Config, SocketFlagAloneBindsOnlyThatSocket) {
   EXPECT_EQ(daemon.out_so_far(), "GIT_TRACE2_EVENT=af_unix:stream:" + dir.file("only.sock") + "\n");
   EXPECT_NE(daemon.err_so_far().find("--socket without --dgram-socket: no datagram socket"), std::string::npos)
       << daemon.err_so_far();
+  EXPECT_NE(daemon.err_so_far().find("configuration file: none (--config \"\")"), std::string::npos)
+      << daemon.err_so_far();
   EXPECT_NE(daemon.err_so_far().find("listening: af_unix:stream:" + dir.file("only.sock") + "; database"),
             std::string::npos)
       << daemon.err_so_far();
