@@ -101,22 +101,42 @@ struct Effective {
   bool dgram_dropped = false;  // --socket alone: no datagram socket
 };
 
-// Throws app::ConfigError.
+// Throws one app::ConfigError with every problem of the file and of the
+// flags: a broken file does not hide a bad flag until the next run.
 Effective effective_options(const CommandLine& command_line) {
   Effective effective{app::default_options(), config_source(command_line)};
+  std::vector<std::string> problems;
+  const auto keep = [&problems](const app::ConfigError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  };
   std::set<std::string> file_keys;
   if (effective.source.path) {
-    app::LoadedConfig loaded = app::read_config_file(*effective.source.path, std::move(effective.options));
-    effective.options = std::move(loaded.options);
-    file_keys = std::move(loaded.keys);
+    try {
+      app::LoadedConfig loaded = app::read_config_file(*effective.source.path, effective.options);
+      effective.options = std::move(loaded.options);
+      file_keys = std::move(loaded.keys);
+    } catch (const app::ConfigError& e) {
+      keep(e);
+    }
   }
   std::set<std::string> flag_keys;
   for (const auto& [key, values] : command_line.overrides) {
-    app::apply_flag(effective.options, key, values);
-    flag_keys.insert(key);
+    try {
+      app::apply_flag(effective.options, key, values);
+      flag_keys.insert(key);
+    } catch (const app::ConfigError& e) {
+      keep(e);
+    }
   }
   effective.dgram_dropped = app::resolve_socket_flags(effective.options, file_keys, flag_keys);
-  app::validate_options(effective.options);
+  try {
+    app::validate_options(effective.options);
+  } catch (const app::ConfigError& e) {
+    keep(e);
+  }
+  if (!problems.empty()) {
+    throw app::ConfigError(std::move(problems));
+  }
   return effective;
 }
 

@@ -81,6 +81,15 @@ TEST(Config, CheckConfigReportsEveryProblemAtOnceWithDidYouMean) {
                        "absolute socket path)\n" +
                        "trace2d: " + file + ":5: unknown key 'limits.io_thread' (did you mean 'limits.io_threads'?)\n" +
                        "trace2d: " + file + ":6: 'limits.queue_max_mib' must be an integer, not a string\n");
+
+  // A flag's bad value is reported with the file's problems, not a run later.
+  const ProcessResult with_flag =
+      run_trace2d({"--config", dir.file("bad.toml"), "--check-config", "--commit-interval-ms", "0"});
+  EXPECT_EQ(with_flag.exit_code, 1);
+  EXPECT_NE(with_flag.err.find(":2: unknown key 'stream.mdoe'"), std::string::npos) << with_flag.err;
+  EXPECT_NE(with_flag.err.find("trace2d: 'database.commit_interval_ms' (--commit-interval-ms) must be between 1"),
+            std::string::npos)
+      << with_flag.err;
 }
 
 // The compiled default is /etc/trace2d/trace2d.toml whatever the install
