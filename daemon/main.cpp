@@ -23,7 +23,6 @@
 #include "daemon/app/importer.hpp"
 #include "daemon/app/options.hpp"
 #include "daemon/source/socket_file.hpp"
-#include "db/lock_file.hpp"
 #include "trace2d/version.hpp"
 
 namespace {
@@ -352,10 +351,6 @@ int main(int argc, char** argv) {
     const std::string log_target = options.log_target;
     return app::Daemon(std::move(options), make_reloader(std::move(command_line), log_target)).run();
   } catch (const source::StartupError& e) {
-    spdlog::critical("{}", e.what());
-    return 1;
-  } catch (const db::LockFileError& e) {
-    // A second writer, or a lock file that is not ours: the message says all.
     spdlog::critical("{}", e.what());
     return 1;
   } catch (const std::exception& e) {
