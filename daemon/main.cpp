@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,26 +72,82 @@ struct CommandLine {
   std::map<std::string, std::vector<std::string>> overrides;  // key -> the flag's values
 };
 
-std::optional<std::string> config_path(const CommandLine& command_line) {
+// Which configuration file is read, and how to say so: logged at start-up,
+// on SIGHUP and by --check-config, so nobody has to guess.
+struct ConfigSource {
+  std::optional<std::string> path;  // nullopt: none
+  std::string description;          // the path, or "none (why)"
+};
+
+ConfigSource config_source(const CommandLine& command_line) {
   if (command_line.config) {
-    return command_line.config->empty() ? std::nullopt : command_line.config;
+    if (command_line.config->empty()) {
+      return {std::nullopt, "none (--config \"\")"};
+    }
+    return {command_line.config, *command_line.config};
   }
   const std::string fallback = app::default_config_path();
   std::error_code ec;
-  return std::filesystem::exists(fallback, ec) ? std::optional<std::string>(fallback) : std::nullopt;
+  if (std::filesystem::exists(fallback, ec)) {
+    return {fallback, fallback};
+  }
+  return {std::nullopt, "none (" + fallback + " does not exist)"};
 }
 
-// Throws app::ConfigError.
-app::DaemonOptions effective_options(const CommandLine& command_line) {
-  app::DaemonOptions options = app::default_options();
-  if (const auto path = config_path(command_line)) {
-    options = app::load_config_file(*path, std::move(options));
+struct Effective {
+  app::DaemonOptions options;
+  ConfigSource source;
+  bool dgram_dropped = false;  // --socket alone: no datagram socket
+};
+
+// Throws one app::ConfigError with every problem of the file and of the
+// flags: a broken file does not hide a bad flag until the next run.
+Effective effective_options(const CommandLine& command_line) {
+  Effective effective{app::default_options(), config_source(command_line)};
+  std::vector<std::string> problems;
+  const auto keep = [&problems](const app::ConfigError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  };
+  std::set<std::string> file_keys;
+  if (effective.source.path) {
+    try {
+      app::LoadedConfig loaded = app::read_config_file(*effective.source.path, effective.options);
+      effective.options = std::move(loaded.options);
+      file_keys = std::move(loaded.keys);
+    } catch (const app::ConfigError& e) {
+      keep(e);
+    }
   }
+  std::set<std::string> flag_keys;
   for (const auto& [key, values] : command_line.overrides) {
-    app::apply_flag(options, key, values);
+    try {
+      app::apply_flag(effective.options, key, values);
+      flag_keys.insert(key);
+    } catch (const app::ConfigError& e) {
+      keep(e);
+    }
   }
-  app::validate_options(options);
-  return options;
+  effective.dgram_dropped = app::resolve_socket_flags(effective.options, file_keys, flag_keys);
+  try {
+    app::validate_options(effective.options);
+  } catch (const app::ConfigError& e) {
+    keep(e);
+  }
+  if (!problems.empty()) {
+    throw app::ConfigError(std::move(problems));
+  }
+  return effective;
+}
+
+// One line each, as a compiler reports errors: all of them at once.
+void print_problems(const std::exception& e) {
+  if (const auto* config = dynamic_cast<const app::ConfigError*>(&e)) {
+    for (const auto& problem : config->problems()) {
+      std::fprintf(stderr, "trace2d: %s\n", problem.c_str());
+    }
+    return;
+  }
+  std::fprintf(stderr, "trace2d: %s\n", e.what());
 }
 
 std::shared_ptr<spdlog::logger> make_logger(const std::string& target) {
@@ -115,9 +172,13 @@ app::Daemon::Reloader make_reloader(CommandLine command_line) {
   return [command_line = std::move(command_line)]()
              -> std::optional<app::DaemonOptions> {
     try {
-      const auto path = config_path(command_line);
-      spdlog::info("SIGHUP: reading {}", path ? *path : std::string("no configuration file"));
-      return effective_options(command_line);
+      spdlog::info("SIGHUP: configuration file {}", config_source(command_line).description);
+      return effective_options(command_line).options;
+    } catch (const app::ConfigError& e) {
+      for (const auto& problem : e.problems()) {
+        spdlog::error("SIGHUP: {}", problem);
+      }
+      return std::nullopt;
     } catch (const std::exception& e) {
       spdlog::error("SIGHUP: {}", e.what());
       return std::nullopt;
@@ -246,21 +307,23 @@ int main(int argc, char** argv) {
       app::apply_flag(probe, key, values);
     }
   } catch (const app::ConfigError& e) {
-    std::fprintf(stderr, "trace2d: %s\n", e.what());
+    print_problems(e);
     return 2;
   }
 
-  app::DaemonOptions options;
+  Effective effective;
   try {
-    options = effective_options(command_line);
+    effective = effective_options(command_line);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "trace2d: %s\n", e.what());
+    print_problems(e);
     return 1;
   }
+  app::DaemonOptions& options = effective.options;
   if (check_config) {
-    const auto path = config_path(command_line);
-    std::printf("# read from %s, with the command-line flags on top\n%s",
-                path ? path->c_str() : "no configuration file", app::render_config(options).c_str());
+    std::printf("# configuration file: %s; the command-line flags on top\n%s%s",
+                effective.source.description.c_str(),
+                effective.dgram_dropped ? "# --socket without --dgram-socket: no datagram socket\n" : "",
+                app::render_config(options).c_str());
     return 0;
   }
 
@@ -272,6 +335,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   app::apply_log_level(options.log_level);
+  spdlog::info("configuration file: {}", effective.source.description);
+  if (effective.dgram_dropped && !import->parsed()) {
+    spdlog::info("--socket without --dgram-socket: no datagram socket (--dgram-socket PATH adds one)");
+  }
 
   try {
     if (import->parsed()) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "db/database_check.hpp"
 #include "db/schema.hpp"
 
 namespace trace2d::db {
@@ -35,6 +36,12 @@ void create_file_if_missing(const std::string& path) {
 }  // namespace
 
 Database open_for_writing(const std::string& path, SetupReport* report) {
+  // SQLite's own words for these ("unable to open database file", "file is
+  // not a database" on the first statement) say neither which file nor
+  // what to do; and a foreign SQLite file would get trace2d's tables added.
+  if (const DatabaseFileCheck check = check_database_file(path, DatabaseAccess::write); !check.ok()) {
+    throw SqliteError(check.kind == DatabaseFileKind::unreadable ? SQLITE_CANTOPEN : SQLITE_NOTADB, check.problem);
+  }
   create_file_if_missing(path);
   Database db(path, OpenMode::read_write_create);
   db.set_busy_timeout(5000);

@@ -1,6 +1,7 @@
 #pragma once
-// Opens the daemon's database for writing: creates it (mode 0640) and its
-// directory, sets the pragmas, applies migrations, and marks sessions left
+// Opens the daemon's database for writing: refuses a file that is not a
+// trace2d database (or an empty one) with check_database_file's words,
+// creates it (mode 0640) and its directory, sets the pragmas, applies migrations, and marks sessions left
 // `running` by a previous run as `incomplete` (their connections are gone).
 
 #include <sys/types.h>

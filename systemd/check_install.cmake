@@ -4,8 +4,8 @@
 #
 #   cmake -D BUILD_DIR=<build> -D WORK_DIR=<scratch> -D PREFIX=<prefix>
 #         -D UNIT_DIR=... -D SYSUSERS_DIR=... -D TMPFILES_DIR=... -D DOC_DIR=...
-#         -D SBIN_DIR=... -D BIN_DIR=... -P check_install.cmake
-foreach(_var BUILD_DIR WORK_DIR PREFIX UNIT_DIR SYSUSERS_DIR TMPFILES_DIR DOC_DIR SBIN_DIR BIN_DIR)
+#         -D SBIN_DIR=... -D BIN_DIR=... -D CONFIG_FILE=... -P check_install.cmake
+foreach(_var BUILD_DIR WORK_DIR PREFIX UNIT_DIR SYSUSERS_DIR TMPFILES_DIR DOC_DIR SBIN_DIR BIN_DIR CONFIG_FILE)
   if(NOT DEFINED ${_var})
     message(FATAL_ERROR "check_install.cmake: -D ${_var}=... is missing")
   endif()
@@ -41,7 +41,10 @@ set(_expected
     "${_sbin}/trace2d" "${_bin}/trace2ctl"
     "${_units}/trace2d.service" "${_units}/trace2d.socket"
     "${_sysusers}/trace2d.conf" "${_tmpfiles}/trace2d.conf"
-    "${_docs}/README.md" "${_docs}/systemd.md" "${_docs}/architecture.md" "${_docs}/schema.md")
+    "${_docs}/README.md" "${_docs}/systemd.md" "${_docs}/architecture.md" "${_docs}/schema.md"
+    "${_docs}/examples/trace2d.toml"
+    # Where trace2d reads it, whatever the prefix.
+    "${_root}${CONFIG_FILE}")
 set(_missing "")
 foreach(_file IN LISTS _expected)
   if(NOT EXISTS "${_file}")

@@ -4,10 +4,25 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/source/socket_file.hpp"
+
 namespace trace2d::app {
+namespace {
+
+// A second writer, or a lock file that is not ours, is a start-up error
+// like a socket another trace2d owns: the message says all.
+db::WriterLock take_writer_lock(const std::string& db_path) {
+  try {
+    return db::WriterLock(db_path);
+  } catch (const db::LockFileError& e) {
+    throw source::StartupError(e.what());
+  }
+}
+
+}  // namespace
 
 Backend::Backend(BackendOptions options)
-    : m_options(std::move(options)), m_budget(m_options.max_queue_bytes) {
+    : m_options(std::move(options)), m_writer_lock(take_writer_lock(m_options.db_path)), m_budget(m_options.max_queue_bytes) {
   db::Database db = db::open_for_writing(m_options.db_path, &m_setup);
   m_names.load(db);
   store::StoreWriter::Options writer_options;

@@ -15,6 +15,7 @@
 #include "daemon/pipeline/ingest_worker.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "db/database_setup.hpp"
+#include "db/writer_lock.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
@@ -39,7 +40,9 @@ struct BackendOptions {
 
 class Backend {
  public:
-  // Opens (creates, migrates) the database. Throws on failure.
+  // Takes the database's writer lock (db::WriterLock: a second writer,
+  // daemon or import, is refused with the first one's pid), then opens
+  // (creates, migrates) the database. Throws on failure.
   explicit Backend(BackendOptions options);
   ~Backend();
   Backend(const Backend&) = delete;
@@ -60,6 +63,8 @@ class Backend {
 
  private:
   BackendOptions m_options;
+  // Held until everything below is gone: the writer thread is joined first.
+  db::WriterLock m_writer_lock;
   db::SetupReport m_setup;
   ingest::MemoryBudget m_budget;
   ingest::WorkQueue<ingest::IngestChunk> m_chunks;

@@ -6,6 +6,7 @@
 //
 // Precedence: embedded defaults (default_options()) < file < flags.
 
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,17 +16,33 @@
 
 namespace trace2d::app {
 
-// A bad file or setting. The message names the file (and line) when there
-// is one, the key ("'stream.mode'") and the problem.
+// A bad file or setting. Each problem names the file (and line) when there
+// is one, the key ("'stream.mode'") and what is wrong; what() is all of
+// them, one a line.
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& problem) : ConfigError(std::vector<std::string>{problem}) {}
+  explicit ConfigError(std::vector<std::string> problems);
+  [[nodiscard]] const std::vector<std::string>& problems() const { return m_problems; }
+
+ private:
+  std::vector<std::string> m_problems;
 };
 
 // Reads the TOML file at `path` and applies every key it sets on top of
 // `base`; absent keys keep `base`'s values. Rejects unknown sections and
-// keys, wrong types and bad values.
+// keys (naming the closest known one), wrong types and bad values: all of
+// them in one ConfigError, in the order of their lines.
 [[nodiscard]] DaemonOptions load_config_file(const std::string& path, DaemonOptions base);
+
+// load_config_file, and which settings the file sets ("dgram.path"): a
+// flag given alone may mean something else when the file is silent (see
+// resolve_socket_flags).
+struct LoadedConfig {
+  DaemonOptions options;
+  std::set<std::string> keys;
+};
+[[nodiscard]] LoadedConfig read_config_file(const std::string& path, DaemonOptions base);
 
 // The same for TOML text; `source_name` stands for the file in messages.
 [[nodiscard]] DaemonOptions parse_config(std::string_view text, const std::string& source_name,
@@ -37,9 +54,17 @@ class ConfigError : public std::runtime_error {
 // A list setting takes every value; the others exactly one.
 void apply_flag(DaemonOptions& options, std::string_view key, const std::vector<std::string>& values);
 
+// `--socket PATH` alone means that socket only: when the stream socket's
+// path comes from a flag and neither a flag nor the file names the datagram
+// socket, the default datagram socket is not bound (dgram.path = "").
+// True when it applied. `file_keys`: read_config_file's keys; `flag_keys`:
+// the settings given as flags.
+bool resolve_socket_flags(DaemonOptions& options, const std::set<std::string>& file_keys,
+                          const std::set<std::string>& flag_keys);
+
 // Checks the effective options (after the file and the flags): ranges,
 // absolute paths, socket path lengths, something to listen on. Throws
-// ConfigError naming the setting.
+// one ConfigError naming every setting that is wrong.
 void validate_options(const DaemonOptions& options);
 
 // The effective configuration as a TOML document with every key: it loads

@@ -106,26 +106,29 @@ class FlagApplier {
   bool m_matched = false;
 };
 
-// The same checks as the loader, on values from anywhere.
+// The same checks as the loader, on values from anywhere; every problem
+// is kept, so that one run reports them all.
 class Validator {
  public:
-  void text(const Key& key, const std::string& value, Check check) { fail_if(key, check(value)); }
+  void text(const Key& key, const std::string& value, Check check) { note(key, check(value)); }
   void list(const Key& key, const std::vector<std::string>& values, Check check) {
     for (const auto& value : values) {
-      fail_if(key, check(value));
+      note(key, check(value));
     }
   }
   void boolean(const Key&, const bool&) {}
-  void mode(const Key& key, const unsigned& mode) { fail_if(key, config::mode_problem(mode)); }
+  void mode(const Key& key, const unsigned& mode) { note(key, config::mode_problem(mode)); }
   template <typename T>
   void integer(const Key& key, const T& field, Range range) {
-    fail_if(key, config::range_problem(config::to_int(field) / range.unit, range));
+    note(key, config::range_problem(config::to_int(field) / range.unit, range));
   }
 
+  std::vector<std::string> problems;
+
  private:
-  static void fail_if(const Key& key, const std::string& problem) {
+  void note(const Key& key, const std::string& problem) {
     if (!problem.empty()) {
-      throw ConfigError(fmt::format("'{}' ({}) {}", key.full(), key.flag, problem));
+      problems.push_back(fmt::format("'{}' ({}) {}", key.full(), key.flag, problem));
     }
   }
 };
@@ -186,19 +189,35 @@ void apply_flag(DaemonOptions& options, std::string_view key, const std::vector<
   }
 }
 
+bool resolve_socket_flags(DaemonOptions& options, const std::set<std::string>& file_keys,
+                          const std::set<std::string>& flag_keys) {
+  // Someone naming one socket on the command line means that socket; a
+  // second one bound at its default path would surprise them (and clash
+  // with another daemon's).
+  if (flag_keys.count("stream.path") == 0 || flag_keys.count("dgram.path") > 0 || file_keys.count("dgram.path") > 0) {
+    return false;
+  }
+  options.dgram.path.clear();
+  return true;
+}
+
 void validate_options(const DaemonOptions& options) {
   Validator validator;
   config::visit_settings(options, validator);
+  std::vector<std::string>& problems = validator.problems;
   if (!options.stream.path.empty() && options.stream.path == options.dgram.path) {
-    throw ConfigError(fmt::format("'dgram.path' (--dgram-socket) is the same as 'stream.path' (--socket): '{}'",
-                                  options.stream.path));
+    problems.push_back(fmt::format("'dgram.path' (--dgram-socket) is the same as 'stream.path' (--socket): '{}'",
+                                   options.stream.path));
   }
   // Under socket activation the sockets come from systemd, whatever the paths say.
   if (options.stream.path.empty() && options.dgram.path.empty() && options.watch_dirs.empty() &&
       std::getenv("LISTEN_FDS") == nullptr) {
-    throw ConfigError(
+    problems.push_back(
         "nothing to listen on: 'stream.path' (--socket) and 'dgram.path' (--dgram-socket) are empty and "
         "'directories.watch' (--watch) lists no directory");
+  }
+  if (!problems.empty()) {
+    throw ConfigError(std::move(problems));
   }
 }
 

@@ -77,8 +77,8 @@ struct DaemonOptions {
 // db::default_db_path()).
 [[nodiscard]] std::string default_socket_path();
 [[nodiscard]] std::string default_dgram_socket_path();
-// <sysconfdir>/trace2d/trace2d.toml: /etc/... for the prefixes /usr and /usr/local's
-// packages alike (set when configuring: -DCMAKE_INSTALL_SYSCONFDIR=/etc).
+// /etc/trace2d/trace2d.toml whatever the install prefix (the CMake cache
+// variable TRACE2D_CONFIG_FILE, for packagers who need another place).
 [[nodiscard]] std::string default_config_path();
 
 [[nodiscard]] DaemonOptions default_options();

@@ -28,6 +28,10 @@ struct IngestChunk {
   std::vector<Line> lines;
   // The channel (connection, file) ended after these lines.
   bool end_of_channel = false;
+  // The process that opened the channel has exited, though the channel is
+  // still open (a child of it inherited the descriptor): nothing more will
+  // come from that process.
+  bool writer_exited = false;
   // Lines the reader read and dropped at the memory bound, since its last chunk.
   std::uint64_t dropped_lines = 0;
   std::uint64_t dropped_bytes = 0;

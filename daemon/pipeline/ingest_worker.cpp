@@ -108,6 +108,9 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
       consumer->on_file_progress(*chunk.progress, chunk.received_us);
     }
   }
+  if (chunk.writer_exited) {
+    m_stitcher.writer_exited(chunk.channel_origin().channel);
+  }
   if (chunk.end_of_channel) {
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
   }

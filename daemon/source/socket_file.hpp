@@ -4,11 +4,15 @@
 // A lock file beside the socket (`<path>.lock`, flock) tells a live trace2d
 // from a stale socket file: when the lock is free, a leftover socket is
 // removed (after checking nothing answers on it); when another trace2d holds
-// it, start-up fails with that daemon's pid. Files that are not sockets are
-// never removed.
+// it, start-up fails with that daemon's pid (db::LockFile). Files that are
+// not sockets are never removed; the socket and its lock file are removed
+// at exit.
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "db/lock_file.hpp"
 
 namespace trace2d::source {
 
@@ -40,7 +44,7 @@ class SocketFile {
 
  private:
   std::string m_path;
-  int m_lock_fd = -1;
+  std::optional<db::LockFile> m_lock;
   unsigned long m_inode = 0;
   bool m_bound = false;
 };

@@ -102,6 +102,13 @@ class StreamReader::Connection {
     return true;
   }
 
+  // Its writer has exited: said once, after what it had sent.
+  void report_writer_exit(ingest::IngestSink& sink) {
+    writer_exit_reported = true;
+    m_chunk.writer_exited = true;
+    submit(sink, false);
+  }
+
   // The last line (even without its '\n'), then the end of the channel.
   void finish(ingest::IngestSink& sink) {
     m_framer.finish([&](std::string_view line, std::uint64_t full_size) { m_chunk.add_line(line, full_size); });
@@ -113,6 +120,7 @@ class StreamReader::Connection {
   std::optional<Clock::time_point> held_since;
   Clock::time_point last_read = Clock::now();
   bool heard = false;            // it has sent something
+  bool writer_exit_reported = false;
   std::size_t charged = 0;       // partial_bytes() as last charged to the budget
   std::size_t line_counted = 0;  // partial_line_bytes() as last counted for its uid
   // Where it is in its uid's Holder (not for connections handed in by add()).
@@ -120,7 +128,8 @@ class StreamReader::Connection {
 
  private:
   void submit(ingest::IngestSink& sink, bool end_of_channel) {
-    if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.refused.empty()) {
+    if (m_chunk.lines.empty() && m_chunk.dropped_lines == 0 && !end_of_channel && m_chunk.refused.empty() &&
+        !m_chunk.writer_exited) {
       return;
     }
     m_chunk.origins.assign(1, m_origin);
@@ -393,6 +402,51 @@ void StreamReader::close_silent(Clock::time_point now) {
   }
 }
 
+// Connections quiet for a while whose writer has exited: their sessions
+// are over, though a child holding the descriptor keeps them open. The
+// quietest come first in each uid's list, so only those are looked at, and
+// each pid once per pass (the idle connections of one process are many).
+void StreamReader::check_writers(Clock::time_point now) {
+  const auto quiet = m_options.writer_exit_check;
+  if (quiet.count() <= 0 || now < m_next_writer_check) {
+    return;
+  }
+  m_next_writer_check = now + quiet;
+  std::unordered_map<std::int64_t, bool> exited;
+  std::vector<Connection*> over;
+  for (auto& [uid, holder] : m_holders) {
+    for (Connection* connection : holder.connections) {
+      if (now - connection->last_read < quiet) {
+        break;
+      }
+      const std::optional<std::int64_t> pid = connection->origin().peer_pid;
+      if (connection->writer_exit_reported || !pid) {
+        continue;
+      }
+      const auto [known, inserted] = exited.try_emplace(*pid, false);
+      if (inserted) {
+        known->second = process_exited(*pid);
+      }
+      if (known->second) {
+        over.push_back(connection);
+      }
+    }
+  }
+  for (Connection* connection : over) {
+    // What it wrote before it went comes first.
+    std::size_t got = 0;
+    if (!connection->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got)) {
+      finish(*connection);
+      continue;
+    }
+    account_partial(*connection);
+    spdlog::debug("stream connection {}: its writer, pid {}, has exited; the connection stays open (held by a "
+                  "child)",
+                  connection->origin().channel, connection->origin().peer_pid.value_or(0));
+    connection->report_writer_exit(m_sink);
+  }
+}
+
 void StreamReader::report_refusals(Clock::time_point now) {
   if (now < m_next_refusal_report) {
     return;
@@ -643,6 +697,7 @@ void StreamReader::run() {
       continue;
     }
     close_silent(now);
+    check_writers(now);
     report_refusals(now);
     m_finished.clear();
     // Connections whose pause is over: armed again, so that what they

@@ -67,6 +67,11 @@ class StreamReader {
     // row, the rest is discarded. Charged to the memory bound too.
     std::size_t max_partial_bytes_per_uid = 8 * 1024 * 1024;
     std::size_t cut_keep_bytes = 4 * 1024;
+    // A connection quiet this long is checked for its writer having exited
+    // (the pid SO_PEERCRED gave), at most this often: a killed git whose
+    // child (a hook's `sleep 30`) inherited the descriptor holds the
+    // connection open, yet its session is over. 0: never checked.
+    std::chrono::milliseconds writer_exit_check{1000};
   };
 
   // What `on_empty` is told, on the reader's thread: the last open
@@ -127,6 +132,7 @@ class StreamReader {
   // for a second (or whatever it is, with `even_busy`); false when none was.
   bool close_quietest(Holder& holder, std::chrono::steady_clock::time_point now, bool even_busy, const char* why);
   void close_silent(std::chrono::steady_clock::time_point now);
+  void check_writers(std::chrono::steady_clock::time_point now);
   void forget_closed_unheard();
   void report_refusals(std::chrono::steady_clock::time_point now);
   void account_partial(Connection& connection);
@@ -155,6 +161,7 @@ class StreamReader {
   // id (an address can be reused once a connection is gone).
   std::deque<std::tuple<std::chrono::steady_clock::time_point, Connection*, std::uint64_t>> m_unheard;
   std::chrono::steady_clock::time_point m_next_refusal_report{};
+  std::chrono::steady_clock::time_point m_next_writer_check{};
   std::vector<char> m_buffer = std::vector<char>(256 * 1024);  // the reader thread's own
   std::atomic<bool> m_closing{false};
   std::atomic<bool> m_stopping{false};

@@ -440,6 +440,20 @@ void Stitcher::end_of_channel(std::uint64_t channel) {
   m_channels.erase(found);
 }
 
+void Stitcher::writer_exited(std::uint64_t channel) {
+  const auto found = m_channels.find(channel);
+  if (found == m_channels.end()) {
+    return;
+  }
+  for (Live* live : found->second.sessions) {
+    if (live->open_channels == 1 && live->record.status == SessionStatus::running) {
+      live->record.status = SessionStatus::incomplete;
+      mark_dirty(*live);
+      count_running(*live);
+    }
+  }
+}
+
 void Stitcher::expire_idle(std::int64_t now_us, std::chrono::milliseconds timeout) {
   const std::int64_t timeout_us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
   for (auto& [sid, live] : m_sessions) {

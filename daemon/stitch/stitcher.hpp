@@ -64,6 +64,12 @@ class Stitcher {
 
   // The channel ended (EOF): its sessions that are still running become incomplete.
   void end_of_channel(std::uint64_t channel);
+  // The process writing to the channel has exited while the channel stays
+  // open (a child inherited the descriptor, such as a hook's `sleep 30`):
+  // its sessions still running, and written through no other channel,
+  // become incomplete now rather than at EOF. The channel stays open: a
+  // late event would make its session running again, as after an EOF.
+  void writer_exited(std::uint64_t channel);
 
   // Appends a snapshot of every session changed since the last call, and the
   // regions and children to write. They go into batch `batch_number`.

@@ -55,6 +55,12 @@ class StorePipeline {
     return rejects;
   }
 
+  void writer_exited(std::uint64_t channel) {
+    m_stitcher.writer_exited(channel);
+    store::WriteBatch batch;
+    commit(batch);
+  }
+
   void end_channel(std::uint64_t channel) {
     m_stitcher.end_of_channel(channel);
     store::WriteBatch batch;

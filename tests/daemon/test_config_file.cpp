@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -162,13 +163,78 @@ TEST(ConfigFile, AbsentKeysKeepTheBase) {
 }
 
 TEST(ConfigFile, ErrorsNameTheFileTheLineAndTheKey) {
-  EXPECT_EQ(load_error("[stream]\nmdoe = \"0600\"\n"), k_file + ":2: unknown key 'stream.mdoe'");
-  EXPECT_EQ(load_error("[strem]\npath = \"/x\"\n"), k_file + ":1: unknown section '[strem]'");
+  EXPECT_EQ(load_error("[stream]\nmdoe = \"0600\"\n"),
+            k_file + ":2: unknown key 'stream.mdoe' (did you mean 'stream.mode'?)");
+  EXPECT_EQ(load_error("[strem]\npath = \"/x\"\n"), k_file + ":1: unknown section '[strem]' (did you mean '[stream]'?)");
   EXPECT_EQ(load_error("\n\n[limits]\nqueue_max_mib = \"64\"\n"),
             k_file + ":4: 'limits.queue_max_mib' must be an integer, not a string");
   EXPECT_NE(load_error("path = \"/x\"\n").find("unknown key 'path'"), std::string::npos);
   EXPECT_NE(load_error("[stream.extra]\n").find("unknown key 'stream.extra'"), std::string::npos);
   EXPECT_NE(load_error("stream = 3\n").find("'stream' must be a table"), std::string::npos);
+}
+
+TEST(ConfigFile, EveryProblemIsReportedInTheOrderOfItsLines) {
+  const std::string text =
+      "[limits]\n"
+      "io_thread = 2\n"            // 2: unknown key
+      "queue_max_mib = \"64\"\n"  // 3: wrong type
+      "[dgarm]\n"                  // 4: unknown section
+      "path = \"\"\n"
+      "[stream]\n"
+      "path = \"rel.sock\"\n"     // 7: bad value
+      "mode = \"0600\"\n";        // fine
+  try {
+    (void)parse(text);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.problems().size(), 4u) << e.what();
+    EXPECT_EQ(e.problems()[0], k_file + ":2: unknown key 'limits.io_thread' (did you mean 'limits.io_threads'?)");
+    EXPECT_EQ(e.problems()[1], k_file + ":3: 'limits.queue_max_mib' must be an integer, not a string");
+    EXPECT_EQ(e.problems()[2], k_file + ":4: unknown section '[dgarm]' (did you mean '[dgram]'?)");
+    EXPECT_NE(e.problems()[3].find(k_file + ":7: 'stream.path' is not absolute"), std::string::npos) << e.what();
+    // what() holds them all, one a line.
+    const std::string all = e.what();
+    EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 3) << all;
+  }
+}
+
+TEST(ConfigFile, DidYouMeanFindsTyposAndKeysOfAnotherSection) {
+  EXPECT_NE(load_error("[dgram]\nrecieve_buffer_bytes = 5\n").find("did you mean 'dgram.receive_buffer_bytes'?"),
+            std::string::npos);
+  // A key put in the wrong section.
+  EXPECT_NE(load_error("[stream]\nreceive_buffer_bytes = 5\n").find("did you mean 'dgram.receive_buffer_bytes'?"),
+            std::string::npos);
+  // A key above every section: each section that has it.
+  EXPECT_NE(load_error("mode = \"0600\"\n")
+                .find("(settings belong in a section; did you mean 'stream.mode' or 'dgram.mode'?)"),
+            std::string::npos)
+      << load_error("mode = \"0600\"\n");
+  // Nothing close: no guess.
+  EXPECT_EQ(load_error("[stream]\ncolour = \"blue\"\n").find("did you mean"), std::string::npos);
+}
+
+TEST(ConfigFile, ReadConfigFileSaysWhichKeysItSets) {
+  test::TempDir dir;
+  test::write_file(dir.file("t.toml"), "[dgram]\npath = \"\"\n[limits]\nio_threads = 2\n");
+  const LoadedConfig loaded = read_config_file(dir.file("t.toml"), default_options());
+  EXPECT_EQ(loaded.keys, (std::set<std::string>{"dgram.path", "limits.io_threads"}));
+  EXPECT_EQ(loaded.options.io_threads, 2u);
+}
+
+TEST(ConfigFile, SocketFlagAloneMeansOnlyThatSocket) {
+  const std::string dgram = default_options().dgram.path;
+  DaemonOptions o = default_options();
+  EXPECT_TRUE(resolve_socket_flags(o, {}, {"stream.path"}));
+  EXPECT_EQ(o.dgram.path, "");
+  // Named too, by a flag or by the file: kept.
+  o = default_options();
+  EXPECT_FALSE(resolve_socket_flags(o, {}, {"stream.path", "dgram.path"}));
+  EXPECT_EQ(o.dgram.path, dgram);
+  EXPECT_FALSE(resolve_socket_flags(o, {"dgram.path"}, {"stream.path"}));
+  EXPECT_EQ(o.dgram.path, dgram);
+  // No --socket: the defaults (or the file) hold.
+  EXPECT_FALSE(resolve_socket_flags(o, {"stream.path"}, {"database.path"}));
+  EXPECT_EQ(o.dgram.path, dgram);
 }
 
 TEST(ConfigFile, RejectsBadTypes) {
@@ -256,6 +322,19 @@ TEST(ConfigFile, ValidateNamesTheSetting) {
   o = default_options();
   o.dgram.path = o.stream.path;
   EXPECT_NE(validate_error(o).find("same as 'stream.path'"), std::string::npos);
+}
+
+TEST(ConfigFile, ValidateReportsEveryBadSetting) {
+  DaemonOptions o = default_options();
+  o.io_threads = 0;
+  o.commit_interval = std::chrono::milliseconds(0);
+  o.log_level = "chatty";
+  try {
+    validate_options(o);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.problems().size(), 3u) << e.what();
+  }
 }
 
 TEST(ConfigFile, SomethingMustBeListenedTo) {

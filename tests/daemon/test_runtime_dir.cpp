@@ -165,13 +165,16 @@ TEST(SocketFileLock, AnOldLockFileIsReusedWithoutTruncating) {
   EXPECT_NE(error.find("another trace2d (pid " + pid + ") already owns"), std::string::npos) << error;
 }
 
-TEST(SocketFileLock, ANewLockFileIsCreatedExclusively) {
+TEST(SocketFileLock, ANewLockFileIsCreatedExclusivelyAndRemovedAtExit) {
   test::TempDir dir;
-  { SocketFile file(dir.file("t.sock")); }
-  struct stat st {};
-  ASSERT_EQ(::lstat(dir.file("t.sock.lock").c_str(), &st), 0);
-  EXPECT_TRUE(S_ISREG(st.st_mode));
-  EXPECT_EQ(st.st_uid, ::geteuid());
+  {
+    SocketFile file(dir.file("t.sock"));
+    struct stat st {};
+    ASSERT_EQ(::lstat(dir.file("t.sock.lock").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_uid, ::geteuid());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("t.sock.lock")));
 }
 
 }  // namespace

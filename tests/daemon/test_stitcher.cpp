@@ -110,6 +110,32 @@ TEST_F(StitcherTest, EofWithoutATerminalEventIsIncomplete) {
   EXPECT_EQ(number("SELECT elapsed IS NULL FROM sessions"), 1);
 }
 
+TEST_F(StitcherTest, AWriterGoneWhileItsConnectionStaysOpenIsIncomplete) {
+  const ingest::Origin origin{ingest::SourceKind::stream, 11, 4242, 1000};
+  m_store.ingest({line("killed", "version"), line("killed", "start", R"(,"argv":["git"])")}, origin);
+  EXPECT_EQ(text("SELECT status FROM sessions"), "running");
+  m_store.writer_exited(11);  // a child holds the connection open
+  EXPECT_EQ(text("SELECT status FROM sessions"), "incomplete");
+  m_store.end_channel(11);  // its EOF later changes nothing
+  EXPECT_EQ(text("SELECT status FROM sessions"), "incomplete");
+}
+
+TEST_F(StitcherTest, AWriterGoneAfterItsExitChangesNothing) {
+  const ingest::Origin origin{ingest::SourceKind::stream, 12, 4242, 1000};
+  m_store.ingest({line("done", "version"), line("done", "atexit", R"(,"t_abs":0.1,"code":0)")}, origin);
+  m_store.writer_exited(12);
+  EXPECT_EQ(text("SELECT status FROM sessions"), "complete");
+}
+
+TEST_F(StitcherTest, AWriterGoneKeepsASessionOtherChannelsStillWrite) {
+  const ingest::Origin first{ingest::SourceKind::stream, 13, 4242, 1000};
+  const ingest::Origin second{ingest::SourceKind::stream, 14, 4243, 1000};
+  m_store.ingest({line("shared", "version")}, first);
+  m_store.ingest({line("shared", "start", R"(,"argv":["git"])")}, second);
+  m_store.writer_exited(13);
+  EXPECT_EQ(text("SELECT status FROM sessions"), "running");
+}
+
 TEST_F(StitcherTest, SignalCompletesWithItsNumber) {
   m_store.ingest({line("piped", "version"), line("piped", "signal", R"(,"t_abs":0.5,"signo":13)")});
   EXPECT_EQ(text("SELECT status FROM sessions"), "complete");

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
 
@@ -67,6 +69,134 @@ TEST(Config, CheckConfigRejectsBadFilesNamingTheKey) {
   check("[dgram]\npath = \"" + dir.file(std::string(120, 'd')) + "\"\n", "'dgram.path'", "at most 107");
 }
 
+TEST(Config, CheckConfigReportsEveryProblemAtOnceWithDidYouMean) {
+  TempDir dir;
+  write_file(dir.file("bad.toml"),
+             "[stream]\nmdoe = \"0600\"\npath = \"rel.sock\"\n[limits]\nio_thread = 2\nqueue_max_mib = \"64\"\n");
+  const ProcessResult r = run_trace2d({"--config", dir.file("bad.toml"), "--check-config"});
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string file = dir.file("bad.toml");
+  EXPECT_EQ(r.err, "trace2d: " + file + ":2: unknown key 'stream.mdoe' (did you mean 'stream.mode'?)\n" +
+                       "trace2d: " + file + ":3: 'stream.path' is not absolute: 'rel.sock' (git requires an "
+                       "absolute socket path)\n" +
+                       "trace2d: " + file + ":5: unknown key 'limits.io_thread' (did you mean 'limits.io_threads'?)\n" +
+                       "trace2d: " + file + ":6: 'limits.queue_max_mib' must be an integer, not a string\n");
+
+  // A flag's bad value is reported with the file's problems, not a run later.
+  const ProcessResult with_flag =
+      run_trace2d({"--config", dir.file("bad.toml"), "--check-config", "--commit-interval-ms", "0"});
+  EXPECT_EQ(with_flag.exit_code, 1);
+  EXPECT_NE(with_flag.err.find(":2: unknown key 'stream.mdoe'"), std::string::npos) << with_flag.err;
+  EXPECT_NE(with_flag.err.find("trace2d: 'database.commit_interval_ms' (--commit-interval-ms) must be between 1"),
+            std::string::npos)
+      << with_flag.err;
+}
+
+// The compiled default is /etc/trace2d/trace2d.toml whatever the install
+// prefix (CMakeLists.txt: TRACE2D_CONFIG_FILE), and it is named whether it
+// exists or not.
+TEST(Config, TheDefaultFileIsEtcTrace2d) {
+  const ProcessResult help = run_trace2d({"--help"});
+  EXPECT_NE(help.out.find("(default: /etc/trace2d/trace2d.toml if it exists"), std::string::npos) << help.out;
+  const ProcessResult check = run_trace2d({"--check-config"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  const bool there = std::filesystem::exists("/etc/trace2d/trace2d.toml");
+  EXPECT_EQ(check.out.rfind(there ? "# configuration file: /etc/trace2d/trace2d.toml;"
+                                  : "# configuration file: none (/etc/trace2d/trace2d.toml does not exist);",
+                            0),
+            0u)
+      << check.out;
+}
+
+// Runs trace2d with `args` where /etc/trace2d/trace2d.toml is `config`:
+// in a private mount namespace, over an overlay of /etc whose changes
+// vanish with it. nullopt when this machine cannot (not root, no unshare).
+std::optional<ProcessSpec> with_etc_config(const TempDir& dir, const std::string& config,
+                                           const std::vector<std::string>& args) {
+  if (::geteuid() != 0 || !std::filesystem::exists("/usr/bin/unshare")) {
+    return std::nullopt;
+  }
+  write_file(dir.file("etc-config.toml"), config);
+  std::filesystem::create_directories(dir.file("ns"));
+  const std::string script =
+      "set -e\n"
+      "mount -t tmpfs none \"$1\"/ns\n"
+      "mkdir \"$1\"/ns/up \"$1\"/ns/work\n"
+      "mount -t overlay overlay -o lowerdir=/etc,upperdir=\"$1\"/ns/up,workdir=\"$1\"/ns/work /etc\n"
+      "mkdir -p /etc/trace2d\n"
+      "cp \"$1\"/etc-config.toml /etc/trace2d/trace2d.toml\n"
+      "shift\n"
+      "exec \"$@\"\n";
+  ProcessSpec spec;
+  spec.argv = {"/usr/bin/unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", dir.path().string(),
+               TRACE2D_BIN};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  // Can this machine do it at all (a container may forbid mounts)?
+  ProcessSpec probe = spec;
+  probe.argv.resize(probe.argv.size() - args.size() - 1);
+  probe.argv.push_back("/bin/true");
+  if (run_process(probe, std::chrono::seconds(20)).exit_code != 0) {
+    return std::nullopt;
+  }
+  return spec;
+}
+
+TEST(Config, TheDefaultFileIsReadAndNamedAtStartUp) {
+  TempDir dir;
+  const std::string config = config_in(dir, "[shutdown]\ngrace_ms = 100\n");
+  const auto check = with_etc_config(dir, config, {"--check-config"});
+  if (!check) {
+    GTEST_SKIP() << "needs root and mount namespaces to put a file at /etc/trace2d/trace2d.toml";
+  }
+  const ProcessResult r = run_process(*check, std::chrono::seconds(20));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("# configuration file: /etc/trace2d/trace2d.toml;", 0), 0u) << r.out;
+  EXPECT_EQ(app::parse_config(r.out, "stdout", app::default_options()).io_threads, 2u);  // from the file
+
+  Process daemon(*with_etc_config(dir, config, {}));
+  ASSERT_TRUE(wait_until([&] { return daemon.out_so_far().find("GIT_TRACE2_EVENT=") != std::string::npos; },
+                         std::chrono::seconds(20)))
+      << daemon.err_so_far();
+  EXPECT_NE(daemon.out_so_far().find("GIT_TRACE2_EVENT=af_unix:stream:" + dir.file("c.sock") + "\n"),
+            std::string::npos);
+  EXPECT_NE(daemon.err_so_far().find("configuration file: /etc/trace2d/trace2d.toml"), std::string::npos)
+      << daemon.err_so_far();
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(std::chrono::seconds(30)).exit_code, 0);
+}
+
+TEST(Config, SocketFlagAloneBindsOnlyThatSocket) {
+  TempDir dir;
+  ProcessSpec spec;
+  spec.argv = {TRACE2D_BIN, "--config", "", "--socket", dir.file("only.sock"), "--db", dir.file("t.db"),
+               "--shutdown-grace-ms", "100"};
+  Process daemon(spec);
+  ASSERT_TRUE(wait_until([&] { return daemon.out_so_far().find("GIT_TRACE2_EVENT=") != std::string::npos; },
+                         std::chrono::seconds(20)))
+      << daemon.err_so_far();
+  EXPECT_EQ(daemon.out_so_far(), "GIT_TRACE2_EVENT=af_unix:stream:" + dir.file("only.sock") + "\n");
+  EXPECT_NE(daemon.err_so_far().find("--socket without --dgram-socket: no datagram socket"), std::string::npos)
+      << daemon.err_so_far();
+  EXPECT_NE(daemon.err_so_far().find("configuration file: none (--config \"\")"), std::string::npos)
+      << daemon.err_so_far();
+  EXPECT_NE(daemon.err_so_far().find("listening: af_unix:stream:" + dir.file("only.sock") + "; database"),
+            std::string::npos)
+      << daemon.err_so_far();
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(std::chrono::seconds(30)).exit_code, 0);
+
+  // With --dgram-socket too, both.
+  const ProcessResult both = run_trace2d({"--config", "", "--socket", dir.file("a.sock"), "--dgram-socket",
+                                          dir.file("b.sock"), "--check-config"});
+  EXPECT_EQ(app::parse_config(both.out, "stdout", app::default_options()).dgram.path, dir.file("b.sock"));
+  // A file that names the datagram socket keeps it under --socket.
+  write_file(dir.file("c.toml"), "[dgram]\npath = \"" + dir.file("file-dgram.sock") + "\"\n");
+  const ProcessResult from_file =
+      run_trace2d({"--config", dir.file("c.toml"), "--socket", dir.file("a.sock"), "--check-config"});
+  EXPECT_EQ(app::parse_config(from_file.out, "stdout", app::default_options()).dgram.path,
+            dir.file("file-dgram.sock"));
+}
+
 TEST(Config, ExplicitConfigMustExistAndEmptyMeansNone) {
   TempDir dir;
   const ProcessResult missing = run_trace2d({"--config", dir.file("absent.toml"), "--check-config"});
@@ -74,7 +204,7 @@ TEST(Config, ExplicitConfigMustExistAndEmptyMeansNone) {
   EXPECT_NE(missing.err.find(dir.file("absent.toml")), std::string::npos) << missing.err;
   const ProcessResult none = run_trace2d({"--config", "", "--check-config"});
   EXPECT_EQ(none.exit_code, 0) << none.err;
-  EXPECT_NE(none.out.find("no configuration file"), std::string::npos) << none.out;
+  EXPECT_EQ(none.out.rfind("# configuration file: none (--config \"\")", 0), 0u) << none.out;
 }
 
 TEST(Config, FlagsOverrideOnlyWhatTheyName) {
@@ -195,7 +325,9 @@ TEST(Config, SighupWithABrokenFileKeepsRunning) {
   };
   ASSERT_TRUE(wait_until([&] { return logged("keeping the running one"); })) << daemon.process().err_so_far();
   const std::string log = daemon.process().err_so_far();
-  EXPECT_NE(log.find(dir.file("c.toml") + ":3: unknown key 'log.levle'"), std::string::npos) << log;
+  EXPECT_NE(log.find(dir.file("c.toml") + ":3: unknown key 'log.levle' (did you mean 'log.level'?)"),
+            std::string::npos)
+      << log;
   EXPECT_TRUE(daemon.process().running());
 
   {
