@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/query/database.hpp"
 #include "trace2d/version.hpp"
 
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
   cli.add_option("--timeout", timeout_seconds,
                  "Stop the command's queries after this many seconds (0: no limit); a long query holds a "
                  "snapshot that keeps trace2d's write-ahead log from shrinking")
-      ->check(CLI::Range(0.0, 366.0 * 86400.0))
+      ->check(ctl::number_between(0.0, 366.0 * 86400.0, "seconds"))
       ->capture_default_str();
   // Global flags also after the command name: `trace2ctl sessions --json`.
   cli.fallthrough();

@@ -7,6 +7,7 @@
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/query/database.hpp"
@@ -69,7 +70,7 @@ Command add_export_command(CLI::App& cli) {
       ->capture_default_str();
   app->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }};
 }
 

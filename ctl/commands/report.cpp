@@ -9,6 +9,7 @@
 #include "model/tree_filter.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
@@ -98,10 +99,10 @@ Command add_report_command(CLI::App& cli) {
   app->add_option("--html", options->html, "The HTML file to write (replaced if it exists)")->required();
   add_window_flags(*app, options->window);
   app->add_option("--limit", options->limit, "Draw the N slowest process trees")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number_at_least(0))
       ->capture_default_str();
   app->add_option("--min-ms", options->min_ms, "Leave out regions and children shorter than this (ms)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   return {app, [options](const Context& ctx) { run_report(ctx, *options); }};
 }
 

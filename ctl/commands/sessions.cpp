@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
@@ -79,7 +80,7 @@ Command add_sessions_command(CLI::App& cli) {
   app->add_option("--status", options->status, "Only sessions in this state")
       ->check(CLI::IsMember({"running", "complete", "incomplete"}));
   app->add_option("--limit", options->limit, "Show at most N sessions (0: all)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number_at_least(0))
       ->capture_default_str();
   return {app, [options](const Context& ctx) { run_sessions(ctx, *options); }};
 }

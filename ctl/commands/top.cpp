@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
@@ -43,7 +44,7 @@ Command add_top_command(CLI::App& cli) {
   CLI::App* app = cli.add_subcommand("top", "The slowest sessions (or regions), slowest first");
   add_window_flags(*app, options->window);
   app->add_option("--limit", options->limit, "Show at most N rows")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number_at_least(1))
       ->capture_default_str();
   app->add_option("--by", options->by,
                   "commands: finished sessions by elapsed; regions: closed regions by elapsed, with their session")

@@ -9,6 +9,7 @@
 #include "model/tree_filter.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/query/database.hpp"
 #include "db/read_transaction.hpp"
 #include "ctl/render/tree_json.hpp"
@@ -68,14 +69,14 @@ Command add_tree_command(CLI::App& cli) {
   app->add_option("--depth", options->depth,
                   "Show child processes at most N levels below the SID (0: the process alone, its child "
                   "entries not expanded)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   app->add_option("--region-depth", options->region_depth,
                   "Show at most N levels of regions per thread (0: none; children move up to their process)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   app->add_option("--min-ms", options->min_ms,
                   "Hide regions, children and processes shorter than this many milliseconds (unless they hold "
                   "something longer)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app->add_flag("--no-times", options->no_times, "Leave out the time columns (output that diffs across runs)");
   app->add_flag("--sids", options->sids, "Print each process's SID");
   return {app, [options](const Context& ctx) { run_tree(ctx, *options); }};
