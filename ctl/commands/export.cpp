@@ -71,7 +71,7 @@ Command add_export_command(CLI::App& cli) {
   app->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")
       ->check(whole_number_at_least(0));
-  return {app, [options](const Context& ctx) { run_export(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 
 }  // namespace trace2d::ctl

@@ -103,7 +103,7 @@ Command add_report_command(CLI::App& cli) {
       ->capture_default_str();
   app->add_option("--min-ms", options->min_ms, "Leave out regions and children shorter than this (ms)")
       ->check(non_negative_number());
-  return {app, [options](const Context& ctx) { run_report(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_report(ctx, *options); }, nullptr};
 }
 
 }  // namespace trace2d::ctl

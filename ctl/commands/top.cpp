@@ -6,7 +6,8 @@
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/window_flags.hpp"
-#include "ctl/output/json.hpp"
+#include "ctl/output/print_result.hpp"
+#include "ctl/query/failed.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
@@ -27,14 +28,17 @@ struct TopOptions {
 void run_top(const Context& ctx, const TopOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
-  const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
-  const ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
-                                                   : slowest_sessions(db, window, options.limit, units);
-  if (ctx.global.format == OutputFormat::json) {
-    print_json_array(ctx.out, result);
-  } else {
-    print_table(ctx.out, result, TableStyle{{{"argv", k_table_text_chars}, {"msg", k_table_text_chars}}});
+  const Units units = is_machine_format(ctx.global.format) ? Units::seconds : Units::milliseconds;
+  ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
+                                             : slowest_sessions(db, window, options.limit, units);
+  result.json_columns = {"argv"};
+  TableStyle style;
+  style.limits = {{"argv", k_table_text_chars}, {"msg", k_table_text_chars}};
+  if (options.by != "regions") {
+    style.alert = failed_row(result);
+    style.colour = ctx.global.colour;
   }
+  print_result(ctx.out, result, ctx.global.format, style);
 }
 
 }  // namespace
@@ -50,7 +54,7 @@ Command add_top_command(CLI::App& cli) {
                   "commands: finished sessions by elapsed; regions: closed regions by elapsed, with their session")
       ->check(CLI::IsMember({"commands", "regions"}))
       ->capture_default_str();
-  return {app, [options](const Context& ctx) { run_top(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_top(ctx, *options); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

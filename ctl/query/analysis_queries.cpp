@@ -3,11 +3,6 @@
 #include <vector>
 
 namespace trace2d::ctl {
-namespace {
-
-// "AND ..." conditions on the sessions alias `s`, with ?1 the start of the
-// window and ?2 the command (see bind_window). Sessions that never sent a
-// time count from when trace2d first saw them.
 std::string window_condition(const Window& window) {
   std::string sql;
   if (window.since) {
@@ -15,6 +10,9 @@ std::string window_condition(const Window& window) {
   }
   if (!window.cmd.empty()) {
     sql += " AND s.cmd_name = ?2";
+  }
+  if (window.until) {
+    sql += " AND coalesce(s.start_time, s.first_received) < ?3";
   }
   return sql;
 }
@@ -26,7 +24,12 @@ void bind_window(db::Statement& stmt, const Window& window) {
   if (!window.cmd.empty()) {
     stmt.bind_text(2, window.cmd);
   }
+  if (window.until) {
+    stmt.bind_text(3, *window.until);
+  }
 }
+
+namespace {
 
 ResultSet run(db::Database& db, const std::string& sql, const Window& window) {
   db::Statement stmt = db.prepare(sql);
@@ -75,7 +78,7 @@ ResultSet command_stats(db::Database& db, const Window& window, Units units) {
 // its share of that table) text of their own: grouped by both, shown as one.
 ResultSet region_stats(db::Database& db, const Window& window, Units units) {
   const std::string source =
-      window.since || !window.cmd.empty()
+      window.since || window.until || !window.cmd.empty()
           ? "(SELECT r.category, r.label, r.category_text, r.label_text, r.elapsed FROM region_store r"
             " JOIN sessions s ON s.id = r.session WHERE 1" + window_condition(window) + ")"
           : std::string("region_store");

@@ -22,10 +22,22 @@ bool shown_by_child(const model::ProcessInfo& process, const model::ChildInfo* c
   return child != nullptr && process.placed_by == "child_sid";
 }
 
+// As ctl/query/failed.hpp has it for sessions; a child by its exit code.
+bool failed(const model::Node& node) {
+  if (const auto* process = node.process()) {
+    return (process->exit_code && *process->exit_code != 0) || process->signo || process->status == "incomplete";
+  }
+  if (const auto* child = node.child()) {
+    return child->code && *child->code != 0;
+  }
+  return false;
+}
+
 struct Line {
   std::string start;
   std::string elapsed;
   std::string text;
+  bool red = false;
 };
 
 class TreeLines {
@@ -37,7 +49,8 @@ class TreeLines {
            const model::ChildInfo* parent_child) {
     const bool with_argv = node.process() != nullptr && !shown_by_child(*node.process(), parent_child);
     m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
-                       lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids))});
+                       lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids)),
+                       m_options.colour && failed(node)});
     const std::string next_lead = lead + (connector.empty() ? "" : (connector == k_last ? "   " : "│  "));
     for (std::size_t i = 0; i < node.children.size(); ++i) {
       const bool last = i + 1 == node.children.size();
@@ -45,7 +58,7 @@ class TreeLines {
     }
   }
 
-  void add_root(const std::string& text) { m_lines.push_back({{}, {}, text}); }
+  void add_root(const std::string& text) { m_lines.push_back({{}, {}, text, false}); }
 
   void print(std::ostream& out) const {
     std::size_t start_width = std::string("start_ms").size();
@@ -66,7 +79,11 @@ class TreeLines {
       if (m_options.times) {
         text += pad(line.start, start_width) + "  " + pad(line.elapsed, elapsed_width) + "  ";
       }
-      text += line.text + "\n";
+      if (line.red) {
+        text += std::string(k_red) + line.text + std::string(k_normal) + "\n";
+      } else {
+        text += line.text + "\n";
+      }
     }
     out << text;
   }
