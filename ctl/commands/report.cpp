@@ -1,7 +1,9 @@
 // trace2ctl report --html FILE: a self-contained HTML page with the
 // per-command summary and flame charts of the slowest process trees.
 
+#include <algorithm>
 #include <exception>
+#include <variant>
 #include <memory>
 #include <string>
 
@@ -17,6 +19,7 @@
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
 #include "db/read_transaction.hpp"
+#include "ctl/render/describe.hpp"
 #include "ctl/render/html_report.hpp"
 #include "proto/timestamp.hpp"
 
@@ -24,6 +27,8 @@ namespace trace2d::ctl {
 namespace {
 
 constexpr int k_default_trees = 5;
+// The report lists this many of the latest failed runs.
+constexpr int k_failed_rows = 50;
 
 struct ReportOptions {
   std::string html;
@@ -34,6 +39,9 @@ struct ReportOptions {
 
 std::string describe_window(const Window& window) {
   std::string text = window.since ? "sessions since " + *window.since : std::string("all sessions");
+  if (window.until) {
+    text += " until " + *window.until;
+  }
   if (!window.cmd.empty()) {
     text += " of command " + window.cmd;
   }
@@ -50,6 +58,15 @@ void run_report(const Context& ctx, const ReportOptions& options) {
   {
     const db::ReadTransaction snapshot(db);
     report.command_stats = command_stats(db, window, Units::milliseconds);
+    report.failed_runs = failed_sessions(db, window, k_failed_rows);
+    // A command line reads better than its JSON array.
+    const auto& columns = report.failed_runs.columns;
+    const auto argv_column = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), "argv") - columns.begin());
+    for (Row& row : report.failed_runs.rows) {
+      if (const auto* json = std::get_if<std::string>(&row.at(argv_column))) {
+        row[argv_column] = render::join_argv(model::parse_string_array(*json));
+      }
+    }
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
       std::vector<model::ProcessRows> rows = model::load_process_rows(db, sid);
       // What one user stored must not cost everyone the report: a tree that

@@ -134,8 +134,9 @@ volatile std::sig_atomic_t g_stop = 0;
 
 extern "C" void request_stop(int /*signal*/) { g_stop = 1; }
 
-// A table whose column widths are fixed by the first rows it prints and
-// only grow: later rows line up with earlier ones as far as they can.
+// A table whose column widths are fixed by the first rows it prints (and
+// at least what typical values need, for a start with no rows) and only
+// grow: later rows line up with earlier ones as far as they can.
 class StreamingTable {
  public:
   void print(std::ostream& out, const ResultSet& result, const TableStyle& style) {
@@ -145,8 +146,11 @@ class StreamingTable {
     std::vector<std::vector<std::string>> cells;
     if (m_widths.empty()) {
       m_widths.assign(result.columns.size(), 0);
+      m_right.assign(result.columns.size(), false);
       for (std::size_t c = 0; c < result.columns.size(); ++c) {
-        m_widths[c] = display_width(result.columns[c]);
+        const std::string& name = result.columns[c];
+        m_widths[c] = std::max(display_width(name), typical_width(name));
+        m_right[c] = name == "exit_code" || name == "elapsed_ms" || name == "event_count";
       }
     }
     for (const Row& row : result.rows) {
@@ -166,9 +170,13 @@ class StreamingTable {
       for (std::size_t c = 0; c < m_widths.size(); ++c) {
         const std::string value = cell(c);
         line += c > 0 ? "  " : "";
+        const std::size_t pad = m_widths[c] - std::min(m_widths[c], display_width(value));
+        if (m_right[c]) {
+          line.append(pad, ' ');
+        }
         line += value;
-        if (c + 1 < m_widths.size()) {
-          line.append(m_widths[c] - std::min(m_widths[c], display_width(value)), ' ');
+        if (!m_right[c] && c + 1 < m_widths.size()) {
+          line.append(pad, ' ');
         }
       }
       text += red ? std::string(k_red) + line + std::string(k_normal) + "\n" : line + "\n";
@@ -185,7 +193,18 @@ class StreamingTable {
   }
 
  private:
+  static std::size_t typical_width(const std::string& column) {
+    if (column == "sid") {
+      return 19;  // a short SID: up to the tenths of a second
+    }
+    if (column == "start_time") {
+      return 27;
+    }
+    return column == "cmd_name" || column == "status" ? 10 : 0;
+  }
+
   std::vector<std::size_t> m_widths;
+  std::vector<bool> m_right;
   bool m_header_done = false;
 };
 
@@ -253,10 +272,10 @@ void run_follow(const Context& ctx, const SessionsOptions& options) {
     while (pending.step()) {
       running.insert(pending.column_int(0));
     }
-    db::Statement stmt = db.prepare("SELECT * FROM (SELECT " + columns + ", s.id FROM sessions s WHERE s.status != 'running'" +
-                                    filters + " ORDER BY s.first_received DESC, s.id DESC LIMIT " +
-                                    std::to_string(options.limit.value_or(k_default_follow_limit)) +
-                                    ") ORDER BY rowid");
+    const int limit = options.limit.value_or(k_default_follow_limit);
+    db::Statement stmt = db.prepare("SELECT " + columns + ", s.id FROM sessions s WHERE s.status != 'running'" + filters +
+                                    " ORDER BY s.first_received DESC, s.id DESC" +
+                                    (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()));
     bind_window(stmt, window);
     ResultSet result = read_all(stmt);
     std::reverse(result.rows.begin(), result.rows.end());  // oldest first, as new ones follow

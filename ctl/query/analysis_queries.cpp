@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ctl/query/failed.hpp"
+
 namespace trace2d::ctl {
 std::string window_condition(const Window& window) {
   std::string sql;
@@ -116,6 +118,14 @@ ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Uni
       " FROM top t JOIN sessions s ON s.id = t.session LEFT JOIN names ca ON ca.id = t.category"
       " LEFT JOIN names la ON la.id = t.label LEFT JOIN names th ON th.id = t.thread"
       " ORDER BY t.elapsed DESC, t.session, t.seq";
+  return run(db, sql, window);
+}
+
+ResultSet failed_sessions(db::Database& db, const Window& window, int limit) {
+  const std::string sql =
+      "SELECT s.start_time, s.cmd_name, s.exit_code, s.signo, s.status, round(s.elapsed * 1000, 3) AS elapsed_ms,"
+      " s.argv, s.sid FROM sessions s WHERE " + std::string(k_failed_condition) + window_condition(window) +
+      " ORDER BY s.first_received DESC, s.id DESC LIMIT " + std::to_string(limit);
   return run(db, sql, window);
 }
 

@@ -42,6 +42,10 @@ void bind_window(db::Statement& stmt, const Window& window);
 // The `limit` slowest closed regions, with their session, slowest first.
 [[nodiscard]] ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Units units);
 
+// The `limit` latest failed sessions (see failed.hpp), newest first:
+// start_time, cmd_name, exit_code, signo, status, elapsed_ms, argv (JSON), sid.
+[[nodiscard]] ResultSet failed_sessions(db::Database& db, const Window& window, int limit);
+
 // SIDs of the `limit` slowest finished processes that are the top of their
 // tree (no parent session in the database), slowest first.
 [[nodiscard]] std::vector<std::string> slowest_roots(db::Database& db, const Window& window, int limit);
