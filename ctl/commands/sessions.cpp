@@ -15,6 +15,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/commands/session_columns.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/delimited.hpp"
 #include "ctl/output/json.hpp"
@@ -22,10 +23,7 @@
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/failed.hpp"
-#include "ctl/query/sid.hpp"
-#include "ctl/render/describe.hpp"
 #include "db/read_transaction.hpp"
-#include "model/tree_loader.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -70,34 +68,8 @@ std::string filter_condition(const SessionsOptions& options) {
   return sql;
 }
 
-std::optional<std::size_t> column_index(const ResultSet& result, const std::string& name) {
-  const auto it = std::find(result.columns.begin(), result.columns.end(), name);
-  return it == result.columns.end() ? std::nullopt : std::optional(static_cast<std::size_t>(it - result.columns.begin()));
-}
-
-// For tables: short SIDs (unless --full-sid) and argv as a command line.
 void decorate(ResultSet& result, db::Database& db, const SessionsOptions& options, OutputFormat format) {
-  result.json_columns = {"argv"};
-  if (is_machine_format(format)) {
-    return;
-  }
-  if (const auto argv = column_index(result, "argv")) {
-    for (Row& row : result.rows) {
-      if (const auto* json = std::get_if<std::string>(&row[*argv])) {
-        row[*argv] = render::join_argv(model::parse_string_array(*json));
-      }
-    }
-  }
-  if (options.full_sid) {
-    return;
-  }
-  const SidAbbreviator abbreviator(db);
-  const auto sid = column_index(result, "sid");
-  for (Row& row : result.rows) {
-    if (const auto* text = std::get_if<std::string>(&row[*sid])) {
-      row[*sid] = abbreviator.shorten(*text);
-    }
-  }
+  present_session_columns(result, db, format, options.full_sid);
 }
 
 TableStyle table_style(const Context& ctx, const ResultSet& result) {

@@ -5,6 +5,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/commands/session_columns.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/print_result.hpp"
 #include "ctl/query/failed.hpp"
@@ -23,6 +24,7 @@ struct TopOptions {
   WindowFlags window;
   int limit = k_default_limit;
   std::string by = "commands";
+  bool full_sid = false;
 };
 
 void run_top(const Context& ctx, const TopOptions& options) {
@@ -31,7 +33,7 @@ void run_top(const Context& ctx, const TopOptions& options) {
   const Units units = is_machine_format(ctx.global.format) ? Units::seconds : Units::milliseconds;
   ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
                                              : slowest_sessions(db, window, options.limit, units);
-  result.json_columns = {"argv"};
+  present_session_columns(result, db, ctx.global.format, options.full_sid);
   TableStyle style;
   style.limits = {{"argv", k_table_text_chars}, {"msg", k_table_text_chars}};
   if (options.by != "regions") {
@@ -54,6 +56,7 @@ Command add_top_command(CLI::App& cli) {
                   "commands: finished sessions by elapsed; regions: closed regions by elapsed, with their session")
       ->check(CLI::IsMember({"commands", "regions"}))
       ->capture_default_str();
+  app->add_flag("--full-sid", options->full_sid, "Print whole SIDs in the table (by default short SIDs, as `sessions`)");
   return {app, [options](const Context& ctx) { run_top(ctx, *options); }, [] { return true; }};
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+// How the columns `sid` and `argv` read in a table (see
+// ctl/output/format.hpp): short SIDs and command lines. JSON, CSV and TSV
+// keep them as stored, argv embedded as an array in JSON.
+
+#include "ctl/output/format.hpp"
+#include "ctl/output/result_set.hpp"
+#include "db/sqlite.hpp"
+
+namespace trace2d::ctl {
+
+// Marks `argv` as JSON for machine formats; for a table rewrites `argv`
+// from its JSON array to a command line and, unless `full_sid`, shortens
+// `sid` (ctl/query/sid.hpp). Columns absent from `result` are left alone.
+void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, bool full_sid);
+
+}  // namespace trace2d::ctl
