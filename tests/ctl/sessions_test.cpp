@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -225,6 +227,52 @@ TEST(Trace2ctlSessions, CsvAndTsvHaveTheSchemasColumns) {
   const ProcessResult tree = run_ctl({"--db", db.path(), "--format", "csv", "tree", "sid-recent"});
   EXPECT_EQ(tree.exit_code, 1);
   EXPECT_NE(tree.err.find("`tree` prints no single table, so it has no --format csv"), std::string::npos) << tree.err;
+}
+
+// Runs trace2ctl with a terminal as its standard output (util-linux
+// `script`), the environment given first.
+ProcessResult run_ctl_on_terminal(const std::string& env, const std::vector<std::string>& args) {
+  std::string command = env + " " + TRACE2CTL_BIN;
+  for (const std::string& arg : args) {
+    command += " '" + arg + "'";
+  }
+  ProcessSpec spec;
+  spec.argv = {"script", "-qec", command, "/dev/null"};
+  spec.unset_env = {"NO_COLOR", "TRACE2CTL_PAGER", "PAGER", "LESS"};
+  return run_process(spec);
+}
+
+TEST(Trace2ctlSessions, PagesAndColoursOnlyOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "util-linux script is not installed";
+  }
+  SampleDatabase db;
+  const std::string paged = db.dir().file("paged.txt");
+  // The pager's own environment shows LESS=FRX was set for it.
+  const std::string pager = "TRACE2CTL_PAGER='echo LESS=$LESS >" + paged + "; cat >>" + paged + "' PAGER=more";
+  const ProcessResult terminal = run_ctl_on_terminal(pager, {"--db", db.path(), "sessions", "--full-sid"});
+  ASSERT_EQ(terminal.exit_code, 0) << terminal.out << terminal.err;
+  const std::string through_pager = read_file(paged);
+  EXPECT_EQ(through_pager.rfind("LESS=FRX\n", 0), 0u) << through_pager;
+  EXPECT_NE(through_pager.find("\033[31msid-recent"), std::string::npos) << "red on a terminal\n" << through_pager;
+  EXPECT_EQ(terminal.out.find("sid-recent"), std::string::npos) << "all of it went to the pager";
+
+  // NO_COLOR: no colour; --no-pager: straight to the terminal.
+  const ProcessResult plain =
+      run_ctl_on_terminal("NO_COLOR=1", {"--db", db.path(), "sessions", "--full-sid", "--no-pager"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("sid-recent"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("\033["), std::string::npos) << plain.out;
+
+  // Not a terminal: no pager, whatever the environment says.
+  std::filesystem::remove(paged);
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", db.path(), "sessions"};
+  spec.env = {{"TRACE2CTL_PAGER", "cat >" + paged}};
+  const ProcessResult piped = run_process(spec);
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_NE(piped.out.find("sid-tie"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(paged));
 }
 
 }  // namespace
