@@ -3,6 +3,7 @@
 // loads, man pages that man renders. Real git, a real trace2d, real SQLite.
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -143,6 +144,44 @@ TEST(Trace2ctl, TreeShowsTheArgvOfAGitThatAHookRan) {
   const ProcessResult rev_parse = ctl(daemon.db_path(), {"tree", "--last", "--cmd", "rev-parse", "--no-times"});
   ASSERT_EQ(rev_parse.exit_code, 0) << rev_parse.err;
   EXPECT_EQ(rev_parse.out.rfind("rev-parse  git rev-parse --abbrev-ref HEAD  [pid ", 0), 0u) << rev_parse.out;
+}
+
+TEST(Trace2ctl, DiagnosesTheDatabaseFileAndBadNumbers) {
+  TempDir dir;
+  RunningDaemon daemon(dir);
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(daemon.db_path() + "-shm"); }));
+
+  // A plain text file, a foreign SQLite file: named as what they are.
+  const std::string script = dir.file("workload.sh");
+  write_file(script, "#!/bin/sh\ngit status\n");
+  const ProcessResult text = ctl(script, {"sessions"});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.err.find("is not an SQLite database"), std::string::npos) << text.err;
+  const ProcessResult limit = ctl(daemon.db_path(), {"sessions", "--limit", "-1"});
+  EXPECT_EQ(limit.exit_code, 2);
+  EXPECT_EQ(limit.err.find("not in range"), std::string::npos) << limit.err;
+  EXPECT_NE(limit.err.find("--limit: '-1' is not a whole number of 0 or more"), std::string::npos) << limit.err;
+
+  // A database the user may read, with a -shm it may not: the -shm is named.
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root to run trace2ctl as another user";
+  }
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(daemon.db_path(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                        fs::perms::others_read);
+  fs::permissions(daemon.db_path() + "-wal", fs::perms::owner_read | fs::perms::owner_write |
+                                                 fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(daemon.db_path() + "-shm", fs::perms::owner_read | fs::perms::owner_write);
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "sessions"};
+  spec.run_as = nobody();
+  const ProcessResult shm = run_process(spec);
+  EXPECT_EQ(shm.exit_code, 1);
+  EXPECT_NE(shm.err.find("cannot read '" + daemon.db_path() + "-shm' (Permission denied)"), std::string::npos)
+      << shm.err;
+  EXPECT_EQ(shm.err.find("SELECT"), std::string::npos) << "no internal SQL: " << shm.err;
 }
 
 // The flags `trace2ctl <command> --help` lists.
