@@ -1,8 +1,6 @@
 // trace2ctl sessions: the most recent sessions, optionally filtered, or
 // (--follow) sessions as they finish, like `journalctl -f`.
 
-#include <signal.h>
-
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -182,7 +180,7 @@ class StreamingTable {
 
 class FollowPrinter {
  public:
-  FollowPrinter(const Context& ctx) : m_ctx(ctx) {}
+  explicit FollowPrinter(const Context& ctx) : m_ctx(ctx) {}
   void print(const ResultSet& result) {
     switch (m_ctx.global.format) {
       case OutputFormat::table: m_table.print(m_ctx.out, result, table_style(m_ctx, result)); break;
@@ -267,9 +265,11 @@ void run_follow(const Context& ctx, const SessionsOptions& options) {
       pending_ids += (pending_ids.empty() ? "" : ",") + std::to_string(id);
     }
     // Every new or pending session, whether it matches (the filter is a
-    // column: a session must leave `running` even when it is not shown).
+    // column: a session must leave `running` even when it is not shown;
+    // coalesce, since a comparison with NULL, such as a missing exit code,
+    // is NULL).
     db::Statement stmt =
-        db.prepare("SELECT " + columns + ", s.status = 'running', (1" + filters + "), s.id FROM sessions s WHERE (s.id > ?4 AND s.id <= ?5)" +
+        db.prepare("SELECT " + columns + ", s.status = 'running', coalesce((1" + filters + "), 0), s.id FROM sessions s WHERE (s.id > ?4 AND s.id <= ?5)" +
                    (pending_ids.empty() ? std::string() : " OR s.id IN (" + pending_ids + ")") + " ORDER BY s.id");
     bind_window(stmt, window);
     stmt.bind_int(4, seen_id);

@@ -4,8 +4,10 @@
 #include <string>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/session_columns.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
+#include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/sid.hpp"
 
@@ -20,8 +22,21 @@ struct ShowOptions {
   std::string sid;
 };
 
-ResultSet query_session(db::Database& db, const std::string& sid) {
-  db::Statement stmt = db.prepare("SELECT * FROM sessions WHERE sid = ?");
+// Every column of the row; for a table (`units` milliseconds) `elapsed`
+// as `elapsed_ms`, as every table shows durations.
+ResultSet query_session(db::Database& db, const std::string& sid, Units units) {
+  std::string columns = "*";
+  if (units == Units::milliseconds) {
+    columns.clear();
+    db::Statement info = db.prepare("SELECT name FROM pragma_table_info('sessions') ORDER BY cid");
+    while (info.step()) {
+      const std::string name(info.column_text(0));
+      columns += columns.empty() ? "" : ", ";
+      // Names come from the schema itself, not from the user.
+      columns += name == "elapsed" ? std::string("round(elapsed * 1000, 3) AS elapsed_ms") : "\"" + name + "\"";
+    }
+  }
+  db::Statement stmt = db.prepare("SELECT " + columns + " FROM sessions WHERE sid = ?");
   stmt.bind_text(1, sid);
   return read_all(stmt);
 }
@@ -40,14 +55,17 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   // Both reads in one transaction: a live daemon may add events in between,
   // and the session's event_count should match the events printed.
   db.exec("BEGIN");
-  const ResultSet session = query_session(db, sid);
+  const bool json = ctx.global.format == OutputFormat::json;
+  ResultSet session = query_session(db, sid, json ? Units::seconds : Units::milliseconds);
   if (session.rows.empty()) {
     throw CommandError("no session with sid '" + sid + "'");
   }
   const ResultSet events = query_events(db, sid);
   db.exec("COMMIT");
+  // argv as a command line in the record; the SID whole.
+  present_session_columns(session, db, ctx.global.format, true);
 
-  if (ctx.global.format == OutputFormat::json) {
+  if (json) {
     std::string text = "{\"session\":";
     append_json_object(text, session.columns, session.rows.front(), {"argv"});
     text += ",\"events\":";

@@ -1,9 +1,13 @@
 // trace2ctl sessions: order, filters, table and JSON output.
 
+#include <signal.h>
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -227,6 +231,40 @@ TEST(Trace2ctlSessions, CsvAndTsvHaveTheSchemasColumns) {
   const ProcessResult tree = run_ctl({"--db", db.path(), "--format", "csv", "tree", "sid-recent"});
   EXPECT_EQ(tree.exit_code, 1);
   EXPECT_NE(tree.err.find("`tree` prints no single table, so it has no --format csv"), std::string::npos) << tree.err;
+}
+
+TEST(Trace2ctlSessions, FollowPrintsSessionsWhenTheyFinishWithTheSameFilters) {
+  SampleDatabase db;
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", db.path(), "--json", "sessions", "--follow", "--failed"};
+  Process follow(spec);
+  // The failed runs so far, oldest first, one JSON object per line.
+  ASSERT_TRUE(wait_until([&] { return split_lines(follow.out_so_far()).size() == 2; })) << follow.out_so_far();
+  const auto first = split_lines(follow.out_so_far());
+  EXPECT_EQ(first[0].rfind(R"({"sid":"sid-fetch",)", 0), 0u) << first[0];
+  EXPECT_EQ(first[1].rfind(R"({"sid":"sid-recent",)", 0), 0u) << first[1];
+
+  // A new run: not shown while it runs, nor when it succeeds; a failing
+  // one is shown once it ends, and sid-nostart (running, no exit code) too
+  // once it is marked incomplete.
+  db.insert_session(10, "sid-new-ok", "status", "running", db.time_ago(0), db.time_ago(0));
+  db.insert_session(11, "sid-new-bad", "push", "running", db.time_ago(0), db.time_ago(0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(split_lines(follow.out_so_far()).size(), 2u) << follow.out_so_far();
+  db.writer().exec("UPDATE sessions SET status = 'complete', exit_code = 0 WHERE sid = 'sid-new-ok';"
+                   "UPDATE sessions SET status = 'complete', exit_code = 1 WHERE sid = 'sid-new-bad';"
+                   "UPDATE sessions SET status = 'incomplete' WHERE sid = 'sid-nostart'");
+  ASSERT_TRUE(wait_until([&] { return split_lines(follow.out_so_far()).size() == 4; })) << follow.out_so_far();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::string out = follow.out_so_far();
+  EXPECT_NE(out.find(R"({"sid":"sid-new-bad",)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"({"sid":"sid-nostart",)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("sid-new-ok"), std::string::npos) << out;
+  EXPECT_EQ(split_lines(out).size(), 4u) << "each once\n" << out;
+  follow.signal(SIGTERM);
+  const ProcessResult result = follow.wait(std::chrono::seconds(10));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
 }
 
 // Runs trace2ctl with a terminal as its standard output (util-linux
