@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   cli.add_option("--db", global.db_path, "SQLite database written by trace2d")
       ->capture_default_str();
   std::string format_name = "table";
-  cli.add_option("--format", format_name,
+  CLI::Option* format_option = cli.add_option("--format", format_name,
                  "table: aligned columns for reading (durations in ms, short SIDs); json, csv, tsv: for programs "
                  "(the schema's column names and units, whole SIDs)")
       ->check(CLI::IsMember({"table", "json", "csv", "tsv"}))
@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   bool json = false;
   cli.add_flag("--json", json,
                "Same as --format json: INTEGER/REAL as numbers, NULL as null, BLOB as a hex string, argv as an "
-               "array");
+               "array")
+      ->excludes(format_option);
   std::string colour = "auto";
   cli.add_option("--color", colour,
                  "Failed runs in red in tables: auto (when standard output is a terminal and NO_COLOR is unset), "

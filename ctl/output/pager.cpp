@@ -6,18 +6,47 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
 #include <iostream>
 #include <system_error>
 
 namespace trace2d::ctl {
 
+namespace {
+
+// Whether `program` is an executable file in a directory of PATH.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
+  while (!dirs.empty()) {
+    const auto colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    if (::access(((dir.empty() ? std::string(".") : dir) + "/" + program).c_str(), X_OK) == 0) {
+      return true;
+    }
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<std::string> pager_command() {
-  std::string command = "less";
+  std::string command;
   for (const char* name : {"TRACE2CTL_PAGER", "PAGER"}) {
     if (const char* value = std::getenv(name); value != nullptr) {
       command = value;
       break;
     }
+  }
+  if (command.empty() && std::getenv("TRACE2CTL_PAGER") == nullptr && std::getenv("PAGER") == nullptr) {
+    // Nothing asked for: less if there is one. A pager that is not there
+    // would take the output with it (the shell says "not found", and the
+    // write to its pipe ends trace2ctl).
+    if (!on_path("less")) {
+      return std::nullopt;
+    }
+    command = "less";
   }
   if (command.find_first_not_of(" \t") == std::string::npos || command == "cat") {
     return std::nullopt;

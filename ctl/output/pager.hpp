@@ -1,9 +1,9 @@
 #pragma once
 // Long output through a pager, as git does it: only when standard output is
-// a terminal; the command is TRACE2CTL_PAGER, else PAGER, else "less", run
-// by /bin/sh; LESS=FRX when LESS is unset (quit when the text fits one
-// screen, pass colours through, leave the text on the screen) and LV=-c.
-// An empty command or "cat" means no pager.
+// a terminal; the command is TRACE2CTL_PAGER, else PAGER, else "less" (when
+// installed), run by /bin/sh; LESS=FRX when LESS is unset (quit when the
+// text fits one screen, pass colours through, leave the text on the
+// screen) and LV=-c. An empty command or "cat" means no pager.
 
 #include <sys/types.h>
 
