@@ -22,7 +22,7 @@ std::optional<std::size_t> column_index(const ResultSet& result, const std::stri
 
 }  // namespace
 
-void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, bool full_sid) {
+void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form) {
   result.json_columns = {"argv"};
   if (is_machine_format(format)) {
     return;
@@ -35,7 +35,7 @@ void present_session_columns(ResultSet& result, db::Database& db, OutputFormat f
     }
   }
   const auto sid = column_index(result, "sid");
-  if (full_sid || !sid || result.rows.empty()) {
+  if (sid_form == SidForm::whole || !sid || result.rows.empty()) {
     return;
   }
   const SidAbbreviator abbreviator(db);

@@ -9,9 +9,12 @@
 
 namespace trace2d::ctl {
 
+enum class SidForm { short_form, whole };
+
 // Marks `argv` as JSON for machine formats; for a table rewrites `argv`
-// from its JSON array to a command line and, unless `full_sid`, shortens
-// `sid` (ctl/query/sid.hpp). Columns absent from `result` are left alone.
-void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, bool full_sid);
+// from its JSON array to a command line and, with SidForm::short_form,
+// shortens `sid` (ctl/query/sid.hpp). Columns absent from `result` are
+// left alone.
+void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form);
 
 }  // namespace trace2d::ctl

@@ -67,7 +67,7 @@ std::string filter_condition(const SessionsOptions& options) {
 }
 
 void decorate(ResultSet& result, db::Database& db, const SessionsOptions& options, OutputFormat format) {
-  present_session_columns(result, db, format, options.full_sid);
+  present_session_columns(result, db, format, options.full_sid ? SidForm::whole : SidForm::short_form);
 }
 
 TableStyle table_style(const Context& ctx, const ResultSet& result) {
@@ -197,7 +197,7 @@ class FollowPrinter {
       case OutputFormat::csv:
       case OutputFormat::tsv:
         print_delimited(m_ctx.out, result, m_ctx.global.format == OutputFormat::csv ? Delimiter::csv : Delimiter::tsv,
-                        !m_header_done);
+                        m_header_done ? Header::omit : Header::print);
         m_header_done = true;
         break;
     }

@@ -63,7 +63,7 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   const ResultSet events = query_events(db, sid);
   db.exec("COMMIT");
   // argv as a command line in the record; the SID whole.
-  present_session_columns(session, db, ctx.global.format, true);
+  present_session_columns(session, db, ctx.global.format, SidForm::whole);
 
   if (json) {
     std::string text = "{\"session\":";

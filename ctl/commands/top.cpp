@@ -33,7 +33,7 @@ void run_top(const Context& ctx, const TopOptions& options) {
   const Units units = is_machine_format(ctx.global.format) ? Units::seconds : Units::milliseconds;
   ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
                                              : slowest_sessions(db, window, options.limit, units);
-  present_session_columns(result, db, ctx.global.format, options.full_sid);
+  present_session_columns(result, db, ctx.global.format, options.full_sid ? SidForm::whole : SidForm::short_form);
   TableStyle style;
   style.limits = {{"argv", k_table_text_chars}, {"msg", k_table_text_chars}};
   if (options.by != "regions") {

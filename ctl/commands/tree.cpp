@@ -63,7 +63,7 @@ void run_tree(const Context& ctx, const TreeOptions& options) {
     } else if (options.root.empty()) {
       throw CommandError("give a SID, or --last (with --cmd NAME for the latest run of a command)");
     } else {
-      root = resolve_sid(db, model::normalise_root(options.root), true);
+      root = resolve_sid(db, model::normalise_root(options.root), PrefixRoot::allow);
     }
     rows = model::load_process_rows(db, root);
   }

@@ -56,13 +56,13 @@ void append_tsv_field(std::string& line, const std::string& text) {
 
 }  // namespace
 
-void print_delimited(std::ostream& out, const ResultSet& result, Delimiter delimiter, bool header) {
+void print_delimited(std::ostream& out, const ResultSet& result, Delimiter delimiter, Header header) {
   const char separator = delimiter == Delimiter::csv ? ',' : '\t';
   const auto append = [delimiter](std::string& line, const std::string& text) {
     delimiter == Delimiter::csv ? append_csv_field(line, text) : append_tsv_field(line, text);
   };
   std::string text;
-  if (header) {
+  if (header == Header::print) {
     for (std::size_t c = 0; c < result.columns.size(); ++c) {
       if (c > 0) {
         text.push_back(separator);

@@ -17,7 +17,9 @@
 namespace trace2d::ctl {
 
 enum class Delimiter { csv, tsv };
+// Header::omit: for rows that follow earlier ones (`sessions --follow`).
+enum class Header { print, omit };
 
-void print_delimited(std::ostream& out, const ResultSet& result, Delimiter delimiter, bool header = true);
+void print_delimited(std::ostream& out, const ResultSet& result, Delimiter delimiter, Header header = Header::print);
 
 }  // namespace trace2d::ctl

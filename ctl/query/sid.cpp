@@ -51,7 +51,8 @@ std::string SidAbbreviator::shorten(std::string_view sid) const {
   return std::string(own.substr(0, std::max(shared + 1, k_min_short_sid)));
 }
 
-std::string resolve_sid(db::Database& db, const std::string& text, bool allow_prefix_root) {
+std::string resolve_sid(db::Database& db, const std::string& text, PrefixRoot prefix_root) {
+  const bool allow_prefix_root = prefix_root == PrefixRoot::allow;
   if (exists(db, "SELECT 1 FROM sessions WHERE sid = ?1", text)) {
     return text;
   }

@@ -33,10 +33,14 @@ class SidAbbreviator {
   std::vector<std::string> m_own_parts;  // sorted
 };
 
+// Whether a SID prefix that sessions hang under ("ci-job 42" for
+// "ci-job 42/…") names them all, as `tree` takes it.
+enum class PrefixRoot { refuse, allow };
+
 // The SID that `text` names: a SID, or a short SID that begins exactly one
-// session's own part. With `allow_prefix_root`, also a prefix that sessions
-// hang under ("ci-job 42" for "ci-job 42/…"), returned as it is (`tree`).
-// Throws std::runtime_error for none or several.
-[[nodiscard]] std::string resolve_sid(db::Database& db, const std::string& text, bool allow_prefix_root = false);
+// session's own part; with PrefixRoot::allow, also such a prefix, returned
+// as it is. Throws std::runtime_error for none or several.
+[[nodiscard]] std::string resolve_sid(db::Database& db, const std::string& text,
+                                      PrefixRoot prefix_root = PrefixRoot::refuse);
 
 }  // namespace trace2d::ctl
