@@ -240,6 +240,25 @@ TEST(Trace2ctl, BashCompletionLoadsAndOffersEveryFlag) {
   }
 }
 
+TEST(Trace2ctl, ZshCompletionParsesAndCompinitBindsIt) {
+  if (!has_program("zsh")) {
+    GTEST_SKIP() << "zsh is not installed (.ci/deps installs it)";
+  }
+  const std::string dir = std::string(TRACE2D_SOURCE_DIR) + "/ctl/completion";
+  ProcessSpec syntax;
+  syntax.argv = {"zsh", "-n", dir + "/_trace2ctl"};
+  const ProcessResult parsed = run_process(syntax);
+  EXPECT_EQ(parsed.exit_code, 0) << parsed.err;
+  // As from the installed share/zsh/site-functions: compinit finds the
+  // #compdef line and binds the function to the command.
+  ProcessSpec spec;
+  spec.argv = {"zsh", "-f", "-c", "fpath=(\"$0\" $fpath); autoload -U compinit; compinit -u -D; print -r -- ${_comps[trace2ctl]}",
+               dir};
+  const ProcessResult bound = run_process(spec);
+  EXPECT_EQ(bound.exit_code, 0) << bound.err;
+  EXPECT_EQ(bound.out, "_trace2ctl\n") << bound.err;
+}
+
 TEST(Trace2ctl, ManPagesRenderWithMan) {
   if (!has_program("man")) {
     GTEST_SKIP() << "man is not installed (.ci/deps installs man-db)";
