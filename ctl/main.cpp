@@ -1,15 +1,23 @@
 // trace2ctl: queries the database trace2d writes. Parses flags, then runs the
 // chosen command (see ctl/commands/command.hpp); every error ends up here.
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
+#include "ctl/output/pager.hpp"
 #include "ctl/query/database.hpp"
 #include "trace2d/version.hpp"
 
@@ -33,16 +41,33 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", std::string("trace2ctl ") + k_version);
   cli.add_option("--db", global.db_path, "SQLite database written by trace2d")
       ->capture_default_str();
+  std::string format_name = "table";
+  CLI::Option* format_option = cli.add_option("--format", format_name,
+                 "table: aligned columns for reading (durations in ms, short SIDs); json, csv, tsv: for programs "
+                 "(the schema's column names and units, whole SIDs)")
+      ->check(CLI::IsMember({"table", "json", "csv", "tsv"}))
+      ->capture_default_str();
   bool json = false;
   cli.add_flag("--json", json,
-               "Print JSON instead of a table: INTEGER/REAL as numbers, NULL as null, "
-               "BLOB as a hex string");
+               "Same as --format json: INTEGER/REAL as numbers, NULL as null, BLOB as a hex string, argv as an "
+               "array")
+      ->excludes(format_option);
+  std::string colour = "auto";
+  cli.add_option("--color", colour,
+                 "Failed runs in red in tables: auto (when standard output is a terminal and NO_COLOR is unset), "
+                 "always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  bool no_pager = false;
+  cli.add_flag("--no-pager", no_pager,
+               "Do not page the output (by default, on a terminal, it goes through TRACE2CTL_PAGER, PAGER or "
+               "`less`, with LESS=FRX unless LESS is set)");
   double timeout_seconds =
       std::chrono::duration<double>(ctl::k_default_query_timeout).count();
   cli.add_option("--timeout", timeout_seconds,
                  "Stop the command's queries after this many seconds (0: no limit); a long query holds a "
                  "snapshot that keeps trace2d's write-ahead log from shrinking")
-      ->check(CLI::Range(0.0, 366.0 * 86400.0))
+      ->check(ctl::number_between(0.0, 366.0 * 86400.0, "seconds"))
       ->capture_default_str();
   // Global flags also after the command name: `trace2ctl sessions --json`.
   cli.fallthrough();
@@ -72,14 +97,31 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trace2ctl: a command is required\n%s", cli.help().c_str());
     return k_usage_exit;
   }
-  global.format = json ? ctl::OutputFormat::json : ctl::OutputFormat::table;
+  global.format = json ? ctl::OutputFormat::json : ctl::parse_output_format(format_name).value();
+  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  if (colour == "auto") {
+    const char* no_colour = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    global.colour = terminal && (no_colour == nullptr || *no_colour == '\0') &&
+                    !(term != nullptr && std::string_view(term) == "dumb");
+  } else {
+    global.colour = colour == "always";
+  }
   global.query_timeout = std::chrono::milliseconds(std::llround(timeout_seconds * 1000.0));
 
   try {
+    // Declared before the commands run and destroyed after the flush below:
+    // the pager gets all of the output, then trace2ctl waits for it.
+    std::optional<ctl::Pager> pager;
     for (const ctl::Command& command : commands) {
-      if (command.app->parsed()) {
-        command.run(ctl::Context{global, std::cout});
+      if (!command.app->parsed()) {
+        continue;
       }
+      const std::optional<std::string> pager_command = ctl::pager_command();
+      if (terminal && !no_pager && command.pages && command.pages() && pager_command) {
+        pager.emplace(*pager_command);
+      }
+      command.run(ctl::Context{global, std::cout});
     }
     std::cout.flush();
     if (!std::cout) {

@@ -43,6 +43,12 @@ set(_expected
     "${_sysusers}/trace2d.conf" "${_tmpfiles}/trace2d.conf"
     "${_docs}/README.md" "${_docs}/systemd.md" "${_docs}/architecture.md" "${_docs}/schema.md"
     "${_docs}/examples/trace2d.toml"
+    "${_docs}/trace2ctl.md"
+    # Man pages (docs/CMakeLists.txt) and trace2ctl's shell completion.
+    "${_root}${PREFIX}/share/man/man1/trace2ctl.1" "${_root}${PREFIX}/share/man/man5/trace2d.toml.5"
+    "${_root}${PREFIX}/share/man/man8/trace2d.8"
+    "${_root}${PREFIX}/share/bash-completion/completions/trace2ctl"
+    "${_root}${PREFIX}/share/zsh/site-functions/_trace2ctl"
     # Where trace2d reads it, whatever the prefix.
     "${_root}${CONFIG_FILE}")
 set(_missing "")

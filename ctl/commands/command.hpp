@@ -14,16 +14,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "ctl/output/format.hpp"
 #include "ctl/query/database.hpp"
 
 namespace trace2d::ctl {
-
-enum class OutputFormat { table, json };
 
 // Flags given before (or, thanks to fallthrough, after) the command name.
 struct GlobalOptions {
   std::string db_path;
   OutputFormat format = OutputFormat::table;
+  // Failures in red in tables: --color, or else whether standard output is
+  // a terminal and NO_COLOR is unset (https://no-color.org).
+  bool colour = false;
   // --timeout: how long the command's queries may run (zero: no limit).
   std::chrono::milliseconds query_timeout = k_default_query_timeout;
 };
@@ -39,11 +41,18 @@ class CommandError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// For commands whose output is not one table (a tree, a record, a page):
+// throws CommandError when --format asks for csv or tsv.
+void require_table_or_json(const Context& ctx, const std::string& command);
+
 using CommandRunner = std::function<void(const Context&)>;
 
 struct Command {
   CLI::App* app = nullptr;  // owned by the parent CLI::App
   CommandRunner run;
+  // Whether its output (as the flags ask for it) goes through the pager on
+  // a terminal: not for files, nor for `sessions --follow`. Unset: never.
+  std::function<bool()> pages;
 };
 
 [[nodiscard]] Command add_export_command(CLI::App& cli);

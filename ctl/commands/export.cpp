@@ -9,6 +9,7 @@
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/query/database.hpp"
@@ -40,7 +41,14 @@ void write_otlp_json(const Context& ctx, const ExportOptions& options, const mod
     ctx.out << line;
   } else {
     write_text_file(options.output, line);
-    ctx.out << "wrote " << batch.spans.size() << " spans to " << options.output << " (OTLP/JSON)\n";
+    if (ctx.global.format == OutputFormat::json) {
+      std::string text = "{\"file\":";
+      append_json_string(text, options.output);
+      text += ",\"format\":\"otlp-json\",\"spans\":" + std::to_string(batch.spans.size()) + "}\n";
+      ctx.out << text;
+    } else {
+      ctx.out << "wrote " << batch.spans.size() << " spans to " << options.output << " (OTLP/JSON)\n";
+    }
   }
 }
 
@@ -99,8 +107,8 @@ Command add_export_command(CLI::App& cli) {
       ->capture_default_str();
   app->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")
-      ->check(CLI::NonNegativeNumber);
-  return {app, [options](const Context& ctx) { run_export(ctx, *options); }};
+      ->check(whole_number_at_least(0));
+  return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 
 }  // namespace trace2d::ctl

@@ -1,7 +1,9 @@
 // trace2ctl report --html FILE: a self-contained HTML page with the
 // per-command summary and flame charts of the slowest process trees.
 
+#include <algorithm>
 #include <exception>
+#include <variant>
 #include <memory>
 #include <string>
 
@@ -9,6 +11,7 @@
 #include "model/tree_filter.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
@@ -16,6 +19,7 @@
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
 #include "db/read_transaction.hpp"
+#include "ctl/render/describe.hpp"
 #include "ctl/render/html_report.hpp"
 #include "proto/timestamp.hpp"
 
@@ -23,6 +27,8 @@ namespace trace2d::ctl {
 namespace {
 
 constexpr int k_default_trees = 5;
+// The report lists this many of the latest failed runs.
+constexpr int k_failed_rows = 50;
 
 struct ReportOptions {
   std::string html;
@@ -33,6 +39,9 @@ struct ReportOptions {
 
 std::string describe_window(const Window& window) {
   std::string text = window.since ? "sessions since " + *window.since : std::string("all sessions");
+  if (window.until) {
+    text += " until " + *window.until;
+  }
   if (!window.cmd.empty()) {
     text += " of command " + window.cmd;
   }
@@ -49,6 +58,15 @@ void run_report(const Context& ctx, const ReportOptions& options) {
   {
     const db::ReadTransaction snapshot(db);
     report.command_stats = command_stats(db, window, Units::milliseconds);
+    report.failed_runs = failed_sessions(db, window, k_failed_rows);
+    // A command line reads better than its JSON array.
+    const auto& columns = report.failed_runs.columns;
+    const auto argv_column = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), "argv") - columns.begin());
+    for (Row& row : report.failed_runs.rows) {
+      if (const auto* json = std::get_if<std::string>(&row.at(argv_column))) {
+        row[argv_column] = render::join_argv(model::parse_string_array(*json));
+      }
+    }
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
       std::vector<model::ProcessRows> rows = model::load_process_rows(db, sid);
       // What one user stored must not cost everyone the report: a tree that
@@ -98,11 +116,11 @@ Command add_report_command(CLI::App& cli) {
   app->add_option("--html", options->html, "The HTML file to write (replaced if it exists)")->required();
   add_window_flags(*app, options->window);
   app->add_option("--limit", options->limit, "Draw the N slowest process trees")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number_at_least(0))
       ->capture_default_str();
   app->add_option("--min-ms", options->min_ms, "Leave out regions and children shorter than this (ms)")
-      ->check(CLI::NonNegativeNumber);
-  return {app, [options](const Context& ctx) { run_report(ctx, *options); }};
+      ->check(non_negative_number());
+  return {app, [options](const Context& ctx) { run_report(ctx, *options); }, nullptr};
 }
 
 }  // namespace trace2d::ctl

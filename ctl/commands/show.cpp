@@ -4,9 +4,12 @@
 #include <string>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/session_columns.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
+#include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
+#include "ctl/query/sid.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -19,8 +22,21 @@ struct ShowOptions {
   std::string sid;
 };
 
-ResultSet query_session(db::Database& db, const std::string& sid) {
-  db::Statement stmt = db.prepare("SELECT * FROM sessions WHERE sid = ?");
+// Every column of the row; for a table (`units` milliseconds) `elapsed`
+// as `elapsed_ms`, as every table shows durations.
+ResultSet query_session(db::Database& db, const std::string& sid, Units units) {
+  std::string columns = "*";
+  if (units == Units::milliseconds) {
+    columns.clear();
+    db::Statement info = db.prepare("SELECT name FROM pragma_table_info('sessions') ORDER BY cid");
+    while (info.step()) {
+      const std::string name(info.column_text(0));
+      columns += columns.empty() ? "" : ", ";
+      // Names come from the schema itself, not from the user.
+      columns += name == "elapsed" ? std::string("round(elapsed * 1000, 3) AS elapsed_ms") : "\"" + name + "\"";
+    }
+  }
+  db::Statement stmt = db.prepare("SELECT " + columns + " FROM sessions WHERE sid = ?");
   stmt.bind_text(1, sid);
   return read_all(stmt);
 }
@@ -33,20 +49,25 @@ ResultSet query_events(db::Database& db, const std::string& sid) {
 }
 
 void run_show(const Context& ctx, const ShowOptions& options) {
+  require_table_or_json(ctx, "show");
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  const std::string sid = resolve_sid(db, options.sid);
   // Both reads in one transaction: a live daemon may add events in between,
   // and the session's event_count should match the events printed.
   db.exec("BEGIN");
-  const ResultSet session = query_session(db, options.sid);
+  const bool json = ctx.global.format == OutputFormat::json;
+  ResultSet session = query_session(db, sid, json ? Units::seconds : Units::milliseconds);
   if (session.rows.empty()) {
-    throw CommandError("no session with sid '" + options.sid + "'");
+    throw CommandError("no session with sid '" + sid + "'");
   }
-  const ResultSet events = query_events(db, options.sid);
+  const ResultSet events = query_events(db, sid);
   db.exec("COMMIT");
+  // argv as a command line in the record; the SID whole.
+  present_session_columns(session, db, ctx.global.format, SidForm::whole);
 
-  if (ctx.global.format == OutputFormat::json) {
+  if (json) {
     std::string text = "{\"session\":";
-    append_json_object(text, session.columns, session.rows.front());
+    append_json_object(text, session.columns, session.rows.front(), {"argv"});
     text += ",\"events\":";
     append_json_array(text, events);
     text += "}\n";
@@ -55,7 +76,9 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   }
   print_record(ctx.out, session.columns, session.rows.front());
   ctx.out << '\n';
-  print_table(ctx.out, events, TableStyle{{{"value", k_table_value_chars}}});
+  TableStyle style;
+  style.limits = {{"value", k_table_value_chars}};
+  print_table(ctx.out, events, style);
 }
 
 }  // namespace
@@ -63,9 +86,9 @@ void run_show(const Context& ctx, const ShowOptions& options) {
 Command add_show_command(CLI::App& cli) {
   auto options = std::make_shared<ShowOptions>();
   CLI::App* app = cli.add_subcommand("show", "Show one session and its events");
-  app->add_option("sid", options->sid, "The session's SID (as in `trace2ctl sessions`)")
+  app->add_option("sid", options->sid, "The session's SID, or the short SID `trace2ctl sessions` shows (a unique prefix of its last part)")
       ->required();
-  return {app, [options](const Context& ctx) { run_show(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_show(ctx, *options); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

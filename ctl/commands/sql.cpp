@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ctl/commands/command.hpp"
-#include "ctl/output/json.hpp"
+#include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
 
@@ -67,10 +67,9 @@ void run_sql(const Context& ctx, const SqlOptions& options) {
     }
     throw CommandError(std::string("SQL error: ") + e.what());
   }
-  if (ctx.global.format == OutputFormat::json) {
-    print_json_array(ctx.out, result);  // "[]" for statements without columns
-  } else if (!result.columns.empty()) {
-    print_table(ctx.out, result);
+  // JSON prints "[]" for statements without columns; the others nothing.
+  if (ctx.global.format == OutputFormat::json || !result.columns.empty()) {
+    print_result(ctx.out, result, ctx.global.format);
   }
 }
 
@@ -84,7 +83,7 @@ Command add_sql_command(CLI::App& cli) {
       "views `events` and `problems`)");
   app->add_option("statement", options->statement, "The SQL statement, e.g. \"SELECT ...\"")
       ->required();
-  return {app, [options](const Context& ctx) { run_sql(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_sql(ctx, *options); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

@@ -6,7 +6,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/window_flags.hpp"
-#include "ctl/output/json.hpp"
+#include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
@@ -22,14 +22,10 @@ struct StatsOptions {
 void run_stats(const Context& ctx, const StatsOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
-  const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
+  const Units units = is_machine_format(ctx.global.format) ? Units::seconds : Units::milliseconds;
   const ResultSet result =
       options.by == "regions" ? region_stats(db, window, units) : command_stats(db, window, units);
-  if (ctx.global.format == OutputFormat::json) {
-    print_json_array(ctx.out, result);
-  } else {
-    print_table(ctx.out, result);
-  }
+  print_result(ctx.out, result, ctx.global.format);
 }
 
 }  // namespace
@@ -43,7 +39,7 @@ Command add_stats_command(CLI::App& cli) {
                   "commands: per cmd_name (command_stats); regions: per region category and label (region_stats)")
       ->check(CLI::IsMember({"commands", "regions"}))
       ->capture_default_str();
-  return {app, [options](const Context& ctx) { run_stats(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_stats(ctx, *options); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

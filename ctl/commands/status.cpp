@@ -44,6 +44,7 @@ std::string duration(std::int64_t us) {
 }
 
 void run_status(const Context& ctx) {
+  require_table_or_json(ctx, "status");
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const bool has_status =
       db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'daemon_status'").value_or(0) > 0;
@@ -137,7 +138,7 @@ void run_status(const Context& ctx) {
 Command add_status_command(CLI::App& cli) {
   CLI::App* app = cli.add_subcommand(
       "status", "What the daemon writing this database is doing: per source counters, queue, latency, size");
-  return {app, [](const Context& ctx) { run_status(ctx); }};
+  return {app, [](const Context& ctx) { run_status(ctx); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

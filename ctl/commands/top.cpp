@@ -4,8 +4,11 @@
 #include <string>
 
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
+#include "ctl/commands/session_columns.hpp"
 #include "ctl/commands/window_flags.hpp"
-#include "ctl/output/json.hpp"
+#include "ctl/output/print_result.hpp"
+#include "ctl/query/failed.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
@@ -21,19 +24,23 @@ struct TopOptions {
   WindowFlags window;
   int limit = k_default_limit;
   std::string by = "commands";
+  bool full_sid = false;
 };
 
 void run_top(const Context& ctx, const TopOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
-  const Units units = ctx.global.format == OutputFormat::json ? Units::seconds : Units::milliseconds;
-  const ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
-                                                   : slowest_sessions(db, window, options.limit, units);
-  if (ctx.global.format == OutputFormat::json) {
-    print_json_array(ctx.out, result);
-  } else {
-    print_table(ctx.out, result, TableStyle{{{"argv", k_table_text_chars}, {"msg", k_table_text_chars}}});
+  const Units units = is_machine_format(ctx.global.format) ? Units::seconds : Units::milliseconds;
+  ResultSet result = options.by == "regions" ? slowest_regions(db, window, options.limit, units)
+                                             : slowest_sessions(db, window, options.limit, units);
+  present_session_columns(result, db, ctx.global.format, options.full_sid ? SidForm::whole : SidForm::short_form);
+  TableStyle style;
+  style.limits = {{"argv", k_table_text_chars}, {"msg", k_table_text_chars}};
+  if (options.by != "regions") {
+    style.alert = failed_row(result);
+    style.colour = ctx.global.colour;
   }
+  print_result(ctx.out, result, ctx.global.format, style);
 }
 
 }  // namespace
@@ -43,13 +50,14 @@ Command add_top_command(CLI::App& cli) {
   CLI::App* app = cli.add_subcommand("top", "The slowest sessions (or regions), slowest first");
   add_window_flags(*app, options->window);
   app->add_option("--limit", options->limit, "Show at most N rows")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number_at_least(1))
       ->capture_default_str();
   app->add_option("--by", options->by,
                   "commands: finished sessions by elapsed; regions: closed regions by elapsed, with their session")
       ->check(CLI::IsMember({"commands", "regions"}))
       ->capture_default_str();
-  return {app, [options](const Context& ctx) { run_top(ctx, *options); }};
+  app->add_flag("--full-sid", options->full_sid, "Print whole SIDs in the table (by default short SIDs, as `sessions`)");
+  return {app, [options](const Context& ctx) { run_top(ctx, *options); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

@@ -9,7 +9,9 @@
 #include "model/tree_filter.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/number_flags.hpp"
 #include "ctl/query/database.hpp"
+#include "ctl/query/sid.hpp"
 #include "db/read_transaction.hpp"
 #include "ctl/render/tree_json.hpp"
 #include "ctl/render/tree_text.hpp"
@@ -24,14 +26,45 @@ struct TreeOptions {
   std::optional<double> min_ms;
   bool no_times = false;
   bool sids = false;
+  bool last = false;
+  std::string cmd;
 };
 
+// --last [--cmd C]: the latest top-level session (of that command).
+std::string latest_root(db::Database& db, const std::string& cmd) {
+  // A session without a parent session in the database is the top of its
+  // tree; with --cmd, the latest of that command, top-level or not
+  // (`tree --last --cmd fetch` shows a fetch even when a script ran it).
+  db::Statement stmt = db.prepare(
+      cmd.empty() ? std::string("SELECT s.sid FROM sessions s WHERE s.parent_sid IS NULL OR NOT EXISTS"
+                                " (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid)"
+                                " ORDER BY s.first_received DESC, s.id DESC LIMIT 1")
+                  : std::string("SELECT s.sid FROM sessions s WHERE s.cmd_name = ?1"
+                                " ORDER BY s.first_received DESC, s.id DESC LIMIT 1"));
+  if (!cmd.empty()) {
+    stmt.bind_text(1, cmd);
+  }
+  if (!stmt.step()) {
+    throw CommandError(cmd.empty() ? std::string("the database holds no sessions yet")
+                                   : "no session of command '" + cmd + "'");
+  }
+  return std::string(stmt.column_text(0));
+}
+
 void run_tree(const Context& ctx, const TreeOptions& options) {
+  require_table_or_json(ctx, "tree");
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  const std::string root = model::normalise_root(options.root);
+  std::string root;
   std::vector<model::ProcessRows> rows;
   {
     const db::ReadTransaction snapshot(db);
+    if (options.last) {
+      root = latest_root(db, options.cmd);
+    } else if (options.root.empty()) {
+      throw CommandError("give a SID, or --last (with --cmd NAME for the latest run of a command)");
+    } else {
+      root = resolve_sid(db, model::normalise_root(options.root), PrefixRoot::allow);
+    }
     rows = model::load_process_rows(db, root);
   }
   if (rows.empty()) {
@@ -52,7 +85,7 @@ void run_tree(const Context& ctx, const TreeOptions& options) {
     ctx.out << text;
     return;
   }
-  render::print_tree_text(ctx.out, tree, {!options.no_times, options.sids});
+  render::print_tree_text(ctx.out, tree, {!options.no_times, options.sids, ctx.global.colour});
 }
 
 }  // namespace
@@ -61,24 +94,27 @@ Command add_tree_command(CLI::App& cli) {
   auto options = std::make_shared<TreeOptions>();
   CLI::App* app = cli.add_subcommand(
       "tree", "Show a process tree: the process, its regions, and the child processes it ran, nested and timed");
-  app->add_option("sid", options->root,
+  CLI::Option* sid = app->add_option("sid", options->root,
                   "A session's SID, or a SID prefix with sessions under it (a GIT_TRACE2_PARENT_SID such as "
-                  "'ci-job 42'): shows every session below it")
-      ->required();
+                  "'ci-job 42'): shows every session below it; or a short SID as `sessions` prints it");
+  app->add_flag("--last", options->last, "The latest process tree (top-level session) instead of a SID")
+      ->excludes(sid);
+  app->add_option("--cmd", options->cmd, "With --last: the latest session of this command (cmd_name, e.g. 'fetch')")
+      ->needs("--last");
   app->add_option("--depth", options->depth,
                   "Show child processes at most N levels below the SID (0: the process alone, its child "
                   "entries not expanded)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   app->add_option("--region-depth", options->region_depth,
                   "Show at most N levels of regions per thread (0: none; children move up to their process)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   app->add_option("--min-ms", options->min_ms,
                   "Hide regions, children and processes shorter than this many milliseconds (unless they hold "
                   "something longer)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app->add_flag("--no-times", options->no_times, "Leave out the time columns (output that diffs across runs)");
   app->add_flag("--sids", options->sids, "Print each process's SID");
-  return {app, [options](const Context& ctx) { run_tree(ctx, *options); }};
+  return {app, [options](const Context& ctx) { run_tree(ctx, *options); }, [] { return true; }};
 }
 
 }  // namespace trace2d::ctl

@@ -7,23 +7,29 @@
 namespace trace2d::ctl {
 
 void add_window_flags(CLI::App& app, WindowFlags& flags) {
-  app.add_option("--since", flags.since,
-                 "Only sessions started at or after this time: a UTC time (2026-11-21T10:00:00Z, 2026-11-21) "
-                 "or a duration ago (30s, 10m, 2h, 3d, 1w)")
-      ->check(CLI::Validator(describe_since_error, "TIME|DURATION", "since"));
+  app.add_option("--since", flags.since, std::string("Only sessions started at or after this time: ") + k_time_help)
+      ->check(CLI::Validator(describe_time_error, "TIME", "time"));
+  app.add_option("--until", flags.until, std::string("Only sessions started before this time (as for --since)"))
+      ->check(CLI::Validator(describe_time_error, "TIME", "time"));
   app.add_option("--cmd", flags.cmd, "Only sessions of this command (cmd_name, e.g. 'fetch')");
 }
 
 Window to_window(const WindowFlags& flags) {
   Window window;
   window.cmd = flags.cmd;
-  if (!flags.since.empty()) {
-    const auto since_us = parse_since(flags.since, proto::unix_now_us());
-    if (!since_us) {
-      throw CommandError(describe_since_error(flags.since));
+  const std::int64_t now = proto::unix_now_us();
+  const auto parse = [now](const std::string& text) -> std::optional<std::string> {
+    if (text.empty()) {
+      return std::nullopt;
     }
-    window.since = since_as_text(*since_us);
-  }
+    const auto us = parse_time(text, now);
+    if (!us) {
+      throw CommandError(describe_time_error(text));
+    }
+    return time_as_text(*us);
+  };
+  window.since = parse(flags.since);
+  window.until = parse(flags.until);
   return window;
 }
 

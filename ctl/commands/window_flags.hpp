@@ -10,6 +10,7 @@ namespace trace2d::ctl {
 
 struct WindowFlags {
   std::string since;
+  std::string until;
   std::string cmd;
 };
 

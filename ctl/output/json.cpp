@@ -1,5 +1,8 @@
 #include "ctl/output/json.hpp"
 
+#include <simdjson.h>
+
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <variant>
@@ -30,7 +33,19 @@ void append_json_value(std::string& out, const Value& value) {
       value);
 }
 
-void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row) {
+namespace {
+
+bool is_json(const std::string& text) {
+  // A fresh parser per value: argv columns are few and short.
+  simdjson::dom::parser parser;
+  simdjson::dom::element element;
+  return parser.parse(text).get(element) == simdjson::SUCCESS;
+}
+
+}  // namespace
+
+void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row,
+                        const std::vector<std::string>& json_columns) {
   out.push_back('{');
   for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) {
     if (c > 0) {
@@ -38,7 +53,15 @@ void append_json_object(std::string& out, const std::vector<std::string>& column
     }
     append_json_string(out, columns[c]);
     out.push_back(':');
-    append_json_value(out, row[c]);
+    const auto* text = std::get_if<std::string>(&row[c]);
+    const bool embed = text != nullptr &&
+                       std::find(json_columns.begin(), json_columns.end(), columns[c]) != json_columns.end() &&
+                       proto::is_valid_utf8(*text) && is_json(*text);
+    if (embed) {
+      out += *text;
+    } else {
+      append_json_value(out, row[c]);
+    }
   }
   out.push_back('}');
 }
@@ -48,7 +71,7 @@ void append_json_array(std::string& out, const ResultSet& result) {
   for (std::size_t r = 0; r < result.rows.size(); ++r) {
     // One row per line: still one document, but diffable and greppable.
     out += r > 0 ? ",\n" : "\n";
-    append_json_object(out, result.columns, result.rows[r]);
+    append_json_object(out, result.columns, result.rows[r], result.json_columns);
   }
   out += result.rows.empty() ? "]" : "\n]";
 }

@@ -20,8 +20,10 @@ namespace trace2d::ctl {
 void append_json_value(std::string& out, const Value& value);
 using proto::append_json_string;  // quoted, invalid UTF-8 repaired
 
-// {"column": value, ...}
-void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row);
+// {"column": value, ...}; the text of `json_columns` (see ResultSet)
+// embedded as JSON when it parses as such.
+void append_json_object(std::string& out, const std::vector<std::string>& columns, const Row& row,
+                        const std::vector<std::string>& json_columns = {});
 
 // [{...}, {...}], one object per row.
 void append_json_array(std::string& out, const ResultSet& result);

@@ -30,6 +30,10 @@ using Row = std::vector<Value>;
 struct ResultSet {
   std::vector<std::string> columns;
   std::vector<Row> rows;
+  // Columns whose TEXT is a JSON document (argv: an array of strings):
+  // JSON output embeds it as it is, not as a string, so `argv` has one
+  // shape (an array) in every command's JSON.
+  std::vector<std::string> json_columns;
 };
 
 // The current row of `stmt`.

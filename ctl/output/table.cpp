@@ -166,7 +166,7 @@ void print_table(std::ostream& out, const ResultSet& result, const TableStyle& s
       line.push_back(std::move(text));
     }
   }
-  const auto write_line = [&](const auto& text_of) {
+  const auto write_line = [&](const auto& text_of, bool red = false) {
     std::string line;
     std::size_t end = 0;
     for (std::size_t c = 0; c < columns; ++c) {
@@ -180,12 +180,17 @@ void print_table(std::ostream& out, const ResultSet& result, const TableStyle& s
       }
     }
     line.resize(end);
-    out << line << '\n';
+    if (red) {
+      out << k_red << line << k_normal << '\n';
+    } else {
+      out << line << '\n';
+    }
   };
   write_line([&](std::size_t c) { return escape_for_terminal(result.columns[c]); });
   write_line([&](std::size_t c) { return std::string(widths[c], '-'); });
-  for (const auto& line : cells) {
-    write_line([&](std::size_t c) { return line[c]; });
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    const bool red = style.colour && style.alert && style.alert(result.rows[r]);
+    write_line([&](std::size_t c) { return cells[r][c]; }, red);
   }
 }
 

@@ -12,9 +12,11 @@
 //     last column is not padded (no trailing blanks).
 
 #include <cstddef>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ctl/output/result_set.hpp"
@@ -28,8 +30,18 @@ struct ColumnLimit {
 };
 
 struct TableStyle {
+  TableStyle() = default;
+  explicit TableStyle(std::vector<ColumnLimit> column_limits) : limits(std::move(column_limits)) {}
+
   std::vector<ColumnLimit> limits;
+  // Rows to draw attention to (a failed run): printed in red when `colour`.
+  std::function<bool(const Row&)> alert;
+  bool colour = false;
 };
+
+// SGR sequences for --color: red for failures, and back to normal.
+inline constexpr std::string_view k_red = "\033[31m";
+inline constexpr std::string_view k_normal = "\033[m";
 
 void print_table(std::ostream& out, const ResultSet& result, const TableStyle& style = {});
 

@@ -2,12 +2,9 @@
 
 #include <vector>
 
-namespace trace2d::ctl {
-namespace {
+#include "ctl/query/failed.hpp"
 
-// "AND ..." conditions on the sessions alias `s`, with ?1 the start of the
-// window and ?2 the command (see bind_window). Sessions that never sent a
-// time count from when trace2d first saw them.
+namespace trace2d::ctl {
 std::string window_condition(const Window& window) {
   std::string sql;
   if (window.since) {
@@ -15,6 +12,9 @@ std::string window_condition(const Window& window) {
   }
   if (!window.cmd.empty()) {
     sql += " AND s.cmd_name = ?2";
+  }
+  if (window.until) {
+    sql += " AND coalesce(s.start_time, s.first_received) < ?3";
   }
   return sql;
 }
@@ -26,7 +26,12 @@ void bind_window(db::Statement& stmt, const Window& window) {
   if (!window.cmd.empty()) {
     stmt.bind_text(2, window.cmd);
   }
+  if (window.until) {
+    stmt.bind_text(3, *window.until);
+  }
 }
+
+namespace {
 
 ResultSet run(db::Database& db, const std::string& sql, const Window& window) {
   db::Statement stmt = db.prepare(sql);
@@ -75,7 +80,7 @@ ResultSet command_stats(db::Database& db, const Window& window, Units units) {
 // its share of that table) text of their own: grouped by both, shown as one.
 ResultSet region_stats(db::Database& db, const Window& window, Units units) {
   const std::string source =
-      window.since || !window.cmd.empty()
+      window.since || window.until || !window.cmd.empty()
           ? "(SELECT r.category, r.label, r.category_text, r.label_text, r.elapsed FROM region_store r"
             " JOIN sessions s ON s.id = r.session WHERE 1" + window_condition(window) + ")"
           : std::string("region_store");
@@ -113,6 +118,14 @@ ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Uni
       " FROM top t JOIN sessions s ON s.id = t.session LEFT JOIN names ca ON ca.id = t.category"
       " LEFT JOIN names la ON la.id = t.label LEFT JOIN names th ON th.id = t.thread"
       " ORDER BY t.elapsed DESC, t.session, t.seq";
+  return run(db, sql, window);
+}
+
+ResultSet failed_sessions(db::Database& db, const Window& window, int limit) {
+  const std::string sql =
+      "SELECT s.start_time, s.cmd_name, s.exit_code, s.signo, s.status, round(s.elapsed * 1000, 3) AS elapsed_ms,"
+      " s.argv, s.sid FROM sessions s WHERE " + std::string(k_failed_condition) + window_condition(window) +
+      " ORDER BY s.first_received DESC, s.id DESC LIMIT " + std::to_string(limit);
   return run(db, sql, window);
 }
 

@@ -17,8 +17,15 @@ enum class Units { seconds, milliseconds };
 
 struct Window {
   std::optional<std::string> since;  // "YYYY-MM-DDTHH:MM:SS.ffffffZ"
+  std::optional<std::string> until;  // exclusive; same format
   std::string cmd;                   // only this cmd_name; empty: all
 };
+
+// "AND ..." conditions on the sessions alias `s` for `window`, with ?1 its
+// start, ?2 its command and ?3 its end, which bind_window() binds. Sessions
+// that never sent a time count from when trace2d first saw them.
+[[nodiscard]] std::string window_condition(const Window& window);
+void bind_window(db::Statement& stmt, const Window& window);
 
 // Per cmd_name: runs, failures (non-zero exit or a signal), incomplete
 // sessions, nearest-rank p50/p90/p99 and max of elapsed, total elapsed;
@@ -34,6 +41,10 @@ struct Window {
 
 // The `limit` slowest closed regions, with their session, slowest first.
 [[nodiscard]] ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Units units);
+
+// The `limit` latest failed sessions (see failed.hpp), newest first:
+// start_time, cmd_name, exit_code, signo, status, elapsed_ms, argv (JSON), sid.
+[[nodiscard]] ResultSet failed_sessions(db::Database& db, const Window& window, int limit);
 
 // SIDs of the `limit` slowest finished processes that are the top of their
 // tree (no parent session in the database), slowest first.

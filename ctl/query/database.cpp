@@ -10,7 +10,9 @@
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
+#include "ctl/query/database_diagnosis.hpp"
 #include "db/default_paths.hpp"
 
 namespace trace2d::ctl {
@@ -38,6 +40,9 @@ void check_file(const std::string& path) {
   if (::access(path.c_str(), R_OK) != 0) {
     throw std::runtime_error("cannot read database '" + path + "': " + std::strerror(errno));
   }
+  if (auto reason = not_sqlite_reason(path)) {
+    throw std::runtime_error(std::move(*reason));
+  }
 }
 
 void check_schema(db::Database& db) {
@@ -55,12 +60,13 @@ void check_schema(db::Database& db) {
     if (is_query_timeout(e)) {
       throw;
     }
-    // SQLITE_NOTADB and friends surface here, on the first read, not at open.
-    throw std::runtime_error("'" + db.path() + "' is not a trace2d database: " + e.what());
+    // Failures to open surface here, on the first read, not at open; the
+    // file is SQLite (check_file saw its header), so say what else it is.
+    throw std::runtime_error(diagnose_unreadable_database(db.path(), e.what()));
   }
   if (found != static_cast<std::int64_t>(k_required_objects.size())) {
-    throw std::runtime_error("'" + db.path() +
-                             "' is not a trace2d database (it lacks trace2d's tables)");
+    throw std::runtime_error("'" + db.path() + "' is not a trace2d database: an SQLite database without trace2d's " +
+                             "tables (" + list + "); --db must name the database trace2d writes");
   }
 }
 

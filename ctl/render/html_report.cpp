@@ -45,12 +45,13 @@ void append_cell(std::string& out, const Value& value) {
   out += "</td>";
 }
 
-void append_stats_table(std::string& out, const ResultSet& stats) {
+void append_result_table(std::string& out, const ResultSet& stats, const std::string& css_class,
+                         const std::string& when_empty) {
   if (stats.rows.empty()) {
-    out += "<p class=\"meta\">No sessions in this window.</p>\n";
+    out += "<p class=\"meta\">" + when_empty + "</p>\n";
     return;
   }
-  out += "<table class=\"stats\"><thead><tr>";
+  out += "<table class=\"" + css_class + "\"><thead><tr>";
   for (const std::string& column : stats.columns) {
     out += "<th>";
     append_html_escaped(out, column);
@@ -134,7 +135,13 @@ void append_html_report(std::string& out, const HtmlReport& report) {
   out += "</code> &middot; generated ";
   append_html_escaped(out, report.generated_at);
   out += "</p>\n<h2>Commands</h2>\n";
-  append_stats_table(out, report.command_stats);
+  append_result_table(out, report.command_stats, "stats", "No sessions in this window.");
+  out += "<h2 id=\"failed\">Failed runs</h2>\n";
+  if (!report.failed_runs.rows.empty()) {
+    out += "<p class=\"meta\">The latest " + std::to_string(report.failed_runs.rows.size()) +
+           ": a non-zero exit code, a signal, or never finished (incomplete).</p>\n";
+  }
+  append_result_table(out, report.failed_runs, "failed", "No failed runs in this window.");
   out += "<h2>Slowest process trees</h2>\n";
   if (report.trees.empty()) {
     out += "<p class=\"meta\">No finished sessions in this window.</p>\n";

@@ -3,6 +3,7 @@
 // SVG, no scripts, no fonts or images to fetch: it opens offline and can be
 // mailed or attached to a CI run) with
 //   - the per-command summary (command_stats over the window),
+//   - the latest failed runs (non-zero exit, signal, or incomplete),
 //   - a list of the slowest process trees, and
 //   - for each of them, a flame chart: processes, regions, child processes
 //     and threads as nested bars along one time axis, labelled where the
@@ -21,6 +22,7 @@ struct HtmlReport {
   std::string generated_at;  // UTC
   std::string window;        // "all sessions", "since 2026-...", ...
   ResultSet command_stats;   // as command_stats() gives it in milliseconds
+  ResultSet failed_runs;     // as failed_sessions() gives it, argv as a command line
   std::vector<model::ProcessTree> trees;  // slowest first
   std::vector<std::string> problems;         // trees left out, and why
 };

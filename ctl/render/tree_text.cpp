@@ -13,29 +13,52 @@ namespace {
 constexpr const char* k_middle = "├─ ";
 constexpr const char* k_last = "└─ ";
 
+// Under its child_start the child line shows the command already
+// ("child 1: git maintenance run --auto" above "maintenance"); repeating it
+// is noise. Not so for a git that the child did not run itself but that ran
+// while it did, such as a hook script's `git rev-parse` (placed_by
+// "child_window"): the child line shows the script, the git argv is news.
+bool shown_by_child(const model::ProcessInfo& process, const model::ChildInfo* child) {
+  return child != nullptr && process.placed_by == "child_sid";
+}
+
+// As ctl/query/failed.hpp has it for sessions; a child by its exit code.
+bool failed(const model::Node& node) {
+  if (const auto* process = node.process()) {
+    return (process->exit_code && *process->exit_code != 0) || process->signo || process->status == "incomplete";
+  }
+  if (const auto* child = node.child()) {
+    return child->code && *child->code != 0;
+  }
+  return false;
+}
+
 struct Line {
   std::string start;
   std::string elapsed;
   std::string text;
+  bool red = false;
 };
 
 class TreeLines {
  public:
   explicit TreeLines(const TreeTextOptions& options) : m_options(options) {}
 
-  void add(const model::Node& node, const std::string& lead, const std::string& connector, bool under_child) {
-    // Under its child_start the child line already shows the command.
-    const bool with_argv = node.process() != nullptr && !under_child;
+  // `parent_child`: the child_start this node hangs under, if any.
+  void add(const model::Node& node, const std::string& lead, const std::string& connector,
+           const model::ChildInfo* parent_child) {
+    const bool with_argv = node.process() != nullptr && !shown_by_child(*node.process(), parent_child);
     m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
-                       lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids))});
+                       lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids)),
+                       m_options.colour && failed(node)});
     const std::string next_lead = lead + (connector.empty() ? "" : (connector == k_last ? "   " : "│  "));
     for (std::size_t i = 0; i < node.children.size(); ++i) {
       const bool last = i + 1 == node.children.size();
-      add(node.children[i], next_lead, last ? k_last : k_middle, node.child() != nullptr);
+      add(node.children[i], next_lead, last ? k_last : k_middle, node.child());
     }
   }
 
-  void add_root(const std::string& text) { m_lines.push_back({{}, {}, text}); }
+  void add_root(const std::string& text) { m_lines.push_back({{}, {}, text, false}); }
 
   void print(std::ostream& out) const {
     std::size_t start_width = std::string("start_ms").size();
@@ -56,7 +79,11 @@ class TreeLines {
       if (m_options.times) {
         text += pad(line.start, start_width) + "  " + pad(line.elapsed, elapsed_width) + "  ";
       }
-      text += line.text + "\n";
+      if (line.red) {
+        text += std::string(k_red) + line.text + std::string(k_normal) + "\n";
+      } else {
+        text += line.text + "\n";
+      }
     }
     out << text;
   }
@@ -73,13 +100,13 @@ void print_tree_text(std::ostream& out, const model::ProcessTree& tree, const Tr
   const bool one_session = tree.processes.size() == 1 && tree.processes.front().process() != nullptr &&
                            tree.processes.front().process()->sid == tree.root;
   if (one_session) {
-    lines.add(tree.processes.front(), "", "", false);
+    lines.add(tree.processes.front(), "", "", nullptr);
   } else {
     // A prefix without a session of its own: its sessions hang under it.
     lines.add_root(escape_for_terminal(tree.root) + "  [" + std::to_string(tree.processes.size()) +
                    (tree.processes.size() == 1 ? " process" : " processes") + " under this SID prefix]");
     for (std::size_t i = 0; i < tree.processes.size(); ++i) {
-      lines.add(tree.processes[i], "", i + 1 == tree.processes.size() ? k_last : k_middle, false);
+      lines.add(tree.processes[i], "", i + 1 == tree.processes.size() ? k_last : k_middle, nullptr);
     }
   }
   lines.print(out);

@@ -18,6 +18,7 @@ namespace trace2d::ctl::render {
 struct TreeTextOptions {
   bool times = true;  // false: no time columns (stable output to diff)
   bool sids = false;  // each process's SID after its line
+  bool colour = false;  // failed processes and children in red
 };
 
 void print_tree_text(std::ostream& out, const model::ProcessTree& tree, const TreeTextOptions& options);

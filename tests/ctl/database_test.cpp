@@ -7,6 +7,8 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "ctl/query/database.hpp"
 #include "db/sqlite.hpp"
@@ -68,10 +70,67 @@ TEST(Trace2ctlDatabase, RefusesAFileThatIsNotSqlite) {
   write_file(path, std::string(4096, 'z'));
   const ProcessResult result = run_ctl({"--db", path, "sql", "SELECT 1"});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.err.find("is not a trace2d database"), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("not a database"), std::string::npos) << "SQLite's reason\n"
-                                                                  << result.err;
+  EXPECT_NE(result.err.find("'" + path + "' is not an SQLite database"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("SELECT"), std::string::npos) << "no internal SQL\n" << result.err;
   EXPECT_EQ(read_file(path), std::string(4096, 'z'));
+}
+
+TEST(Trace2ctlDatabase, AShortTextFileIsNotSqliteEither) {
+  TempDir dir;
+  const std::string path = dir.file("workload.sh");
+  write_file(path, "#!/bin/sh\ngit status\n");
+  const ProcessResult result = run_ctl({"--db", path, "sessions"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "trace2ctl: '" + path +
+                            "' is not an SQLite database (it does not start with SQLite's file header); --db must "
+                            "name the database trace2d writes\n");
+}
+
+TEST(Trace2ctlDatabase, AnSqliteDatabaseOfAnotherProgramIsNamedSo) {
+  TempDir dir;
+  const std::string path = dir.file("other.db");
+  {
+    db::Database other(path, db::OpenMode::read_write_create);
+    other.exec("CREATE TABLE t (x)");
+  }
+  const ProcessResult result = run_ctl({"--db", path, "sessions"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("an SQLite database without trace2d's tables"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("SELECT"), std::string::npos) << result.err;
+}
+
+TEST(Trace2ctlDatabase, AnUnreadableShmIsNamedAsTheCause) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root reads every file";
+  }
+  SampleDatabase db;
+  db.writer().exec("BEGIN IMMEDIATE");  // keeps the -wal and -shm in place
+  const std::string shm = db.path() + "-shm";
+  ASSERT_TRUE(std::filesystem::exists(shm));
+  std::filesystem::permissions(shm, std::filesystem::perms::owner_write);
+  const ProcessResult result = run_ctl({"--db", db.path(), "sessions"});
+  std::filesystem::permissions(shm, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  db.writer().exec("ROLLBACK");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("cannot read '" + shm + "'"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("SELECT"), std::string::npos) << result.err;
+}
+
+TEST(Trace2ctlFlags, BadNumbersGetAReadableMessage) {
+  SampleDatabase db;
+  for (const auto& [flag, value, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--limit", "-1", "'-1' is not a whole number of 0 or more"},
+           {"--limit", "1.5", "'1.5' is not a whole number of 0 or more"},
+           {"--limit", "many", "'many' is not a whole number of 0 or more"}}) {
+    const ProcessResult result = run_ctl({"--db", db.path(), "sessions", flag, value});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(expected), std::string::npos) << result.err;
+    EXPECT_LT(result.err.size(), 200u) << result.err;
+  }
+  const ProcessResult timeout = run_ctl({"--db", db.path(), "--timeout", "-1", "sessions"});
+  EXPECT_EQ(timeout.exit_code, 2);
+  EXPECT_NE(timeout.err.find("'-1' is not a number of seconds from 0 to 31622400"), std::string::npos)
+      << timeout.err;
 }
 
 TEST(Trace2ctlDatabase, ReadsWhileAWriterHoldsAnOpenTransaction) {

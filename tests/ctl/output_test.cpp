@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "ctl/output/delimited.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
 
@@ -95,6 +96,25 @@ TEST(Trace2ctlOutput, EmptyJsonArray) {
   std::ostringstream out;
   print_json_array(out, result);
   EXPECT_EQ(out.str(), "[]\n");
+}
+
+TEST(Trace2ctlOutput, CsvQuotesWhatNeedsItAndTsvEscapes) {
+  ResultSet result;
+  result.columns = {"text", "n", "x", "nothing", "bytes", "argv"};
+  result.rows.push_back({std::string("a,b \"c\"\nd"), std::int64_t{7}, 0.5, Null{}, Blob{"\x01\xff"},
+                         std::string(R"(["git","-c","a=b\tc"])")});
+  result.rows.push_back({std::string("plain"), std::int64_t{-1}, 2.0, Null{}, Blob{""}, std::string("tab\there\\")});
+  std::ostringstream csv;
+  print_delimited(csv, result, Delimiter::csv);
+  EXPECT_EQ(csv.str(),
+            "text,n,x,nothing,bytes,argv\n"
+            "\"a,b \"\"c\"\"\nd\",7,0.5,,01ff,\"[\"\"git\"\",\"\"-c\"\",\"\"a=b\\tc\"\"]\"\n"
+            "plain,-1,2.0,,,tab\there\\\n");
+  std::ostringstream tsv;
+  print_delimited(tsv, result, Delimiter::tsv, Header::omit);
+  EXPECT_EQ(tsv.str(),
+            "a,b \"c\"\\nd\t7\t0.5\t\t01ff\t[\"git\",\"-c\",\"a=b\\\\tc\"]\n"
+            "plain\t-1\t2.0\t\t\ttab\\there\\\\\n");
 }
 
 }  // namespace

@@ -37,7 +37,17 @@ TEST(Trace2ctlReport, WritesOneSelfContainedPage) {
   }
   EXPECT_EQ(count_of(html, "http"), count_of(html, "http://www.w3.org/2000/svg"));
   // The summary: one row per command.
-  EXPECT_EQ(count_of(html, "<tr><td>"), 23u);
+  const auto table = [&](const std::string& css_class) {
+    const auto start = html.find("<table class=\"" + css_class + "\">");
+    return start == std::string::npos ? std::string() : html.substr(start, html.find("</table>", start) - start);
+  };
+  EXPECT_EQ(count_of(table("stats"), "<tr><td>"), 23u);
+  // The failed runs: a checkout of a missing branch (exit 1) and a
+  // rev-parse of invalid UTF-8 (exit 128), newest first.
+  const std::string failed = table("failed");
+  EXPECT_EQ(count_of(failed, "<tr><td>"), 2u) << failed;
+  EXPECT_NE(failed.find("git checkout no-such-branch"), std::string::npos) << failed;
+  EXPECT_LT(html.find("<h2 id=\"failed\">Failed runs</h2>"), html.find("<h2>Slowest process trees</h2>"));
   // The five slowest trees, slowest first: the clone, then the gc.
   EXPECT_EQ(count_of(html, "<section class=\"tree\""), 5u);
   const auto clone = html.find("data-sid=\"" + std::string(k_clone_sid) + "\"");

@@ -1,8 +1,14 @@
 // trace2ctl sessions: order, filters, table and JSON output.
 
+#include <signal.h>
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,7 +28,7 @@ std::vector<std::string> listed_sids(const ProcessResult& result) {
 }
 
 std::vector<std::string> sessions(const SampleDatabase& db, std::vector<std::string> args) {
-  args.insert(args.begin(), {"--db", db.path(), "sessions"});
+  args.insert(args.begin(), {"--db", db.path(), "sessions", "--full-sid"});
   const ProcessResult result = run_ctl(args);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
@@ -39,13 +45,13 @@ TEST(Trace2ctlSessions, ListsNewestFirstWithIdBreakingTies) {
 
 TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   SampleDatabase db;
-  const ProcessResult result = run_ctl({"--db", db.path(), "sessions"});
+  const ProcessResult result = run_ctl({"--db", db.path(), "sessions", "--full-sid"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto lines = split_lines(result.out);
   ASSERT_EQ(lines.size(), 7u) << result.out;
   // Words of the header, in order, padded apart.
-  const std::vector<std::string> columns{"sid", "cmd_name", "status", "exit_code",
-                                         "elapsed", "events", "start_time"};
+  const std::vector<std::string> columns{"sid",       "start_time", "cmd_name",    "status",
+                                         "exit_code", "elapsed_ms", "event_count", "argv"};
   std::size_t pos = 0;
   for (const std::string& column : columns) {
     const std::size_t found = lines[0].find(column, pos);
@@ -57,7 +63,8 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   EXPECT_EQ(recent.rfind("sid-recent ", 0), 0u) << recent;
   EXPECT_NE(recent.find(" status "), std::string::npos) << recent;
   EXPECT_NE(recent.find(" complete "), std::string::npos) << recent;
-  EXPECT_NE(recent.find(" 0.0125 "), std::string::npos) << recent;
+  EXPECT_NE(recent.find(" 12.5 "), std::string::npos) << "milliseconds, as everywhere in tables\n" << recent;
+  EXPECT_NE(recent.find(" git status"), std::string::npos) << "argv as a command line\n" << recent;
   EXPECT_NE(recent.find(db.time_ago(k_hour_us)), std::string::npos) << recent;
   for (const std::string& line : lines) {
     EXPECT_EQ(line.back() == ' ', false) << "trailing blank: '" << line << "'";
@@ -107,7 +114,7 @@ TEST(Trace2ctlSessions, DefaultLimitIsFifty) {
 TEST(Trace2ctlSessions, RejectsBadFilterValuesAsUsageErrors) {
   SampleDatabase db;
   for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
-           {"--status", "finished"}, {"--since", "yesterday"}, {"--since", "10x"},
+           {"--status", "finished"}, {"--since", "soon"}, {"--until", "later"}, {"--since", "10x"},
            {"--since", "2026-13-01T00:00:00Z"}, {"--limit", "-1"}, {"--limit", "many"}}) {
     std::vector<std::string> args{"--db", db.path(), "sessions"};
     args.insert(args.end(), flags.begin(), flags.end());
@@ -134,9 +141,13 @@ TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
   EXPECT_EQ(std::string_view(recent["status"].get_string().value()), "complete");
   EXPECT_EQ(recent["exit_code"].get_int64().value(), 1);
   EXPECT_DOUBLE_EQ(recent["elapsed"].get_double().value(), 0.0125);
-  EXPECT_EQ(recent["events"].get_int64().value(), 5);
+  EXPECT_EQ(recent["event_count"].get_int64().value(), 5) << "the schema's column name";
   EXPECT_EQ(std::string_view(recent["start_time"].get_string().value()), db.time_ago(k_hour_us));
-  EXPECT_EQ(recent.size(), 7u);
+  simdjson::dom::array argv = recent["argv"].get_array().value();
+  ASSERT_EQ(argv.size(), 2u) << "argv is an array, as in `tree --json`";
+  EXPECT_EQ(std::string_view(argv.at(1).get_string().value()), "status");
+  EXPECT_TRUE(recent["signo"].is_null());
+  EXPECT_EQ(recent.size(), 9u);
 
   simdjson::dom::object nostart = rows.at(1).get_object().value();
   EXPECT_TRUE(nostart["cmd_name"].is_null());
@@ -150,6 +161,156 @@ TEST(Trace2ctlSessions, JsonOfNoRowsIsAnEmptyArray) {
       run_ctl({"--json", "--db", db.path(), "sessions", "--cmd", "no-such-command"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "[]\n");
+}
+
+TEST(Trace2ctlSessions, UntilFailedAndLast) {
+  SampleDatabase db;
+  EXPECT_EQ(sessions(db, {"--until", "30m"}), (Sids{"sid-recent", "sid-fetch", "sid-old"}));
+  EXPECT_EQ(sessions(db, {"--since", "1d", "--until", "30m"}), (Sids{"sid-recent"}));
+  // sid-recent exited 1, sid-fetch is incomplete.
+  EXPECT_EQ(sessions(db, {"--failed"}), (Sids{"sid-recent", "sid-fetch"}));
+  EXPECT_EQ(sessions(db, {"--last"}), (Sids{"sid-tie"}));
+  EXPECT_EQ(sessions(db, {"--last", "--failed"}), (Sids{"sid-recent"}));
+}
+
+TEST(Trace2ctlSessions, ShortSidsAreUniquePrefixesThatShowAndTreeAccept) {
+  SampleDatabase db;
+  db.insert_session(50, "20261122T000429.517133Z-H0a7c9cdf-P000014ca", "status", "complete", db.time_ago(k_day_us),
+                    db.time_ago(k_day_us));
+  db.insert_session(51, "20261122T000429.517133Z-H0a7c9cdf-P000014ca/20261122T000429.553282Z-H0a7c9cdf-P000014da",
+                    "rev-parse", "complete", db.time_ago(k_day_us), db.time_ago(k_day_us));
+  db.insert_session(52, "20261122T000429.589719Z-H0a7c9cdf-P000014ea", "status", "complete", db.time_ago(k_day_us),
+                    db.time_ago(k_day_us));
+  const ProcessResult result = run_ctl({"--db", db.path(), "sessions", "--cmd", "rev-parse"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  // The nested session's own part, cut where it differs from every other
+  // session's own part ("…T000429.5" is shared by the three).
+  const auto sids = listed_sids(result);
+  ASSERT_EQ(sids, Sids{"20261122T000429.55"}) << result.out;
+  const ProcessResult show = run_ctl({"--db", db.path(), "show", sids.front()});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("sid: 20261122T000429.517133Z-H0a7c9cdf-P000014ca/20261122T000429.553282Z"),
+            std::string::npos)
+      << show.out;
+  const ProcessResult ambiguous = run_ctl({"--db", db.path(), "show", "20261122T000429.5"});
+  EXPECT_EQ(ambiguous.exit_code, 1);
+  EXPECT_NE(ambiguous.err.find("short SID '20261122T000429.5' is ambiguous: it begins 3 sessions' SIDs"),
+            std::string::npos)
+      << ambiguous.err;
+  const ProcessResult tree = run_ctl({"--db", db.path(), "tree", "20261122T000429.58", "--no-times"});
+  EXPECT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_EQ(run_ctl({"--db", db.path(), "show", "nothing-like-it"}).err,
+            "trace2ctl: no session with sid 'nothing-like-it'\n");
+}
+
+TEST(Trace2ctlSessions, FailedRowsAreRedOnlyWhenColourIsOn) {
+  SampleDatabase db;
+  const ProcessResult plain = run_ctl({"--db", db.path(), "sessions"});
+  EXPECT_EQ(plain.out.find('\033'), std::string::npos) << "not a terminal: no colour";
+  const ProcessResult red = run_ctl({"--db", db.path(), "sessions", "--full-sid", "--color", "always"});
+  ASSERT_EQ(red.exit_code, 0) << red.err;
+  for (const std::string& line : split_lines(red.out)) {
+    const bool failed = line.find("sid-recent") != std::string::npos || line.find("sid-fetch") != std::string::npos;
+    const bool is_red = line.rfind("\033[31m", 0) == 0 && line.size() > 3 && line.substr(line.size() - 3) == "\033[m";
+    EXPECT_EQ(is_red, failed) << line;
+  }
+}
+
+TEST(Trace2ctlSessions, CsvAndTsvHaveTheSchemasColumns) {
+  SampleDatabase db;
+  const ProcessResult csv = run_ctl({"--db", db.path(), "--format", "csv", "sessions", "--cmd", "status"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto lines = split_lines(csv.out);
+  ASSERT_EQ(lines.size(), 3u) << csv.out;
+  EXPECT_EQ(lines[0], "sid,start_time,cmd_name,status,exit_code,signo,elapsed,event_count,argv");
+  EXPECT_EQ(lines[1], "sid-recent," + db.time_ago(k_hour_us) + R"(,status,complete,1,,0.0125,5,"[""git"",""status""]")");
+  const ProcessResult tsv = run_ctl({"--db", db.path(), "sessions", "--format", "tsv", "--cmd", "status"});
+  ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
+  EXPECT_EQ(split_lines(tsv.out)[1],
+            "sid-recent\t" + db.time_ago(k_hour_us) + "\tstatus\tcomplete\t1\t\t0.0125\t5\t[\"git\",\"status\"]");
+  const ProcessResult tree = run_ctl({"--db", db.path(), "--format", "csv", "tree", "sid-recent"});
+  EXPECT_EQ(tree.exit_code, 1);
+  EXPECT_NE(tree.err.find("`tree` prints no single table, so it has no --format csv"), std::string::npos) << tree.err;
+}
+
+TEST(Trace2ctlSessions, FollowPrintsSessionsWhenTheyFinishWithTheSameFilters) {
+  SampleDatabase db;
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", db.path(), "--json", "sessions", "--follow", "--failed"};
+  Process follow(spec);
+  // The failed runs so far, oldest first, one JSON object per line.
+  ASSERT_TRUE(wait_until([&] { return split_lines(follow.out_so_far()).size() == 2; })) << follow.out_so_far();
+  const auto first = split_lines(follow.out_so_far());
+  EXPECT_EQ(first[0].rfind(R"({"sid":"sid-fetch",)", 0), 0u) << first[0];
+  EXPECT_EQ(first[1].rfind(R"({"sid":"sid-recent",)", 0), 0u) << first[1];
+
+  // A new run: not shown while it runs, nor when it succeeds; a failing
+  // one is shown once it ends, and sid-nostart (running, no exit code) too
+  // once it is marked incomplete.
+  db.insert_session(10, "sid-new-ok", "status", "running", db.time_ago(0), db.time_ago(0));
+  db.insert_session(11, "sid-new-bad", "push", "running", db.time_ago(0), db.time_ago(0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(split_lines(follow.out_so_far()).size(), 2u) << follow.out_so_far();
+  db.writer().exec("UPDATE sessions SET status = 'complete', exit_code = 0 WHERE sid = 'sid-new-ok';"
+                   "UPDATE sessions SET status = 'complete', exit_code = 1 WHERE sid = 'sid-new-bad';"
+                   "UPDATE sessions SET status = 'incomplete' WHERE sid = 'sid-nostart'");
+  ASSERT_TRUE(wait_until([&] { return split_lines(follow.out_so_far()).size() == 4; })) << follow.out_so_far();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::string out = follow.out_so_far();
+  EXPECT_NE(out.find(R"({"sid":"sid-new-bad",)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"({"sid":"sid-nostart",)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("sid-new-ok"), std::string::npos) << out;
+  EXPECT_EQ(split_lines(out).size(), 4u) << "each once\n" << out;
+  follow.signal(SIGTERM);
+  const ProcessResult result = follow.wait(std::chrono::seconds(10));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+}
+
+// Runs trace2ctl with a terminal as its standard output (util-linux
+// `script`), the environment given first.
+ProcessResult run_ctl_on_terminal(const std::string& env, const std::vector<std::string>& args) {
+  std::string command = env + " " + TRACE2CTL_BIN;
+  for (const std::string& arg : args) {
+    command += " '" + arg + "'";
+  }
+  ProcessSpec spec;
+  spec.argv = {"script", "-qec", command, "/dev/null"};
+  spec.unset_env = {"NO_COLOR", "TRACE2CTL_PAGER", "PAGER", "LESS"};
+  return run_process(spec);
+}
+
+TEST(Trace2ctlSessions, PagesAndColoursOnlyOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "util-linux script is not installed";
+  }
+  SampleDatabase db;
+  const std::string paged = db.dir().file("paged.txt");
+  // The pager's own environment shows LESS=FRX was set for it.
+  const std::string pager = "TRACE2CTL_PAGER='echo LESS=$LESS >" + paged + "; cat >>" + paged + "' PAGER=more";
+  const ProcessResult terminal = run_ctl_on_terminal(pager, {"--db", db.path(), "sessions", "--full-sid"});
+  ASSERT_EQ(terminal.exit_code, 0) << terminal.out << terminal.err;
+  const std::string through_pager = read_file(paged);
+  EXPECT_EQ(through_pager.rfind("LESS=FRX\n", 0), 0u) << through_pager;
+  EXPECT_NE(through_pager.find("\033[31msid-recent"), std::string::npos) << "red on a terminal\n" << through_pager;
+  EXPECT_EQ(terminal.out.find("sid-recent"), std::string::npos) << "all of it went to the pager";
+
+  // NO_COLOR: no colour; --no-pager: straight to the terminal.
+  const ProcessResult plain =
+      run_ctl_on_terminal("NO_COLOR=1", {"--db", db.path(), "sessions", "--full-sid", "--no-pager"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("sid-recent"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("\033["), std::string::npos) << plain.out;
+
+  // Not a terminal: no pager, whatever the environment says.
+  std::filesystem::remove(paged);
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", db.path(), "sessions"};
+  spec.env = {{"TRACE2CTL_PAGER", "cat >" + paged}};
+  const ProcessResult piped = run_process(spec);
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_NE(piped.out.find("sid-tie"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(paged));
 }
 
 }  // namespace

@@ -76,12 +76,12 @@ TEST(Trace2ctlTree, HookAliasAndCloneWithoutTimesMatchGolden) {
 TEST(Trace2ctlTree, TheHookScriptsGitRunsUnderTheHook) {
   // The pre-commit hook is a shell script: git knows its pid, not the pid
   // of the `git rev-parse` it ran, so that session hangs under the hook's
-  // child_start by time.
+  // child_start by time, with its own argv (the child line shows the script).
   const ProcessResult result = tree({k_commit_sid, "--no-times"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("├─ hook:pre-commit  max:1\n"
                             "│  └─ child 0 hook pre-commit: .git/hooks/pre-commit  [pid 5459, exit 0]\n"
-                            "│     └─ rev-parse  [pid 5460, exit 0]\n"),
+                            "│     └─ rev-parse  git rev-parse HEAD  [pid 5460, exit 0]\n"),
             std::string::npos)
       << result.out;
 }

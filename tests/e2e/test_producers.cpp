@@ -179,7 +179,7 @@ TEST_F(ProducersTest, GitCredentialManagerSessionIsTimedAndClean) {
             "git 0.0411034 16404 " + m_hour + "00:04.250000Z");
   EXPECT_EQ(number("SELECT count(*) FROM region_stats WHERE category = 'oauth2' AND max_elapsed > 1.19"), 1);
 
-  const ProcessResult sessions = ctl(m_daemon.db_path(), {"sessions", "--since", "1h"});
+  const ProcessResult sessions = ctl(m_daemon.db_path(), {"sessions", "--since", "1h", "--full-sid"});
   ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
   EXPECT_NE(sessions.out.find("9d3b1a5e-6f2c-4c1d-8e7a-3b5f0c2d4e6a"), std::string::npos) << sessions.out;
 }

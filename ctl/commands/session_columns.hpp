@@ -1,0 +1,20 @@
+#pragma once
+// How the columns `sid` and `argv` read in a table (see
+// ctl/output/format.hpp): short SIDs and command lines. JSON, CSV and TSV
+// keep them as stored, argv embedded as an array in JSON.
+
+#include "ctl/output/format.hpp"
+#include "ctl/output/result_set.hpp"
+#include "db/sqlite.hpp"
+
+namespace trace2d::ctl {
+
+enum class SidForm { short_form, whole };
+
+// Marks `argv` as JSON for machine formats; for a table rewrites `argv`
+// from its JSON array to a command line and, with SidForm::short_form,
+// shortens `sid` (ctl/query/sid.hpp). Columns absent from `result` are
+// left alone.
+void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form);
+
+}  // namespace trace2d::ctl

@@ -1,0 +1,60 @@
+# bash completion for trace2ctl. Installed into
+# share/bash-completion/completions (loaded on demand by bash-completion);
+# or `source` it from ~/.bashrc. Uses nothing but bash's own `complete`.
+# Keep in step with the flags in ctl/main.cpp and ctl/commands/*.cpp (a test
+# compares them with `trace2ctl <command> --help`).
+
+_trace2ctl() {
+    local cur prev words cword
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    local commands="export report sessions show sql stats status top tree"
+    local global="--db --format --json --color --no-pager --timeout --help --version"
+
+    # Values of the flags that take one.
+    case $prev in
+        --db|--html|-o|--output)
+            COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --format)
+            # `export --format` takes chrome; the global one the four formats.
+            local i
+            for ((i = 1; i < COMP_CWORD; i++)); do
+                if [[ ${COMP_WORDS[i]} == export ]]; then
+                    COMPREPLY=($(compgen -W "chrome" -- "$cur")); return
+                fi
+            done
+            COMPREPLY=($(compgen -W "table json csv tsv" -- "$cur")); return ;;
+        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+        --status) COMPREPLY=($(compgen -W "running complete incomplete" -- "$cur")); return ;;
+        --by) COMPREPLY=($(compgen -W "commands regions" -- "$cur")); return ;;
+        --since|--until)
+            COMPREPLY=($(compgen -W "today yesterday now 10m 1h 1.5h 1d 1w" -- "$cur")); return ;;
+        --timeout|--limit|--depth|--region-depth|--min-ms|--cmd) return ;;
+    esac
+
+    local command="" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            --db|--format|--color|--timeout) ((i++)) ;;
+            -*) ;;
+            *) command=${COMP_WORDS[i]}; break ;;
+        esac
+    done
+
+    local flags
+    case $command in
+        "") COMPREPLY=($(compgen -W "$commands $global" -- "$cur")); return ;;
+        sessions) flags="--since --until --cmd --status --failed --last --limit --follow -f --full-sid" ;;
+        show) flags="" ;;
+        sql) flags="" ;;
+        stats) flags="--since --until --cmd --by" ;;
+        status) flags="" ;;
+        top) flags="--since --until --cmd --limit --by --full-sid" ;;
+        tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids" ;;
+        export) flags="--format -o --output --depth" ;;
+        report) flags="--html --since --until --cmd --limit --min-ms" ;;
+    esac
+    COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))
+}
+
+complete -F _trace2ctl trace2ctl

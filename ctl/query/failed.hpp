@@ -1,0 +1,22 @@
+#pragma once
+// What trace2ctl calls a failed run (`sessions --failed`, red rows, the
+// report's "failed runs"): a session that exited non-zero, was killed by a
+// signal, or never finished (status incomplete: its process vanished
+// without an exit event). `stats` counts the first two as failures and the
+// third apart, as incomplete.
+
+#include <functional>
+
+#include "ctl/output/result_set.hpp"
+
+namespace trace2d::ctl {
+
+// SQL condition on the sessions alias `s`.
+inline constexpr const char* k_failed_condition =
+    "(s.exit_code != 0 OR s.signo IS NOT NULL OR s.status = 'incomplete')";
+
+// A predicate on the rows of `result`, from whichever of its columns
+// exit_code, signo and status it has (by name).
+[[nodiscard]] std::function<bool(const Row&)> failed_row(const ResultSet& result);
+
+}  // namespace trace2d::ctl
