@@ -104,6 +104,7 @@ struct Effective {
 // flags: a broken file does not hide a bad flag until the next run.
 Effective effective_options(const CommandLine& command_line) {
   Effective effective{app::default_options(), config_source(command_line)};
+  app::apply_otel_environment(effective.options);
   std::vector<std::string> problems;
   const auto keep = [&problems](const app::ConfigError& e) {
     problems.insert(problems.end(), e.problems().begin(), e.problems().end());

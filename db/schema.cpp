@@ -503,7 +503,39 @@ SELECT s.sid, p.seq, th.text AS thread, json_extract(p.obj, '$.repo') AS repo,
  WHERE p.type IN (24, 25);
 )sql";
 
-constexpr std::array<Migration, 8> k_migrations{{
+// Version 9: the OTLP exporter's durable queue. A session is queued when its
+// row is first written, while the export is on (the daemon sets
+// otlp_export.enabled at start-up); the exporter removes it from the queue
+// once the collector has acknowledged its spans, so nothing acknowledged is
+// sent again and nothing committed is skipped, across restarts and crashes.
+constexpr std::string_view k_v9 = R"sql(
+CREATE TABLE otlp_export (
+  id                 INTEGER PRIMARY KEY CHECK (id = 1),
+  enabled            INTEGER NOT NULL DEFAULT 0,
+  endpoint           TEXT,
+  exported_sessions  INTEGER NOT NULL DEFAULT 0,
+  exported_spans     INTEGER NOT NULL DEFAULT 0,
+  rejected_spans     INTEGER NOT NULL DEFAULT 0,
+  dropped_sessions   INTEGER NOT NULL DEFAULT 0,
+  failures           INTEGER NOT NULL DEFAULT 0,
+  last_success       TEXT,
+  last_failure       TEXT,
+  last_failure_reason TEXT
+);
+INSERT INTO otlp_export (id) VALUES (1);
+CREATE TABLE otlp_pending (
+  session_id INTEGER PRIMARY KEY,
+  queued     TEXT NOT NULL
+);
+CREATE TRIGGER sessions_queue_for_export AFTER INSERT ON sessions
+  WHEN (SELECT enabled FROM otlp_export WHERE id = 1)
+BEGIN
+  INSERT OR IGNORE INTO otlp_pending (session_id, queued)
+  VALUES (NEW.id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+END;
+)sql";
+
+constexpr std::array<Migration, 9> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -512,6 +544,7 @@ constexpr std::array<Migration, 8> k_migrations{{
     {6, "region names kept as text when they have no id", k_v6},
     {7, "bytes stored per session, indexes by sender for retention", k_v7},
     {8, "data view: a data_json value that is a JSON string", k_v8},
+    {9, "the OTLP exporter's queue and status", k_v9},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

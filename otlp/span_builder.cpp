@@ -60,10 +60,15 @@ void add_if(std::vector<Attribute>& attributes, std::string key, const std::stri
 
 class Builder {
  public:
-  Builder(const model::ProcessTree& tree, std::vector<Span>& spans) : m_tree(tree), m_spans(spans) {}
+  Builder(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include)
+      : m_tree(tree), m_spans(spans), m_include(include) {}
 
   void process(const model::Node& node, std::optional<SpanId> parent, std::uint64_t parent_start) {
     const model::ProcessInfo& p = *node.process();
+    if (m_include && !m_include(p)) {
+      skip(node, p.sid, parent_start);
+      return;
+    }
     ++m_stats.processes;
     Span span;
     span.trace_id = trace_id_of(p.sid);
@@ -132,6 +137,30 @@ class Builder {
   [[nodiscard]] BuildStats stats() const { return m_stats; }
 
  private:
+  // A process not sent now: its descendant processes may be, with the
+  // parents their spans would have had (ids are derived, not looked up).
+  void skip(const model::Node& node, const std::string& sid, std::uint64_t parent_start) {
+    for (const model::Node& inner_node : node.children) {
+      if (inner_node.process() != nullptr) {
+        process(inner_node, process_span_id(last_component(sid)), parent_start);
+      } else if (const model::ChildInfo* c = inner_node.child()) {
+        descend(inner_node, inner_span_id(sid, fmt::format("child {}", c->child_id)), parent_start);
+      } else {
+        skip(inner_node, sid, parent_start);
+      }
+    }
+  }
+  // Below a child span of a process not sent now: only processes.
+  void descend(const model::Node& node, const SpanId& parent, std::uint64_t parent_start) {
+    for (const model::Node& inner_node : node.children) {
+      if (inner_node.process() != nullptr) {
+        process(inner_node, parent, parent_start);
+      } else {
+        descend(inner_node, parent, parent_start);
+      }
+    }
+  }
+
   // Absolute time of a tree offset (seconds since the tree's origin).
   std::optional<std::uint64_t> time_of(const std::optional<double>& offset) const {
     if (!offset || !m_tree.origin_us || !std::isfinite(*offset)) {
@@ -233,13 +262,14 @@ class Builder {
 
   const model::ProcessTree& m_tree;
   std::vector<Span>& m_spans;
+  const ProcessFilter& m_include;
   BuildStats m_stats;
 };
 
 }  // namespace
 
-BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans) {
-  Builder builder(tree, spans);
+BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include) {
+  Builder builder(tree, spans, include);
   for (const model::Node& node : tree.processes) {
     if (node.process() != nullptr) {
       builder.process(node, std::nullopt, 0);

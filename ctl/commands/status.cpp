@@ -62,6 +62,15 @@ void run_status(const Context& ctx) {
       "SELECT count(*) AS sessions, coalesce(sum(event_count), 0) AS events,"
       " (SELECT count(*) FROM rejects) AS rejects FROM sessions");
   const ResultSet totals = read_all(totals_stmt);
+  // The OTLP exporter's figures (schema v9; absent from older databases).
+  ResultSet otlp;
+  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'otlp_export'").value_or(0) > 0) {
+    db::Statement otlp_stmt = db.prepare(
+        "SELECT enabled, endpoint, (SELECT count(*) FROM otlp_pending) AS backlog_sessions, exported_sessions,"
+        " exported_spans, rejected_spans, dropped_sessions, failures, last_success, last_failure,"
+        " last_failure_reason FROM otlp_export WHERE id = 1");
+    otlp = read_all(otlp_stmt);
+  }
   db.exec("COMMIT");
   if (daemon.rows.empty()) {
     throw CommandError("trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
@@ -100,6 +109,10 @@ void run_status(const Context& ctx) {
     append_json_array(out, sources);
     out += ",\"totals\":";
     append_json_object(out, totals.columns, totals.rows.front());
+    if (!otlp.rows.empty()) {
+      out += ",\"otlp\":";
+      append_json_object(out, otlp.columns, otlp.rows.front());
+    }
     out += "}\n";
     ctx.out << out;
     return;
@@ -129,7 +142,20 @@ void run_status(const Context& ctx) {
   const Row& t = totals.rows.front();
   ctx.out << "database: " << mib(number("db_bytes")) << " + " << mib(number("wal_bytes")) << " WAL; "
           << cell_text(t[0]) << " sessions, " << cell_text(t[1]) << " events, " << cell_text(t[2])
-          << " rejected lines\n\n";
+          << " rejected lines\n";
+  if (!otlp.rows.empty() && std::get_if<std::int64_t>(&otlp.rows.front()[0]) != nullptr &&
+      std::get<std::int64_t>(otlp.rows.front()[0]) != 0) {
+    const Row& o = otlp.rows.front();
+    ctx.out << "otlp export to " << cell_text(o[1]) << ": " << cell_text(o[2]) << " sessions waiting, "
+            << cell_text(o[3]) << " sessions (" << cell_text(o[4]) << " spans) exported, " << cell_text(o[5])
+            << " spans rejected by the collector, " << cell_text(o[6]) << " sessions dropped, " << cell_text(o[7])
+            << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : cell_text(o[8]));
+    if (!std::holds_alternative<Null>(o[9])) {
+      ctx.out << ", last failure " << cell_text(o[9]) << " (" << cell_text(o[10]) << ")";
+    }
+    ctx.out << "\n";
+  }
+  ctx.out << "\n";
   print_table(ctx.out, sources);
 }
 

@@ -1,5 +1,7 @@
 #include "daemon/app/backend.hpp"
 
+#include "db/otlp_queue.hpp"
+
 #include <pthread.h>
 
 #include <spdlog/spdlog.h>
@@ -24,6 +26,9 @@ db::WriterLock take_writer_lock(const std::string& db_path) {
 Backend::Backend(BackendOptions options)
     : m_options(std::move(options)), m_writer_lock(take_writer_lock(m_options.db_path)), m_budget(m_options.max_queue_bytes) {
   db::Database db = db::open_for_writing(m_options.db_path, &m_setup);
+  if (m_options.export_url) {
+    db::set_export_enabled(db, !m_options.export_url->empty(), *m_options.export_url);
+  }
   m_names.load(db);
   store::StoreWriter::Options writer_options;
   writer_options.commit_interval = m_options.commit_interval;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -36,6 +37,9 @@ struct BackendOptions {
   std::uint64_t per_uid_lines_per_second = 0;
   std::size_t per_uid_sessions = 10000;
   bool redact_url_credentials = true;
+  // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
+  // nullopt: left as it is, for `trace2d import`, which never exports).
+  std::optional<std::string> export_url;
 };
 
 class Backend {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/app/options.hpp"
+#include "daemon/export/http_client.hpp"
 #include "daemon/source/socket_file.hpp"
 
 namespace trace2d::app::config {
@@ -163,6 +164,34 @@ inline std::string log_target_problem(const std::string& target) {
   return fmt::format("must be stderr, journal or an absolute file path, not '{}'", target);
 }
 
+inline std::string otlp_endpoint_problem(const std::string& url) {
+  std::string error;
+  if (url.empty() || exporter::parse_endpoint(otlp_traces_url(url), error)) {
+    return {};
+  }
+  return fmt::format("is not usable: '{}': {}", url, error);
+}
+
+inline std::string otlp_protocol_problem(const std::string& protocol) {
+  return protocol == "http/protobuf" || protocol == "http/json"
+             ? std::string()
+             : fmt::format("must be http/protobuf or http/json (grpc is not supported), not '{}'", protocol);
+}
+
+inline std::string otlp_compression_problem(const std::string& compression) {
+  return compression == "gzip" || compression == "none" ? std::string()
+                                                         : fmt::format("must be gzip or none, not '{}'", compression);
+}
+
+inline std::string otlp_header_problem(const std::string& header) {
+  const auto equals = header.find('=');
+  if (equals == std::string::npos || equals == 0 ||
+      header.find_first_of("\r\n") != std::string::npos) {
+    return fmt::format("lists a header that is not name=value on one line: '{}'", header);
+  }
+  return {};
+}
+
 // Every setting, in the order of the file. `Options` is DaemonOptions or
 // const DaemonOptions; the visitor has text, list, boolean, mode and integer.
 template <typename Options, typename Visitor>
@@ -220,6 +249,12 @@ void visit_settings(Options& o, Visitor& v) {
             Range{0, k_day_ms});
 
   v.integer(Key{"status", "interval_ms", "--status-interval-ms"}, o.stats_interval, Range{100, k_hour_ms});
+
+  v.text(Key{"otlp", "endpoint", "--otlp-endpoint"}, o.otlp_endpoint, otlp_endpoint_problem);
+  v.text(Key{"otlp", "protocol", "--otlp-protocol"}, o.otlp_protocol, otlp_protocol_problem);
+  v.text(Key{"otlp", "compression", "--otlp-compression"}, o.otlp_compression, otlp_compression_problem);
+  v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms"}, o.otlp_timeout, Range{100, 10 * 60 * 1000});
+  v.list(Key{"otlp", "headers", "--otlp-header"}, o.otlp_headers, otlp_header_problem);
 
   v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
   v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);

@@ -19,6 +19,7 @@
 #include "daemon/app/service_notifier.hpp"  // systemd (h-systemd)
 #include "daemon/app/sources.hpp"
 #include "daemon/app/status_reporter.hpp"
+#include "daemon/export/otlp_exporter.hpp"
 #include "daemon/source/asio.hpp"
 #include "daemon/source/listeners.hpp"
 #include "proto/timestamp.hpp"
@@ -71,7 +72,27 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.per_uid_lines_per_second = options.per_uid_lines_per_second;
   o.per_uid_sessions = options.per_uid_sessions;
   o.redact_url_credentials = options.redact_url_credentials;
+  o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
   return o;
+}
+
+// The exporter, when an endpoint is configured: started once the backend
+// runs, stopped before it finishes (its queue waits in the database).
+std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& options) {
+  if (options.otlp_endpoint.empty()) {
+    return nullptr;
+  }
+  exporter::ExporterOptions o;
+  o.url = otlp_traces_url(options.otlp_endpoint);
+  o.json = options.otlp_protocol == "http/json";
+  o.gzip = options.otlp_compression == "gzip";
+  o.timeout = options.otlp_timeout;
+  for (const std::string& header : options.otlp_headers) {
+    const auto equals = header.find('=');
+    o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));
+  }
+  o.resource = otlp::resource_settings_from_environment();
+  return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
 
 void log_database_setup(const std::string& path, const db::SetupReport& setup) {
@@ -158,8 +179,12 @@ int Daemon::run() {
   status.attach(backend);
   log_database_setup(m_options.db_path, backend.setup());
   Sources sources(io, listeners, backend, status, m_options, m_fd_limit);
+  std::unique_ptr<exporter::OtlpExporter> otlp_exporter = make_exporter(m_options);
   backend.start();
   sources.start();
+  if (otlp_exporter) {
+    otlp_exporter->start();
+  }
 
   bool stopping = false;
   asio::signal_set stop_signals(io, SIGINT, SIGTERM);
@@ -218,6 +243,9 @@ int Daemon::run() {
   io.run();
   for (auto& t : io_threads) {
     t.join();
+  }
+  if (otlp_exporter) {
+    otlp_exporter->stop();  // what it has not sent stays queued for the next run
   }
   backend.finish(m_options.store_give_up_after);
   return report_shutdown(backend, sources);

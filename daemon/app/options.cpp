@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "daemon/source/runtime_dir.hpp"
 #include "db/default_paths.hpp"
+#include "otlp/resource.hpp"
 #include "trace2d/version.hpp"
 
 namespace trace2d::app {
@@ -81,6 +83,55 @@ std::string comma_list(const std::vector<std::string>& items) {
     out += (out.empty() ? "" : ", ") + item;
   }
   return out;
+}
+
+std::string otlp_traces_url(const std::string& endpoint) {
+  constexpr std::string_view k_path = "/v1/traces";
+  std::string url = endpoint;
+  if (url.size() >= k_path.size() && url.compare(url.size() - k_path.size(), k_path.size(), k_path) == 0) {
+    return url;
+  }
+  while (!url.empty() && url.back() == '/') {
+    url.pop_back();
+  }
+  return url + std::string(k_path);
+}
+
+void apply_otel_environment(DaemonOptions& options) {
+  const auto env = [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    return value != nullptr && value[0] != '\0' ? std::optional<std::string>(value) : std::nullopt;
+  };
+  if (const auto traces = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
+    options.otlp_endpoint = *traces;
+  } else if (const auto base = env("OTEL_EXPORTER_OTLP_ENDPOINT")) {
+    options.otlp_endpoint = *base;
+  }
+  if (const auto headers = env("OTEL_EXPORTER_OTLP_HEADERS")) {
+    options.otlp_headers.clear();
+    std::string_view rest = *headers;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string_view pair = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (pair.find('=') != std::string_view::npos) {
+        options.otlp_headers.push_back(otlp::percent_decode(pair));
+      }
+    }
+  }
+  if (const auto compression = env("OTEL_EXPORTER_OTLP_COMPRESSION")) {
+    options.otlp_compression = *compression;
+  }
+  if (const auto protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+    options.otlp_protocol = *protocol;
+  }
+  if (const auto timeout = env("OTEL_EXPORTER_OTLP_TIMEOUT")) {
+    try {
+      options.otlp_timeout = std::chrono::milliseconds(std::stoll(*timeout));
+    } catch (const std::exception&) {
+      // Left at the default; --check-config shows what is in effect.
+    }
+  }
 }
 
 }  // namespace trace2d::app

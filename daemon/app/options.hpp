@@ -66,7 +66,24 @@ struct DaemonOptions {
   std::uint64_t retention_max_db_bytes = 10ULL << 30;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.
   bool redact_url_credentials = true;
+  // OTLP export (docs/otlp.md): off while the endpoint is empty. The
+  // endpoint is a base URL ("http://collector:4318"), to which /v1/traces is
+  // appended unless it already ends so, as OTEL_EXPORTER_OTLP_ENDPOINT.
+  std::string otlp_endpoint;
+  std::string otlp_protocol = "http/protobuf";  // or http/json
+  std::string otlp_compression = "none";        // or gzip
+  std::chrono::milliseconds otlp_timeout{10000};
+  std::vector<std::string> otlp_headers;  // "name=value"
 };
+
+// The URL the exporter POSTs to, from `otlp_endpoint`.
+[[nodiscard]] std::string otlp_traces_url(const std::string& endpoint);
+
+// The OpenTelemetry SDK's variables, as defaults under the configuration
+// file and the flags: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is),
+// OTEL_EXPORTER_OTLP_ENDPOINT (a base), ..._HEADERS ("k=v,k2=v2", values
+// percent-encoded), ..._COMPRESSION, ..._PROTOCOL, ..._TIMEOUT (ms).
+void apply_otel_environment(DaemonOptions& options);
 
 // "90s", "15m", "12h", "30d", "2w" (a number alone is seconds); nullopt when
 // the text is none of those.

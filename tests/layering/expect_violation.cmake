@@ -13,7 +13,7 @@ foreach(row IN LISTS rows)
   file(MAKE_DIRECTORY "${SCRATCH}/${folder}")
 endforeach()
 file(WRITE "${SCRATCH}/ctl/commands/bad.cpp" "#include \"daemon/app/options.hpp\"\n#include \"model/process_tree.hpp\"\n")
-file(WRITE "${SCRATCH}/daemon/export/otlp.cpp" "#include \"proto/event.hpp\"\n")
+file(WRITE "${SCRATCH}/daemon/plugins/otlp.cpp" "#include \"proto/event.hpp\"\n")
 file(WRITE "${SCRATCH}/model/fine.cpp" "#include \"db/sqlite.hpp\"\n#include <vector>\n")
 
 execute_process(
@@ -25,7 +25,7 @@ if(result EQUAL 0)
 endif()
 foreach(expected
     "ctl/commands/bad.cpp: includes \"daemon/app/options.hpp\" of daemon/app/, which ctl/commands/ may not use"
-    "daemon/export/otlp.cpp: its folder daemon/export/ has no row"
+    "daemon/plugins/otlp.cpp: its folder daemon/plugins/ has no row"
     "2 violation(s)")
   string(FIND "${text}" "${expected}" at)
   if(at EQUAL -1)

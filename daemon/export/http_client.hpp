@@ -1,0 +1,64 @@
+#pragma once
+// A small blocking HTTP/1.1 client for the exporter's thread (Boost.Beast):
+// POSTs to one endpoint over a kept-alive connection, with a deadline on
+// every request. abort() from another thread ends a request in progress
+// (shutdown), so a collector that stops answering never holds trace2d.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace trace2d::exporter {
+
+struct Endpoint {
+  std::string host;
+  std::string port;
+  std::string target;  // the path, "/v1/traces"
+};
+
+// "http://host[:port][/path]"; nullopt with `error` set otherwise (https is
+// not supported yet: the error says so).
+[[nodiscard]] std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error);
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::optional<std::chrono::seconds> retry_after;
+};
+
+// A connection failure or a timeout: worth retrying.
+class TransportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class HttpClient {
+ public:
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+
+  HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Throws TransportError when no answer came.
+  HttpResponse post(const Headers& headers, std::string body);
+  // Unblocks a post() in progress on another thread; later posts fail at once.
+  void abort();
+
+ private:
+  struct Connection;
+  Endpoint m_endpoint;
+  std::chrono::milliseconds m_timeout;
+  std::unique_ptr<Connection> m_connection;
+  std::atomic<bool> m_aborted{false};
+  std::atomic<int> m_fd{-1};
+};
+
+}  // namespace trace2d::exporter

@@ -1,0 +1,89 @@
+#pragma once
+// The OTLP exporter: a consumer of committed sessions, on its own thread and
+// its own database connection, never on the ingest path. Each round it takes
+// the oldest queued sessions that have finished (db/otlp_queue.hpp), builds
+// their spans from their process trees (otlp/span_builder.hpp), and POSTs
+// them to the collector (OTLP/HTTP, protobuf or JSON, gzip optional). A
+// session leaves the queue only when the collector answered 2xx (or refused
+// it for good: 400, or 413 for a single session), so a restart, a crash or a
+// collector outage neither loses nor repeats what was acknowledged.
+// Retries (429, 502, 503, 504, no answer) wait for Retry-After or back off
+// exponentially with jitter, up to a minute; the queue waits in the database
+// meanwhile, so memory stays bounded by one request.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "daemon/export/http_client.hpp"
+#include "db/sqlite.hpp"
+#include "otlp/resource.hpp"
+#include "otlp/span.hpp"
+
+namespace trace2d::exporter {
+
+struct ExporterOptions {
+  std::string url;  // the traces endpoint, as POSTed to ("http://host:4318/v1/traces")
+  bool json = false;  // http/json instead of http/protobuf
+  bool gzip = false;
+  std::chrono::milliseconds timeout{10000};
+  HttpClient::Headers headers;  // extra headers ("Authorization", ...)
+  std::size_t max_sessions_per_request = 256;
+  std::size_t max_spans_per_request = 8192;
+  std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
+  std::chrono::milliseconds max_backoff{60000};
+  otlp::ResourceSettings resource;
+};
+
+class OtlpExporter {
+ public:
+  // Throws std::invalid_argument for a URL it cannot use.
+  OtlpExporter(std::string db_path, ExporterOptions options);
+  ~OtlpExporter();
+  OtlpExporter(const OtlpExporter&) = delete;
+  OtlpExporter& operator=(const OtlpExporter&) = delete;
+
+  void start();
+  // Ends the thread soon: a request in flight is aborted; what is queued
+  // stays queued for the next run.
+  void stop();
+
+  [[nodiscard]] std::uint64_t exported_spans() const { return m_exported_spans.load(); }
+  [[nodiscard]] std::uint64_t failures() const { return m_failures.load(); }
+
+ private:
+  struct SessionSpans {
+    std::int64_t session_id = 0;
+    std::vector<otlp::Span> spans;
+  };
+  enum class Delivery { acknowledged, dropped, retry_later, stopping };
+
+  void run();
+  // One round: true when it sent something (more may wait).
+  bool export_round(db::Database& db);
+  std::vector<SessionSpans> build(db::Database& db);
+  Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
+  bool wait_for(std::chrono::milliseconds delay);  // false: stopping
+
+  std::string m_db_path;
+  ExporterOptions m_options;
+  Endpoint m_endpoint;
+  otlp::Resource m_resource;
+  otlp::Scope m_scope;
+  HttpClient m_client;
+  std::thread m_thread;
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  bool m_stopping = false;
+  std::chrono::milliseconds m_backoff{0};
+  std::atomic<std::uint64_t> m_exported_spans{0};
+  std::atomic<std::uint64_t> m_failures{0};
+};
+
+}  // namespace trace2d::exporter

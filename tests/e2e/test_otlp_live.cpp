@@ -1,0 +1,263 @@
+// The daemon's OTLP exporter against a loopback receiver that decodes every
+// request with the official definitions (tests/otlp/otlp_receiver.js): the
+// real git, a real trace2d, a real SQLite file. What the collector
+// acknowledged is never sent again, nothing committed is skipped, through
+// outages, refusals, restarts and SIGKILL.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "tests/e2e/daemon_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+class Receiver {
+ public:
+  Receiver(const TempDir& dir, const std::string& plan, std::string name = "receiver", int port = 0)
+      : m_out(dir.file(name)) {
+    ProcessSpec spec;
+    spec.argv = {"node", TRACE2D_OTLP_RECEIVER_JS, TRACE2D_OTLP_DECODER_DIR, m_out, plan};
+    if (port != 0) {
+      spec.env["OTLP_RECEIVER_PORT"] = std::to_string(port);
+    }
+    m_process = std::make_unique<Process>(spec);
+    EXPECT_TRUE(wait_until([&] { return m_process->out_so_far().find('\n') != std::string::npos; }))
+        << m_process->err_so_far();
+    m_port = std::stoi(m_process->out_so_far());
+  }
+  ~Receiver() { m_process->signal(SIGTERM); }
+
+  [[nodiscard]] int port() const { return m_port; }
+  [[nodiscard]] std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+
+  // One entry per request: its status ("closed" for a dropped connection)
+  // and the span ids it held.
+  struct Request {
+    std::string status;
+    std::vector<std::string> span_ids;
+    bool gzip = false;
+    std::string type;
+    std::string url;
+  };
+  [[nodiscard]] std::vector<Request> requests() const {
+    std::vector<Request> out;
+    std::ifstream in(m_out + "/requests.jsonl");
+    std::string line;
+    simdjson::dom::parser parser;
+    while (std::getline(in, line)) {
+      simdjson::dom::element e;
+      if (parser.parse(line).get(e) != simdjson::SUCCESS) {
+        continue;  // written while read
+      }
+      Request r;
+      std::int64_t status = 0;
+      std::string_view text;
+      if (e["status"].get(status) == simdjson::SUCCESS) {
+        r.status = std::to_string(status);
+      } else if (e["status"].get(text) == simdjson::SUCCESS) {
+        r.status = std::string(text);
+      }
+      simdjson::dom::array ids;
+      if (e["spanIds"].get(ids) == simdjson::SUCCESS) {
+        for (simdjson::dom::element id : ids) {
+          r.span_ids.emplace_back(id.get_string().value());
+        }
+      }
+      bool gzip = false;
+      if (e["gzip"].get(gzip) == simdjson::SUCCESS) {
+        r.gzip = gzip;
+      }
+      if (e["type"].get(text) == simdjson::SUCCESS) {
+        r.type = std::string(text);
+      }
+      if (e["url"].get(text) == simdjson::SUCCESS) {
+        r.url = std::string(text);
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  // Span ids acknowledged (in 2xx requests), with how often each came.
+  [[nodiscard]] std::map<std::string, int> acknowledged() const {
+    std::map<std::string, int> ids;
+    for (const Request& r : requests()) {
+      if (r.status == "200") {
+        for (const std::string& id : r.span_ids) {
+          ++ids[id];
+        }
+      }
+    }
+    return ids;
+  }
+  [[nodiscard]] std::string accepted_file() const { return m_out + "/accepted.json"; }
+
+ private:
+  std::string m_out;
+  std::unique_ptr<Process> m_process;
+  int m_port = 0;
+};
+
+// Spans the daemon has exported, as the database says.
+std::int64_t exported_spans(const std::string& db) {
+  return open_db(db).query_int("SELECT exported_spans FROM otlp_export").value_or(-1);
+}
+
+std::int64_t queued(const std::string& db) {
+  return open_db(db).query_int("SELECT count(*) FROM otlp_pending").value_or(-1);
+}
+
+// The tree check of otlp_check.js over everything accepted: no problems.
+std::vector<std::string> tree_problems(const Receiver& receiver) {
+  ProcessSpec spec;
+  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "tree", receiver.accepted_file()};
+  const ProcessResult checked = run_process(spec);
+  EXPECT_EQ(checked.exit_code, 0) << checked.err;
+  simdjson::dom::parser parser;
+  std::vector<std::string> problems;
+  for (simdjson::dom::element problem : parser.parse(checked.out)["problems"].get_array()) {
+    problems.emplace_back(problem.get_string().value());
+  }
+  return problems;
+}
+
+void run_fetch(const TempDir& dir, const RunningDaemon& daemon) {
+  const std::string clone = clone_behind(dir);
+  const ProcessResult fetch = run_git(clone, {"fetch", "--no-auto-gc", "origin"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
+}
+
+bool all_exported(const std::string& db, std::int64_t min_sessions) {
+  db::Database check = open_db(db);
+  return check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0 &&
+         check.query_int("SELECT exported_sessions FROM otlp_export").value_or(0) >= min_sessions;
+}
+
+TEST(OtlpLive, AFetchTreeReachesTheCollectorOnceWithIdsParentsAndNesting) {
+  TempDir dir;
+  Receiver receiver(dir, "200");
+  RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
+  run_fetch(dir, daemon);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  const auto ids = receiver.acknowledged();
+  ASSERT_FALSE(ids.empty());
+  for (const auto& [id, count] : ids) {
+    EXPECT_EQ(count, 1) << "span " << id << " sent " << count << " times";
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(ids.size()), exported_spans(daemon.db_path()));
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  // trace2ctl status says where spans go and what waits (once the daemon has reported its status).
+  ASSERT_TRUE(wait_until([&] {
+    ProcessSpec spec;
+    spec.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "status"};
+    return run_process(spec).out.find("otlp export to " + receiver.endpoint() + "/v1/traces: 0 sessions waiting") !=
+           std::string::npos;
+  }));
+  const auto requests = receiver.requests();
+  ASSERT_FALSE(requests.empty());
+  EXPECT_EQ(requests[0].url, "/v1/traces");
+  EXPECT_EQ(requests[0].type, "application/x-protobuf");
+  EXPECT_FALSE(requests[0].gzip);
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+TEST(OtlpLive, RetriesThroughOutagesAndRefusalsWithoutSendingAnythingTwice) {
+  TempDir dir;
+  // Two 503s with Retry-After, a dropped connection, a 429, then fine; gzip and JSON on.
+  Receiver receiver(dir, "503x2,close,429,200");
+  RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-compression", "gzip",
+                             "--otlp-protocol", "http/json"});
+  run_fetch(dir, daemon);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(30)))
+      << daemon.process().err_so_far();
+  const auto requests = receiver.requests();
+  ASSERT_GE(requests.size(), 5u);
+  EXPECT_EQ(requests[0].status, "503");
+  EXPECT_EQ(requests[2].status, "closed");
+  EXPECT_EQ(requests[3].status, "429");
+  EXPECT_TRUE(requests[0].gzip);
+  EXPECT_EQ(requests[0].type, "application/json");
+  for (const auto& [id, count] : receiver.acknowledged()) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  EXPECT_GE(open_db(daemon.db_path()).query_int("SELECT failures FROM otlp_export").value_or(0), 4);
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+TEST(OtlpLive, BadDataIsDroppedAndCountedAndA413SplitsTheRequest) {
+  TempDir dir;
+  {
+    Receiver refusing(dir, "400", "refusing");
+    RunningDaemon daemon(dir, {"--otlp-endpoint", refusing.endpoint()});
+    run_fetch(dir, daemon);
+    ASSERT_TRUE(wait_until([&] {
+      return open_db(daemon.db_path()).query_int("SELECT dropped_sessions FROM otlp_export").value_or(0) >= 3 &&
+             queued(daemon.db_path()) == 0;
+    }, std::chrono::seconds(20))) << daemon.process().err_so_far();
+    EXPECT_NE(open_db(daemon.db_path()).query_text("SELECT last_failure_reason FROM otlp_export").value_or("").find("HTTP 400"),
+              std::string::npos);
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+  }
+  TempDir second;
+  Receiver picky(second, "413>3000", "picky");  // only small requests pass
+  RunningDaemon daemon(second, {"--otlp-endpoint", picky.endpoint()});
+  run_fetch(second, daemon);
+  ASSERT_TRUE(wait_until([&] { return queued(daemon.db_path()) == 0 && exported_spans(daemon.db_path()) > 0; },
+                         std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  bool saw_413 = false;
+  for (const auto& r : picky.requests()) {
+    saw_413 = saw_413 || r.status == "413";
+  }
+  EXPECT_TRUE(saw_413);
+  for (const auto& [id, count] : picky.acknowledged()) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
+  TempDir dir;
+  // Nothing listens at first: the backlog waits in the database.
+  const int port = [] {
+    TempDir probe;
+    Receiver r(probe, "200", "probe");
+    return r.port();
+  }();
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(port);
+  std::int64_t backlog = 0;
+  {
+    RunningDaemon daemon(dir, {"--otlp-endpoint", endpoint});
+    run_fetch(dir, daemon);
+    ASSERT_TRUE(wait_until([&] {
+      backlog = open_db(daemon.db_path()).query_int(
+          "SELECT count(*) FROM otlp_pending p JOIN sessions s ON s.id = p.session_id WHERE s.status != 'running'").value_or(0);
+      return backlog >= 3;
+    })) << daemon.process().err_so_far();
+    daemon.process().signal(SIGKILL);
+    (void)daemon.process().wait();
+  }
+  EXPECT_EQ(queued(dir.file("t.db")), backlog);
+  // The collector is back, and so is trace2d.
+  Receiver receiver(dir, "200", "receiver", port);
+  RunningDaemon daemon(dir, {"--otlp-endpoint", endpoint});
+  ASSERT_TRUE(wait_until([&] { return queued(daemon.db_path()) == 0; }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  for (const auto& [id, count] : receiver.acknowledged()) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+}  // namespace
+}  // namespace trace2d::test

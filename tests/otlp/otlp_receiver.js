@@ -1,0 +1,119 @@
+// A loopback OTLP/HTTP receiver for the exporter's end-to-end tests: decodes
+// every request with the official definitions (protobuf, or JSON), and
+// answers by a plan, so the tests can play a collector that is slow, down,
+// refusing or picky.
+//
+//   node otlp_receiver.js <decoder dir> <out dir> [plan]
+//
+// Prints the port it listens on (127.0.0.1) as its first line. The plan is
+// a comma-separated list of steps for the requests in order, the last one
+// repeating: "200", "503" (with Retry-After: 1), "429", "400", "413",
+// "close" (drops the connection without answering), each optionally "xN"
+// for N requests ("503x2,200"); "413>N" answers 413 to bodies over N bytes
+// and 200 to the rest.
+// Writes <out dir>/requests.jsonl (one line per request: status, spans,
+// bytes, gzip, content type) and <out dir>/accepted.json (one request
+// holding every span of every 2xx request, for otlp_check.js tree).
+'use strict';
+const http = require('http');
+const fs = require('fs');
+const path = require('path');
+const zlib = require('zlib');
+
+const [decoderDir, outDir, planText = '200'] = process.argv.slice(2);
+const root = require(path.resolve(decoderDir) + '/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root');
+const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+
+const plan = [];
+for (const step of planText.split(',')) {
+  const big = /^413>(\d+)$/.exec(step);
+  if (big) { plan.push({ kind: '413>', limit: Number(big[1]), count: Infinity }); continue; }
+  const [kind, count] = step.split('x');
+  plan.push({ kind, count: count ? Number(count) : 1 });
+}
+let stepIndex = 0;
+function nextStep() {
+  const step = plan[Math.min(stepIndex, plan.length - 1)];
+  if (stepIndex < plan.length - 1 && --step.count === 0) stepIndex++;
+  return step;
+}
+
+function hex(bytes) { return Buffer.from(bytes || []).toString('hex'); }
+
+function spansOf(message) {
+  const spans = [];
+  for (const rs of message.resourceSpans || []) {
+    for (const ss of rs.scopeSpans || []) {
+      for (const s of ss.spans || []) spans.push(s);
+    }
+  }
+  return spans;
+}
+
+// The decoded spans in OTLP/JSON's shape (what otlp_check.js reads).
+function asJsonSpan(s) {
+  const value = (v) => {
+    if ('stringValue' in v) return { stringValue: v.stringValue };
+    if ('arrayValue' in v) return { arrayValue: { values: (v.arrayValue.values || []).map(value) } };
+    if ('intValue' in v) return { intValue: String(v.intValue) };
+    if ('boolValue' in v) return { boolValue: v.boolValue };
+    if ('doubleValue' in v) return { doubleValue: v.doubleValue };
+    return {};
+  };
+  return {
+    traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: s.parentSpanId && s.parentSpanId.length ? hex(s.parentSpanId) : undefined,
+    name: s.name, kind: s.kind, startTimeUnixNano: String(s.startTimeUnixNano), endTimeUnixNano: String(s.endTimeUnixNano),
+    attributes: (s.attributes || []).map((a) => ({ key: a.key, value: value(a.value || {}) })),
+    events: (s.events || []).map((e) => ({ name: e.name })),
+    status: s.status && s.status.code ? { code: s.status.code, message: s.status.message } : undefined,
+  };
+}
+
+const accepted = [];
+fs.mkdirSync(outDir, { recursive: true });
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body = Buffer.concat(chunks);
+    const gzip = req.headers['content-encoding'] === 'gzip';
+    const type = req.headers['content-type'] || '';
+    const record = { url: req.url, gzip, type, bytes: body.length };
+    let spans = [];
+    try {
+      if (gzip) body = zlib.gunzipSync(body);
+      if (type === 'application/json') {
+        spans = spansOf(JSON.parse(body.toString('utf8')));
+      } else {
+        const message = Request.decode(body);
+        const err = Request.verify(message);
+        if (err) throw new Error(err);
+        spans = spansOf(Request.toObject(message, { longs: String, bytes: Array, enums: Number })).map((s) => asJsonSpan({
+          ...s, traceId: Buffer.from(s.traceId), spanId: Buffer.from(s.spanId), parentSpanId: s.parentSpanId ? Buffer.from(s.parentSpanId) : undefined }));
+      }
+    } catch (e) {
+      record.error = String(e);
+    }
+    const step = nextStep();
+    let status = 200;
+    if (record.error) status = 400;
+    else if (step.kind === '413>') status = body.length > step.limit ? 413 : 200;
+    else if (step.kind === 'close') { record.status = 'closed'; fs.appendFileSync(path.join(outDir, 'requests.jsonl'), JSON.stringify(record) + '\n'); req.socket.destroy(); return; }
+    else status = Number(step.kind);
+    record.status = status;
+    record.spans = spans.length;
+    record.spanIds = spans.map((s) => s.spanId);
+    if (status >= 200 && status < 300) {
+      accepted.push(...spans);
+      fs.writeFileSync(path.join(outDir, 'accepted.json'),
+                       JSON.stringify({ resourceSpans: [{ resource: {}, scopeSpans: [{ scope: {}, spans: accepted }] }] }));
+    }
+    fs.appendFileSync(path.join(outDir, 'requests.jsonl'), JSON.stringify(record) + '\n');
+    const headers = { 'Content-Type': 'application/x-protobuf' };
+    if (status === 503 || status === 429) headers['Retry-After'] = '1';
+    res.writeHead(status, headers);
+    res.end();
+  });
+});
+server.listen(Number(process.env.OTLP_RECEIVER_PORT || 0), '127.0.0.1', () => { console.log(server.address().port); });
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
