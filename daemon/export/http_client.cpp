@@ -75,9 +75,19 @@ HttpClient::~HttpClient() = default;
 
 void HttpClient::abort() {
   m_aborted.store(true);
-  if (const int fd = m_fd.load(); fd >= 0) {
-    ::shutdown(fd, SHUT_RDWR);  // the blocked read or write returns at once
+  std::lock_guard lock(m_fd_mutex);
+  if (m_fd >= 0) {
+    ::shutdown(m_fd, SHUT_RDWR);  // the blocked read or write returns at once
   }
+}
+
+void HttpClient::disconnect() {
+  std::lock_guard lock(m_fd_mutex);
+  m_fd = -1;
+  beast::error_code ignored;
+  m_connection->stream.socket().close(ignored);
+  m_connection->connected = false;
+  m_connection->buffer.clear();
 }
 
 HttpResponse HttpClient::post(const Headers& headers, std::string body) {
@@ -98,7 +108,8 @@ HttpResponse HttpClient::post(const Headers& headers, std::string body) {
       throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": " + ec.message());
     }
     c.connected = true;
-    m_fd.store(c.stream.socket().native_handle());
+    std::lock_guard lock(m_fd_mutex);
+    m_fd = c.stream.socket().native_handle();
   }
   http::request<http::string_body> request{http::verb::post, m_endpoint.target, 11};
   request.set(http::field::host, m_endpoint.host + ":" + m_endpoint.port);
@@ -111,11 +122,7 @@ HttpResponse HttpClient::post(const Headers& headers, std::string body) {
   request.keep_alive(true);
 
   const auto fail = [&](const std::string& what) -> TransportError {
-    m_fd.store(-1);
-    beast::error_code ignored;
-    c.stream.socket().close(ignored);
-    c.connected = false;
-    c.buffer.clear();
+    disconnect();
     return TransportError(what + ": " + (m_aborted.load() ? std::string("stopping") : ec.message()));
   };
   c.stream.expires_after(m_timeout);
@@ -142,10 +149,7 @@ HttpResponse HttpClient::post(const Headers& headers, std::string body) {
   }
   out.body = std::move(response.body());
   if (!response.keep_alive()) {
-    m_fd.store(-1);
-    beast::error_code ignored;
-    c.stream.socket().close(ignored);
-    c.connected = false;
+    disconnect();
   }
   return out;
 }

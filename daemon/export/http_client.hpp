@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,11 +55,15 @@ class HttpClient {
 
  private:
   struct Connection;
+  void disconnect();
   Endpoint m_endpoint;
   std::chrono::milliseconds m_timeout;
   std::unique_ptr<Connection> m_connection;
   std::atomic<bool> m_aborted{false};
-  std::atomic<int> m_fd{-1};
+  // The connection's descriptor for abort(), under m_fd_mutex: it must never
+  // shut down a descriptor that was closed and reused for something else.
+  std::mutex m_fd_mutex;
+  int m_fd = -1;
 };
 
 }  // namespace trace2d::exporter
