@@ -89,6 +89,13 @@ ProcessResult run_git(const std::string& cwd, const std::vector<std::string>& ar
   return run_process(git_spec(cwd, args, std::move(env)), std::chrono::seconds(120));
 }
 
+ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {TRACE2CTL_BIN, "--db", db};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  return run_process(spec);
+}
+
 std::string make_repo(const TempDir& dir, const std::string& name, int files) {
   const std::string path = dir.file(name);
   std::filesystem::create_directories(path);

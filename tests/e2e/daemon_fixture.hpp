@@ -52,6 +52,9 @@ void settle_repo(const std::string& path);
 // fetch transfers objects (and runs upload-pack and pack-objects).
 std::string clone_behind(const TempDir& dir);
 
+// trace2ctl --db `db` with `args`.
+ProcessResult ctl(const std::string& db, std::vector<std::string> args);
+
 // git with the given environment, tracing variables and user config cleared.
 ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,
                      std::map<std::string, std::string> env = {});

@@ -13,13 +13,6 @@
 namespace trace2d::test {
 namespace {
 
-ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {TRACE2CTL_BIN, "--db", db};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  return run_process(spec);
-}
-
 // The SID of the top session of `cmd_name`, once every session is finished.
 std::string finished_root(const std::string& db, const std::string& cmd_name, long sessions) {
   std::string sid;

@@ -156,9 +156,7 @@ TEST(OtlpLive, AFetchTreeReachesTheCollectorOnceWithIdsParentsAndNesting) {
   EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
   // trace2ctl status says where spans go and what waits (once the daemon has reported its status).
   ASSERT_TRUE(wait_until([&] {
-    ProcessSpec spec;
-    spec.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "status"};
-    return run_process(spec).out.find("otlp export to " + receiver.endpoint() + "/v1/traces: 0 sessions waiting") !=
+    return ctl(daemon.db_path(), {"status"}).out.find("otlp export to " + receiver.endpoint() + "/v1/traces: 0 sessions waiting") !=
            std::string::npos;
   }));
   const auto requests = receiver.requests();

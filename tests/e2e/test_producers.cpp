@@ -23,13 +23,6 @@ const std::filesystem::path k_producers = std::filesystem::path(TRACE2D_TEST_DAT
 // The fixtures' times all start with this date and hour (UTC).
 constexpr std::string_view k_fixture_hour = "2026-11-21T10:";
 
-ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {TRACE2CTL_BIN, "--db", db};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  return run_process(spec);
-}
-
 // The current UTC date and hour in the fixtures' layout: the fixtures' times
 // moved to it lie within the last hour (give or take their few seconds), so
 // that `--since 1h` must find them. Only the date and hour change: each

@@ -13,13 +13,6 @@
 namespace trace2d::test {
 namespace {
 
-ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {TRACE2CTL_BIN, "--db", db};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  return run_process(spec);
-}
-
 // The first node (depth first) of `type` whose `key` starts with `prefix`,
 // with its parent node.
 struct Found {

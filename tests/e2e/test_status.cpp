@@ -9,13 +9,6 @@
 namespace trace2d::test {
 namespace {
 
-ProcessResult trace2ctl(const std::string& db, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {TRACE2CTL_BIN, "--db", db};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  return run_process(spec);
-}
-
 TEST(Status, ReportsEachSourceWhileRunningAndAfter) {
   TempDir dir;
   RunningDaemon daemon(dir);
@@ -32,19 +25,19 @@ TEST(Status, ReportsEachSourceWhileRunningAndAfter) {
   }
   // The daemon publishes every 2 s; wait for a report that has everything.
   ASSERT_TRUE(wait_until([&] {
-    const ProcessResult r = trace2ctl(daemon.db_path(), {"status", "--json"});
+    const ProcessResult r = ctl(daemon.db_path(), {"status", "--json"});
     // Sources count what was parsed; totals what is committed: both complete.
     return r.exit_code == 0 && r.out.find("\"events\":10,\"rejects\":1") != std::string::npos &&
            r.out.find("\"events\":5,\"rejects\":0") != std::string::npos &&
            r.out.find("\"totals\":{\"sessions\":2,\"events\":15") != std::string::npos;
   }, std::chrono::seconds(10)));
-  const ProcessResult live = trace2ctl(daemon.db_path(), {"status"});
+  const ProcessResult live = ctl(daemon.db_path(), {"status"});
   EXPECT_EQ(live.exit_code, 0) << live.err;
   EXPECT_NE(live.out.find(": running (pid " + std::to_string(daemon.pid()) + ")"), std::string::npos) << live.out;
   EXPECT_NE(live.out.find(daemon.socket_path()), std::string::npos) << live.out;
   EXPECT_NE(live.out.find(daemon.dgram_socket_path()), std::string::npos) << live.out;
 
-  const ProcessResult json = trace2ctl(daemon.db_path(), {"status", "--json"});
+  const ProcessResult json = ctl(daemon.db_path(), {"status", "--json"});
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out;
@@ -59,14 +52,14 @@ TEST(Status, ReportsEachSourceWhileRunningAndAfter) {
   EXPECT_EQ(doc["totals"]["events"].get_int64().value(), 15);
 
   ASSERT_EQ(daemon.stop().exit_code, 0);
-  const ProcessResult after = trace2ctl(daemon.db_path(), {"status"});
+  const ProcessResult after = ctl(daemon.db_path(), {"status"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
   EXPECT_NE(after.out.find("not running"), std::string::npos) << after.out;
 }
 
 TEST(Status, ClearErrorWithoutAnyReport) {
   TempDir dir;
-  const ProcessResult missing = trace2ctl(dir.file("none.db"), {"status"});
+  const ProcessResult missing = ctl(dir.file("none.db"), {"status"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("not found"), std::string::npos) << missing.err;
 }

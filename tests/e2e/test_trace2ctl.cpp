@@ -18,13 +18,6 @@
 namespace trace2d::test {
 namespace {
 
-ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {TRACE2CTL_BIN, "--db", db};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  return run_process(spec);
-}
-
 bool has_program(const std::string& name) {
   ProcessSpec spec;
   spec.argv = {"sh", "-c", "command -v " + name};
