@@ -172,6 +172,10 @@ inline std::string otlp_endpoint_problem(const std::string& url) {
   return fmt::format("is not usable: '{}': {}", url, error);
 }
 
+inline std::string absolute_or_empty_problem(const std::string& path) {
+  return path.empty() || path.front() == '/' ? std::string() : fmt::format("is not absolute: '{}'", path);
+}
+
 inline std::string otlp_protocol_problem(const std::string& protocol) {
   return protocol == "http/protobuf" || protocol == "http/json"
              ? std::string()
@@ -255,6 +259,9 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "compression", "--otlp-compression"}, o.otlp_compression, otlp_compression_problem);
   v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms"}, o.otlp_timeout, Range{100, 10 * 60 * 1000});
   v.list(Key{"otlp", "headers", "--otlp-header"}, o.otlp_headers, otlp_header_problem);
+  v.text(Key{"otlp", "ca_file", "--otlp-ca-file"}, o.otlp_ca_file, absolute_or_empty_problem);
+  v.text(Key{"otlp", "client_cert", "--otlp-client-cert"}, o.otlp_client_cert, absolute_or_empty_problem);
+  v.text(Key{"otlp", "client_key", "--otlp-client-key"}, o.otlp_client_key, absolute_or_empty_problem);
 
   v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
   v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);

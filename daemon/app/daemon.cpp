@@ -91,6 +91,7 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
     const auto equals = header.find('=');
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));
   }
+  o.tls = exporter::TlsFiles{options.otlp_ca_file, options.otlp_client_cert, options.otlp_client_key};
   o.resource = otlp::resource_settings_from_environment();
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }

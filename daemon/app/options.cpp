@@ -125,6 +125,15 @@ void apply_otel_environment(DaemonOptions& options) {
   if (const auto protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
     options.otlp_protocol = *protocol;
   }
+  if (const auto ca = env("OTEL_EXPORTER_OTLP_CERTIFICATE")) {
+    options.otlp_ca_file = *ca;
+  }
+  if (const auto cert = env("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")) {
+    options.otlp_client_cert = *cert;
+  }
+  if (const auto key = env("OTEL_EXPORTER_OTLP_CLIENT_KEY")) {
+    options.otlp_client_key = *key;
+  }
   if (const auto timeout = env("OTEL_EXPORTER_OTLP_TIMEOUT")) {
     try {
       options.otlp_timeout = std::chrono::milliseconds(std::stoll(*timeout));

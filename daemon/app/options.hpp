@@ -74,6 +74,10 @@ struct DaemonOptions {
   std::string otlp_compression = "none";        // or gzip
   std::chrono::milliseconds otlp_timeout{10000};
   std::vector<std::string> otlp_headers;  // "name=value"
+  // https: the CAs to trust ("": the system's), a client certificate and key.
+  std::string otlp_ca_file;
+  std::string otlp_client_cert;
+  std::string otlp_client_key;
 };
 
 // The URL the exporter POSTs to, from `otlp_endpoint`.
@@ -82,7 +86,8 @@ struct DaemonOptions {
 // The OpenTelemetry SDK's variables, as defaults under the configuration
 // file and the flags: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is),
 // OTEL_EXPORTER_OTLP_ENDPOINT (a base), ..._HEADERS ("k=v,k2=v2", values
-// percent-encoded), ..._COMPRESSION, ..._PROTOCOL, ..._TIMEOUT (ms).
+// percent-encoded), ..._COMPRESSION, ..._PROTOCOL, ..._TIMEOUT (ms),
+// ..._CERTIFICATE, ..._CLIENT_CERTIFICATE, ..._CLIENT_KEY (PEM files).
 void apply_otel_environment(DaemonOptions& options);
 
 // "90s", "15m", "12h", "30d", "2w" (a number alone is seconds); nullopt when

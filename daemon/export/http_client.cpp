@@ -1,12 +1,15 @@
 #include "daemon/export/http_client.hpp"
 
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <charconv>
 
 namespace trace2d::exporter {
@@ -14,21 +17,21 @@ namespace trace2d::exporter {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 
 std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error) {
-  constexpr std::string_view k_http = "http://";
+  Endpoint endpoint;
   if (url.substr(0, 8) == "https://") {
-    error = "https endpoints are not supported yet: use http:// (a Collector on the host or behind a TLS proxy)";
+    endpoint.tls = true;
+    url.remove_prefix(8);
+  } else if (url.substr(0, 7) == "http://") {
+    url.remove_prefix(7);
+  } else {
+    error = "the endpoint must start with http:// or https://";
     return std::nullopt;
   }
-  if (url.substr(0, k_http.size()) != k_http) {
-    error = "the endpoint must start with http://";
-    return std::nullopt;
-  }
-  url.remove_prefix(k_http.size());
   const auto slash = url.find('/');
   std::string_view authority = url.substr(0, slash);
-  Endpoint endpoint;
   endpoint.target = slash == std::string_view::npos ? std::string("/") : std::string(url.substr(slash));
   if (!authority.empty() && authority.front() == '[') {  // [::1]:4318
     const auto close = authority.find(']');
@@ -49,7 +52,7 @@ std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error)
     }
   }
   if (endpoint.port.empty()) {
-    endpoint.port = "80";
+    endpoint.port = endpoint.tls ? "443" : "80";
   }
   int port = 0;
   const auto [end, ec] = std::from_chars(endpoint.port.data(), endpoint.port.data() + endpoint.port.size(), port);
@@ -63,13 +66,46 @@ std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error)
 
 struct HttpClient::Connection {
   asio::io_context io;
-  beast::tcp_stream stream{io};
+  ssl::context tls{ssl::context::tls_client};
+  beast::tcp_stream plain{io};
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> secure;  // https: one per connection
   beast::flat_buffer buffer;
   bool connected = false;
+
+  beast::tcp_stream& tcp() { return secure ? beast::get_lowest_layer(*secure) : plain; }
 };
 
-HttpClient::HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout)
-    : m_endpoint(std::move(endpoint)), m_timeout(timeout), m_connection(std::make_unique<Connection>()) {}
+HttpClient::HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, const TlsFiles& tls)
+    : m_endpoint(std::move(endpoint)), m_timeout(timeout), m_connection(std::make_unique<Connection>()) {
+  if (!m_endpoint.tls) {
+    return;
+  }
+  ssl::context& context = m_connection->tls;
+  context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  context.set_verify_mode(ssl::verify_peer);
+  boost::system::error_code ec;
+  if (tls.ca_file.empty()) {
+    context.set_default_verify_paths(ec);
+  } else {
+    context.load_verify_file(tls.ca_file, ec);
+  }
+  if (ec) {
+    throw std::invalid_argument("TLS: cannot load the trusted CAs" +
+                                (tls.ca_file.empty() ? std::string() : " from '" + tls.ca_file + "'") + ": " +
+                                ec.message());
+  }
+  if (!tls.client_cert.empty()) {
+    context.use_certificate_chain_file(tls.client_cert, ec);
+    if (!ec) {
+      context.use_private_key_file(tls.client_key.empty() ? tls.client_cert : tls.client_key, ssl::context::pem, ec);
+    }
+    if (ec) {
+      throw std::invalid_argument("TLS: cannot load the client certificate '" + tls.client_cert + "': " +
+                                  ec.message());
+    }
+  }
+}
 
 HttpClient::~HttpClient() = default;
 
@@ -85,9 +121,50 @@ void HttpClient::disconnect() {
   std::lock_guard lock(m_fd_mutex);
   m_fd = -1;
   beast::error_code ignored;
-  m_connection->stream.socket().close(ignored);
+  m_connection->tcp().socket().close(ignored);
+  m_connection->secure.reset();
   m_connection->connected = false;
   m_connection->buffer.clear();
+}
+
+void HttpClient::connect() {
+  Connection& c = *m_connection;
+  beast::error_code ec;
+  asio::ip::tcp::resolver resolver(c.io);
+  const auto addresses = resolver.resolve(m_endpoint.host, m_endpoint.port, ec);
+  if (ec) {
+    throw TransportError("cannot resolve " + m_endpoint.host + ": " + ec.message());
+  }
+  if (m_endpoint.tls) {
+    c.secure = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(c.io, c.tls);
+  }
+  c.tcp().expires_after(m_timeout);
+  c.tcp().connect(addresses, ec);
+  if (ec) {
+    disconnect();
+    throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": " + ec.message());
+  }
+  {
+    std::lock_guard lock(m_fd_mutex);
+    m_fd = c.tcp().socket().native_handle();
+  }
+  if (c.secure) {
+    // SNI, and the certificate must name the host.
+    // SSL_set_tlsext_host_name(), without its macro's C cast.
+    if (SSL_ctrl(c.secure->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                 static_cast<void*>(m_endpoint.host.data())) != 1) {
+      disconnect();
+      throw TransportError("TLS: cannot set the server name " + m_endpoint.host);
+    }
+    c.secure->set_verify_callback(ssl::host_name_verification(m_endpoint.host));
+    c.tcp().expires_after(m_timeout);
+    c.secure->handshake(ssl::stream_base::client, ec);
+    if (ec) {
+      disconnect();
+      throw TransportError("TLS handshake with " + m_endpoint.host + ":" + m_endpoint.port + " failed: " + ec.message());
+    }
+  }
+  c.connected = true;
 }
 
 HttpResponse HttpClient::post(const Headers& headers, std::string body) {
@@ -95,21 +172,8 @@ HttpResponse HttpClient::post(const Headers& headers, std::string body) {
     throw TransportError("stopping");
   }
   Connection& c = *m_connection;
-  beast::error_code ec;
   if (!c.connected) {
-    asio::ip::tcp::resolver resolver(c.io);
-    const auto addresses = resolver.resolve(m_endpoint.host, m_endpoint.port, ec);
-    if (ec) {
-      throw TransportError("cannot resolve " + m_endpoint.host + ": " + ec.message());
-    }
-    c.stream.expires_after(m_timeout);
-    c.stream.connect(addresses, ec);
-    if (ec) {
-      throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": " + ec.message());
-    }
-    c.connected = true;
-    std::lock_guard lock(m_fd_mutex);
-    m_fd = c.stream.socket().native_handle();
+    connect();
   }
   http::request<http::string_body> request{http::verb::post, m_endpoint.target, 11};
   request.set(http::field::host, m_endpoint.host + ":" + m_endpoint.port);
@@ -121,18 +185,27 @@ HttpResponse HttpClient::post(const Headers& headers, std::string body) {
   request.prepare_payload();
   request.keep_alive(true);
 
+  beast::error_code ec;
   const auto fail = [&](const std::string& what) -> TransportError {
     disconnect();
     return TransportError(what + ": " + (m_aborted.load() ? std::string("stopping") : ec.message()));
   };
-  c.stream.expires_after(m_timeout);
-  http::write(c.stream, request, ec);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(1024 * 1024);  // an answer is a status, not data
+  c.tcp().expires_after(m_timeout);
+  if (c.secure) {
+    http::write(*c.secure, request, ec);
+  } else {
+    http::write(c.plain, request, ec);
+  }
   if (ec) {
     throw fail("sending to " + m_endpoint.host + ":" + m_endpoint.port);
   }
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(1024 * 1024);  // an answer is a status, not data
-  http::read(c.stream, c.buffer, parser, ec);
+  if (c.secure) {
+    http::read(*c.secure, c.buffer, parser, ec);
+  } else {
+    http::read(c.plain, c.buffer, parser, ec);
+  }
   if (ec) {
     throw fail("reading the answer of " + m_endpoint.host + ":" + m_endpoint.port);
   }

@@ -1,14 +1,16 @@
 #pragma once
-// A small blocking HTTP/1.1 client for the exporter's thread (Boost.Beast):
-// POSTs to one endpoint over a kept-alive connection, with a deadline on
-// every request. abort() from another thread ends a request in progress
-// (shutdown), so a collector that stops answering never holds trace2d.
+// A small blocking HTTP/1.1 client for the exporter's thread (Boost.Beast,
+// OpenSSL for https): POSTs to one endpoint over a kept-alive connection,
+// with a deadline on every request. abort() from another thread ends a
+// request in progress (shutdown), so a collector that stops answering never
+// holds trace2d.
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,14 +19,22 @@
 namespace trace2d::exporter {
 
 struct Endpoint {
+  bool tls = false;  // https://
   std::string host;
   std::string port;
   std::string target;  // the path, "/v1/traces"
 };
 
-// "http://host[:port][/path]"; nullopt with `error` set otherwise (https is
-// not supported yet: the error says so).
+// "http[s]://host[:port][/path]"; nullopt with `error` set otherwise.
 [[nodiscard]] std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error);
+
+// For https: whom to trust (the system's CAs unless a file is named) and
+// the client's own certificate, when the collector asks for one.
+struct TlsFiles {
+  std::string ca_file;      // PEM; "": the system's trusted CAs
+  std::string client_cert;  // PEM; "": none
+  std::string client_key;   // PEM; "": none
+};
 
 struct HttpResponse {
   int status = 0;
@@ -33,7 +43,7 @@ struct HttpResponse {
   std::optional<std::chrono::seconds> retry_after;
 };
 
-// A connection failure or a timeout: worth retrying.
+// A connection failure, a failed TLS handshake or a timeout: worth retrying.
 class TransportError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -43,7 +53,8 @@ class HttpClient {
  public:
   using Headers = std::vector<std::pair<std::string, std::string>>;
 
-  HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout);
+  // Throws std::invalid_argument when a TLS file cannot be loaded.
+  HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, const TlsFiles& tls = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -55,7 +66,9 @@ class HttpClient {
 
  private:
   struct Connection;
+  void connect();
   void disconnect();
+
   Endpoint m_endpoint;
   std::chrono::milliseconds m_timeout;
   std::unique_ptr<Connection> m_connection;

@@ -82,7 +82,7 @@ OtlpExporter::OtlpExporter(std::string db_path, ExporterOptions options)
       m_endpoint(endpoint_of(m_options.url)),
       m_resource(otlp::make_resource(m_options.resource)),
       m_scope{"trace2d", m_options.resource.trace2d_version},
-      m_client(m_endpoint, m_options.timeout) {}
+      m_client(m_endpoint, m_options.timeout, m_options.tls) {}
 
 OtlpExporter::~OtlpExporter() { stop(); }
 

@@ -34,6 +34,7 @@ struct ExporterOptions {
   bool gzip = false;
   std::chrono::milliseconds timeout{10000};
   HttpClient::Headers headers;  // extra headers ("Authorization", ...)
+  TlsFiles tls;                 // for https
   std::size_t max_sessions_per_request = 256;
   std::size_t max_spans_per_request = 8192;
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle

@@ -29,8 +29,13 @@ TEST(Endpoint, HttpUrlsWithHostPortAndPath) {
   ASSERT_TRUE(e) << error;
   EXPECT_EQ(e->port, "80");
 
-  EXPECT_FALSE(parse_endpoint("https://collector:4318", error));
-  EXPECT_NE(error.find("https"), std::string::npos) << error;
+  e = parse_endpoint("https://collector.example/otlp/v1/traces", error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_TRUE(e->tls);
+  EXPECT_EQ(e->port, "443");
+  EXPECT_EQ(e->target, "/otlp/v1/traces");
+  EXPECT_FALSE(parse_endpoint("ftp://collector:4318", error));
+  EXPECT_NE(error.find("https://"), std::string::npos) << error;
   EXPECT_FALSE(parse_endpoint("collector:4318", error));
   EXPECT_FALSE(parse_endpoint("http://:4318/", error));
   EXPECT_FALSE(parse_endpoint("http://host:99999/", error));

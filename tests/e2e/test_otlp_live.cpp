@@ -21,10 +21,12 @@ namespace {
 
 class Receiver {
  public:
-  Receiver(const TempDir& dir, const std::string& plan, std::string name = "receiver", int port = 0)
+  Receiver(const TempDir& dir, const std::string& plan, std::string name = "receiver", int port = 0,
+           std::map<std::string, std::string> env = {})
       : m_out(dir.file(name)) {
     ProcessSpec spec;
     spec.argv = {"node", TRACE2D_OTLP_RECEIVER_JS, TRACE2D_OTLP_DECODER_DIR, m_out, plan};
+    spec.env = std::move(env);
     if (port != 0) {
       spec.env["OTLP_RECEIVER_PORT"] = std::to_string(port);
     }
@@ -134,10 +136,13 @@ void run_fetch(const TempDir& dir, const RunningDaemon& daemon) {
   ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
 }
 
+// Every stored session (at least `min_sessions`) exported; none running.
 bool all_exported(const std::string& db, std::int64_t min_sessions) {
   db::Database check = open_db(db);
-  return check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0 &&
-         check.query_int("SELECT exported_sessions FROM otlp_export").value_or(0) >= min_sessions;
+  const std::int64_t sessions = check.query_int("SELECT count(*) FROM sessions").value_or(0);
+  return sessions >= min_sessions && check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0 &&
+         check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0 &&
+         check.query_int("SELECT exported_sessions FROM otlp_export").value_or(0) == sessions;
 }
 
 TEST(OtlpLive, AFetchTreeReachesTheCollectorOnceWithIdsParentsAndNesting) {
@@ -236,10 +241,12 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
   {
     RunningDaemon daemon(dir, {"--otlp-endpoint", endpoint});
     run_fetch(dir, daemon);
+    // Every session of the fetch finished and queued (a fetch may run more
+    // git processes than the three it always runs).
     ASSERT_TRUE(wait_until([&] {
-      backlog = open_db(daemon.db_path()).query_int(
-          "SELECT count(*) FROM otlp_pending p JOIN sessions s ON s.id = p.session_id WHERE s.status != 'running'").value_or(0);
-      return backlog >= 3;
+      db::Database check = open_db(daemon.db_path());
+      backlog = check.query_int("SELECT count(*) FROM otlp_pending").value_or(0);
+      return backlog >= 3 && check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0;
     })) << daemon.process().err_so_far();
     daemon.process().signal(SIGKILL);
     (void)daemon.process().wait();
@@ -253,6 +260,53 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
   for (const auto& [id, count] : receiver.acknowledged()) {
     EXPECT_EQ(count, 1) << "span " << id;
   }
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// A CA and a certificate for "localhost" it signed, made by the openssl CLI.
+void make_certificates(const TempDir& dir) {
+  write_file(dir.file("san.ext"), "subjectAltName=DNS:localhost\n");
+  for (const std::vector<std::string>& args : {
+           std::vector<std::string>{"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("ca.key"),
+                                    "-out", dir.file("ca.pem"), "-days", "2", "-subj", "/CN=trace2d test CA"},
+           std::vector<std::string>{"req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("server.key"), "-out",
+                                    dir.file("server.csr"), "-subj", "/CN=localhost"},
+           std::vector<std::string>{"x509", "-req", "-in", dir.file("server.csr"), "-CA", dir.file("ca.pem"), "-CAkey",
+                                    dir.file("ca.key"), "-CAcreateserial", "-out", dir.file("server.pem"), "-days", "2",
+                                    "-extfile", dir.file("san.ext")}}) {
+    ProcessSpec spec;
+    spec.argv = {"openssl"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    const ProcessResult made = run_process(spec);
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+  }
+}
+
+TEST(OtlpLive, HttpsWithTheCollectorsCaAndNotWithoutIt) {
+  TempDir dir;
+  make_certificates(dir);
+  Receiver receiver(dir, "200", "receiver", 0,
+                    {{"OTLP_RECEIVER_TLS_CERT", dir.file("server.pem")}, {"OTLP_RECEIVER_TLS_KEY", dir.file("server.key")}});
+  const std::string endpoint = "https://localhost:" + std::to_string(receiver.port());
+  {
+    // The system's CAs do not know the test CA: the handshake fails, and nothing is lost.
+    TempDir untrusting;
+    RunningDaemon daemon(untrusting, {"--otlp-endpoint", endpoint});
+    run_fetch(untrusting, daemon);
+    ASSERT_TRUE(wait_until([&] {
+      return open_db(daemon.db_path()).query_text("SELECT last_failure_reason FROM otlp_export").value_or("").find(
+                 "TLS handshake") != std::string::npos;
+    }, std::chrono::seconds(20))) << daemon.process().err_so_far();
+    EXPECT_GT(queued(daemon.db_path()), 0);
+    EXPECT_TRUE(receiver.acknowledged().empty());
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+  }
+  RunningDaemon daemon(dir, {"--otlp-endpoint", endpoint, "--otlp-ca-file", dir.file("ca.pem")});
+  run_fetch(dir, daemon);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  EXPECT_FALSE(receiver.acknowledged().empty());
   EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }

@@ -5,7 +5,8 @@
 //
 //   node otlp_receiver.js <decoder dir> <out dir> [plan]
 //
-// Prints the port it listens on (127.0.0.1) as its first line. The plan is
+// Prints the port it listens on (127.0.0.1) as its first line. With
+// OTLP_RECEIVER_TLS_CERT and OTLP_RECEIVER_TLS_KEY (PEM files) it speaks https. The plan is
 // a comma-separated list of steps for the requests in order, the last one
 // repeating: "200", "503" (with Retry-After: 1), "429", "400", "413",
 // "close" (drops the connection without answering), each optionally "xN"
@@ -16,6 +17,7 @@
 // holding every span of every 2xx request, for otlp_check.js tree).
 'use strict';
 const http = require('http');
+const https = require('https');
 const fs = require('fs');
 const path = require('path');
 const zlib = require('zlib');
@@ -71,7 +73,11 @@ function asJsonSpan(s) {
 
 const accepted = [];
 fs.mkdirSync(outDir, { recursive: true });
-const server = http.createServer((req, res) => {
+// OTLP_RECEIVER_TLS_CERT / _KEY (PEM files): serve https instead.
+const tls = process.env.OTLP_RECEIVER_TLS_CERT
+  ? { cert: fs.readFileSync(process.env.OTLP_RECEIVER_TLS_CERT), key: fs.readFileSync(process.env.OTLP_RECEIVER_TLS_KEY) }
+  : null;
+const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -114,6 +120,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(status, headers);
     res.end();
   });
-});
+};
+const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
 server.listen(Number(process.env.OTLP_RECEIVER_PORT || 0), '127.0.0.1', () => { console.log(server.address().port); });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
