@@ -9,6 +9,7 @@
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
+#include "ctl/commands/window_flags.hpp"
 #include "ctl/commands/number_flags.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
@@ -27,32 +28,82 @@ struct ExportOptions {
   std::string format = "chrome";
   std::string output;
   std::optional<int> depth;
+  WindowFlags window;  // otlp-json without a SID: every tree in the window
 };
 
-void write_otlp_json(const Context& ctx, const ExportOptions& options, const model::ProcessTree& tree) {
-  const otlp::Resource resource = otlp::make_resource(otlp::resource_settings_from_environment());
-  const otlp::Scope scope{"trace2d", otlp::resource_settings_from_environment().trace2d_version};
+// One process tree as one OTLP/JSON request, on one line; the spans it holds.
+std::size_t append_otlp_line(std::string& out, const model::ProcessTree& tree) {
+  static const otlp::ResourceSettings settings = otlp::resource_settings_from_environment();
+  static const otlp::Resource resource = otlp::make_resource(settings);
+  static const otlp::Scope scope{"trace2d", settings.trace2d_version};
   otlp::TraceBatch batch{&resource, &scope, {}};
   otlp::append_spans(tree, batch.spans);
-  std::string line;
-  otlp::append_json_request(line, batch);
-  line += '\n';
+  otlp::append_json_request(out, batch);
+  out += '\n';
+  return batch.spans.size();
+}
+
+void write_otlp_json(const Context& ctx, const ExportOptions& options, const std::string& lines, std::size_t trees,
+                     std::size_t spans) {
   if (options.output.empty() || options.output == "-") {
-    ctx.out << line;
+    ctx.out << lines;
+    return;
+  }
+  write_text_file(options.output, lines);
+  if (ctx.global.format == OutputFormat::json) {
+    std::string text = "{\"file\":";
+    append_json_string(text, options.output);
+    text += ",\"format\":\"otlp-json\",\"trees\":" + std::to_string(trees) + ",\"spans\":" + std::to_string(spans) + "}\n";
+    ctx.out << text;
   } else {
-    write_text_file(options.output, line);
-    if (ctx.global.format == OutputFormat::json) {
-      std::string text = "{\"file\":";
-      append_json_string(text, options.output);
-      text += ",\"format\":\"otlp-json\",\"spans\":" + std::to_string(batch.spans.size()) + "}\n";
-      ctx.out << text;
-    } else {
-      ctx.out << "wrote " << batch.spans.size() << " spans to " << options.output << " (OTLP/JSON)\n";
-    }
+    ctx.out << "wrote " << spans << " spans of " << trees << (trees == 1 ? " process tree" : " process trees") << " to "
+            << options.output << " (OTLP/JSON)\n";
   }
 }
 
+// Every process tree with a session in the window (--since, --until,
+// --cmd), oldest first, one request per line.
+void export_otlp_window(const Context& ctx, const ExportOptions& options) {
+  db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  const Window window = to_window(options.window);
+  std::string lines;
+  std::size_t trees = 0;
+  std::size_t spans = 0;
+  const db::ReadTransaction snapshot(db);
+  std::vector<std::string> roots;
+  {
+    db::Statement select = db.prepare("SELECT s.root_sid FROM sessions s WHERE 1 = 1 " + window_condition(window) +
+                                      " GROUP BY s.root_sid ORDER BY min(s.first_received), s.root_sid");
+    bind_window(select, window);
+    while (select.step()) {
+      roots.emplace_back(select.column_text(0));
+    }
+  }
+  model::LoadOptions load;
+  load.errors = true;
+  for (const std::string& root : roots) {
+    std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, load);
+    if (rows.empty()) {
+      continue;
+    }
+    spans += append_otlp_line(lines, model::build_process_tree(root, std::move(rows), {options.depth}));
+    ++trees;
+  }
+  write_otlp_json(ctx, options, lines, trees, spans);
+}
+
 void run_export(const Context& ctx, const ExportOptions& options) {
+  const bool windowed = !options.window.since.empty() || !options.window.until.empty() || !options.window.cmd.empty();
+  if (options.root.empty() || windowed) {
+    if (options.format != "otlp-json") {
+      throw CommandError("--format chrome exports one tree: name its SID (--since, --until and --cmd are for otlp-json)");
+    }
+    if (!options.root.empty()) {
+      throw CommandError("give a SID or --since/--until/--cmd, not both");
+    }
+    export_otlp_window(ctx, options);
+    return;
+  }
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const std::string root = model::normalise_root(options.root);
   const bool otlp_json = options.format == "otlp-json";
@@ -69,7 +120,9 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   }
   const model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
   if (otlp_json) {
-    write_otlp_json(ctx, options, tree);
+    std::string line;
+    const std::size_t spans = append_otlp_line(line, tree);
+    write_otlp_json(ctx, options, line, 1, spans);
     return;
   }
   std::string trace;
@@ -101,13 +154,16 @@ Command add_export_command(CLI::App& cli) {
   CLI::App* app = cli.add_subcommand(
       "export",
       "Write a process tree as a Chrome Trace Event file (opens in ui.perfetto.dev, chrome://tracing) or as OTLP/JSON");
-  app->add_option("sid", options->root, "A session's SID, or a SID prefix with sessions under it")->required();
+  app->add_option("sid", options->root,
+                  "A session's SID, or a SID prefix with sessions under it (otlp-json: or every tree in a "
+                  "--since/--until/--cmd window)");
   app->add_option("--format", options->format, "Output format")
       ->check(CLI::IsMember({"chrome", "otlp-json"}))
       ->capture_default_str();
   app->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")
       ->check(whole_number_at_least(0));
+  add_window_flags(*app, options->window);
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 

@@ -132,6 +132,24 @@ TEST(OtlpExport, AFailingCommandAndAHookScriptsGit) {
   const CheckedSpan* hooked_git = find(spans, "git:rev-parse");
   ASSERT_NE(hooked_git, nullptr);
   EXPECT_EQ(hooked_git->parent, "child(hook:post-commit)");
+
+  // Without a SID: every tree of the window, one request per line, oldest first.
+  const ProcessResult window = ctl(daemon.db_path(), {"export", "--format", "otlp-json", "--since", "1h"});
+  ASSERT_EQ(window.exit_code, 0) << window.err;
+  simdjson::dom::parser parser;
+  std::vector<std::string> first_spans;
+  std::size_t lines = 0;
+  for (std::size_t start = 0, end; (end = window.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    const simdjson::dom::element request = parser.parse(window.out.substr(start, end - start));
+    const simdjson::dom::array tree_spans = request["resourceSpans"].at(0)["scopeSpans"].at(0)["spans"].get_array();
+    first_spans.emplace_back(tree_spans.at(0)["name"].get_string().value());
+    ++lines;
+  }
+  const auto roots = open_db(daemon.db_path()).query_int("SELECT count(DISTINCT root_sid) FROM sessions");
+  EXPECT_EQ(static_cast<std::int64_t>(lines), roots);
+  ASSERT_GE(first_spans.size(), 2u);
+  EXPECT_EQ(first_spans[0], "git:rev-parse");  // the failing command ran first
+  EXPECT_EQ(first_spans[1], "git:commit");
 }
 
 }  // namespace
