@@ -4,7 +4,9 @@
 // otlpjsonfile receiver reads it: the spans the daemon's exporter sends).
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
@@ -15,6 +17,7 @@
 #include "ctl/query/database.hpp"
 #include "db/read_transaction.hpp"
 #include "ctl/render/chrome_trace.hpp"
+#include "otlp/export_rules.hpp"
 #include "otlp/otlp_json.hpp"
 #include "otlp/resource.hpp"
 #include "otlp/span_builder.hpp"
@@ -27,13 +30,42 @@ struct ExportOptions {
   std::string format = "chrome";
   std::string output;
   std::optional<int> depth;
+  // otlp-json: the rules the daemon's [otlp] section sets (docs/otlp.md).
+  std::string detail = "verbose";
+  std::vector<std::string> rules;
+  std::string nickname_key{otlp::k_default_nickname_key};
+  std::vector<std::string> important_data;
 };
+
+otlp::ExportRules rules_of(const ExportOptions& options) {
+  otlp::ExportRules rules;
+  const auto level = otlp::parse_detail_level(options.detail);
+  if (!level) {
+    throw CommandError("--detail '" + options.detail + "' is not drop, summary, process or verbose");
+  }
+  rules.default_level = *level;
+  for (const std::string& rule : options.rules) {
+    try {
+      rules.add_rule(rule);
+    } catch (const std::invalid_argument& e) {
+      throw CommandError(std::string("--rule: ") + e.what());
+    }
+  }
+  rules.nickname_key = options.nickname_key;
+  for (const std::string& entry : options.important_data) {
+    if (const std::string problem = otlp::important_data_problem(entry); !problem.empty()) {
+      throw CommandError("--important-data '" + entry + "' " + problem);
+    }
+    rules.important_data.insert(entry);
+  }
+  return rules;
+}
 
 void write_otlp_json(const Context& ctx, const ExportOptions& options, const model::ProcessTree& tree) {
   const otlp::Resource resource = otlp::make_resource(otlp::resource_settings_from_environment());
   const otlp::Scope scope{"trace2d", otlp::resource_settings_from_environment().trace2d_version};
   otlp::TraceBatch batch{&resource, &scope, {}};
-  otlp::append_spans(tree, batch.spans);
+  otlp::append_spans(tree, batch.spans, {}, rules_of(options));
   std::string line;
   otlp::append_json_request(line, batch);
   line += '\n';
@@ -60,8 +92,9 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   {
     const db::ReadTransaction snapshot(db);
     model::LoadOptions load;
-    load.annotations = !otlp_json;
+    load.annotations = true;  // the Chrome trace's annotations; OTLP's data, timers, counters
     load.errors = otlp_json;
+    load.params = otlp_json;
     rows = model::load_process_rows(db, root, load);
   }
   if (rows.empty()) {
@@ -108,6 +141,16 @@ Command add_export_command(CLI::App& cli) {
   app->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")
       ->check(whole_number_at_least(0));
+  app->add_option("--detail", options->detail,
+                  "otlp-json: detail level of commands no --rule names (drop, summary, process, verbose)")
+      ->capture_default_str();
+  app->add_option("--rule", options->rules,
+                  "otlp-json: a command's detail level, as [otlp] rules: exe:verb#mode=level, exe:verb=level, exe=level");
+  app->add_option("--nickname-key", options->nickname_key,
+                  "otlp-json: the def_param whose value is the repository's nickname")
+      ->capture_default_str();
+  app->add_option("--important-data", options->important_data,
+                  "otlp-json: a data event (category/key) sent verbatim at any level");
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 
