@@ -36,6 +36,7 @@ struct CheckedSpan {
   std::string message;
   std::string nickname;
   std::string detail;
+  std::string regions;  // trace2d.summary.regions
 };
 
 // Exports `sid` as OTLP/JSON and checks it; the spans by name.
@@ -74,6 +75,9 @@ std::vector<CheckedSpan> export_and_check(const TempDir& dir, const std::string&
     }
     if (span["detail"].get(message) == simdjson::SUCCESS) {
       s.detail = std::string(message);
+    }
+    if (span["regions"].get(message) == simdjson::SUCCESS) {
+      s.regions = std::string(message);
     }
     spans.push_back(std::move(s));
   }
@@ -171,6 +175,25 @@ TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
   EXPECT_GE(nicknamed, 1);
   EXPECT_LT(nicknamed, sessions);
 
+  // The summary views: fetch's regions by name, as its span summarises them.
+  EXPECT_GT(open_db(daemon.db_path())
+                .query_int("SELECT count(*) FROM region_timers WHERE sid = '" + sid + "' AND count > 0")
+                .value_or(0),
+            0);
+  // Errors by their pattern (git's format), across two runs of one mistake.
+  const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  EXPECT_NE(run_git(clone, {"checkout", "no-such-a"}, traced).exit_code, 0);
+  EXPECT_NE(run_git(clone, {"checkout", "no-such-b"}, traced).exit_code, 0);
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path())
+               .query_int("SELECT count(*) FROM sessions WHERE cmd_name = 'checkout' AND status = 'complete'")
+               .value_or(0) == 2;
+  }));
+  EXPECT_EQ(open_db(daemon.db_path())
+                .query_int("SELECT count(DISTINCT pattern) FROM message_patterns m JOIN sessions s ON s.sid = m.sid"
+                           " WHERE s.cmd_name = 'checkout' AND m.pattern LIKE '%did not match%'"),
+            1);
+
   const std::vector<CheckedSpan> verbose = export_and_check(dir, daemon.db_path(), sid);
   const std::vector<CheckedSpan> summary = export_and_check(dir, daemon.db_path(), sid, {"--detail", "summary"});
   EXPECT_EQ(static_cast<std::int64_t>(summary.size()), sessions);  // the process spans alone
@@ -181,6 +204,8 @@ TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
     EXPECT_EQ(span.detail, "summary") << span.name;
     nicknamed_spans += span.nickname == "monorepo" ? 1 : 0;
   }
+  ASSERT_NE(find(summary, "git:fetch"), nullptr);
+  EXPECT_NE(find(summary, "git:fetch")->regions.find("\"count\":"), std::string::npos);
   EXPECT_EQ(nicknamed_spans, nicknamed);  // the attribute where the column has it
   ASSERT_NE(find(summary, "git:fetch"), nullptr);
   EXPECT_EQ(find(summary, "git:fetch")->nickname, "monorepo");
