@@ -300,6 +300,9 @@ TEST(OtlpLive, ADroppedCommandIsCountedNotSentAndTheNicknameGoesOut) {
   EXPECT_EQ(fetch_nickname, "monorepo");
   db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_int("SELECT withheld_sessions FROM otlp_export"), 1);
+  EXPECT_TRUE(wait_until([&] {
+    return ctl(daemon.db_path(), {"status"}).out.find("1 withheld by detail rules") != std::string::npos;
+  })) << ctl(daemon.db_path(), {"status"}).out;
   EXPECT_EQ(db.query_text("SELECT nickname FROM sessions WHERE depth = 0 AND cmd_name = 'fetch'"), "monorepo");
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
