@@ -95,7 +95,7 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   o.resource = otlp::resource_settings_from_environment();
   o.rules.default_level = otlp::parse_detail_level(options.otlp_detail).value_or(otlp::DetailLevel::verbose);
   for (const std::string& rule : options.otlp_rules) {
-    o.rules.add_rule(rule);  // checked with the configuration: throws only for a rule that was not
+    o.rules.add_rule(rule);  // the configuration's checks refused bad rules already: this does not throw
   }
   o.rules.nickname_key = options.otlp_nickname_key;
   o.rules.important_data.insert(options.otlp_important_data.begin(), options.otlp_important_data.end());
