@@ -59,6 +59,15 @@ void acknowledge(Database& db, const std::vector<std::int64_t>& sessions, std::i
   txn.commit();
 }
 
+void withhold(Database& db, const std::vector<std::int64_t>& sessions) {
+  Transaction txn(db);
+  delete_pending(db, sessions);
+  Statement update = db.prepare("UPDATE otlp_export SET withheld_sessions = withheld_sessions + ?1 WHERE id = 1");
+  update.bind_int(1, static_cast<std::int64_t>(sessions.size()));
+  update.run();
+  txn.commit();
+}
+
 void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, const std::string& reason) {
   Transaction txn(db);
   delete_pending(db, sessions);

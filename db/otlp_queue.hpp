@@ -37,6 +37,9 @@ void acknowledge(Database& db, const std::vector<std::int64_t>& sessions, std::i
 // These sessions are dropped from the queue for good (the collector refused
 // them as bad data, or retention pruned them): counted with `reason`.
 void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, const std::string& reason);
+// A detail rule dropped these sessions (dl:drop): nothing to send; they
+// leave the queue, counted in otlp_export.withheld_sessions (schema v10).
+void withhold(Database& db, const std::vector<std::int64_t>& sessions);
 // Queued sessions whose rows retention has pruned: dropped and counted.
 std::int64_t drop_pruned(Database& db);
 // A failed attempt (to be retried): counted, with its reason.

@@ -535,7 +535,25 @@ BEGIN
 END;
 )sql";
 
-constexpr std::array<Migration, 9> k_migrations{{
+// Version 10: rules for what leaves the host (docs/otlp.md, "Rules"). The
+// repository's nickname (a def_param, otel.trace2.nickname unless
+// configured otherwise) as a sessions column; the sessions a detail rule
+// kept from the collector, counted; region-timer and error-pattern
+// summaries per session, as the exporter puts them on the process span.
+constexpr std::string_view k_v10 = R"sql(
+ALTER TABLE sessions ADD COLUMN nickname TEXT;
+ALTER TABLE otlp_export ADD COLUMN withheld_sessions INTEGER NOT NULL DEFAULT 0;
+CREATE VIEW region_timers AS
+SELECT sid, category, label, count(*) AS count, sum(elapsed) AS total_elapsed, max(elapsed) AS max_elapsed
+  FROM regions WHERE elapsed IS NOT NULL
+ GROUP BY sid, category, label;
+CREATE VIEW message_patterns AS
+SELECT sid, coalesce(fmt, msg) AS pattern, count(*) AS count, min(msg) AS example
+  FROM errors
+ GROUP BY sid, coalesce(fmt, msg);
+)sql";
+
+constexpr std::array<Migration, 10> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -545,6 +563,7 @@ constexpr std::array<Migration, 9> k_migrations{{
     {7, "bytes stored per session, indexes by sender for retention", k_v7},
     {8, "data view: a data_json value that is a JSON string", k_v8},
     {9, "the OTLP exporter's queue and status", k_v9},
+    {10, "rules for what leaves the host: nickname, withheld sessions, summaries", k_v10},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

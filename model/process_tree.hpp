@@ -29,6 +29,14 @@ struct Annotation {
   std::string name;
   std::string json_value;       // the value as JSON text (a timer: an object)
   std::optional<double> t_abs;  // data: seconds since the process start
+  std::string text;             // data: the value as git sent it (a string unquoted), for verbatim export
+};
+
+// A def_param event of a process (loaded only when asked for): a config
+// setting git reports because trace2.configParams names it.
+struct ParamInfo {
+  std::string param;
+  std::string value;
 };
 
 // An `error` event of a process (loaded only when asked for).
@@ -68,6 +76,7 @@ struct ProcessInfo {
   std::string placed_by;
   std::vector<Annotation> annotations;  // loaded only when asked for
   std::vector<ErrorInfo> errors;         // loaded only when asked for
+  std::vector<ParamInfo> params;         // loaded only when asked for
 };
 
 struct RegionInfo {

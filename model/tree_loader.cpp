@@ -52,15 +52,19 @@ SELECT x.seq, x.thread, x.msg, x.fmt, s.time_base_us + e.time_us
 // Every value as JSON text, so an export can embed it as it is.
 constexpr std::string_view k_annotations_sql = R"sql(
 SELECT 'data', thread, category, key, CASE value_type WHEN 'string' THEN json_quote(value) ELSE value END,
-       t_abs, seq
+       t_abs, seq, value
   FROM data WHERE sid = ?1
 UNION ALL
-SELECT 'counter', thread, category, name, count, NULL, seq FROM counters WHERE sid = ?1
+SELECT 'counter', thread, category, name, count, NULL, seq, NULL FROM counters WHERE sid = ?1
 UNION ALL
 SELECT 'timer', thread, category, name,
-       json_object('intervals', intervals, 't_total', t_total, 't_min', t_min, 't_max', t_max), NULL, seq
+       json_object('intervals', intervals, 't_total', t_total, 't_min', t_min, 't_max', t_max), NULL, seq, NULL
   FROM timers WHERE sid = ?1
 ORDER BY 7
+)sql";
+
+constexpr std::string_view k_params_sql = R"sql(
+SELECT param, value FROM params WHERE sid = ?1 ORDER BY seq
 )sql";
 
 std::string text_or_empty(const db::Statement& stmt, int column) {
@@ -172,6 +176,15 @@ void load_annotations(db::Statement& stmt, ProcessRows& rows) {
     a.name = text_or_empty(stmt, 3);
     a.json_value = stmt.column_is_null(4) ? std::string("null") : as_json(stmt.column_text(4), parser);
     a.t_abs = stmt.column_optional_double(5);
+    a.text = text_or_empty(stmt, 7);
+  }
+}
+
+void load_params(db::Statement& stmt, ProcessRows& rows) {
+  stmt.reset();
+  stmt.bind_text(1, rows.info.sid);
+  while (stmt.step()) {
+    rows.info.params.push_back(ParamInfo{text_or_empty(stmt, 0), text_or_empty(stmt, 1)});
   }
 }
 
@@ -239,6 +252,10 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
   if (options.errors) {
     errors.emplace(db.prepare(k_errors_sql));
   }
+  std::optional<db::Statement> params;
+  if (options.params) {
+    params.emplace(db.prepare(k_params_sql));
+  }
   for (ProcessRows& rows : all) {
     load_regions(regions, rows);
     load_children(children, rows);
@@ -248,6 +265,9 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
     }
     if (errors) {
       load_errors(*errors, rows);
+    }
+    if (params) {
+      load_params(*params, rows);
     }
   }
   return all;

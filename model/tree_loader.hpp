@@ -18,6 +18,7 @@ namespace trace2d::model {
 struct LoadOptions {
   bool annotations = false;  // data, counters, timers (for the Chrome export)
   bool errors = false;       // error events (for the OTLP export)
+  bool params = false;       // def_param events (the OTLP export's nickname)
 };
 
 // Run it inside a ReadTransaction, so that a live daemon's commits do not

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <string_view>
 
 #include "otlp/span_ids.hpp"
+#include "proto/utf8.hpp"
 
 namespace trace2d::otlp {
 namespace {
@@ -19,22 +21,6 @@ std::string_view basename_of(std::string_view path) {
     path.remove_suffix(4);
   }
   return path;
-}
-
-// trace2receiver's name for a process: "exe:verb#mode" ("git:fetch",
-// "git:checkout#branch"), "git" when the verb is not known.
-std::string process_name(const model::ProcessInfo& p) {
-  std::string name(p.argv.empty() ? std::string_view("git") : basename_of(p.argv.front()));
-  if (name.empty()) {
-    name = "git";
-  }
-  if (!p.cmd_name.empty()) {
-    name += ':' + p.cmd_name;
-    if (!p.cmd_mode.empty()) {
-      name += '#' + p.cmd_mode;
-    }
-  }
-  return name;
 }
 
 std::string_view last_component(std::string_view sid) {
@@ -58,29 +44,169 @@ void add_if(std::vector<Attribute>& attributes, std::string key, const std::stri
   }
 }
 
+// Distinct region names a process span's summary lists at most: git uses a
+// few dozen; a session that sends a million invented labels gets a bounded
+// attribute that says it was cut.
+constexpr std::size_t k_max_summary_entries = 256;
+
+// Where a process's span hangs: given by the node above it (a child span,
+// a process span, or none at all), or, at the top of what is built,
+// derived from its SID as trace2receiver derives it.
+struct Parent {
+  std::optional<SpanId> id;
+  bool given = false;
+};
+
+// JSON object text from sorted (name, JSON value) pairs.
+template <typename Map>
+std::string json_object(const Map& entries, bool cut) {
+  std::string out = "{";
+  for (const auto& [name, value] : entries) {
+    if (out.size() > 1) {
+      out += ',';
+    }
+    proto::append_json_string(out, name);
+    out += ':';
+    out += value;
+  }
+  if (cut) {
+    out += out.size() > 1 ? ",\"...\":true" : "\"...\":true";
+  }
+  out += '}';
+  return out;
+}
+
+// The region timers of one process (its regions on every thread, not its
+// child processes'): count and total seconds per "category/label".
+struct RegionTimer {
+  std::int64_t count = 0;
+  double seconds = 0;
+};
+
+void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut) {
+  for (const model::Node& inner_node : node.children) {
+    if (inner_node.process() != nullptr) {
+      continue;  // its own span has its own summary
+    }
+    if (const model::RegionInfo* r = inner_node.region(); r != nullptr && r->elapsed) {
+      std::string name = r->category + '/' + r->label;
+      auto it = timers.find(name);
+      if (it == timers.end()) {
+        if (timers.size() >= k_max_summary_entries) {
+          cut = true;
+        } else {
+          it = timers.emplace(std::move(name), RegionTimer{}).first;
+        }
+      }
+      if (it != timers.end()) {
+        ++it->second.count;
+        it->second.seconds += *r->elapsed;
+      }
+    }
+    collect_region_timers(inner_node, timers, cut);
+  }
+}
+
+// The summaries every level but drop carries on the process span: region
+// timers ("trace2d.summary.regions") and error events grouped by their
+// message pattern, git's printf format ("trace2d.summary.errors").
+void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p) {
+  std::map<std::string, RegionTimer> timers;
+  bool cut = false;
+  collect_region_timers(node, timers, cut);
+  if (!timers.empty()) {
+    std::map<std::string, std::string> values;
+    for (const auto& [name, timer] : timers) {
+      values.emplace(name, fmt::format("{{\"count\":{},\"seconds\":{:.6f}}}", timer.count, timer.seconds));
+    }
+    add(a, "trace2d.summary.regions", json_object(values, cut));
+  }
+  if (!p.errors.empty()) {
+    std::map<std::string, std::int64_t> patterns;
+    bool errors_cut = false;
+    for (const model::ErrorInfo& error : p.errors) {
+      const std::string& pattern = error.fmt.empty() ? error.msg : error.fmt;
+      if (patterns.size() >= k_max_summary_entries && !patterns.contains(pattern)) {
+        errors_cut = true;
+        continue;
+      }
+      ++patterns[pattern];
+    }
+    std::map<std::string, std::string> values;
+    for (const auto& [pattern, count] : patterns) {
+      values.emplace(pattern, std::to_string(count));
+    }
+    add(a, "trace2d.summary.errors", json_object(values, errors_cut));
+  }
+}
+
+// trace2receiver's process data, timers and counters: JSON text
+// {"category": {"name": value}} per kind.
+void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p) {
+  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> by_kind;
+  for (const model::Annotation& annotation : p.annotations) {
+    by_kind[annotation.kind][annotation.category].insert_or_assign(annotation.name, annotation.json_value);
+  }
+  for (const auto& [kind, categories] : by_kind) {
+    std::map<std::string, std::string> values;
+    for (const auto& [category, names] : categories) {
+      values.emplace(category, json_object(names, false));
+    }
+    const std::string key = kind == "data" ? "trace2.process.data" : kind == "timer" ? "trace2.process.timers"
+                                                                                     : "trace2.process.counters";
+    add(a, key, json_object(values, false));
+  }
+}
+
 class Builder {
  public:
-  Builder(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include)
-      : m_tree(tree), m_spans(spans), m_include(include) {}
+  Builder(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include,
+          const ExportRules& rules)
+      : m_tree(tree), m_spans(spans), m_include(include), m_rules(rules) {}
 
-  void process(const model::Node& node, std::optional<SpanId> parent, std::uint64_t parent_start) {
+  void process(const model::Node& node, Parent parent, std::uint64_t parent_start) {
     const model::ProcessInfo& p = *node.process();
-    if (m_include && !m_include(p)) {
-      skip(node, p.sid, parent_start);
+    const bool emit = !m_include || m_include(p);
+    const DetailLevel level = m_rules.level_of(p);
+    std::optional<SpanId> parent_id = parent.id;
+    if (!parent.given && p.sid.find('/') != std::string::npos) {
+      parent_id = process_span_id(parent_component(p.sid));  // trace2receiver's parent
+    }
+    const std::uint64_t start = time_of(node.offset).value_or(parent_start);
+    if (level == DetailLevel::drop) {
+      if (emit) {
+        ++m_stats.dropped;
+      }
+      // Its descendants hang where it would have, so the tree stays
+      // connected; below a dropped top process they keep trace2receiver's
+      // parent id (the dropped span's), as a trace2receiver fleet has it.
+      if (parent_id) {
+        inner(node, p.sid, parent_id, start, DetailLevel::drop, false);
+      } else {
+        inner_derived(node, start);
+      }
       return;
     }
-    ++m_stats.processes;
+    const SpanId id = process_span_id(last_component(p.sid));
+    if (emit) {
+      ++m_stats.processes;
+      m_spans.push_back(process_span(node, p, level, id, parent_id, start));
+    }
+    inner(node, p.sid, id, start, level, emit);
+  }
+
+  [[nodiscard]] BuildStats stats() const { return m_stats; }
+
+ private:
+  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const SpanId& id,
+                    const std::optional<SpanId>& parent, std::uint64_t start) const {
     Span span;
     span.trace_id = trace_id_of(p.sid);
-    span.span_id = process_span_id(last_component(p.sid));
-    if (parent) {
-      span.parent_span_id = parent;
-    } else if (p.sid.find('/') != std::string::npos) {
-      span.parent_span_id = process_span_id(parent_component(p.sid));  // trace2receiver's parent
-    }
+    span.span_id = id;
+    span.parent_span_id = parent;
     span.name = process_name(p);
     span.kind = SpanKind::server;
-    span.start_time_unix_nano = time_of(node.offset).value_or(parent_start);
+    span.start_time_unix_nano = start;
     span.end_time_unix_nano = process_end(p, node, span.start_time_unix_nano);
 
     auto& a = span.attributes;
@@ -107,6 +233,32 @@ class Builder {
     }
     add(a, "trace2d.session.status", p.status);
     add(a, "trace2d.placed_by", p.placed_by);
+    add(a, "trace2d.detail", std::string(to_string(level)));
+    if (!m_rules.nickname_key.empty()) {
+      // The last setting wins, as in git's config.
+      for (auto it = p.params.rbegin(); it != p.params.rend(); ++it) {
+        if (it->param == m_rules.nickname_key) {
+          add_if(a, "trace2.repo.nickname", it->value);
+          break;
+        }
+      }
+    }
+    if (!m_rules.important_data.empty()) {
+      std::string key;
+      for (const model::Annotation& annotation : p.annotations) {
+        if (annotation.kind != "data") {
+          continue;
+        }
+        key = annotation.category + '/' + annotation.name;
+        if (m_rules.important_data.contains(key)) {
+          add(a, "trace2.data." + annotation.category + '.' + annotation.name, annotation.text);
+        }
+      }
+    }
+    add_summaries(a, node, p);
+    if (level >= DetailLevel::process) {
+      add_annotations(a, p);
+    }
 
     for (const model::ErrorInfo& error : p.errors) {
       SpanEvent event;
@@ -128,37 +280,7 @@ class Builder {
       span.status_message = !p.errors.empty() && !p.errors.front().msg.empty() ? p.errors.front().msg
                                                                                : std::string("error event");
     }
-    const SpanId id = span.span_id;
-    const std::uint64_t start = span.start_time_unix_nano;
-    m_spans.push_back(std::move(span));
-    inner(node, p.sid, id, start);
-  }
-
-  [[nodiscard]] BuildStats stats() const { return m_stats; }
-
- private:
-  // A process not sent now: its descendant processes may be, with the
-  // parents their spans would have had (ids are derived, not looked up).
-  void skip(const model::Node& node, const std::string& sid, std::uint64_t parent_start) {
-    for (const model::Node& inner_node : node.children) {
-      if (inner_node.process() != nullptr) {
-        process(inner_node, process_span_id(last_component(sid)), parent_start);
-      } else if (const model::ChildInfo* c = inner_node.child()) {
-        descend(inner_node, inner_span_id(sid, fmt::format("child {}", c->child_id)), parent_start);
-      } else {
-        skip(inner_node, sid, parent_start);
-      }
-    }
-  }
-  // Below a child span of a process not sent now: only processes.
-  void descend(const model::Node& node, const SpanId& parent, std::uint64_t parent_start) {
-    for (const model::Node& inner_node : node.children) {
-      if (inner_node.process() != nullptr) {
-        process(inner_node, parent, parent_start);
-      } else {
-        descend(inner_node, parent, parent_start);
-      }
-    }
+    return span;
   }
 
   // Absolute time of a tree offset (seconds since the tree's origin).
@@ -188,17 +310,38 @@ class Builder {
     return start;
   }
 
-  void inner(const model::Node& parent_node, const std::string& sid, const SpanId& parent,
-             std::uint64_t parent_start) {
+  // The processes below a dropped top process: each derives its parent from
+  // its SID.
+  void inner_derived(const model::Node& parent_node, std::uint64_t parent_start) {
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
-        process(node, parent, parent_start);
+        process(node, Parent{}, parent_start);
+      } else {
+        inner_derived(node, time_of(node.offset).value_or(parent_start));
+      }
+    }
+  }
+
+  // The regions, children and threads of one process. Walked even when the
+  // process sends no spans (`emit` false: not sent now, or dropped), for
+  // the processes below, which get the parents they would have in a whole
+  // build: ids are derived, not looked up. A node the level leaves out
+  // (regions and threads below verbose, children below process) gives its
+  // contents to its parent.
+  void inner(const model::Node& parent_node, const std::string& sid, const std::optional<SpanId>& parent,
+             std::uint64_t parent_start, DetailLevel level, bool emit) {
+    for (const model::Node& node : parent_node.children) {
+      if (node.process() != nullptr) {
+        process(node, Parent{parent, true}, parent_start);
         continue;
       }
       const std::optional<std::uint64_t> start = time_of(node.offset);
-      if (!start) {
-        ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
-        inner(node, sid, parent, parent_start);
+      const bool shown = node.child() != nullptr ? level >= DetailLevel::process : level >= DetailLevel::verbose;
+      if (!start || !shown) {
+        if (!start && shown && emit) {
+          ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
+        }
+        inner(node, sid, parent, start.value_or(parent_start), level, emit);
         continue;
       }
       Span span;
@@ -209,70 +352,80 @@ class Builder {
       auto& a = span.attributes;
       if (const model::RegionInfo* r = node.region()) {
         span.span_id = inner_span_id(sid, fmt::format("region {}", r->seq));
-        span.name = fmt::format("region({},{})", r->category, r->label);
-        add(a, "trace2.span.type", std::string("region"));
-        add_if(a, "trace2.region.category", r->category);
-        add_if(a, "trace2.region.label", r->label);
-        add_if(a, "trace2.region.message", r->msg);
-        if (r->nesting) {
-          add(a, "trace2.region.nesting", std::to_string(*r->nesting));
+        if (emit) {
+          span.name = fmt::format("region({},{})", r->category, r->label);
+          add(a, "trace2.span.type", std::string("region"));
+          add_if(a, "trace2.region.category", r->category);
+          add_if(a, "trace2.region.label", r->label);
+          add_if(a, "trace2.region.message", r->msg);
+          if (r->nesting) {
+            add(a, "trace2.region.nesting", std::to_string(*r->nesting));
+          }
+          if (r->repo) {
+            add(a, "trace2.region.repoid", std::to_string(*r->repo));
+          }
+          add_if(a, "thread.name", r->thread);
         }
-        if (r->repo) {
-          add(a, "trace2.region.repoid", std::to_string(*r->repo));
-        }
-        add_if(a, "thread.name", r->thread);
       } else if (const model::ChildInfo* c = node.child()) {
         span.span_id = inner_span_id(sid, fmt::format("child {}", c->child_id));
         span.kind = SpanKind::client;
-        if (!c->hook_name.empty()) {
-          span.name = fmt::format("child(hook:{})", c->hook_name);
-        } else if (!c->child_class.empty()) {
-          span.name = fmt::format("child(class:{})", c->child_class);
-        } else {
-          span.name = fmt::format("child({})", c->argv.empty() ? std::string_view("?") : basename_of(c->argv.front()));
-        }
-        add(a, "trace2.span.type", std::string("child"));
-        add(a, "trace2.child.id", std::to_string(c->child_id));
-        add(a, "trace2.child.argv", c->argv);
-        add_if(a, "trace2.child.class", c->child_class);
-        add_if(a, "trace2.child.hook", c->hook_name);
-        add_if(a, "trace2.child.ready", c->ready);
-        if (c->pid) {
-          add(a, "trace2.child.pid", std::to_string(*c->pid));
-        }
-        if (c->code) {
-          add(a, "trace2.child.exitcode", std::to_string(*c->code));
-          if (*c->code != 0) {
-            span.status = StatusCode::error;
-            span.status_message = fmt::format("exit code {}", *c->code);
+        if (emit) {
+          if (!c->hook_name.empty()) {
+            span.name = fmt::format("child(hook:{})", c->hook_name);
+          } else if (!c->child_class.empty()) {
+            span.name = fmt::format("child(class:{})", c->child_class);
+          } else {
+            span.name = fmt::format("child({})", c->argv.empty() ? std::string_view("?") : basename_of(c->argv.front()));
           }
+          add(a, "trace2.span.type", std::string("child"));
+          add(a, "trace2.child.id", std::to_string(c->child_id));
+          add(a, "trace2.child.argv", c->argv);
+          add_if(a, "trace2.child.class", c->child_class);
+          add_if(a, "trace2.child.hook", c->hook_name);
+          add_if(a, "trace2.child.ready", c->ready);
+          if (c->pid) {
+            add(a, "trace2.child.pid", std::to_string(*c->pid));
+          }
+          if (c->code) {
+            add(a, "trace2.child.exitcode", std::to_string(*c->code));
+            if (*c->code != 0) {
+              span.status = StatusCode::error;
+              span.status_message = fmt::format("exit code {}", *c->code);
+            }
+          }
+          add_if(a, "thread.name", c->thread);
         }
-        add_if(a, "thread.name", c->thread);
       } else if (const model::ThreadInfo* t = node.thread()) {
         span.span_id = inner_span_id(sid, "thread " + t->name);
-        span.name = fmt::format("thread({})", t->name);
-        add(a, "trace2.span.type", std::string("thread"));
-        add(a, "thread.name", t->name);
+        if (emit) {
+          span.name = fmt::format("thread({})", t->name);
+          add(a, "trace2.span.type", std::string("thread"));
+          add(a, "thread.name", t->name);
+        }
       }
       const SpanId id = span.span_id;
-      m_spans.push_back(std::move(span));
-      inner(node, sid, id, *start);
+      if (emit) {
+        m_spans.push_back(std::move(span));
+      }
+      inner(node, sid, id, *start, level, emit);
     }
   }
 
   const model::ProcessTree& m_tree;
   std::vector<Span>& m_spans;
   const ProcessFilter& m_include;
+  const ExportRules& m_rules;
   BuildStats m_stats;
 };
 
 }  // namespace
 
-BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include) {
-  Builder builder(tree, spans, include);
+BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include,
+                        const ExportRules& rules) {
+  Builder builder(tree, spans, include, rules);
   for (const model::Node& node : tree.processes) {
     if (node.process() != nullptr) {
-      builder.process(node, std::nullopt, 0);
+      builder.process(node, Parent{}, 0);
     }
   }
   return builder.stats();

@@ -4,7 +4,9 @@
 // otlpjsonfile receiver reads it: the spans the daemon's exporter sends).
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
@@ -16,6 +18,7 @@
 #include "ctl/query/database.hpp"
 #include "db/read_transaction.hpp"
 #include "ctl/render/chrome_trace.hpp"
+#include "otlp/export_rules.hpp"
 #include "otlp/otlp_json.hpp"
 #include "otlp/resource.hpp"
 #include "otlp/span_builder.hpp"
@@ -29,15 +32,44 @@ struct ExportOptions {
   std::string output;
   std::optional<int> depth;
   WindowFlags window;  // otlp-json without a SID: every tree in the window
+  // otlp-json: the rules the daemon's [otlp] section sets (docs/otlp.md).
+  std::string detail = "verbose";
+  std::vector<std::string> rules;
+  std::string nickname_key{otlp::k_default_nickname_key};
+  std::vector<std::string> important_data;
 };
 
+otlp::ExportRules rules_of(const ExportOptions& options) {
+  otlp::ExportRules rules;
+  const auto level = otlp::parse_detail_level(options.detail);
+  if (!level) {
+    throw CommandError("--detail '" + options.detail + "' is not drop, summary, process or verbose");
+  }
+  rules.default_level = *level;
+  for (const std::string& rule : options.rules) {
+    try {
+      rules.add_rule(rule);
+    } catch (const std::invalid_argument& e) {
+      throw CommandError(std::string("--rule: ") + e.what());
+    }
+  }
+  rules.nickname_key = options.nickname_key;
+  for (const std::string& entry : options.important_data) {
+    if (const std::string problem = otlp::important_data_problem(entry); !problem.empty()) {
+      throw CommandError("--important-data '" + entry + "' " + problem);
+    }
+    rules.important_data.insert(entry);
+  }
+  return rules;
+}
+
 // One process tree as one OTLP/JSON request, on one line; the spans it holds.
-std::size_t append_otlp_line(std::string& out, const model::ProcessTree& tree) {
+std::size_t append_otlp_line(std::string& out, const model::ProcessTree& tree, const otlp::ExportRules& rules) {
   static const otlp::ResourceSettings settings = otlp::resource_settings_from_environment();
   static const otlp::Resource resource = otlp::make_resource(settings);
   static const otlp::Scope scope{"trace2d", settings.trace2d_version};
   otlp::TraceBatch batch{&resource, &scope, {}};
-  otlp::append_spans(tree, batch.spans);
+  otlp::append_spans(tree, batch.spans, {}, rules);
   otlp::append_json_request(out, batch);
   out += '\n';
   return batch.spans.size();
@@ -79,14 +111,17 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
       roots.emplace_back(select.column_text(0));
     }
   }
+  const otlp::ExportRules rules = rules_of(options);
   model::LoadOptions load;
+  load.annotations = true;  // data, timers, counters
   load.errors = true;
+  load.params = true;
   for (const std::string& root : roots) {
     std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, load);
     if (rows.empty()) {
       continue;
     }
-    spans += append_otlp_line(lines, model::build_process_tree(root, std::move(rows), {options.depth}));
+    spans += append_otlp_line(lines, model::build_process_tree(root, std::move(rows), {options.depth}), rules);
     ++trees;
   }
   write_otlp_json(ctx, options, lines, trees, spans);
@@ -111,8 +146,9 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   {
     const db::ReadTransaction snapshot(db);
     model::LoadOptions load;
-    load.annotations = !otlp_json;
+    load.annotations = true;  // the Chrome trace's annotations; OTLP's data, timers, counters
     load.errors = otlp_json;
+    load.params = otlp_json;
     rows = model::load_process_rows(db, root, load);
   }
   if (rows.empty()) {
@@ -121,7 +157,7 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   const model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
   if (otlp_json) {
     std::string line;
-    const std::size_t spans = append_otlp_line(line, tree);
+    const std::size_t spans = append_otlp_line(line, tree, rules_of(options));
     write_otlp_json(ctx, options, line, 1, spans);
     return;
   }
@@ -164,6 +200,16 @@ Command add_export_command(CLI::App& cli) {
   app->add_option("--depth", options->depth, "Include child processes at most N levels below the SID")
       ->check(whole_number_at_least(0));
   add_window_flags(*app, options->window);
+  app->add_option("--detail", options->detail,
+                  "otlp-json: detail level of commands no --rule names (drop, summary, process, verbose)")
+      ->capture_default_str();
+  app->add_option("--rule", options->rules,
+                  "otlp-json: a command's detail level, as [otlp] rules: exe:verb#mode=level, exe:verb=level, exe=level");
+  app->add_option("--nickname-key", options->nickname_key,
+                  "otlp-json: the def_param whose value is the repository's nickname")
+      ->capture_default_str();
+  app->add_option("--important-data", options->important_data,
+                  "otlp-json: a data event (category/key) sent verbatim at any level");
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 

@@ -65,10 +65,15 @@ void run_status(const Context& ctx) {
   // The OTLP exporter's figures (schema v9; absent from older databases).
   ResultSet otlp;
   if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'otlp_export'").value_or(0) > 0) {
+    // withheld_sessions since schema v10.
+    const bool withheld =
+        db.query_int("SELECT count(*) FROM pragma_table_info('otlp_export') WHERE name = 'withheld_sessions'")
+            .value_or(0) > 0;
     db::Statement otlp_stmt = db.prepare(
         "SELECT enabled, endpoint, (SELECT count(*) FROM otlp_pending) AS backlog_sessions, exported_sessions,"
         " exported_spans, rejected_spans, dropped_sessions, failures, last_success, last_failure,"
-        " last_failure_reason FROM otlp_export WHERE id = 1");
+        " last_failure_reason, " + std::string(withheld ? "withheld_sessions" : "0 AS withheld_sessions") +
+        " FROM otlp_export WHERE id = 1");
     otlp = read_all(otlp_stmt);
   }
   db.exec("COMMIT");
@@ -148,7 +153,8 @@ void run_status(const Context& ctx) {
     const Row& o = otlp.rows.front();
     ctx.out << "otlp export to " << cell_text(o[1]) << ": " << cell_text(o[2]) << " sessions waiting, "
             << cell_text(o[3]) << " sessions (" << cell_text(o[4]) << " spans) exported, " << cell_text(o[5])
-            << " spans rejected by the collector, " << cell_text(o[6]) << " sessions dropped, " << cell_text(o[7])
+            << " spans rejected by the collector, " << cell_text(o[6]) << " sessions dropped, " << cell_text(o[11])
+            << " withheld by detail rules, " << cell_text(o[7])
             << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : cell_text(o[8]));
     if (!std::holds_alternative<Null>(o[9])) {
       ctx.out << ", last failure " << cell_text(o[9]) << " (" << cell_text(o[10]) << ")";

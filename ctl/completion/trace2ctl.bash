@@ -51,7 +51,7 @@ _trace2ctl() {
         status) flags="" ;;
         top) flags="--since --until --cmd --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids" ;;
-        export) flags="--format -o --output --depth" ;;
+        export) flags="--format -o --output --depth --detail --rule --nickname-key --important-data" ;;
         report) flags="--html --since --until --cmd --limit --min-ms" ;;
     esac
     COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))

@@ -17,6 +17,7 @@
 #include "daemon/app/options.hpp"
 #include "daemon/export/http_client.hpp"
 #include "daemon/source/socket_file.hpp"
+#include "otlp/export_rules.hpp"
 
 namespace trace2d::app::config {
 
@@ -196,6 +197,21 @@ inline std::string otlp_header_problem(const std::string& header) {
   return {};
 }
 
+inline std::string otlp_detail_problem(const std::string& level) {
+  return otlp::parse_detail_level(level) ? std::string()
+                                         : fmt::format("must be drop, summary, process or verbose, not '{}'", level);
+}
+
+inline std::string otlp_rule_problem(const std::string& rule) {
+  const std::string problem = otlp::detail_rule_problem(rule);
+  return problem.empty() ? problem : fmt::format("lists a rule that {}: '{}'", problem, rule);
+}
+
+inline std::string otlp_important_data_problem(const std::string& entry) {
+  const std::string problem = otlp::important_data_problem(entry);
+  return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
+}
+
 // Every setting, in the order of the file. `Options` is DaemonOptions or
 // const DaemonOptions; the visitor has text, list, boolean, mode and integer.
 template <typename Options, typename Visitor>
@@ -262,6 +278,11 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "ca_file", "--otlp-ca-file"}, o.otlp_ca_file, absolute_or_empty_problem);
   v.text(Key{"otlp", "client_cert", "--otlp-client-cert"}, o.otlp_client_cert, absolute_or_empty_problem);
   v.text(Key{"otlp", "client_key", "--otlp-client-key"}, o.otlp_client_key, absolute_or_empty_problem);
+  v.text(Key{"otlp", "detail", "--otlp-detail"}, o.otlp_detail, otlp_detail_problem);
+  v.list(Key{"otlp", "rules", "--otlp-rule"}, o.otlp_rules, otlp_rule_problem);
+  v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key"}, o.otlp_nickname_key, any_text);
+  v.list(Key{"otlp", "important_data", "--otlp-important-data"}, o.otlp_important_data,
+         otlp_important_data_problem);
 
   v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
   v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);

@@ -72,6 +72,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.per_uid_lines_per_second = options.per_uid_lines_per_second;
   o.per_uid_sessions = options.per_uid_sessions;
   o.redact_url_credentials = options.redact_url_credentials;
+  o.nickname_key = options.otlp_nickname_key;
   o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
   return o;
 }
@@ -93,6 +94,12 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   }
   o.tls = exporter::TlsFiles{options.otlp_ca_file, options.otlp_client_cert, options.otlp_client_key};
   o.resource = otlp::resource_settings_from_environment();
+  o.rules.default_level = otlp::parse_detail_level(options.otlp_detail).value_or(otlp::DetailLevel::verbose);
+  for (const std::string& rule : options.otlp_rules) {
+    o.rules.add_rule(rule);  // the configuration's checks refused bad rules already: this does not throw
+  }
+  o.rules.nickname_key = options.otlp_nickname_key;
+  o.rules.important_data.insert(options.otlp_important_data.begin(), options.otlp_important_data.end());
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
 

@@ -78,6 +78,11 @@ struct DaemonOptions {
   std::string otlp_ca_file;
   std::string otlp_client_cert;
   std::string otlp_client_key;
+  // Rules for what leaves the host (docs/otlp.md, "Rules").
+  std::string otlp_detail = "verbose";           // commands no rule names
+  std::vector<std::string> otlp_rules;           // "git:status=drop"
+  std::string otlp_nickname_key = "otel.trace2.nickname";  // a def_param; also the sessions.nickname column
+  std::vector<std::string> otlp_important_data;  // "category/key", verbatim at any level
 };
 
 // The URL the exporter POSTs to, from `otlp_endpoint`.

@@ -143,7 +143,7 @@ void OtlpExporter::run() {
   }
 }
 
-std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db) {
+std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, std::vector<std::int64_t>& withheld) {
   const std::vector<db::PendingSession> pending = db::next_pending(db, m_options.max_sessions_per_request);
   std::map<std::string, std::vector<std::int64_t>> by_root;
   for (const db::PendingSession& p : pending) {
@@ -157,6 +157,8 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db) {
     }
     model::LoadOptions load;
     load.errors = true;
+    load.params = true;
+    load.annotations = true;
     std::vector<model::ProcessRows> rows;
     {
       const db::ReadTransaction snapshot(db);
@@ -165,8 +167,13 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db) {
     const model::ProcessTree tree = model::build_process_tree(root, std::move(rows));
     for (const std::int64_t id : sessions) {
       SessionSpans session{id, {}};
-      otlp::append_spans(tree, session.spans,
-                         [id](const model::ProcessInfo& process) { return process.session_id == id; });
+      const otlp::BuildStats stats = otlp::append_spans(
+          tree, session.spans, [id](const model::ProcessInfo& process) { return process.session_id == id; },
+          m_options.rules);
+      if (stats.dropped > 0 && session.spans.empty()) {
+        withheld.push_back(id);
+        continue;
+      }
       // One session may hold any number of regions (anyone can send them):
       // a request stays bounded, the process span first, and says how many
       // were left out.
@@ -184,9 +191,13 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db) {
 }
 
 bool OtlpExporter::export_round(db::Database& db) {
-  std::vector<SessionSpans> batch = build(db);
+  std::vector<std::int64_t> withheld;
+  std::vector<SessionSpans> batch = build(db, withheld);
+  if (!withheld.empty()) {
+    db::withhold(db, withheld);
+  }
   if (batch.empty()) {
-    return false;
+    return !withheld.empty();
   }
   const Delivery delivery = deliver(db, batch);
   return delivery == Delivery::acknowledged || delivery == Delivery::dropped;

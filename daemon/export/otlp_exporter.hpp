@@ -23,6 +23,7 @@
 
 #include "daemon/export/http_client.hpp"
 #include "db/sqlite.hpp"
+#include "otlp/export_rules.hpp"
 #include "otlp/resource.hpp"
 #include "otlp/span.hpp"
 
@@ -40,6 +41,7 @@ struct ExporterOptions {
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
   std::chrono::milliseconds max_backoff{60000};
   otlp::ResourceSettings resource;
+  otlp::ExportRules rules;  // detail levels, nickname, important data
 };
 
 class OtlpExporter {
@@ -68,7 +70,9 @@ class OtlpExporter {
   void run();
   // One round: true when it sent something (more may wait).
   bool export_round(db::Database& db);
-  std::vector<SessionSpans> build(db::Database& db);
+  // The spans of the next queued sessions; `withheld` gets the sessions
+  // a detail rule dropped (no spans to send: they leave the queue, counted).
+  std::vector<SessionSpans> build(db::Database& db, std::vector<std::int64_t>& withheld);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
 

@@ -45,6 +45,9 @@ struct SessionRecord {
   std::optional<std::string> cmd_mode;
   std::optional<std::string> worktree;
   std::optional<std::string> cmd_path;
+  // The repository's nickname: the value of the def_param named by
+  // Stitcher::Options::nickname_key (docs/otlp.md, "Rules").
+  std::optional<std::string> nickname;
   std::optional<std::int64_t> start_time_us;
   std::optional<std::int64_t> end_time_us;
   std::optional<double> elapsed;

@@ -166,6 +166,14 @@ struct Stitcher::Apply {
       set_if(record().worktree, d.worktree);
     }
   }
+  // The nickname is a config setting git reports as a def_param (only when
+  // trace2.configParams names it); the last one wins, as in git's config.
+  void operator()(const proto::DefParam& d) {
+    const std::string& key = stitcher.m_options.nickname_key;
+    if (!key.empty() && d.param && *d.param == key && d.value) {
+      record().nickname = std::string(*d.value);
+    }
+  }
   void operator()(const proto::Error&) { ++record().error_count; }
   void operator()(const proto::Exit& e) {
     const EndRank rank = event.kind == proto::EventKind::atexit ? EndRank::atexit : EndRank::exit;

@@ -48,6 +48,8 @@ class Stitcher {
     // once committed, or after `linger`). Beyond it, that uid's new
     // sessions are refused.
     std::size_t max_sessions_per_uid = 10000;
+    // The def_param whose value is stored as sessions.nickname ("": none).
+    std::string nickname_key = "otel.trace2.nickname";
   };
 
   Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);

@@ -36,16 +36,16 @@ constexpr std::string_view k_write_regions =
     " repo, t_start, elapsed, parent_seq, leave_seq, thread_text, category_text, label_text)";
 
 // The three session statements share their parameter numbers, so that one
-// function binds them all: ?1..?20 the columns a later snapshot can change,
-// ?21 and ?22 the indexed ones (start_time, sid_pid), ?23 the id, ?24..?31
+// function binds them all: ?1..?21 the columns a later snapshot can change,
+// ?22 and ?23 the indexed ones (start_time, sid_pid), ?24 the id, ?25..?32
 // what only the first write sets.
-constexpr int k_session_update_parameters = 23;
-constexpr int k_session_parameters = 31;
+constexpr int k_session_update_parameters = 24;
+constexpr int k_session_parameters = 32;
 constexpr std::string_view k_update_session_head =
     "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
     " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
     " status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16, last_received = ?17,"
-    " time_base_us = ?18, argv_key = ?19, process_start_us = ?20";
+    " time_base_us = ?18, argv_key = ?19, process_start_us = ?20, nickname = ?21";
 
 void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
@@ -75,20 +75,20 @@ RowWriter::RowWriter(db::Database& db)
       m_upsert_session(db.prepare(
           "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
           " end_time, elapsed, exit_code, signo, status, event_count, error_count, problem_count,"
-          " last_received, time_base_us, argv_key, process_start_us, start_time, sid_pid, id,"
+          " last_received, time_base_us, argv_key, process_start_us, nickname, start_time, sid_pid, id,"
           " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received)"
           " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,"
-          "?24,?25,?26,?27,?28,?29,?30,?31)"
+          "?24,?25,?26,?27,?28,?29,?30,?31,?32)"
           " ON CONFLICT (sid) DO UPDATE SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5,"
           " cmd_mode = ?6, worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11,"
           " signo = ?12, status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16,"
           " last_received = ?17, time_base_us = ?18, argv_key = ?19, process_start_us = ?20,"
-          " start_time = ?21, sid_pid = ?22")),
+          " nickname = ?21, start_time = ?22, sid_pid = ?23")),
       // The columns a later snapshot of a session can change; the indexed
       // ones (start_time, sid_pid) only when they did.
-      m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?23")),
+      m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?24")),
       m_update_session_indexed(
-          db.prepare(std::string(k_update_session_head) + ", start_time = ?21, sid_pid = ?22 WHERE id = ?23")),
+          db.prepare(std::string(k_update_session_head) + ", start_time = ?22, sid_pid = ?23 WHERE id = ?24")),
       m_write_region(db.prepare(multi_row_sql(k_write_regions, k_region_columns, 1))),
       m_write_regions_multi(db.prepare(multi_row_sql(k_write_regions, k_region_columns, k_rows_per_insert))),
       // A child's events come apart (start, ready, exit): each fills what it knows.
@@ -228,30 +228,31 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
     s.bind(18, r.time_base_us);
     s.bind(19, r.argv_key);
     s.bind(20, r.process_start_us);
-    bind_time(s, 21, r.start_time_us);
-    s.bind(22, r.sid_pid);
-    s.bind_int(23, r.id);
+    s.bind(21, r.nickname);
+    bind_time(s, 22, r.start_time_us);
+    s.bind(23, r.sid_pid);
+    s.bind_int(24, r.id);
     if (count < k_session_parameters) {
       return;
     }
-    s.bind_text(24, r.sid);
+    s.bind_text(25, r.sid);
     if (r.lineage.root_sid.empty()) {  // not placed by the stitcher: what the SID says
       if (const auto parent = proto::sid_parent(r.sid)) {
-        s.bind_text(25, *parent);
+        s.bind_text(26, *parent);
       } else {
-        s.bind_null(25);
+        s.bind_null(26);
       }
-      s.bind_text(26, proto::sid_root(r.sid));
-      s.bind_int(27, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
+      s.bind_text(27, proto::sid_root(r.sid));
+      s.bind_int(28, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
     } else {
-      s.bind(25, r.lineage.parent_sid);
-      s.bind_text(26, r.lineage.root_sid);
-      s.bind_int(27, r.lineage.depth);
+      s.bind(26, r.lineage.parent_sid);
+      s.bind_text(27, r.lineage.root_sid);
+      s.bind_int(28, r.lineage.depth);
     }
-    s.bind_text(28, ingest::to_string(r.source));
-    s.bind(29, r.peer_pid);
-    s.bind(30, r.peer_uid);
-    bind_time(s, 31, r.first_received_us);
+    s.bind_text(29, ingest::to_string(r.source));
+    s.bind(30, r.peer_pid);
+    s.bind(31, r.peer_uid);
+    bind_time(s, 32, r.first_received_us);
   };
   if (r.write != Write::upsert) {
     db::Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;

@@ -271,6 +271,10 @@ TEST(ConfigFile, RejectsBadValues) {
   expect_error("[log]\nlevel = \"verbose\"\n", "log.level", "not 'verbose'");
   expect_error("[log]\ntarget = \"syslog\"\n", "log.target", "not 'syslog'");
   expect_error("[log]\ntarget = \"/var/log/\"\n", "log.target", "absolute file path");
+  expect_error("[otlp]\ndetail = \"loud\"\n", "otlp.detail", "not 'loud'");
+  expect_error("[otlp]\nrules = [\"git:fetch=verbose\", \"git:status\"]\n", "otlp.rules", "'git:status'");
+  expect_error("[otlp]\nrules = [\"git:status=quiet\"]\n", "otlp.rules", "unknown level 'quiet'");
+  expect_error("[otlp]\nimportant_data = [\"remote\"]\n", "otlp.important_data", "category/key");
 }
 
 TEST(ConfigFile, SocketPathLimitIs107Bytes) {
@@ -395,7 +399,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 43u);
+  EXPECT_EQ(describe_settings().size(), 47u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

@@ -60,6 +60,38 @@ TEST_F(StitcherTest, SummarisesAProcess) {
   EXPECT_FALSE(s.column_is_null(14));
 }
 
+// The nickname: the last def_param of the configured key, written with the
+// session's row, and kept across later snapshots (update statements share
+// the row writer's parameter numbers) and a reload from the database.
+TEST_F(StitcherTest, TheNicknameDefParamFillsItsColumn) {
+  const std::string sid = "nick";
+  m_store.ingest({
+      line(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+      line(sid, "def_param", R"(,"scope":"global","param":"otel.trace2.nickname","value":"old")"),
+      line(sid, "def_param", R"(,"scope":"local","param":"otel.trace2.nickname","value":"monorepo")"),
+      line(sid, "def_param", R"(,"scope":"local","param":"core.other","value":"x")"),
+  });
+  EXPECT_EQ(text("SELECT nickname FROM sessions"), "monorepo");
+  m_store.ingest({line(sid, "exit", R"(,"t_abs":0.25,"code":0)")});
+  EXPECT_EQ(text("SELECT nickname FROM sessions"), "monorepo");
+  EXPECT_EQ(text("SELECT status FROM sessions"), "complete");
+  {
+    // A second pipeline on the same file, as after a restart: the session
+    // comes back from the database with its nickname.
+    StorePipeline restarted(m_dir);
+    restarted.ingest({line(sid, "data", R"(,"category":"c","key":"k","value":"v")")});
+  }
+  EXPECT_EQ(text("SELECT nickname FROM sessions"), "monorepo");
+  EXPECT_EQ(number("SELECT event_count FROM sessions"), 6);  // the late event was written to it
+
+  TempDir other_dir;
+  stitch::Stitcher::Options options;
+  options.nickname_key = "";  // none
+  StorePipeline other(other_dir, options);
+  other.ingest({line(sid, "def_param", R"(,"param":"otel.trace2.nickname","value":"monorepo")")});
+  EXPECT_EQ(other.db().query_int("SELECT nickname IS NULL FROM sessions"), 1);
+}
+
 // Later snapshots of a session update its row in place; an indexed column
 // learnt late (brief mode gives no time at first) reaches its index.
 TEST_F(StitcherTest, LaterBatchesUpdateTheRowAndItsIndexes) {

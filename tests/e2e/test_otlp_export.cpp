@@ -34,12 +34,18 @@ struct CheckedSpan {
   std::string parent;
   std::int64_t status = 0;
   std::string message;
+  std::string nickname;
+  std::string detail;
+  std::string regions;  // trace2d.summary.regions
 };
 
 // Exports `sid` as OTLP/JSON and checks it; the spans by name.
-std::vector<CheckedSpan> export_and_check(const TempDir& dir, const std::string& db, const std::string& sid) {
+std::vector<CheckedSpan> export_and_check(const TempDir& dir, const std::string& db, const std::string& sid,
+                                         const std::vector<std::string>& rules = {}) {
   const std::string file = dir.file("tree.json");
-  const ProcessResult exported = ctl(db, {"export", "--format", "otlp-json", sid, "-o", file});
+  std::vector<std::string> args{"export", "--format", "otlp-json", sid, "-o", file};
+  args.insert(args.end(), rules.begin(), rules.end());
+  const ProcessResult exported = ctl(db, args);
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
   ProcessSpec spec;
   spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "tree", file};
@@ -63,6 +69,15 @@ std::vector<CheckedSpan> export_and_check(const TempDir& dir, const std::string&
     std::string_view message;
     if (span["message"].get(message) == simdjson::SUCCESS) {
       s.message = std::string(message);
+    }
+    if (span["nickname"].get(message) == simdjson::SUCCESS) {
+      s.nickname = std::string(message);
+    }
+    if (span["detail"].get(message) == simdjson::SUCCESS) {
+      s.detail = std::string(message);
+    }
+    if (span["regions"].get(message) == simdjson::SUCCESS) {
+      s.regions = std::string(message);
     }
     spans.push_back(std::move(s));
   }
@@ -150,6 +165,90 @@ TEST(OtlpExport, AFailingCommandAndAHookScriptsGit) {
   ASSERT_GE(first_spans.size(), 2u);
   EXPECT_EQ(first_spans[0], "git:rev-parse");  // the failing command ran first
   EXPECT_EQ(first_spans[1], "git:commit");
+}
+
+// Rules for what leaves the host, offline as the daemon applies them live:
+// a nickname git reports because GIT_TRACE2_CONFIG_PARAMS names it, detail
+// levels by command.
+TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
+  TempDir dir;
+  const std::string clone = clone_behind(dir);
+  RunningDaemon daemon(dir);
+  const ProcessResult fetch =
+      run_git(clone, {"-c", "otel.trace2.nickname=monorepo", "fetch", "--no-auto-gc", "origin"},
+              {{"GIT_TRACE2_EVENT", daemon.git_target()}, {"GIT_TRACE2_CONFIG_PARAMS", "otel.trace2.nickname"}});
+  ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
+  const std::string sid = finished_root(daemon.db_path(), "fetch", 3);
+  const std::int64_t sessions =
+      open_db(daemon.db_path()).query_int("SELECT count(*) FROM sessions WHERE root_sid = '" + sid + "'").value_or(0);
+  // The column is filled as the def_param arrives (the stitcher), for each
+  // process that reports it: git passes -c settings down to its own
+  // children, but not across the transport (upload-pack is the server's).
+  EXPECT_EQ(open_db(daemon.db_path()).query_text("SELECT nickname FROM sessions WHERE sid = '" + sid + "'"),
+            "monorepo");
+  const std::int64_t nicknamed =
+      open_db(daemon.db_path())
+          .query_int("SELECT count(*) FROM sessions WHERE root_sid = '" + sid + "' AND nickname = 'monorepo'")
+          .value_or(0);
+  EXPECT_GE(nicknamed, 1);
+  EXPECT_LT(nicknamed, sessions);
+
+  // The summary views: fetch's regions by name, as its span summarises them.
+  EXPECT_GT(open_db(daemon.db_path())
+                .query_int("SELECT count(*) FROM region_timers WHERE sid = '" + sid + "' AND count > 0")
+                .value_or(0),
+            0);
+  // Errors by their pattern (git's format), across two runs of one mistake.
+  const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  EXPECT_NE(run_git(clone, {"checkout", "no-such-a"}, traced).exit_code, 0);
+  EXPECT_NE(run_git(clone, {"checkout", "no-such-b"}, traced).exit_code, 0);
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path())
+               .query_int("SELECT count(*) FROM sessions WHERE cmd_name = 'checkout' AND status = 'complete'")
+               .value_or(0) == 2;
+  }));
+  EXPECT_EQ(open_db(daemon.db_path())
+                .query_int("SELECT count(DISTINCT pattern) FROM message_patterns m JOIN sessions s ON s.sid = m.sid"
+                           " WHERE s.cmd_name = 'checkout' AND m.pattern LIKE '%did not match%'"),
+            1);
+
+  const std::vector<CheckedSpan> verbose = export_and_check(dir, daemon.db_path(), sid);
+  const std::vector<CheckedSpan> summary = export_and_check(dir, daemon.db_path(), sid, {"--detail", "summary"});
+  EXPECT_EQ(static_cast<std::int64_t>(summary.size()), sessions);  // the process spans alone
+  EXPECT_GT(verbose.size(), summary.size() + 3);
+  std::int64_t nicknamed_spans = 0;
+  for (const CheckedSpan& span : summary) {
+    EXPECT_EQ(span.type, "process") << span.name;
+    EXPECT_EQ(span.detail, "summary") << span.name;
+    nicknamed_spans += span.nickname == "monorepo" ? 1 : 0;
+  }
+  ASSERT_NE(find(summary, "git:fetch"), nullptr);
+  EXPECT_NE(find(summary, "git:fetch")->regions.find("\"count\":"), std::string::npos);
+  EXPECT_EQ(nicknamed_spans, nicknamed);  // the attribute where the column has it
+  ASSERT_NE(find(summary, "git:fetch"), nullptr);
+  EXPECT_EQ(find(summary, "git:fetch")->nickname, "monorepo");
+  // A child git below a summarised process hangs under that process.
+  ASSERT_NE(find(summary, "git-upload-pack:upload-pack"), nullptr);
+  EXPECT_EQ(find(summary, "git-upload-pack:upload-pack")->parent, "git:fetch");
+
+  // process level for fetch alone: its child spans, no regions.
+  const std::vector<CheckedSpan> mixed =
+      export_and_check(dir, daemon.db_path(), sid, {"--detail", "summary", "--rule", "git:fetch=process"});
+  ASSERT_NE(find(mixed, "git-upload-pack:upload-pack"), nullptr);
+  EXPECT_EQ(find(mixed, "git-upload-pack:upload-pack")->parent.rfind("child(", 0), 0u);
+  for (const CheckedSpan& span : mixed) {
+    EXPECT_NE(span.type, "region") << span.name;
+  }
+
+  // fetch dropped: no span for it; the rest still a valid tree.
+  const std::vector<CheckedSpan> dropped =
+      export_and_check(dir, daemon.db_path(), sid, {"--rule", "git:fetch=drop", "--nickname-key", ""});
+  EXPECT_EQ(find(dropped, "git:fetch"), nullptr);
+  ASSERT_NE(find(dropped, "git-upload-pack:upload-pack"), nullptr);
+  for (const CheckedSpan& span : dropped) {
+    EXPECT_EQ(span.nickname, "") << span.name;  // no nickname key
+  }
+  EXPECT_NE(ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid, "--rule", "git:fetch"}).exit_code, 0);
 }
 
 }  // namespace

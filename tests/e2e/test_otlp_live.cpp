@@ -136,13 +136,14 @@ void run_fetch(const TempDir& dir, const RunningDaemon& daemon) {
   ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
 }
 
-// Every stored session (at least `min_sessions`) exported; none running.
+// Every stored session (at least `min_sessions`) exported, or withheld by
+// a detail rule; none running.
 bool all_exported(const std::string& db, std::int64_t min_sessions) {
   db::Database check = open_db(db);
   const std::int64_t sessions = check.query_int("SELECT count(*) FROM sessions").value_or(0);
   return sessions >= min_sessions && check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0 &&
          check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0 &&
-         check.query_int("SELECT exported_sessions FROM otlp_export").value_or(0) == sessions;
+         check.query_int("SELECT exported_sessions + withheld_sessions FROM otlp_export").value_or(0) == sessions;
 }
 
 TEST(OtlpLive, AFetchTreeReachesTheCollectorOnceWithIdsParentsAndNesting) {
@@ -308,6 +309,56 @@ TEST(OtlpLive, HttpsWithTheCollectorsCaAndNotWithoutIt) {
       << daemon.process().err_so_far();
   EXPECT_FALSE(receiver.acknowledged().empty());
   EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// A rule drops git status: the collector never sees it, the queue lets it
+// go, counted; fetch goes out, with the nickname git reports because
+// GIT_TRACE2_CONFIG_PARAMS names it.
+TEST(OtlpLive, ADroppedCommandIsCountedNotSentAndTheNicknameGoesOut) {
+  TempDir dir;
+  Receiver receiver(dir, "200");
+  RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-rule", "git:status=drop"});
+  const std::string clone = clone_behind(dir);
+  const std::map<std::string, std::string> env{{"GIT_TRACE2_EVENT", daemon.git_target()},
+                                               {"GIT_TRACE2_CONFIG_PARAMS", "otel.trace2.nickname"}};
+  ASSERT_EQ(run_git(clone, {"status", "--short"}, env).exit_code, 0);
+  const ProcessResult fetch =
+      run_git(clone, {"-c", "otel.trace2.nickname=monorepo", "fetch", "--no-auto-gc", "origin"}, env);
+  ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return all_exported(daemon.db_path(), 3) &&
+               open_db(daemon.db_path()).query_int("SELECT withheld_sessions FROM otlp_export").value_or(0) >= 1;
+      },
+      std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+
+  ProcessSpec spec;
+  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "tree", receiver.accepted_file()};
+  const ProcessResult checked = run_process(spec);
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  simdjson::dom::parser parser;
+  std::set<std::string> names;
+  std::string fetch_nickname;
+  for (simdjson::dom::element span : parser.parse(checked.out)["spans"].get_array()) {
+    const std::string name(span["name"].get_string().value());
+    names.insert(name);
+    std::string_view nickname;
+    if (name == "git:fetch" && span["nickname"].get(nickname) == simdjson::SUCCESS) {
+      fetch_nickname = std::string(nickname);
+    }
+  }
+  EXPECT_EQ(names.count("git:status"), 0u);
+  EXPECT_EQ(names.count("git:fetch"), 1u);
+  EXPECT_EQ(fetch_nickname, "monorepo");
+  db::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(db.query_int("SELECT withheld_sessions FROM otlp_export"), 1);
+  EXPECT_TRUE(wait_until([&] {
+    return ctl(daemon.db_path(), {"status"}).out.find("1 withheld by detail rules") != std::string::npos;
+  })) << ctl(daemon.db_path(), {"status"}).out;
+  EXPECT_EQ(db.query_text("SELECT nickname FROM sessions WHERE depth = 0 AND cmd_name = 'fetch'"), "monorepo");
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 

@@ -129,7 +129,9 @@ if (mode === 'compare') {
       if (cs + 2000n < ps || ce > pe + 2000n) problems.push(`${s.name} [${cs}, ${ce}] outside ${parent.name} [${ps}, ${pe}]`);
     }
     out.push({ name: s.name, type, parent: parent ? parent.name : null, status: s.status ? s.status.code : 0,
-               message: s.status ? s.status.message : undefined, sid, events: (s.events || []).length });
+               message: s.status ? s.status.message : undefined, sid, events: (s.events || []).length,
+               nickname: attr(s, 'trace2.repo.nickname'), detail: attr(s, 'trace2d.detail'),
+               regions: attr(s, 'trace2d.summary.regions') });
   }
   console.log(JSON.stringify({ spans: out, problems }));
 } else {

@@ -1,0 +1,219 @@
+// Rules for what leaves the host: detail levels matched as trace2receiver
+// matches them, and the span builder at each level (nickname, important
+// data, summaries, a child git below a dropped or summarised parent).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "model/process_tree.hpp"
+#include "otlp/export_rules.hpp"
+#include "otlp/span_builder.hpp"
+#include "otlp/span_ids.hpp"
+
+namespace trace2d::otlp {
+namespace {
+
+model::ProcessInfo process(std::string exe, std::string verb, std::string mode) {
+  model::ProcessInfo p;
+  p.argv = {std::move(exe), "x"};
+  p.cmd_name = std::move(verb);
+  p.cmd_mode = std::move(mode);
+  return p;
+}
+
+TEST(ExportRules, MostSpecificFirstThenTheDefault) {
+  ExportRules rules;
+  rules.default_level = DetailLevel::summary;
+  rules.add_rule("git:checkout#branch=verbose");
+  rules.add_rule("git:checkout=process");
+  rules.add_rule("git=drop");
+  rules.add_rule("git-upload-pack:upload-pack=dl:verbose");  // trace2receiver's spelling
+  EXPECT_EQ(rules.level_of(process("/usr/bin/git", "checkout", "branch")), DetailLevel::verbose);
+  EXPECT_EQ(rules.level_of(process("/usr/bin/git", "checkout", "path")), DetailLevel::process);
+  EXPECT_EQ(rules.level_of(process("git", "checkout", "")), DetailLevel::process);
+  EXPECT_EQ(rules.level_of(process("C:\\git\\git.exe", "status", "")), DetailLevel::drop);  // exe alone
+  EXPECT_EQ(rules.level_of(process("git", "", "")), DetailLevel::drop);
+  EXPECT_EQ(rules.level_of(process("git-upload-pack", "upload-pack", "")), DetailLevel::verbose);
+  EXPECT_EQ(rules.level_of(process("scalar", "run", "")), DetailLevel::summary);  // no rule: the default
+  rules.add_rule("git=verbose");  // a later rule for the same pattern replaces it
+  EXPECT_EQ(rules.level_of(process("git", "status", "")), DetailLevel::verbose);
+}
+
+TEST(ExportRules, BadRulesAreRefusedWithTheReason) {
+  ExportRules rules;
+  EXPECT_THROW(rules.add_rule("git:status"), std::invalid_argument);
+  EXPECT_THROW(rules.add_rule("=drop"), std::invalid_argument);
+  EXPECT_THROW(rules.add_rule("git:status=loud"), std::invalid_argument);
+  EXPECT_NE(detail_rule_problem("git:status=loud").find("loud"), std::string::npos);
+  EXPECT_EQ(detail_rule_problem("git:status=drop"), "");
+  EXPECT_EQ(important_data_problem("fetch/remote"), "");
+  EXPECT_NE(important_data_problem("fetch"), "");
+  EXPECT_NE(important_data_problem("/remote"), "");
+  EXPECT_EQ(parse_detail_level("dl:summary"), DetailLevel::summary);
+  EXPECT_FALSE(parse_detail_level("dl:"));
+  EXPECT_EQ(process_name(process("/usr/bin/git", "checkout", "branch")), "git:checkout#branch");
+}
+
+// A fetch (region, child 0 inside it, two errors with one format, data,
+// a nickname) that ran an upload-pack through child 0.
+model::ProcessTree fetch_tree() {
+  const std::int64_t t0 = 1'700'000'000'000'000;
+  model::ProcessRows fetch;
+  fetch.info.session_id = 1;
+  fetch.info.sid = "R-P00000010";
+  fetch.info.cmd_name = "fetch";
+  fetch.info.argv = {"/usr/bin/git", "fetch"};
+  fetch.info.start_us = t0;
+  fetch.info.elapsed = 0.5;
+  fetch.info.exit_code = 0;
+  fetch.info.status = "complete";
+  fetch.info.params = {{"otel.trace2.nickname", "old"}, {"core.x", "y"}, {"otel.trace2.nickname", "monorepo"}};
+  fetch.info.errors.push_back({7, "main", "bad ref a", "bad ref %s", t0 + 1});
+  fetch.info.errors.push_back({8, "main", "bad ref b", "bad ref %s", t0 + 2});
+  fetch.info.annotations.push_back({"data", "main", "fetch", "remote", "\"origin\"", 0.1, "origin"});
+  fetch.info.annotations.push_back({"data", "main", "fetch", "other", "5", 0.1, "5"});
+  fetch.info.annotations.push_back({"counter", "main", "pack", "objects", "12", std::nullopt, ""});
+  for (std::int64_t i = 0; i < 2; ++i) {
+    model::RegionInfo region;
+    region.seq = 3 + i * 10;
+    region.leave_seq = 9 + i * 10;
+    region.thread = "main";
+    region.nesting = 1;
+    region.category = "fetch";
+    region.label = "remote_refs";
+    region.t_start = 0.1 + static_cast<double>(i) * 0.2;
+    region.elapsed = 0.1;
+    fetch.regions.push_back(region);
+  }
+  model::ChildInfo child;
+  child.child_id = 0;
+  child.start_seq = 4;
+  child.thread = "main";
+  child.argv = {"git-upload-pack", "/srv/repo"};
+  child.t_start = 0.15;
+  child.elapsed = 0.02;
+  child.child_sid = "R-P00000010/U-P00000011";
+  fetch.children.push_back(child);
+
+  model::ProcessRows upload;
+  upload.info.session_id = 2;
+  upload.info.sid = "R-P00000010/U-P00000011";
+  upload.info.parent_sid = "R-P00000010";
+  upload.info.depth = 1;
+  upload.info.cmd_name = "upload-pack";
+  upload.info.argv = {"git-upload-pack", "/srv/repo"};
+  upload.info.start_us = t0 + 160'000;
+  upload.info.elapsed = 0.01;
+  upload.info.status = "complete";
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(fetch));
+  rows.push_back(std::move(upload));
+  return model::build_process_tree("R-P00000010", std::move(rows));
+}
+
+std::vector<Span> build(const ExportRules& rules, BuildStats* stats = nullptr) {
+  std::vector<Span> spans;
+  const BuildStats s = append_spans(fetch_tree(), spans, {}, rules);
+  if (stats != nullptr) {
+    *stats = s;
+  }
+  return spans;
+}
+
+const Span* named(const std::vector<Span>& spans, const std::string& name) {
+  const auto it = std::find_if(spans.begin(), spans.end(), [&](const Span& s) { return s.name == name; });
+  return it == spans.end() ? nullptr : &*it;
+}
+
+const AttributeValue* attribute(const Span& span, const std::string& key) {
+  for (const Attribute& a : span.attributes) {
+    if (a.key == key) {
+      return &a.value;
+    }
+  }
+  return nullptr;
+}
+
+std::string text(const Span& span, const std::string& key) {
+  const AttributeValue* value = attribute(span, key);
+  return value == nullptr ? std::string("<absent>") : std::get<std::string>(*value);
+}
+
+ExportRules at(DetailLevel level) {
+  ExportRules rules;
+  rules.default_level = level;
+  return rules;
+}
+
+TEST(SpanBuilderLevels, EachLevelAddsItsSpans) {
+  EXPECT_EQ(build(at(DetailLevel::verbose)).size(), 5u);  // 2 processes, 2 regions, 1 child
+  EXPECT_EQ(build(at(DetailLevel::process)).size(), 3u);  // 2 processes, 1 child
+  EXPECT_EQ(build(at(DetailLevel::summary)).size(), 2u);  // the processes
+  BuildStats stats;
+  EXPECT_TRUE(build(at(DetailLevel::drop), &stats).empty());
+  EXPECT_EQ(stats.dropped, 2u);
+  EXPECT_EQ(stats.processes, 0u);
+}
+
+TEST(SpanBuilderLevels, AChildGitHangsUnderWhatItsParentSends) {
+  const std::vector<Span> verbose = build(at(DetailLevel::verbose));
+  ASSERT_NE(named(verbose, "child(git-upload-pack)"), nullptr);
+  EXPECT_EQ(named(verbose, "git-upload-pack:upload-pack")->parent_span_id,
+            named(verbose, "child(git-upload-pack)")->span_id);
+  // process: no region spans; the child span hangs under the process.
+  const std::vector<Span> process = build(at(DetailLevel::process));
+  EXPECT_EQ(named(process, "child(git-upload-pack)")->parent_span_id, process_span_id("R-P00000010"));
+  // summary: no child span; the child git hangs under its parent process.
+  const std::vector<Span> summary = build(at(DetailLevel::summary));
+  EXPECT_EQ(named(summary, "git-upload-pack:upload-pack")->parent_span_id, process_span_id("R-P00000010"));
+  // Its parent, the top process, dropped: it keeps trace2receiver's parent
+  // id (a dropped process below another would give it that one's parent).
+  ExportRules drop_fetch = at(DetailLevel::verbose);
+  drop_fetch.add_rule("git:fetch=drop");
+  BuildStats stats;
+  const std::vector<Span> dropped = build(drop_fetch, &stats);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].name, "git-upload-pack:upload-pack");
+  EXPECT_EQ(dropped[0].parent_span_id, process_span_id("R-P00000010"));
+  EXPECT_EQ(stats.dropped, 1u);
+  EXPECT_EQ(stats.processes, 1u);
+}
+
+TEST(SpanBuilderLevels, OnlyTheSessionsAskedForWhateverTheLevel) {
+  // The exporter builds one session at a time: the child git's parent is
+  // the same as in a whole build.
+  ExportRules rules = at(DetailLevel::summary);
+  std::vector<Span> spans;
+  append_spans(fetch_tree(), spans, [](const model::ProcessInfo& p) { return p.session_id == 2; }, rules);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].parent_span_id, process_span_id("R-P00000010"));
+}
+
+TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
+  ExportRules rules = at(DetailLevel::summary);
+  rules.important_data.insert("fetch/remote");
+  const std::vector<Span> spans = build(rules);
+  const Span& fetch = *named(spans, "git:fetch");
+  EXPECT_EQ(text(fetch, "trace2.repo.nickname"), "monorepo");  // the last one
+  EXPECT_EQ(text(fetch, "trace2.data.fetch.remote"), "origin");  // verbatim, not JSON
+  EXPECT_EQ(text(fetch, "trace2.data.fetch.other"), "<absent>");  // not important
+  EXPECT_EQ(text(fetch, "trace2d.detail"), "summary");
+  EXPECT_EQ(text(fetch, "trace2d.summary.regions"), R"({"fetch/remote_refs":{"count":2,"seconds":0.200000}})");
+  EXPECT_EQ(text(fetch, "trace2d.summary.errors"), R"({"bad ref %s":2})");
+  EXPECT_EQ(text(fetch, "trace2.process.data"), "<absent>");  // process level and above
+  EXPECT_EQ(text(*named(spans, "git-upload-pack:upload-pack"), "trace2.repo.nickname"), "<absent>");
+
+  rules.default_level = DetailLevel::process;
+  const std::vector<Span> process = build(rules);
+  EXPECT_EQ(text(*named(process, "git:fetch"), "trace2.process.data"),
+            R"({"fetch":{"other":5,"remote":"origin"}})");
+  EXPECT_EQ(text(*named(process, "git:fetch"), "trace2.process.counters"), R"({"pack":{"objects":12}})");
+
+  rules.nickname_key = "";  // no nickname
+  EXPECT_EQ(text(*named(build(rules), "git:fetch"), "trace2.repo.nickname"), "<absent>");
+}
+
+}  // namespace
+}  // namespace trace2d::otlp
