@@ -74,6 +74,11 @@ struct DaemonOptions {
   std::string otlp_compression = "none";        // or gzip
   std::chrono::milliseconds otlp_timeout{10000};
   std::vector<std::string> otlp_headers;  // "name=value"
+  // The /metrics endpoint (docs/metrics.md): off while empty; a port alone
+  // means loopback. Histograms for the regions listed ("category/label",
+  // "category/*").
+  std::string metrics_listen;
+  std::vector<std::string> metrics_regions;
 };
 
 // The URL the exporter POSTs to, from `otlp_endpoint`.
