@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace trace2d::metrics {
 namespace {
@@ -30,6 +31,11 @@ std::string exit_label(const stitch::SessionRecord& session) {
     return std::to_string(*session.exit_code);
   }
   return std::string(k_other);
+}
+
+// A duration a histogram can take: a sender may claim any number.
+bool usable(const std::optional<double>& seconds) {
+  return seconds && std::isfinite(*seconds) && *seconds >= 0;
 }
 
 }  // namespace
@@ -123,7 +129,7 @@ void DurationMetrics::on_session(const stitch::SessionRecord& session) {
   if (session.status == stitch::SessionStatus::running || !m_counted_sessions.insert({session.id, -1})) {
     return;
   }
-  if (session.status != stitch::SessionStatus::complete || !session.elapsed || *session.elapsed < 0) {
+  if (session.status != stitch::SessionStatus::complete || !usable(session.elapsed)) {
     ++m_untimed;
     return;
   }
@@ -145,7 +151,7 @@ const RegionSelector* DurationMetrics::selected(const stitch::RegionRecord& regi
 
 void DurationMetrics::on_region(const stitch::RegionRecord& region) {
   // Open regions come back once they are left; only the left ones count.
-  if (!region.elapsed || *region.elapsed < 0 || selected(region) == nullptr ||
+  if (!usable(region.elapsed) || selected(region) == nullptr ||
       !m_counted_regions.insert({region.session, region.seq})) {
     return;
   }

@@ -42,7 +42,7 @@ class DurationMetrics final : public stitch::StitchedConsumer {
     std::size_t max_series = 200;  // label sets per family, "other" included
     // Sessions and regions remembered as counted (a session ends again when
     // `atexit` follows `exit` in a later hand-over; it is counted once).
-    std::size_t remembered = 65536;
+    std::size_t remembered = 16384;
   };
   explicit DurationMetrics(Options options);
 

@@ -69,6 +69,7 @@ TEST(DurationMetrics, SignalsIncompleteAndStrangeExitCodes) {
   changes.sessions.push_back(killed);
   changes.sessions.push_back(session(2, "push", SessionStatus::complete, 1.0, 300));
   changes.sessions.push_back(session(3, "clone", SessionStatus::incomplete, std::nullopt, std::nullopt));
+  changes.sessions.push_back(session(6, "log", SessionStatus::complete, -1.0, 0));  // a sender's lie
   changes.sessions.push_back(session(4, std::nullopt, SessionStatus::complete, 0.001, 0));
   changes.sessions.push_back(session(5, "evil\"}\n# EOF", SessionStatus::complete, 0.001, 0));
   metrics.on_changes(changes, 1);
@@ -78,8 +79,9 @@ TEST(DurationMetrics, SignalsIncompleteAndStrangeExitCodes) {
   EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="unknown",exit="0"} 1)")) << text;
   EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="other",exit="0"} 1)")) << text;
   EXPECT_EQ(text.find("evil"), std::string::npos);
-  EXPECT_TRUE(has(text, "trace2d_git_commands_untimed_total 1")) << text;
+  EXPECT_TRUE(has(text, "trace2d_git_commands_untimed_total 2")) << text;
   EXPECT_EQ(text.find("clone"), std::string::npos);
+  EXPECT_EQ(text.find("log"), std::string::npos);
 }
 
 TEST(DurationMetrics, LabelSetsAreBoundedAndWhatIsFoldedIsCounted) {
