@@ -112,6 +112,20 @@ class MetricsE2E : public ::testing::Test {
     })) << http_get(m_port, "/metrics").body;
   }
 
+  // Stops cleanly and soon even with a scraper's connection open (its 10 s
+  // read deadline would otherwise hold the io loop).
+  void TearDown() override {
+    asio::io_context io;
+    tcp::socket idle(io);
+    boost::system::error_code ec;
+    idle.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(m_port)), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    const auto before = std::chrono::steady_clock::now();
+    const ProcessResult stopped = m_daemon->stop();
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5)) << stopped.err;
+  }
+
   TempDir m_dir;
   std::unique_ptr<RunningDaemon> m_daemon;
   int m_port = 0;
@@ -210,6 +224,8 @@ TEST(MetricsExport, TheBacklogAndFailuresOfAnUnreachableCollector) {
   })) << body;
   EXPECT_NE(body.find("\ntrace2d_otlp_export_enabled 1\n"), std::string::npos);
   EXPECT_EQ(figure(body, "trace2d_otlp_exported_spans_total"), 0);
+  const ProcessResult stopped = daemon.stop();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
 }
 
 }  // namespace
