@@ -90,6 +90,12 @@ TEST_F(MetricsServerTest, OtherPathsAndMethodsAreRefused) {
   EXPECT_NE(exchange(a, "GET / HTTP/1.0\r\n\r\n").find("404 Not Found"), std::string::npos);
   tcp::socket b = connect();
   EXPECT_NE(exchange(b, "DELETE /metrics HTTP/1.0\r\n\r\n").find("405 Method Not Allowed"), std::string::npos);
+  tcp::socket head = connect();  // HEAD: the length of what GET would send, no body
+  const std::string headers = exchange(head, "HEAD /metrics HTTP/1.0\r\n\r\n");
+  EXPECT_NE(headers.find("200 OK"), std::string::npos) << headers;
+  EXPECT_NE(headers.find("Content-Length: 4\r\n"), std::string::npos) << headers;
+  EXPECT_TRUE(headers.ends_with("\r\n\r\n")) << headers;
+  EXPECT_EQ(m_renders.exchange(0), 1);
   tcp::socket c = connect();  // a body is refused: requests are headers only
   EXPECT_EQ(exchange(c, "POST /metrics HTTP/1.0\r\nContent-Length: 5\r\n\r\nhello").find("200"), std::string::npos);
   EXPECT_EQ(m_renders.load(), 0);
