@@ -51,6 +51,7 @@ Backend::Backend(BackendOptions options)
   m_store_consumer = std::make_unique<store::StoreConsumer>(*m_encoder, m_batches, m_budget,
                                                             store::StoreConsumer::Options{});
   std::vector<stitch::StitchedConsumer*> consumers{m_store_consumer.get()};
+  consumers.insert(consumers.end(), m_options.consumers.begin(), m_options.consumers.end());
   m_worker = std::make_unique<pipeline::IngestWorker>(
       m_chunks, m_budget, *m_stitcher, std::move(consumers),
       [writer = m_writer.get()] { return writer->committed_batch(); }, worker_options);

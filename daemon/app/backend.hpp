@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/pipeline/ingest_worker.hpp"
@@ -41,6 +42,9 @@ struct BackendOptions {
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
   // nullopt: left as it is, for `trace2d import`, which never exports).
   std::optional<std::string> export_url;
+  // Consumers of stitched output beside the store's (the /metrics
+  // histograms); they must outlive the Backend.
+  std::vector<stitch::StitchedConsumer*> consumers;
 };
 
 class Backend {

@@ -16,6 +16,8 @@
 
 #include "daemon/app/options.hpp"
 #include "daemon/export/http_client.hpp"
+#include "daemon/metrics/duration_metrics.hpp"
+#include "daemon/metrics/metrics_server.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "otlp/export_rules.hpp"
 
@@ -212,6 +214,19 @@ inline std::string otlp_important_data_problem(const std::string& entry) {
   return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
 }
 
+inline std::string metrics_listen_problem(const std::string& address) {
+  std::string error;
+  if (address.empty() || metrics::parse_listen_address(address, error)) {
+    return {};
+  }
+  return fmt::format("is not usable: {}", error);
+}
+
+inline std::string metrics_region_problem(const std::string& region) {
+  std::string error;
+  return metrics::parse_region_selector(region, error) ? std::string() : fmt::format("lists {}", error);
+}
+
 // Every setting, in the order of the file. `Options` is DaemonOptions or
 // const DaemonOptions; the visitor has text, list, boolean, mode and integer.
 template <typename Options, typename Visitor>
@@ -283,6 +298,9 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key"}, o.otlp_nickname_key, any_text);
   v.list(Key{"otlp", "important_data", "--otlp-important-data"}, o.otlp_important_data,
          otlp_important_data_problem);
+
+  v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
+  v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);
 
   v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
   v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);

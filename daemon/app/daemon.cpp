@@ -16,10 +16,13 @@
 
 #include "daemon/app/backend.hpp"
 #include "daemon/app/config_file.hpp"
+#include "daemon/app/health_metrics.hpp"
 #include "daemon/app/service_notifier.hpp"  // systemd (h-systemd)
 #include "daemon/app/sources.hpp"
 #include "daemon/app/status_reporter.hpp"
 #include "daemon/export/otlp_exporter.hpp"
+#include "daemon/metrics/duration_metrics.hpp"
+#include "daemon/metrics/metrics_server.hpp"
 #include "daemon/source/asio.hpp"
 #include "daemon/source/listeners.hpp"
 #include "proto/timestamp.hpp"
@@ -58,7 +61,8 @@ std::size_t raise_fd_limit() {
   return limit.rlim_cur == RLIM_INFINITY ? (1U << 20) : static_cast<std::size_t>(limit.rlim_cur);
 }
 
-BackendOptions backend_options(const DaemonOptions& options, StatusReporter& status) {
+BackendOptions backend_options(const DaemonOptions& options, StatusReporter& status,
+                               metrics::DurationMetrics* durations) {
   BackendOptions o;
   o.db_path = options.db_path;
   o.max_queue_bytes = options.max_queue_bytes;
@@ -74,7 +78,51 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.redact_url_credentials = options.redact_url_credentials;
   o.nickname_key = options.otlp_nickname_key;
   o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
+  if (durations != nullptr) {
+    o.consumers.push_back(durations);
+  }
   return o;
+}
+
+// The /metrics histograms, when the endpoint is on (the settings were
+// checked when the configuration was read).
+std::unique_ptr<metrics::DurationMetrics> make_duration_metrics(const DaemonOptions& options) {
+  if (options.metrics_listen.empty()) {
+    return nullptr;
+  }
+  metrics::DurationMetrics::Options o;
+  for (const std::string& region : options.metrics_regions) {
+    std::string error;
+    if (auto selector = metrics::parse_region_selector(region, error)) {
+      o.regions.push_back(std::move(*selector));
+    } else {
+      throw source::StartupError("metrics.regions: " + error);
+    }
+  }
+  return std::make_unique<metrics::DurationMetrics>(std::move(o));
+}
+
+std::unique_ptr<metrics::MetricsServer> make_metrics_server(asio::io_context& io, const DaemonOptions& options,
+                                                            HealthFigures figures) {
+  if (options.metrics_listen.empty()) {
+    return nullptr;
+  }
+  std::string error;
+  const auto at = metrics::parse_listen_address(options.metrics_listen, error);
+  if (!at) {
+    throw source::StartupError("metrics.listen: " + error);
+  }
+  try {
+    auto server = std::make_unique<metrics::MetricsServer>(
+        io, *at, [figures = std::move(figures)](metrics::Format format) { return render_metrics(figures, format); });
+    const auto bound = server->local_endpoint();
+    spdlog::info("metrics: serving http://{}:{}/metrics",
+                 bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string(),
+                 bound.port());
+    return server;
+  } catch (const std::system_error& e) {
+    throw source::StartupError(e.what());
+  }
 }
 
 // The exporter, when an endpoint is configured: started once the backend
@@ -183,15 +231,22 @@ int Daemon::run() {
   }
 
   StatusReporter status(m_options.db_path, proto::unix_now_us());
-  Backend backend(backend_options(m_options, status));
+  // Before the backend, whose worker feeds it: destroyed after.
+  std::unique_ptr<metrics::DurationMetrics> durations = make_duration_metrics(m_options);
+  Backend backend(backend_options(m_options, status, durations.get()));
   status.attach(backend);
   log_database_setup(m_options.db_path, backend.setup());
   Sources sources(io, listeners, backend, status, m_options, m_fd_limit);
   std::unique_ptr<exporter::OtlpExporter> otlp_exporter = make_exporter(m_options);
+  std::unique_ptr<metrics::MetricsServer> metrics_server = make_metrics_server(
+      io, m_options, HealthFigures{backend, status, otlp_exporter.get(), durations.get(), m_options.db_path});
   backend.start();
   sources.start();
   if (otlp_exporter) {
     otlp_exporter->start();
+  }
+  if (metrics_server) {
+    metrics_server->start();
   }
 
   bool stopping = false;
@@ -204,6 +259,9 @@ int Daemon::run() {
     stopping = true;
     spdlog::info("received signal {}: stopping (grace {} ms)", signo, m_options.shutdown_grace.count());
     sources.stop(m_options.shutdown_grace);
+    if (metrics_server) {
+      metrics_server->stop();  // its connections would keep io.run() going
+    }
     boost::system::error_code ignored;
     reload_signal.cancel(ignored);
   });

@@ -83,6 +83,11 @@ struct DaemonOptions {
   std::vector<std::string> otlp_rules;           // "git:status=drop"
   std::string otlp_nickname_key = "otel.trace2.nickname";  // a def_param; also the sessions.nickname column
   std::vector<std::string> otlp_important_data;  // "category/key", verbatim at any level
+  // The /metrics endpoint (docs/metrics.md): off while empty; a port alone
+  // means loopback. Histograms for the regions listed ("category/label",
+  // "category/*").
+  std::string metrics_listen;
+  std::vector<std::string> metrics_regions;
 };
 
 // The URL the exporter POSTs to, from `otlp_endpoint`.

@@ -33,6 +33,11 @@ void StatusReporter::add_source(Source source) {
   m_sources.push_back(std::move(source));
 }
 
+std::vector<StatusReporter::Source> StatusReporter::sources() {
+  std::lock_guard lock(m_mutex);
+  return m_sources;
+}
+
 void StatusReporter::write(db::Database& db) {
   std::lock_guard lock(m_mutex);
   if (m_backend == nullptr) {

@@ -34,6 +34,10 @@ class StatusReporter {
   // The writer's status hook.
   void write(db::Database& db);
 
+  // The sources added so far (for /metrics), and when the daemon started.
+  [[nodiscard]] std::vector<Source> sources();
+  [[nodiscard]] std::int64_t started_us() const { return m_started_us; }
+
  private:
   std::string m_db_path;
   std::int64_t m_started_us;

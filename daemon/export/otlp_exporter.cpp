@@ -115,6 +115,7 @@ void OtlpExporter::run() {
   spdlog::info("otlp: exporting finished process trees to {} ({}{})", m_options.url,
                m_options.json ? "http/json" : "http/protobuf", m_options.gzip ? ", gzip" : "");
   auto last_prune = std::chrono::steady_clock::time_point{};
+  auto last_count = std::chrono::steady_clock::time_point{};
   while (true) {
     try {
       db::Database db(m_db_path, db::OpenMode::read_write_create);
@@ -128,6 +129,12 @@ void OtlpExporter::run() {
           }
         }
         const bool sent = export_round(db);
+        // Counted here, on the exporter's connection, so that /metrics
+        // never reads the database on an io thread.
+        if (std::chrono::steady_clock::now() - last_count >= std::chrono::seconds(1)) {
+          last_count = std::chrono::steady_clock::now();
+          m_backlog_sessions.store(db::export_backlog(db).sessions);
+        }
         if (!wait_for(sent && m_backoff.count() == 0 ? std::chrono::milliseconds(0)
                                                      : std::max(m_options.poll, m_backoff))) {
           return;

@@ -59,6 +59,8 @@ class OtlpExporter {
 
   [[nodiscard]] std::uint64_t exported_spans() const { return m_exported_spans.load(); }
   [[nodiscard]] std::uint64_t failures() const { return m_failures.load(); }
+  // Sessions waiting in the queue at the last count (about every second).
+  [[nodiscard]] std::int64_t backlog_sessions() const { return m_backlog_sessions.load(); }
 
  private:
   struct SessionSpans {
@@ -89,6 +91,7 @@ class OtlpExporter {
   std::chrono::milliseconds m_backoff{0};
   std::atomic<std::uint64_t> m_exported_spans{0};
   std::atomic<std::uint64_t> m_failures{0};
+  std::atomic<std::int64_t> m_backlog_sessions{0};
 };
 
 }  // namespace trace2d::exporter

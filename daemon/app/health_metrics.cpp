@@ -1,0 +1,136 @@
+#include "daemon/app/health_metrics.hpp"
+
+#include <sys/stat.h>
+
+#include <array>
+#include <optional>
+
+#include "daemon/app/backend.hpp"
+#include "daemon/app/status_reporter.hpp"
+#include "daemon/export/otlp_exporter.hpp"
+#include "trace2d/version.hpp"
+
+namespace trace2d::app {
+namespace {
+
+using metrics::Type;
+
+std::optional<double> file_bytes(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(st.st_size);
+}
+
+// Per kind of source: a daemon may have several of one kind (each watched
+// directory set is one source), and their sum is what an alert wants.
+struct PerKind {
+  std::array<bool, 4> present{};
+  std::array<double, 4> lines{}, bytes{}, dropped{}, opened{}, open{}, refused{}, kernel_drops{};
+};
+
+}  // namespace
+
+std::string render_metrics(const HealthFigures& f, metrics::Format format) {
+  metrics::Exposition out(format);
+  out.family("trace2d_build_info", Type::gauge, "Always 1; the version of the running trace2d.");
+  out.value({{"version", k_version}}, 1);
+  out.family("trace2d_start_time_seconds", Type::gauge, "When the daemon started, in seconds since the epoch.");
+  out.value(static_cast<double>(f.status.started_us()) / 1e6);
+
+  PerKind kinds;
+  for (const StatusReporter::Source& source : f.status.sources()) {
+    const auto k = static_cast<std::size_t>(source.kind);
+    const auto& c = source.sink->counters();
+    kinds.present[k] = true;
+    kinds.lines[k] += static_cast<double>(c.lines.load());
+    kinds.bytes[k] += static_cast<double>(c.bytes.load());
+    kinds.dropped[k] += static_cast<double>(c.dropped_lines.load());
+    kinds.opened[k] += static_cast<double>(c.channels_opened.load());
+    kinds.open[k] += static_cast<double>(c.channels_open.load());
+    kinds.refused[k] += static_cast<double>(c.channels_refused.load());
+    kinds.kernel_drops[k] += source.kernel_drops ? static_cast<double>(source.kernel_drops()) : 0.0;
+  }
+  auto& parsed = f.backend.worker().counters();
+  const auto per_source = [&](std::string_view name, Type type, std::string_view help, auto value_of) {
+    out.family(name, type, help);
+    for (std::size_t k = 0; k < kinds.present.size(); ++k) {
+      if (kinds.present[k]) {
+        out.value({{"source", ingest::to_string(static_cast<ingest::SourceKind>(k))}}, value_of(k));
+      }
+    }
+  };
+  per_source("trace2d_lines_read", Type::counter, "Lines read from the source.", [&](std::size_t k) { return kinds.lines[k]; });
+  per_source("trace2d_bytes_read", Type::counter, "Bytes read from the source.", [&](std::size_t k) { return kinds.bytes[k]; });
+  per_source("trace2d_events_parsed", Type::counter, "Lines of the source parsed into events of a session.",
+             [&](std::size_t k) { return static_cast<double>(parsed.by_source[k].events.load()); });
+  per_source("trace2d_rejects", Type::counter,
+             "Lines of the source that became rejects rows (not an event, or refused by the stitcher).",
+             [&](std::size_t k) { return static_cast<double>(parsed.by_source[k].rejects.load()); });
+  per_source("trace2d_dropped_lines", Type::counter,
+             "Lines read from the source and dropped at the memory bound (limits.queue_max_mib).",
+             [&](std::size_t k) { return kinds.dropped[k]; });
+  per_source("trace2d_kernel_drops", Type::counter, "Datagrams the kernel dropped before trace2d read them (dgram only).",
+             [&](std::size_t k) { return kinds.kernel_drops[k]; });
+  per_source("trace2d_connections_opened", Type::counter,
+             "Connections (stream), senders (dgram) or files (directories) the source opened.",
+             [&](std::size_t k) { return kinds.opened[k]; });
+  per_source("trace2d_connections_refused", Type::counter,
+             "Connections or files trace2d closed: over a per-uid bound, or silent.",
+             [&](std::size_t k) { return kinds.refused[k]; });
+  per_source("trace2d_connections_open", Type::gauge, "Connections, senders or files open now.",
+             [&](std::size_t k) { return kinds.open[k]; });
+
+  ingest::MemoryBudget& budget = f.backend.budget();
+  out.family("trace2d_queue_bytes", Type::gauge, "Bytes queued between the sources and the database now.");
+  out.value(static_cast<double>(budget.used()));
+  out.family("trace2d_queue_peak_bytes", Type::gauge, "The most bytes ever queued since the daemon started.");
+  out.value(static_cast<double>(budget.peak()));
+  out.family("trace2d_queue_limit_bytes", Type::gauge, "The memory bound of the queues (limits.queue_max_mib).");
+  out.value(static_cast<double>(budget.limit()));
+
+  store::StoreWriter& writer = f.backend.writer();
+  out.family("trace2d_events_committed", Type::counter, "Events committed to the database.");
+  out.value(static_cast<double>(writer.committed_events()));
+  out.family("trace2d_commit_failures", Type::counter, "Database commits that failed (and were retried).");
+  out.value(static_cast<double>(writer.failed_commits()));
+  out.family("trace2d_events_abandoned", Type::counter,
+             "Events given up at shutdown because the database kept failing.");
+  out.value(static_cast<double>(writer.abandoned_events()));
+  const store::CommitLatency latency = writer.commit_latency();
+  out.family("trace2d_commit_latency_seconds", Type::gauge,
+             "Duration of the last 1024 database commits: their median (p50), 99th percentile (p99) and maximum.");
+  if (latency.samples > 0) {
+    out.value({{"stat", "p50"}}, latency.p50_ms / 1000);
+    out.value({{"stat", "p99"}}, latency.p99_ms / 1000);
+    out.value({{"stat", "max"}}, latency.max_ms / 1000);
+  }
+  out.family("trace2d_database_bytes", Type::gauge, "Size of the database file and of its write-ahead log.");
+  if (const auto bytes = file_bytes(f.db_path)) {
+    out.value({{"file", "db"}}, *bytes);
+  }
+  if (const auto bytes = file_bytes(f.db_path + "-wal")) {
+    out.value({{"file", "wal"}}, *bytes);
+  }
+
+  out.family("trace2d_otlp_export_enabled", Type::gauge, "1 when finished process trees are exported over OTLP.");
+  out.value(f.exporter != nullptr ? 1 : 0);
+  if (f.exporter != nullptr) {
+    out.family("trace2d_otlp_backlog_sessions", Type::gauge,
+               "Sessions queued for export (otlp_pending), running ones included, at the exporter's last count.");
+    out.value(static_cast<double>(f.exporter->backlog_sessions()));
+    out.family("trace2d_otlp_exported_spans", Type::counter, "Spans the collector acknowledged since the daemon started.");
+    out.value(static_cast<double>(f.exporter->exported_spans()));
+    out.family("trace2d_otlp_export_failures", Type::counter,
+               "Export attempts that failed (retried later, or dropped as refused) since the daemon started.");
+    out.value(static_cast<double>(f.exporter->failures()));
+  }
+
+  if (f.durations != nullptr) {
+    f.durations->write(out);
+  }
+  return std::move(out).finish();
+}
+
+}  // namespace trace2d::app

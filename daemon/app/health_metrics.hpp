@@ -1,0 +1,33 @@
+#pragma once
+// What `/metrics` says (docs/metrics.md): the daemon's own figures, read
+// from the same atomics the status reporter writes to `daemon_status` and
+// `source_stats`, then the duration histograms. Runs on an io thread at
+// each scrape; reads no database (the export backlog is the exporter's
+// last count), only two stat() calls for the file sizes.
+
+#include <cstdint>
+#include <string>
+
+#include "daemon/metrics/duration_metrics.hpp"
+#include "daemon/metrics/exposition.hpp"
+
+namespace trace2d::exporter {
+class OtlpExporter;
+}
+
+namespace trace2d::app {
+
+class Backend;
+class StatusReporter;
+
+struct HealthFigures {
+  Backend& backend;
+  StatusReporter& status;
+  const exporter::OtlpExporter* exporter = nullptr;  // none: export is off
+  const metrics::DurationMetrics* durations = nullptr;
+  std::string db_path;
+};
+
+[[nodiscard]] std::string render_metrics(const HealthFigures& figures, metrics::Format format);
+
+}  // namespace trace2d::app

@@ -1,0 +1,232 @@
+// The /metrics endpoint end to end: the real git against a real trace2d
+// with metrics on; what it serves passes Debian's `promtool check metrics`,
+// and a real Prometheus (Debian's package) scrapes it and answers a query
+// for a git command's histogram.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "daemon/source/asio.hpp"
+#include "tests/e2e/daemon_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::ip::tcp;
+
+struct Answer {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+// A GET on loopback; status 0 when nothing answered.
+Answer http_get(int port, const std::string& target, const std::string& accept = "") {
+  asio::io_context io;
+  beast::tcp_stream stream(io);
+  beast::error_code ec;
+  stream.expires_after(std::chrono::seconds(5));
+  stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
+  if (ec) {
+    return {};
+  }
+  http::request<http::empty_body> request(http::verb::get, target, 11);
+  request.set(http::field::host, "127.0.0.1");
+  if (!accept.empty()) {
+    request.set(http::field::accept, accept);
+  }
+  http::write(stream, request, ec);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response, ec);
+  if (ec) {
+    return {};
+  }
+  return {static_cast<int>(response.result_int()), std::string(response[http::field::content_type]),
+          response.body()};
+}
+
+// The port trace2d says it serves /metrics on (it was given port 0).
+int metrics_port(RunningDaemon& daemon) {
+  const std::regex served("metrics: serving http://127\\.0\\.0\\.1:([0-9]+)/metrics");
+  std::smatch match;
+  std::string err;
+  EXPECT_TRUE(wait_until([&] {
+    err = daemon.process().err_so_far();
+    return std::regex_search(err, match, served);
+  })) << err;
+  return match.empty() ? 0 : std::stoi(match[1]);
+}
+
+// A loopback port nobody listens on now (Prometheus takes no port 0).
+int free_port() {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+std::string url_encode(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) != 0 || c == '_' || c == '-' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+class MetricsE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_daemon = std::make_unique<RunningDaemon>(
+        m_dir, std::vector<std::string>{"--metrics-listen", "127.0.0.1:0", "--metrics-region", "pack-objects/*"});
+    m_port = metrics_port(*m_daemon);
+    ASSERT_NE(m_port, 0);
+    // A fetch (with upload-pack and pack-objects and its regions beneath),
+    // and a command that fails.
+    const std::string clone = clone_behind(m_dir);
+    const std::map<std::string, std::string> env{{"GIT_TRACE2_EVENT", m_daemon->git_target()}};
+    const ProcessResult fetch = run_git(clone, {"fetch", "--no-auto-gc", "origin"}, env);
+    ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
+    const ProcessResult failing = run_git(clone, {"rev-parse", "--verify", "no-such-ref"}, env);
+    ASSERT_EQ(failing.exit_code, 128) << failing.err;
+    ASSERT_TRUE(wait_until([&] {
+      const std::string body = http_get(m_port, "/metrics").body;
+      return body.find(R"(trace2d_git_command_duration_seconds_count{cmd="rev-parse",exit="128"} 1)") !=
+                 std::string::npos &&
+             body.find(R"(cmd="fetch",exit="0")") != std::string::npos;
+    })) << http_get(m_port, "/metrics").body;
+  }
+
+  // Stops cleanly and soon even with a scraper's connection open (its 10 s
+  // read deadline would otherwise hold the io loop).
+  void TearDown() override {
+    asio::io_context io;
+    tcp::socket idle(io);
+    boost::system::error_code ec;
+    idle.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(m_port)), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    const auto before = std::chrono::steady_clock::now();
+    const ProcessResult stopped = m_daemon->stop();
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5)) << stopped.err;
+  }
+
+  TempDir m_dir;
+  std::unique_ptr<RunningDaemon> m_daemon;
+  int m_port = 0;
+};
+
+TEST_F(MetricsE2E, ServesHealthAndHistogramsThatPromtoolAccepts) {
+  const Answer text = http_get(m_port, "/metrics");
+  ASSERT_EQ(text.status, 200);
+  EXPECT_EQ(text.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  for (const char* expected : {
+           R"(trace2d_git_command_duration_seconds_count{cmd="fetch",exit="0"} 1)",
+           R"(trace2d_git_command_duration_seconds_bucket{cmd="fetch",exit="0",le="+Inf"} 1)",
+           R"(trace2d_git_region_duration_seconds_count{category="pack-objects",label="write-pack-file"} 1)",
+           R"(trace2d_queue_limit_bytes )",
+           R"(trace2d_lines_read_total{source="stream"} )",
+           R"(trace2d_otlp_export_enabled 0)",
+       }) {
+    EXPECT_NE(text.body.find(expected), std::string::npos) << expected << "\n" << text.body;
+  }
+  // Every line git sent was read and none was refused.
+  std::smatch lines;
+  ASSERT_TRUE(std::regex_search(text.body, lines, std::regex(R"(trace2d_lines_read_total\{source="stream"\} ([0-9]+))")));
+  EXPECT_GT(std::stoll(lines[1]), 20);
+  EXPECT_NE(text.body.find(R"(trace2d_rejects_total{source="stream"} 0)"), std::string::npos) << text.body;
+
+  ProcessSpec promtool;
+  promtool.argv = {"promtool", "check", "metrics"};
+  promtool.stdin_data = text.body;
+  const ProcessResult checked = run_process(promtool);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  EXPECT_EQ(checked.out + checked.err, "");  // no lint remark either
+
+  const Answer open = http_get(m_port, "/metrics", "application/openmetrics-text;version=1.0.0");
+  ASSERT_EQ(open.status, 200);
+  EXPECT_EQ(open.content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  EXPECT_TRUE(open.body.ends_with("# EOF\n"));
+  EXPECT_NE(open.body.find("# TYPE trace2d_lines_read counter\n"), std::string::npos);
+
+  EXPECT_EQ(http_get(m_port, "/").status, 404);
+}
+
+TEST_F(MetricsE2E, ARealPrometheusScrapesIt) {
+  const int web_port = free_port();
+  const std::string config = m_dir.file("prometheus.yml");
+  std::ofstream(config) << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                        << "scrape_configs:\n  - job_name: trace2d\n    static_configs:\n"
+                        << "      - targets: ['127.0.0.1:" << m_port << "']\n";
+  ProcessSpec spec;
+  spec.argv = {"prometheus",
+               "--config.file=" + config,
+               "--storage.tsdb.path=" + m_dir.file("tsdb"),
+               "--web.listen-address=127.0.0.1:" + std::to_string(web_port),
+               "--log.level=warn"};
+  Process prometheus(spec);
+  const std::string query = "/api/v1/query?query=" +
+                            url_encode(R"(trace2d_git_command_duration_seconds_count{job="trace2d",cmd="fetch",exit="0"})");
+  std::string last;
+  const bool found = wait_until(
+      [&] {
+        last = http_get(web_port, query).body;
+        return last.find(R"("cmd":"fetch")") != std::string::npos;
+      },
+      std::chrono::seconds(20));
+  EXPECT_TRUE(found) << last << "\n" << prometheus.err_so_far();
+  // Scraped as OpenMetrics (Prometheus asks for it first), and healthy.
+  const std::string targets = http_get(web_port, "/api/v1/targets").body;
+  EXPECT_NE(targets.find(R"("health":"up")"), std::string::npos) << targets;
+  const std::string region = http_get(web_port, "/api/v1/query?query=" +
+                                                    url_encode(R"(trace2d_git_region_duration_seconds_count{label="write-pack-file"})"))
+                                 .body;
+  EXPECT_NE(region.find(R"("category":"pack-objects")"), std::string::npos) << region;
+  prometheus.signal(SIGTERM);
+  EXPECT_EQ(prometheus.wait(std::chrono::seconds(10)).exit_code, 0);
+}
+
+// The exporter's backlog and failures, with the collector down.
+TEST(MetricsExport, TheBacklogAndFailuresOfAnUnreachableCollector) {
+  TempDir dir;
+  const int nobody_listens = free_port();
+  RunningDaemon daemon(dir, {"--metrics-listen", "127.0.0.1:0", "--otlp-endpoint",
+                             "http://127.0.0.1:" + std::to_string(nobody_listens)});
+  const int port = metrics_port(daemon);
+  ASSERT_NE(port, 0);
+  const std::string repo = make_repo(dir, "repo", 2);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+  }
+  const auto figure = [&](const std::string& body, const std::string& name) -> long long {
+    std::smatch match;
+    return std::regex_search(body, match, std::regex("\\n" + name + " ([0-9]+)\\n")) ? std::stoll(match[1]) : -1;
+  };
+  std::string body;
+  EXPECT_TRUE(wait_until([&] {
+    body = "\n" + http_get(port, "/metrics").body;
+    return figure(body, "trace2d_otlp_backlog_sessions") >= 3 && figure(body, "trace2d_otlp_export_failures_total") >= 1;
+  })) << body;
+  EXPECT_NE(body.find("\ntrace2d_otlp_export_enabled 1\n"), std::string::npos);
+  EXPECT_EQ(figure(body, "trace2d_otlp_exported_spans_total"), 0);
+  const ProcessResult stopped = daemon.stop();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+}
+
+}  // namespace
+}  // namespace trace2d::test
