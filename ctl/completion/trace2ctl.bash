@@ -16,11 +16,11 @@ _trace2ctl() {
         --db|--html|-o|--output)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --format)
-            # `export --format` takes chrome; the global one the four formats.
+            # `export --format` takes chrome or otlp-json; the global one the four formats.
             local i
             for ((i = 1; i < COMP_CWORD; i++)); do
                 if [[ ${COMP_WORDS[i]} == export ]]; then
-                    COMPREPLY=($(compgen -W "chrome" -- "$cur")); return
+                    COMPREPLY=($(compgen -W "chrome otlp-json" -- "$cur")); return
                 fi
             done
             COMPREPLY=($(compgen -W "table json csv tsv" -- "$cur")); return ;;
@@ -51,7 +51,7 @@ _trace2ctl() {
         status) flags="" ;;
         top) flags="--since --until --cmd --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids" ;;
-        export) flags="--format -o --output --depth --detail --rule --nickname-key --important-data" ;;
+        export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data" ;;
         report) flags="--html --since --until --cmd --limit --min-ms" ;;
     esac
     COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))
