@@ -11,7 +11,6 @@ namespace trace2d::ctl {
 namespace {
 
 constexpr std::int64_t k_second = 1'000'000;
-constexpr std::int64_t k_day = 86400 * k_second;
 
 std::optional<double> unit_seconds(char unit) {
   switch (unit) {
