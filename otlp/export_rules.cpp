@@ -3,9 +3,8 @@
 #include <stdexcept>
 
 namespace trace2d::otlp {
-namespace {
 
-std::string_view basename_of(std::string_view path) {
+std::string_view program_name(std::string_view path) {
   const auto slash = path.find_last_of("/\\");
   if (slash != std::string_view::npos) {
     path.remove_prefix(slash + 1);
@@ -15,8 +14,6 @@ std::string_view basename_of(std::string_view path) {
   }
   return path;
 }
-
-}  // namespace
 
 std::optional<DetailLevel> parse_detail_level(std::string_view text) {
   if (text.starts_with("dl:")) {
@@ -52,7 +49,7 @@ std::string_view to_string(DetailLevel level) {
 }
 
 std::string executable_name(const model::ProcessInfo& process) {
-  std::string name(process.argv.empty() ? std::string_view("git") : basename_of(process.argv.front()));
+  std::string name(process.argv.empty() ? std::string_view("git") : program_name(process.argv.front()));
   return name.empty() ? std::string("git") : name;
 }
 

@@ -30,6 +30,9 @@ enum class DetailLevel : std::uint8_t { drop, summary, process, verbose };
 [[nodiscard]] std::optional<DetailLevel> parse_detail_level(std::string_view text);
 [[nodiscard]] std::string_view to_string(DetailLevel level);
 
+// A program's name from its path: the basename, ".exe" dropped.
+[[nodiscard]] std::string_view program_name(std::string_view path);
+
 // The executable's name, as trace2receiver takes it: the basename of
 // argv[0] without ".exe" ("git" when there is no argv).
 [[nodiscard]] std::string executable_name(const model::ProcessInfo& process);

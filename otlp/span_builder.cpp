@@ -12,17 +12,6 @@
 namespace trace2d::otlp {
 namespace {
 
-std::string_view basename_of(std::string_view path) {
-  const auto slash = path.find_last_of("/\\");
-  if (slash != std::string_view::npos) {
-    path.remove_prefix(slash + 1);
-  }
-  if (path.size() > 4 && path.substr(path.size() - 4) == ".exe") {
-    path.remove_suffix(4);
-  }
-  return path;
-}
-
 std::string_view last_component(std::string_view sid) {
   const auto slash = sid.rfind('/');
   return slash == std::string_view::npos ? sid : sid.substr(slash + 1);
@@ -219,7 +208,7 @@ class Builder {
     add_if(a, "trace2.cmd.version", p.version);
     add(a, "process.command_args", p.argv);
     if (!p.argv.empty()) {
-      add(a, "process.executable.name", std::string(basename_of(p.argv.front())));
+      add(a, "process.executable.name", std::string(program_name(p.argv.front())));
     }
     if (p.pid) {
       add(a, "process.pid", *p.pid);
@@ -375,7 +364,7 @@ class Builder {
           } else if (!c->child_class.empty()) {
             span.name = fmt::format("child(class:{})", c->child_class);
           } else {
-            span.name = fmt::format("child({})", c->argv.empty() ? std::string_view("?") : basename_of(c->argv.front()));
+            span.name = fmt::format("child({})", c->argv.empty() ? std::string_view("?") : program_name(c->argv.front()));
           }
           add(a, "trace2.span.type", std::string("child"));
           add(a, "trace2.child.id", std::to_string(c->child_id));
