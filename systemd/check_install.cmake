@@ -42,7 +42,7 @@ set(_expected
     "${_units}/trace2d.service" "${_units}/trace2d.socket"
     "${_sysusers}/trace2d.conf" "${_tmpfiles}/trace2d.conf"
     "${_docs}/README.md" "${_docs}/systemd.md" "${_docs}/architecture.md" "${_docs}/schema.md"
-    "${_docs}/examples/trace2d.toml"
+    "${_docs}/examples/trace2d.toml" "${_docs}/examples/trace2d.service.d/network.conf"
     "${_docs}/trace2ctl.md"
     # Man pages (docs/CMakeLists.txt) and trace2ctl's shell completion.
     "${_root}${PREFIX}/share/man/man1/trace2ctl.1" "${_root}${PREFIX}/share/man/man5/trace2d.toml.5"

@@ -6,9 +6,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
 #include <fmt/format.h>
 
 #include <cctype>
@@ -18,45 +15,12 @@
 
 #include "daemon/source/asio.hpp"
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/e2e/http_loopback.hpp"
 
 namespace trace2d::test {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
 using asio::ip::tcp;
-
-struct Answer {
-  int status = 0;
-  std::string content_type;
-  std::string body;
-};
-
-// A GET on loopback; status 0 when nothing answered.
-Answer http_get(int port, const std::string& target, const std::string& accept = "") {
-  asio::io_context io;
-  beast::tcp_stream stream(io);
-  beast::error_code ec;
-  stream.expires_after(std::chrono::seconds(5));
-  stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
-  if (ec) {
-    return {};
-  }
-  http::request<http::empty_body> request(http::verb::get, target, 11);
-  request.set(http::field::host, "127.0.0.1");
-  if (!accept.empty()) {
-    request.set(http::field::accept, accept);
-  }
-  http::write(stream, request, ec);
-  beast::flat_buffer buffer;
-  http::response<http::string_body> response;
-  http::read(stream, buffer, response, ec);
-  if (ec) {
-    return {};
-  }
-  return {static_cast<int>(response.result_int()), std::string(response[http::field::content_type]),
-          response.body()};
-}
 
 // The port trace2d says it serves /metrics on (it was given port 0).
 int metrics_port(RunningDaemon& daemon) {
@@ -132,7 +96,7 @@ class MetricsE2E : public ::testing::Test {
 };
 
 TEST_F(MetricsE2E, ServesHealthAndHistogramsThatPromtoolAccepts) {
-  const Answer text = http_get(m_port, "/metrics");
+  const HttpAnswer text = http_get(m_port, "/metrics");
   ASSERT_EQ(text.status, 200);
   EXPECT_EQ(text.content_type, "text/plain; version=0.0.4; charset=utf-8");
   for (const char* expected : {
@@ -158,7 +122,7 @@ TEST_F(MetricsE2E, ServesHealthAndHistogramsThatPromtoolAccepts) {
   EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   EXPECT_EQ(checked.out + checked.err, "");  // no lint remark either
 
-  const Answer open = http_get(m_port, "/metrics", "application/openmetrics-text;version=1.0.0");
+  const HttpAnswer open = http_get(m_port, "/metrics", "application/openmetrics-text;version=1.0.0");
   ASSERT_EQ(open.status, 200);
   EXPECT_EQ(open.content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8");
   EXPECT_TRUE(open.body.ends_with("# EOF\n"));

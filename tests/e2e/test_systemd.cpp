@@ -18,12 +18,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/e2e/http_loopback.hpp"
 #include "tests/support/notify_socket.hpp"
 #include "tests/support/socket_client.hpp"
 
@@ -230,7 +234,7 @@ TEST(SystemdWatchdog, PingsEveryHalfIntervalWhileIdle) {
   daemon.signal(SIGTERM);
   const ProcessResult stopped = daemon.wait(seconds(30));
   // The pending timer was cancelled: trace2d exits at once, and cleanly.
-  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_LT(stopped.seconds, 10.0);
 }
 
@@ -309,20 +313,29 @@ ProcessResult run_tool(std::vector<std::string> argv) {
   return run_process(spec, seconds(60));
 }
 
-TEST(SystemdUnits, PassSystemdAnalyzeVerify) {
-  const auto analyze = find_program("systemd-analyze");
-  if (!analyze) {
-    GTEST_SKIP() << "systemd-analyze is not installed";
-  }
-  // verify checks that ExecStart= exists: point it at the built binary.
-  TempDir dir;
+// The units as `systemd-analyze` reads them: copies in `dir`, trace2d.service
+// pointing at the built binary (verify checks that ExecStart= exists), and
+// the example drop-in (network.conf) in trace2d.service.d/ when asked.
+void stage_units(const TempDir& dir, bool with_network_drop_in) {
   std::string service = read_file(systemd_source_dir() / "trace2d.service");
   const std::string installed = "ExecStart=/usr/sbin/trace2d";
   ASSERT_NE(service.find(installed), std::string::npos);
   service.replace(service.find(installed), installed.size(), std::string("ExecStart=") + TRACE2D_BIN);
   write_file(dir.path() / "trace2d.service", service);
   fs::copy_file(systemd_source_dir() / "trace2d.socket", dir.path() / "trace2d.socket");
+  if (with_network_drop_in) {
+    fs::create_directories(dir.path() / "trace2d.service.d");
+    fs::copy_file(systemd_source_dir() / "network.conf", dir.path() / "trace2d.service.d" / "network.conf");
+  }
+}
 
+void expect_units_verify(bool with_network_drop_in) {
+  const auto analyze = find_program("systemd-analyze");
+  if (!analyze) {
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  }
+  TempDir dir;
+  stage_units(dir, with_network_drop_in);
   const ProcessResult r =
       run_tool({*analyze, "verify", "--man=no", dir.file("trace2d.service"), dir.file("trace2d.socket")});
   if (r.exit_code != 0 && (r.err.find("Failed to initialize") != std::string::npos ||
@@ -330,27 +343,62 @@ TEST(SystemdUnits, PassSystemdAnalyzeVerify) {
     GTEST_SKIP() << "systemd-analyze verify cannot run in this sandbox: " << r.err;
   }
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  // Unknown or misspelt settings are only warnings ("... ignoring"): none.
+  // Unknown or misspelt settings, in the unit or a drop-in, are only
+  // warnings ("... ignoring"): none.
   EXPECT_EQ(r.err, "") << r.err;
 }
 
-TEST(SystemdUnits, SecurityExposureIsOkOrBetter) {
+// systemd's exposure score of the staged service: its rating and figure.
+std::optional<std::pair<double, std::string>> security_exposure(bool with_network_drop_in) {
   const auto analyze = find_program("systemd-analyze");
   if (!analyze) {
-    GTEST_SKIP() << "systemd-analyze is not installed";
+    return std::nullopt;
   }
-  const ProcessResult r = run_tool(
-      {*analyze, "security", "--offline=yes", "--no-pager", (systemd_source_dir() / "trace2d.service").string()});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  TempDir dir;
+  stage_units(dir, with_network_drop_in);
+  const ProcessResult r =
+      run_tool({*analyze, "security", "--offline=yes", "--no-pager", dir.file("trace2d.service")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   std::smatch m;
   const std::regex overall(R"(Overall exposure level for trace2d\.service: ([0-9]+\.[0-9]+) ([A-Z]+))");
-  ASSERT_TRUE(std::regex_search(r.out, m, overall)) << r.out;
-  const double score = std::stod(m[1].str());
-  const std::string rating = m[2].str();
-  RecordProperty("exposure", m[1].str() + " " + rating);
+  EXPECT_TRUE(std::regex_search(r.out, m, overall)) << r.out;
+  if (m.empty()) {
+    return std::nullopt;
+  }
+  return std::pair{std::stod(m[1].str()), m[2].str()};
+}
+
+TEST(SystemdUnits, PassSystemdAnalyzeVerify) { expect_units_verify(false); }
+
+TEST(SystemdUnits, PassSystemdAnalyzeVerifyWithTheNetworkDropIn) { expect_units_verify(true); }
+
+TEST(SystemdUnits, SecurityExposureIsOkOrBetter) {
+  if (!find_program("systemd-analyze")) {
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  }
+  const auto exposure = security_exposure(false);
+  ASSERT_TRUE(exposure);
+  const auto& [score, rating] = *exposure;
+  RecordProperty("exposure", std::to_string(score) + " " + rating);
   // systemd's scale: SAFE < 2, OK < 5, then MEDIUM, EXPOSED, UNSAFE.
-  EXPECT_TRUE(rating == "SAFE" || rating == "OK") << r.out;
-  EXPECT_LE(score, 0.4) << r.out;
+  EXPECT_TRUE(rating == "SAFE" || rating == "OK") << score << " " << rating;
+  EXPECT_LE(score, 0.4);
+}
+
+// The network drop-in opens loopback IP and nothing else: still rated OK or
+// better, and no worse than the bare unit by more than what IP costs
+// (PrivateNetwork= 0.5, AF_INET 0.3, AF_UNIX 0.1, an allow list 0.1).
+TEST(SystemdUnits, SecurityExposureWithTheNetworkDropInIsOkOrBetter) {
+  if (!find_program("systemd-analyze")) {
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  }
+  const auto bare = security_exposure(false);
+  const auto networked = security_exposure(true);
+  ASSERT_TRUE(bare && networked);
+  RecordProperty("exposure", std::to_string(networked->first) + " " + networked->second);
+  EXPECT_TRUE(networked->second == "SAFE" || networked->second == "OK") << networked->first;
+  EXPECT_GT(networked->first, bare->first) << "the drop-in had no effect";
+  EXPECT_LE(networked->first, bare->first + 1.0);
 }
 
 // What bounds the whole service, beside trace2d's own per-uid bounds: its
@@ -436,18 +484,14 @@ std::set<std::string> expand_syscall_group(const std::string& analyze, const std
   return calls;
 }
 
-// The unit's SystemCallFilter= cannot be applied without systemd; instead,
-// every system call trace2d makes in a run over all three sources (strace)
-// must be one the filter allows. A new call outside it would get EPERM under
-// systemd, and fail there only.
-TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
-  const auto analyze = find_program("systemd-analyze");
-  const auto strace = find_program("strace");
-  if (!analyze || !strace) {
-    GTEST_SKIP() << "systemd-analyze or strace is not installed";
-  }
+// The system calls the unit's SystemCallFilter= lines allow and deny.
+struct SyscallFilter {
   std::set<std::string> allowed;
   std::set<std::string> denied;
+};
+
+SyscallFilter unit_syscall_filter(const std::string& analyze) {
+  SyscallFilter filter;
   std::ifstream unit(systemd_source_dir() / "trace2d.service");
   std::string line;
   while (std::getline(unit, line)) {
@@ -459,12 +503,30 @@ TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
     std::istringstream names(deny ? value.substr(1) : value);
     std::string name;
     while (names >> name) {
-      for (const auto& call : expand_syscall_group(*analyze, name)) {
-        (deny ? denied : allowed).insert(call);
+      for (const auto& call : expand_syscall_group(analyze, name)) {
+        (deny ? filter.denied : filter.allowed).insert(call);
       }
     }
   }
-  ASSERT_GT(allowed.size(), 100u) << "no SystemCallFilter= allow list found";
+  return filter;
+}
+
+// The unit's SystemCallFilter= cannot be applied without systemd; instead,
+// every system call trace2d makes in a run (strace) must be one the filter
+// allows. A new call outside it would get EPERM under systemd, and fail
+// there only. The run: trace2d with `extra_args` over all three sources,
+// git status through each, then `exercise` (given trace2d's stderr so far),
+// a reload and a stop. `used` gets the calls made (none when skipped).
+void expect_system_calls_pass_the_filter(const std::vector<std::string>& extra_args,
+                                         const std::function<void(const std::string&)>& exercise,
+                                         std::set<std::string>& used) {
+  const auto analyze = find_program("systemd-analyze");
+  const auto strace = find_program("strace");
+  if (!analyze || !strace) {
+    GTEST_SKIP() << "systemd-analyze or strace is not installed";
+  }
+  const SyscallFilter filter = unit_syscall_filter(*analyze);
+  ASSERT_GT(filter.allowed.size(), 100u) << "no SystemCallFilter= allow list found";
 
   TempDir dir;
   const std::string repo = make_repo(dir, "repo");
@@ -478,6 +540,7 @@ TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
                                   {"ASAN_OPTIONS", "detect_leaks=0"}},
                                  {*strace, "-f", "-qq", "-o", dir.file("strace.out")});
   spec.argv.insert(spec.argv.end(), {"--watch", dir.file("traces")});
+  spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
   Process traced(spec);
   if (!notify.wait_for("READY=1", seconds(30))) {
     const ProcessResult r = traced.wait(seconds(5));
@@ -489,6 +552,7 @@ TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
   }
   // The finished trace file is read and deleted (unlink) once stored.
   EXPECT_TRUE(wait_until([&] { return fs::is_empty(dir.path() / "traces"); }, seconds(20)));
+  exercise(traced.err_so_far());
   std::istringstream first_line(read_file(dir.file("strace.out")));
   pid_t trace2d_pid = 0;
   first_line >> trace2d_pid;  // strace writes "<pid> execve(...)" first
@@ -499,9 +563,9 @@ TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
   const ProcessResult stopped = traced.wait(seconds(60));
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
 
-  std::set<std::string> used;
   std::istringstream trace(read_file(dir.file("strace.out")));
   const std::regex call(R"(^[0-9]+ +(?:<\.\.\. )?([a-z0-9_]+)[( ])");
+  std::string line;
   while (std::getline(trace, line)) {
     std::smatch m;
     if (std::regex_search(line, m, call) && line.find("+++") == std::string::npos) {
@@ -515,8 +579,38 @@ TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
     used.erase("fchown");
   }
   for (const auto& name : used) {
-    EXPECT_TRUE(allowed.count(name) == 1 && denied.count(name) == 0)
-        << name << " is " << (allowed.count(name) == 0 ? "not in the allow list" : "denied");
+    EXPECT_TRUE(filter.allowed.count(name) == 1 && filter.denied.count(name) == 0)
+        << name << " is " << (filter.allowed.count(name) == 0 ? "not in the allow list" : "denied");
+  }
+}
+
+TEST(SystemdSandbox, EverySystemCallTrace2dMakesPassesTheUnitsFilter) {
+  std::set<std::string> used;
+  expect_system_calls_pass_the_filter({}, [](const std::string&) {}, used);
+}
+
+// What the network drop-in (systemd/network.conf) is for: the OTLP exporter
+// (HTTP to a collector) and /metrics. Their system calls pass the same
+// filter, which the drop-in leaves as it is.
+TEST(SystemdSandbox, TheOtlpExporterAndMetricsPassTheUnitsFilterToo) {
+  AcceptingHttpServer collector;
+  std::set<std::string> used;
+  expect_system_calls_pass_the_filter(
+      {"--otlp-endpoint", collector.endpoint(), "--otlp-compression", "gzip", "--metrics-listen", "127.0.0.1:0"},
+      [&](const std::string& err) {
+        // Three sessions exported (a round or two), one scrape served.
+        EXPECT_TRUE(wait_until([&] { return collector.requests() > 0; }, seconds(30))) << err;
+        std::smatch m;
+        const std::regex served("metrics: serving http://127\\.0\\.0\\.1:([0-9]+)/metrics");
+        ASSERT_TRUE(std::regex_search(err, m, served)) << err;
+        EXPECT_EQ(http_get(std::stoi(m[1].str()), "/metrics").status, 200);
+      },
+      used);
+  if (!used.empty()) {
+    // The calls only these make were seen: the exporter's connect, the
+    // metrics server's accept.
+    EXPECT_EQ(used.count("connect"), 1u);
+    EXPECT_EQ(used.count("accept"), 1u);
   }
 }
 
