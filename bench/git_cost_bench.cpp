@@ -2,10 +2,12 @@
 // diff HEAD~1, rev-parse HEAD, in turn) in a repository of a few thousand
 // files, with tracing (A) off, (B) to a trace directory on tmpfs (the
 // cheapest target git has: a file per process, nothing reading it), and
-// (C) to a running trace2d over its stream socket. Every round runs the
-// commands under each variant, in blocks of --block commands, the order of
-// the variants rotating from block to block so that drift (other load, CPU
-// frequency) falls on all three alike. Reports, per round, the added wall
+// (C) to a running trace2d over its stream socket, and (D) to a second
+// trace2d started under SCHED_BATCH (`chrt --batch 0`, what the unit's
+// CPUSchedulingPolicy=batch gives it): its threads do not preempt git's on
+// wake-up. Every round runs the commands under each variant, in blocks of
+// --block commands, the order of the variants rotating from block to block
+// so that drift (other load, CPU frequency) falls on all four alike. Reports, per round, the added wall
 // time of B and C as a percentage of A, and the same from the median
 // command of each kind (robust to single commands the machine's other load
 // delayed).
@@ -34,7 +36,7 @@ namespace {
 using namespace trace2d;
 using Env = std::map<std::string, std::string>;
 
-constexpr std::size_t k_variants = 3;  // A off, B tmpfs directory, C trace2d
+constexpr std::size_t k_variants = 4;  // A off, B tmpfs directory, C trace2d, D trace2d batch
 constexpr std::size_t k_kinds = 4;     // status, log, diff, rev-parse
 
 double median(std::vector<double>& values) {
@@ -132,9 +134,13 @@ int main(int argc, char** argv) {
     const bench::WorkDir trace_dir("", shm_root);
 
     bench::Child daemon = bench::start_trace2d(trace2d, work.path(), {});
+    const std::string batch_dir = work.path() + "/batch";
+    std::filesystem::create_directories(batch_dir);
+    bench::Child batch_daemon = bench::start_trace2d(trace2d, batch_dir, {}, {"chrt", "--batch", "0"});
     const std::array<Env, k_variants> envs = {
         Env{}, Env{{"GIT_TRACE2_EVENT", trace_dir.path() + "/"}},
-        Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(work.path())}}};
+        Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(work.path())}},
+        Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(batch_dir)}}};
     const std::array<std::vector<std::string>, k_kinds> kinds = {
         std::vector<std::string>{"status"}, {"log", "-n", "20"}, {"diff", "HEAD~1"}, {"rev-parse", "HEAD"}};
 
@@ -169,40 +175,52 @@ int main(int argc, char** argv) {
       }
       const double b_pct = (seconds[1] / seconds[0] - 1) * 100;
       const double c_pct = (seconds[2] / seconds[0] - 1) * 100;
+      const double d_pct = (seconds[3] / seconds[0] - 1) * 100;
       const double b_median_pct = (typical[1] / typical[0] - 1) * 100;
       const double c_median_pct = (typical[2] / typical[0] - 1) * 100;
-      std::printf("ROUND round=%d commands=%d a_s=%.3f b_s=%.3f c_s=%.3f a_ms_per_command=%.3f b_pct=%.2f "
-                  "c_pct=%.2f c_minus_b_pp=%.2f b_median_pct=%.2f c_median_pct=%.2f c_minus_b_median_pp=%.2f "
+      const double d_median_pct = (typical[3] / typical[0] - 1) * 100;
+      std::printf("ROUND round=%d commands=%d a_s=%.3f b_s=%.3f c_s=%.3f d_s=%.3f a_ms_per_command=%.3f "
+                  "b_pct=%.2f c_pct=%.2f d_pct=%.2f c_minus_b_pp=%.2f d_minus_b_pp=%.2f b_median_pct=%.2f "
+                  "c_median_pct=%.2f d_median_pct=%.2f c_minus_b_median_pp=%.2f d_minus_b_median_pp=%.2f "
                   "trace_files=%zu\n",
-                  round + 1, commands, seconds[0], seconds[1], seconds[2], seconds[0] * 1000 / commands, b_pct,
-                  c_pct, c_pct - b_pct, b_median_pct, c_median_pct, c_median_pct - b_median_pct, round_files);
+                  round + 1, commands, seconds[0], seconds[1], seconds[2], seconds[3], seconds[0] * 1000 / commands,
+                  b_pct, c_pct, d_pct, c_pct - b_pct, d_pct - b_pct, b_median_pct, c_median_pct, d_median_pct,
+                  c_median_pct - b_median_pct, d_median_pct - b_median_pct, round_files);
       std::fflush(stdout);
     }
 
-    // trace2d must have every process, whole.
-    const std::string db_path = bench::database_in(work.path());
+    // Each trace2d must have every process of its variant, whole.
     const std::int64_t expected = static_cast<std::int64_t>(commands) * rounds;
-    std::int64_t sessions = 0;
-    const auto deadline = bench::Clock::now() + std::chrono::seconds(60);
-    while (bench::Clock::now() < deadline) {
-      db::Database db(db_path, db::OpenMode::read_only);
-      db.set_busy_timeout(1000);
-      sessions = db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0);
-      if (sessions >= expected) {
-        break;
+    const auto check = [&](bench::Child& child, const std::string& dir, const char* name) {
+      const std::string db_path = bench::database_in(dir);
+      std::int64_t sessions = 0;
+      const auto deadline = bench::Clock::now() + std::chrono::seconds(60);
+      while (bench::Clock::now() < deadline) {
+        db::Database db(db_path, db::OpenMode::read_only);
+        db.set_busy_timeout(1000);
+        sessions = db.query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0);
+        if (sessions >= expected) {
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    const int code = daemon.terminate();
-    const bench::LossReport loss = bench::read_loss(db_path);
-    const bool lossless = failures == 0 && code == 0 && sessions == expected && loss.sessions == expected &&
-                          loss.rejects == 0 && loss.dropped_lines == 0 &&
-                          trace_files == static_cast<std::size_t>(expected);
+      const int code = child.terminate();
+      const bench::LossReport loss = bench::read_loss(db_path);
+      const bool lossless = code == 0 && sessions == expected && loss.sessions == expected && loss.rejects == 0 &&
+                            loss.dropped_lines == 0;
+      std::printf("DAEMON variant=%s sessions=%lld stored=%lld rejects=%lld exit=%d loss=%s\n", name,
+                  static_cast<long long>(loss.sessions), static_cast<long long>(loss.stored),
+                  static_cast<long long>(loss.rejects), code, lossless ? "none" : "YES");
+      return lossless;
+    };
+    const bool c_lossless = check(daemon, work.path(), "C");
+    const bool d_lossless = check(batch_daemon, batch_dir, "D");
+    const bool lossless =
+        failures == 0 && c_lossless && d_lossless && trace_files == static_cast<std::size_t>(expected);
     std::printf("RESULT bench=git_cost commands=%d rounds=%d files=%d block=%d git_failures=%lld trace_files=%zu "
-                "sessions=%lld stored=%lld rejects=%lld exit=%d loss=%s\n",
+                "loss=%s\n",
                 commands, rounds, files, block, static_cast<long long>(failures), trace_files,
-                static_cast<long long>(loss.sessions), static_cast<long long>(loss.stored),
-                static_cast<long long>(loss.rejects), code, lossless ? "none" : "YES");
+                lossless ? "none" : "YES");
     return lossless ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "git_cost_bench: %s\n", e.what());

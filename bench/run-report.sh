@@ -290,9 +290,11 @@ $git_commands real git commands per variant and round (\`status\`, \`log -n 20\`
 \`diff HEAD~1\`, \`rev-parse HEAD\` in turn) in a repository of 3,000 files
 with 26 commits, run one after the other: (A) tracing off, (B)
 \`GIT_TRACE2_EVENT\` = a directory on /dev/shm (emptied between rounds), (C)
-\`GIT_TRACE2_EVENT=af_unix:stream:\` a running trace2d. The variants take
-turns in blocks of $git_block commands, their order rotating, so that drift
-falls on all three. Added wall time as a percentage of A's; each round is a
+\`GIT_TRACE2_EVENT=af_unix:stream:\` a running trace2d, (D) the same to a
+second trace2d started under \`chrt --batch 0\` (SCHED_BATCH, what the
+unit's \`CPUSchedulingPolicy=batch\` gives it). The variants take turns in
+blocks of $git_block commands, their order rotating, so that drift falls
+on all four. Added wall time as a percentage of A's; each round is a
 run. The same from the median command of each kind (the sum of the four
 medians) is shown too: a single command delayed by other load on the
 machine moves the totals, not the medians.
@@ -306,6 +308,9 @@ machine moves the totals, not the medians.
 | B, from the median command of each kind, % of A's | $(values git-round ROUND b_median_pct | cell %.2f) |
 | C, from the median command of each kind, % of A's | $(values git-round ROUND c_median_pct | cell %.2f) |
 | C − B from the medians, percentage points | $(values git-round ROUND c_minus_b_median_pp | cell %.2f) |
+| D: added wall time, trace2d under SCHED_BATCH, % of A | $(values git-round ROUND d_pct | cell %.2f) |
+| **D − B, percentage points** | $(values git-round ROUND d_minus_b_pp | cell %.2f) |
+| D − B from the medians, percentage points | $(values git-round ROUND d_minus_b_median_pp | cell %.2f) |
 | runs without loss (every process in trace2d, every trace file written) | $(lossless_runs git) |
 
 ## Commands

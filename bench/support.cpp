@@ -294,10 +294,10 @@ std::string dgram_socket_in(const std::string& work_dir) { return work_dir + "/t
 std::string database_in(const std::string& work_dir) { return work_dir + "/t2d.db"; }
 
 Child start_trace2d(const std::string& binary, const std::string& work_dir,
-                    const std::vector<std::string>& extra_args) {
-  std::vector<std::string> args = {binary, "--config", "", "--socket", stream_socket_in(work_dir),
-                                   "--dgram-socket", dgram_socket_in(work_dir), "--db",
-                                   database_in(work_dir), "--log-level", "info"};
+                    const std::vector<std::string>& extra_args, const std::vector<std::string>& wrapper) {
+  std::vector<std::string> args = wrapper;
+  args.insert(args.end(), {binary, "--config", "", "--socket", stream_socket_in(work_dir), "--dgram-socket",
+                           dgram_socket_in(work_dir), "--db", database_in(work_dir), "--log-level", "info"});
   // The benchmarks measure capacity: one uid sends far more than the
   // per-uid default allows (unless a benchmark sets it).
   if (std::find(extra_args.begin(), extra_args.end(), "--per-uid-rate") == extra_args.end()) {

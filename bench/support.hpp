@@ -128,8 +128,10 @@ class Child {
 
 // Starts trace2d on sockets (and databases) inside `work_dir`, logging to
 // work_dir/trace2d.log, and returns once it logs that it is listening.
+// `wrapper` runs in front of it (`chrt --batch 0`).
 [[nodiscard]] Child start_trace2d(const std::string& binary, const std::string& work_dir,
-                                  const std::vector<std::string>& extra_args);
+                                  const std::vector<std::string>& extra_args,
+                                  const std::vector<std::string>& wrapper = {});
 [[nodiscard]] std::string stream_socket_in(const std::string& work_dir);
 [[nodiscard]] std::string dgram_socket_in(const std::string& work_dir);
 [[nodiscard]] std::string database_in(const std::string& work_dir);
