@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::size_t k_max_label_bytes = 64;
 constexpr std::string_view k_other = "other";
+// Sessions without peer credentials share one account.
+constexpr std::int64_t k_unknown_uid = -1;
 
 // Joined with a byte no bounded label holds.
 std::string join(const std::vector<std::string>& labels) {
@@ -88,16 +90,25 @@ bool DurationMetrics::Recent::insert(const Key& key) {
   return true;
 }
 
-void DurationMetrics::Family::observe(std::vector<std::string> labels, std::size_t max_series, double value) {
+void DurationMetrics::Family::observe(std::vector<std::string> labels, std::int64_t uid, std::size_t max_series,
+                                      double value) {
   std::string key = join(labels);
   auto found = index.find(key);
   if (found == index.end()) {
-    // The last slot is kept for "other", so that folding always has a place.
-    if (series.size() + 1 >= max_series) {
+    // A slot is kept for "other" until it exists, so that folding always
+    // has a place.
+    std::vector<std::string> other(labels.size(), std::string(k_other));
+    std::string other_key = join(other);
+    const std::size_t room = max_series - (index.count(other_key) == 0 ? 1 : 0);
+    const std::size_t per_uid = std::max<std::size_t>(1, max_series - max_series / 4);
+    const auto created = created_by_uid.find(uid);
+    if (series.size() >= room || (created != created_by_uid.end() && created->second >= per_uid)) {
       ++folded;
-      std::fill(labels.begin(), labels.end(), std::string(k_other));
-      key = join(labels);
+      labels = std::move(other);
+      key = std::move(other_key);
       found = index.find(key);
+    } else {
+      ++created_by_uid[uid];
     }
     if (found == index.end()) {
       found = index.emplace(std::move(key), series.size()).first;
@@ -118,9 +129,16 @@ void DurationMetrics::on_changes(const stitch::StitchChanges& changes, std::uint
   for (const stitch::SessionRecord& session : changes.sessions) {
     on_session(session);
   }
-  if (!m_options.regions.empty()) {
+  if (!m_options.regions.empty() && !changes.regions.empty()) {
+    // A region's session is in the same changes (its event count moved);
+    // its uid decides whose share a new label set comes from.
+    std::unordered_map<std::int64_t, std::int64_t> uid_of;
+    for (const stitch::SessionRecord& session : changes.sessions) {
+      uid_of.emplace(session.id, session.peer_uid.value_or(k_unknown_uid));
+    }
     for (const stitch::RegionRecord& region : changes.regions) {
-      on_region(region);
+      const auto uid = uid_of.find(region.session);
+      on_region(region, uid != uid_of.end() ? uid->second : k_unknown_uid);
     }
   }
 }
@@ -133,8 +151,8 @@ void DurationMetrics::on_session(const stitch::SessionRecord& session) {
     ++m_untimed;
     return;
   }
-  m_commands.observe({bounded_label(session.cmd_name, "unknown"), exit_label(session)}, m_options.max_series,
-                     *session.elapsed);
+  m_commands.observe({bounded_label(session.cmd_name, "unknown"), exit_label(session)},
+                     session.peer_uid.value_or(k_unknown_uid), m_options.max_series, *session.elapsed);
 }
 
 const RegionSelector* DurationMetrics::selected(const stitch::RegionRecord& region) const {
@@ -149,13 +167,14 @@ const RegionSelector* DurationMetrics::selected(const stitch::RegionRecord& regi
   return nullptr;
 }
 
-void DurationMetrics::on_region(const stitch::RegionRecord& region) {
+void DurationMetrics::on_region(const stitch::RegionRecord& region, std::int64_t uid) {
   // Open regions come back once they are left; only the left ones count.
   if (!usable(region.elapsed) || selected(region) == nullptr ||
       !m_counted_regions.insert({region.session, region.seq})) {
     return;
   }
-  m_regions.observe({*region.category, bounded_label(region.label, "")}, m_options.max_series, *region.elapsed);
+  m_regions.observe({*region.category, bounded_label(region.label, "")}, uid, m_options.max_series,
+                    *region.elapsed);
 }
 
 void DurationMetrics::write(Exposition& out) const {

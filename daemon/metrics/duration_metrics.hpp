@@ -6,8 +6,11 @@
 // cmd_name), so everything here is bounded: at most `max_series` label sets
 // per family, the first ones seen; later ones, and names no exporter should
 // carry (long, or not printable ASCII), fold into the value "other" and are
-// counted. Per record the work is a hash lookup and a bucket search, under a
-// mutex the scrape holds only to copy the figures.
+// counted. One uid may create at most all but a quarter of a family's label
+// sets (as with descriptors): a user who invents command names fills its
+// own share, and the rest stay for everyone else's commands. Per record the
+// work is a hash lookup and a bucket search, under a mutex the scrape holds
+// only to copy the figures.
 
 #include <cstdint>
 #include <deque>
@@ -66,8 +69,10 @@ class DurationMetrics final : public stitch::StitchedConsumer {
   struct Family {
     std::unordered_map<std::string, std::size_t> index;  // joined labels → series
     std::vector<Series> series;
+    // Label sets each uid created; only uids that created one have an entry.
+    std::unordered_map<std::int64_t, std::size_t> created_by_uid;
     std::uint64_t folded = 0;  // observations put under "other" for want of room
-    void observe(std::vector<std::string> labels, std::size_t max_series, double value);
+    void observe(std::vector<std::string> labels, std::int64_t uid, std::size_t max_series, double value);
   };
   // Remembers the last `capacity` keys; old ones are forgotten in order.
   using Key = std::pair<std::int64_t, std::int64_t>;  // session id, region seq
@@ -84,7 +89,7 @@ class DurationMetrics final : public stitch::StitchedConsumer {
   };
 
   void on_session(const stitch::SessionRecord& session);
-  void on_region(const stitch::RegionRecord& region);
+  void on_region(const stitch::RegionRecord& region, std::int64_t uid);
   [[nodiscard]] const RegionSelector* selected(const stitch::RegionRecord& region) const;
 
   Options m_options;

@@ -30,9 +30,11 @@ struct MetricsServer::State {
   std::atomic<std::size_t> open{0};
   std::mutex mutex;
   bool stopped = false;  // under mutex
-  std::list<std::weak_ptr<Connection>> connections;  // under mutex
+  std::list<std::weak_ptr<Connection>> connections;  // under mutex, oldest first
 
   void accept(const std::shared_ptr<State>& self);
+  // True when a new connection may be taken (closing an old one if need be).
+  bool make_room();
 };
 
 namespace {
@@ -81,6 +83,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       : m_state(std::move(state)), m_stream(std::move(socket)), m_buffer(m_state->limits.max_request_bytes) {}
   ~Connection() { m_state->open.fetch_sub(1); }
 
+  // Waiting for (the rest of) a request rather than answering one.
+  [[nodiscard]] bool waiting() const { return m_waiting.load(); }
+
   void start() {
     asio::dispatch(m_stream.get_executor(), [self = shared_from_this()] { self->read(); });
   }
@@ -90,6 +95,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void read() {
+    m_waiting = true;
     m_parser.emplace();
     m_parser->header_limit(static_cast<std::uint32_t>(m_state->limits.max_request_bytes));
     m_parser->body_limit(0);
@@ -107,6 +113,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       m_stream.close();
       return;
     }
+    m_waiting = false;
     m_response = answer(*m_state, m_parser->get());
     m_stream.expires_after(m_state->limits.timeout);
     http::async_write(m_stream, m_response, [self = shared_from_this()](beast::error_code write_ec, std::size_t) {
@@ -125,7 +132,35 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer m_buffer;
   std::optional<http::request_parser<http::empty_body>> m_parser;
   http::response<http::string_body> m_response;
+  std::atomic<bool> m_waiting{false};
 };
+
+// Any local user can connect, and TCP on loopback does not say who: a user
+// holding every slot with silent connections must not keep Prometheus out.
+// When full, the oldest connection still waiting for its request is closed
+// for the new one; a scraper sends its request as soon as it connects, so
+// only a silent holder loses its place. Closing is asynchronous: until the
+// closed ones are gone, twice the bound is the hard limit.
+bool MetricsServer::State::make_room() {
+  if (open.load() < limits.max_connections) {
+    return true;
+  }
+  if (open.load() >= 2 * limits.max_connections) {
+    return false;
+  }
+  std::lock_guard lock(mutex);
+  connections.remove_if([](const std::weak_ptr<Connection>& c) { return c.expired(); });
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    const auto oldest = it->lock();
+    if (oldest && oldest->waiting()) {
+      spdlog::debug("metrics: closing the oldest silent connection to take a new one");
+      oldest->close();
+      connections.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
 
 void MetricsServer::State::accept(const std::shared_ptr<State>& self) {
   acceptor.async_accept(asio::make_strand(io), [self](beast::error_code ec, tcp::socket socket) {
@@ -140,9 +175,9 @@ void MetricsServer::State::accept(const std::shared_ptr<State>& self) {
       timer->async_wait([self, timer](beast::error_code) { self->accept(self); });
       return;
     }
-    if (self->open.load() >= self->limits.max_connections) {
+    if (!self->make_room()) {
       beast::error_code ignored;
-      socket.close(ignored);  // full: the scraper retries at its next interval
+      socket.close(ignored);  // full of answers in progress: the scraper retries at its next interval
     } else {
       self->open.fetch_add(1);
       auto connection = std::make_shared<Connection>(self, std::move(socket));

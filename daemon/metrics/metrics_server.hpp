@@ -1,10 +1,12 @@
 #pragma once
 // The `/metrics` endpoint: a small HTTP/1.1 server (Boost.Beast) on the
 // daemon's io_context. Any local user can connect, so it holds little and
-// nothing for long: connections are bounded (more are closed at once), a
-// request is headers only and bounded in bytes, every read and write has a
-// deadline, and a scrape renders from counters and a copy of the
-// histograms, never from the database, so the io thread is never held.
+// nothing for long: connections are bounded (when full, the oldest one
+// still waiting for a request makes room for a new one, so silent holders
+// cannot keep a scraper out), a request is headers only and bounded in
+// bytes, every read and write has a deadline, and a scrape renders from
+// counters and a copy of the histograms, never from the database, so the io
+// thread is never held.
 
 #include <chrono>
 #include <cstddef>

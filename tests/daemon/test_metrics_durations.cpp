@@ -108,6 +108,40 @@ TEST(DurationMetrics, LabelSetsAreBoundedAndWhatIsFoldedIsCounted) {
   EXPECT_EQ(text.find("bad"), std::string::npos);
 }
 
+// One uid inventing command names fills its own share (all but a quarter of
+// the label sets), not everyone's: another uid's commands still get theirs.
+TEST(DurationMetrics, OneUidCannotTakeEveryLabelSet) {
+  DurationMetrics::Options options;
+  options.max_series = 12;  // a share of 9 per uid
+  DurationMetrics metrics(options);
+  stitch::StitchChanges changes;
+  std::int64_t id = 0;
+  for (int i = 0; i < 20; ++i) {
+    SessionRecord s = session(++id, "junk-" + std::to_string(i), SessionStatus::complete, 0.1, 0);
+    s.peer_uid = 1001;
+    changes.sessions.push_back(std::move(s));
+  }
+  for (const char* cmd : {"status", "fetch"}) {
+    SessionRecord s = session(++id, cmd, SessionStatus::complete, 0.2, 0);
+    s.peer_uid = 1000;
+    changes.sessions.push_back(std::move(s));
+  }
+  metrics.on_changes(changes, 1);
+  const std::string text = scrape(metrics);
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_TRUE(has(text, "trace2d_git_command_duration_seconds_count{cmd=\"junk-" + std::to_string(i) +
+                              "\",exit=\"0\"} 1"))
+        << text;
+  }
+  EXPECT_EQ(text.find(R"(cmd="junk-9")"), std::string::npos) << text;
+  // The 11 names past uid 1001's share are its loss, counted.
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="other",exit="other"} 11)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_metrics_folded_observations_total{family="trace2d_git_command_duration_seconds"} 11)"))
+      << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="fetch",exit="0"} 1)")) << text;
+}
+
 TEST(DurationMetrics, OnlyConfiguredRegionsOnceLeft) {
   DurationMetrics::Options options;
   std::string error;
