@@ -22,6 +22,7 @@
 #include "daemon/app/daemon.hpp"
 #include "daemon/app/importer.hpp"
 #include "daemon/app/options.hpp"
+#include "daemon/app/setting_help.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "trace2d/version.hpp"
 
@@ -29,42 +30,6 @@ namespace {
 
 using namespace trace2d;
 using Kind = app::SettingInfo::Kind;
-
-// Help for each setting's flag; the flags themselves come from the list of
-// settings (app::describe_settings), so they always match the file's keys.
-const std::map<std::string, std::pair<const char*, const char*>> k_help = {
-    {"database.path", {"PATH", "SQLite database path"}},
-    {"database.commit_interval_ms", {"MS", "Longest time between commits under load"}},
-    {"stream.path", {"PATH", "Stream socket path (absolute; \"\": none)"}},
-    {"stream.mode", {"MODE", "Permissions of the stream socket file (octal)"}},
-    {"stream.owner", {"USER", "Owner of the stream socket file (name or uid)"}},
-    {"stream.group", {"GROUP", "Group of the stream socket file (name or gid)"}},
-    {"stream.silent_timeout_ms", {"MS", "Close a stream connection that sends nothing this long (0: never)"}},
-    {"dgram.path", {"PATH", "Datagram socket path (absolute; \"\": none)"}},
-    {"dgram.mode", {"MODE", "Permissions of the datagram socket file (octal)"}},
-    {"dgram.owner", {"USER", "Owner of the datagram socket file (name or uid)"}},
-    {"dgram.group", {"GROUP", "Group of the datagram socket file (name or gid)"}},
-    {"dgram.receive_buffer_bytes", {"BYTES", "Kernel receive buffer of the datagram socket"}},
-    {"dgram.idle_timeout_ms", {"MS", "A datagram session silent this long is incomplete"}},
-    {"directories.watch", {"DIR", "Trace directory to watch (repeatable; replaces the file's list)"}},
-    {"directories.delete_finished", {"", "Remove trace files once stored"}},
-    {"directories.idle_timeout_ms", {"MS", "A trace file that has not grown for this long is finished"}},
-    {"limits.queue_max_mib", {"MIB", "Memory for events read but not yet committed"}},
-    {"limits.overflow_wait_ms", {"MS", "At the memory bound, pause reading this long before dropping"}},
-    {"limits.max_line_bytes", {"BYTES", "Longest event line accepted; longer lines are rejected"}},
-    {"limits.io_threads", {"N", "Threads reading sockets"}},
-    {"limits.per_uid_lines_per_second", {"N", "Lines one uid may send per second (0: no limit)"}},
-    {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: all but a share kept for other uids)"}},
-    {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},
-    {"retention.max_age", {"AGE", "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"}},
-    {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},
-    {"security.redact_url_credentials", {"", "Replace passwords in URLs before storing"}},
-    {"shutdown.grace_ms", {"MS", "On SIGTERM, keep reading open connections this long"}},
-    {"shutdown.give_up_after_ms", {"MS", "On SIGTERM, stop retrying a failing database after this long"}},
-    {"status.interval_ms", {"MS", "How often the status tables are written"}},
-    {"log.level", {"LEVEL", "trace, debug, info, warn, error, critical, off"}},
-    {"log.target", {"TARGET", "stderr, journal, or an absolute file path"}},
-};
 
 // What the command line said about the configuration: replayed on SIGHUP.
 struct CommandLine {
@@ -203,10 +168,10 @@ class SettingFlags {
   explicit SettingFlags(CLI::App& cli) : m_settings(app::describe_settings()) {
     const app::DaemonOptions defaults = app::default_options();
     for (const auto& setting : m_settings) {
-      const auto help = k_help.find(setting.key);
-      const std::string type_name = help != k_help.end() ? help->second.first : "VALUE";
-      const std::string text =
-          (help != k_help.end() ? help->second.second : setting.key) + std::string(" [") + setting.key + "]";
+      // Every setting has help (tests/daemon/test_config_file.cpp).
+      const auto help = app::setting_help(setting.key);
+      const std::string type_name(help ? help->value_name : "VALUE");
+      const std::string text = std::string(help ? help->text : setting.key) + " [" + setting.key + "]";
       Flag flag{&setting, nullptr, nullptr};
       if (setting.kind == Kind::boolean) {
         flag.option = cli.add_flag(setting.flag);

@@ -1,8 +1,11 @@
 #include "daemon/app/config_file.hpp"
+#include "daemon/app/setting_help.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -401,6 +404,24 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
   }
   EXPECT_EQ(describe_settings().size(), 49u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
+}
+
+// `trace2d --help` and docs/configuration.md say the same about every flag:
+// each setting has help, and the page names its flag with the same
+// placeholder ("`--otlp-endpoint URL`"; a boolean flag alone).
+TEST(ConfigFile, EverySettingHasHelpAndItsFlagIsDocumentedAlike) {
+  std::ifstream page(std::string(TRACE2D_TEST_DATA) + "/../../docs/configuration.md");
+  ASSERT_TRUE(page) << "docs/configuration.md";
+  const std::string doc((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  for (const auto& setting : describe_settings()) {
+    const auto help = setting_help(setting.key);
+    ASSERT_TRUE(help) << setting.key << " has no help in daemon/app/setting_help.cpp";
+    EXPECT_FALSE(help->text.empty()) << setting.key;
+    EXPECT_EQ(help->value_name.empty(), setting.kind == SettingInfo::Kind::boolean) << setting.key;
+    const std::string usage =
+        "`" + setting.flag + (help->value_name.empty() ? "" : " " + std::string(help->value_name)) + "`";
+    EXPECT_NE(doc.find(usage), std::string::npos) << usage << " is not in docs/configuration.md";
+  }
 }
 
 TEST(ConfigFile, ShippedFileIsTheRootDefaults) {

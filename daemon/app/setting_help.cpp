@@ -1,0 +1,72 @@
+#include "daemon/app/setting_help.hpp"
+
+#include <map>
+
+namespace trace2d::app {
+namespace {
+
+using Entry = std::pair<std::string_view, std::string_view>;  // value name, text
+
+const std::map<std::string_view, Entry, std::less<>> k_help = {
+    {"database.path", {"PATH", "SQLite database path"}},
+    {"database.commit_interval_ms", {"MS", "Longest time between commits under load"}},
+    {"stream.path", {"PATH", "Stream socket path (absolute; \"\": none)"}},
+    {"stream.mode", {"MODE", "Permissions of the stream socket file (octal)"}},
+    {"stream.owner", {"USER", "Owner of the stream socket file (name or uid)"}},
+    {"stream.group", {"GROUP", "Group of the stream socket file (name or gid)"}},
+    {"stream.silent_timeout_ms", {"MS", "Close a stream connection that sends nothing this long (0: never)"}},
+    {"dgram.path", {"PATH", "Datagram socket path (absolute; \"\": none)"}},
+    {"dgram.mode", {"MODE", "Permissions of the datagram socket file (octal)"}},
+    {"dgram.owner", {"USER", "Owner of the datagram socket file (name or uid)"}},
+    {"dgram.group", {"GROUP", "Group of the datagram socket file (name or gid)"}},
+    {"dgram.receive_buffer_bytes", {"BYTES", "Kernel receive buffer of the datagram socket"}},
+    {"dgram.idle_timeout_ms", {"MS", "A datagram session silent this long is incomplete"}},
+    {"directories.watch", {"DIR", "Trace directory to watch (repeatable; replaces the file's list)"}},
+    {"directories.delete_finished", {"", "Remove trace files once stored"}},
+    {"directories.idle_timeout_ms", {"MS", "A trace file that has not grown for this long is finished"}},
+    {"limits.queue_max_mib", {"MIB", "Memory for events read but not yet committed"}},
+    {"limits.overflow_wait_ms", {"MS", "At the memory bound, pause reading this long before dropping"}},
+    {"limits.max_line_bytes", {"BYTES", "Longest event line accepted; longer lines are rejected"}},
+    {"limits.io_threads", {"N", "Threads reading sockets"}},
+    {"limits.per_uid_lines_per_second", {"N", "Lines one uid may send per second (0: no limit)"}},
+    {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: all but a share kept for other uids)"}},
+    {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},
+    {"retention.max_age", {"AGE", "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"}},
+    {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},
+    {"security.redact_url_credentials", {"", "Replace passwords in URLs before storing"}},
+    {"shutdown.grace_ms", {"MS", "On SIGTERM, keep reading open connections this long"}},
+    {"shutdown.give_up_after_ms", {"MS", "On SIGTERM, stop retrying a failing database after this long"}},
+    {"status.interval_ms", {"MS", "How often the status tables are written"}},
+    {"log.level", {"LEVEL", "trace, debug, info, warn, error, critical, off"}},
+    {"log.target", {"TARGET", "stderr, journal, or an absolute file path"}},
+    {"directories.max_silence_ms", {"MS", "A trace file silent this long is finished even if its git seems to run"}},
+    {"directories.max_open_files_per_uid", {"N", "Trace files of one owner read at once"}},
+    {"directories.max_open_files", {"N", "Trace files read at once in all"}},
+    {"directories.max_file_bytes", {"BYTES", "Refuse trace files larger than this (0: no cap)"}},
+    {"otlp.endpoint", {"URL", "OTLP/HTTP collector to export process trees to (\"\": no export)"}},
+    {"otlp.protocol", {"P", "http/protobuf or http/json"}},
+    {"otlp.compression", {"C", "none or gzip"}},
+    {"otlp.timeout_ms", {"MS", "How long one export request may take"}},
+    {"otlp.headers", {"NAME=VALUE", "Extra request header (repeatable)"}},
+    {"otlp.ca_file", {"PATH", "https: PEM file of the CAs to trust (\"\": the system's)"}},
+    {"otlp.client_cert", {"PATH", "https: client certificate (PEM)"}},
+    {"otlp.client_key", {"PATH", "https: the client certificate's key (PEM)"}},
+    {"otlp.detail", {"LEVEL", "Detail level of commands no rule names: drop, summary, process, verbose"}},
+    {"otlp.rules", {"PATTERN=LEVEL", "A command's detail level, e.g. git:status=drop (repeatable)"}},
+    {"otlp.nickname_key", {"KEY", "The def_param whose value is the repository's nickname"}},
+    {"otlp.important_data", {"CATEGORY/KEY", "data events sent verbatim at every level but drop (repeatable)"}},
+    {"metrics.listen", {"ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"}},
+    {"metrics.regions", {"CAT/LABEL", "Regions timed as histograms, category/label or category/* (repeatable)"}},
+};
+
+}  // namespace
+
+std::optional<SettingHelp> setting_help(std::string_view key) {
+  const auto found = k_help.find(key);
+  if (found == k_help.end()) {
+    return std::nullopt;
+  }
+  return SettingHelp{found->second.first, found->second.second};
+}
+
+}  // namespace trace2d::app
