@@ -67,7 +67,12 @@ Database open_for_writing(const std::string& path, SetupReport* report) {
   if (report != nullptr) {
     *report = local;
   }
-  db.set_busy_timeout(0);  // the writer handles SQLITE_BUSY itself, without stalling
+  // trace2d's OTLP exporter writes too (its queue and counters), in
+  // transactions of a few milliseconds: waiting that long is cheaper than
+  // giving the batch back and retrying it later. A lock held longer (another
+  // program) comes back as SQLITE_BUSY, which the writer handles itself
+  // without stalling, holding the events in memory meanwhile.
+  db.set_busy_timeout(100);
   return db;
 }
 

@@ -87,7 +87,8 @@ void StoreWriter::note_failure(std::string_view what, const db::SqliteError& e) 
     m_failing_reported = now;
     m_outage_attempts = 1;
     if (e.is_busy()) {
-      spdlog::warn("store: database '{}' is locked by another writer; holding events in memory and retrying",
+      spdlog::warn("store: database '{}' is locked by another connection (for over 100 ms); holding events "
+                   "in memory and retrying",
                    m_conn->db.path());
     } else {
       spdlog::error("store: {} failed on '{}', will retry: {}; holding events in memory (up to the queue bound)",
