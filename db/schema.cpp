@@ -553,7 +553,21 @@ SELECT sid, coalesce(fmt, msg) AS pattern, count(*) AS count, min(msg) AS exampl
  GROUP BY sid, coalesce(fmt, msg);
 )sql";
 
-constexpr std::array<Migration, 10> k_migrations{{
+// Version 11: the storage rule (docs/configuration.md, "[storage]"): the
+// sessions it kept out of the database, and their events, per sender and
+// rule: counted, not silent.
+constexpr std::string_view k_v11 = R"sql(
+CREATE TABLE withheld_stats (
+  uid        INTEGER NOT NULL,
+  rule       TEXT NOT NULL,
+  sessions   INTEGER NOT NULL DEFAULT 0,
+  events     INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (uid, rule)
+);
+)sql";
+
+constexpr std::array<Migration, 11> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -564,6 +578,7 @@ constexpr std::array<Migration, 10> k_migrations{{
     {8, "data view: a data_json value that is a JSON string", k_v8},
     {9, "the OTLP exporter's queue and status", k_v9},
     {10, "rules for what leaves the host: nickname, withheld sessions, summaries", k_v10},
+    {11, "the storage rule: sessions withheld, per uid and rule", k_v11},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

@@ -85,15 +85,16 @@ class ProcessItems {
     }
   }
 
-  // A child_start goes into the region of its thread open when it came,
-  // else into its thread's entry.
-  [[nodiscard]] std::optional<std::size_t> child_parent(const ChildInfo& child) const {
-    if (child.start_seq) {
-      if (const auto region = open_region(child.thread, *child.start_seq)) {
+  // A child_start or an exec goes into the region of its thread open when
+  // it came, else into its thread's entry.
+  [[nodiscard]] std::optional<std::size_t> event_parent(const std::string& thread,
+                                                        const std::optional<std::int64_t>& seq) const {
+    if (seq) {
+      if (const auto region = open_region(thread, *seq)) {
         return region;
       }
     }
-    if (const auto found = m_threads.find(child.thread); found != m_threads.end() && child.thread != k_main_thread) {
+    if (const auto found = m_threads.find(thread); found != m_threads.end() && thread != k_main_thread) {
       return found->second;
     }
     return std::nullopt;
@@ -279,23 +280,44 @@ class TreeBuilder {
       entry.offset = plus(node.offset, child.t_start);
       entry.elapsed = child.elapsed;
       entry.seq = child.start_seq.value_or(k_unordered_seq);
-      const auto parent = items.child_parent(child);
+      const auto parent = items.event_parent(child.thread, child.start_seq);
       const std::int64_t child_id = child.child_id;
       entry.item = std::move(child);
       child_entries.emplace_back(items.add(std::move(entry), parent), child_id);
     }
+    std::vector<std::pair<std::size_t, std::int64_t>> exec_entries;  // node index, seq
+    for (ExecInfo& exec : rows.execs) {
+      Node entry;
+      entry.offset = plus(node.offset, exec.t_start);
+      if (exec.t_start && exec.result_t) {
+        entry.elapsed = *exec.result_t - *exec.t_start;
+      }
+      entry.seq = exec.seq;
+      const auto parent = items.event_parent(exec.thread, exec.seq);
+      const std::int64_t seq = exec.seq;
+      entry.item = std::move(exec);
+      exec_entries.emplace_back(items.add(std::move(entry), parent), seq);
+    }
     const std::vector<std::size_t> depth = items.limit_depth(max_depth);
     if (expand) {
-      // A process under a child entry at depth d may take budget - d - 2
-      // levels, and needs two: itself and its entries.
-      for (const auto& [entry, child_id] : child_entries) {
-        const auto found = m_placement.by_child.find({index, child_id});
-        if (found == m_placement.by_child.end() || depth[entry] + 4 > budget) {
-          continue;
+      // A process under a child or exec entry at depth d may take
+      // budget - d - 2 levels, and needs two: itself and its entries.
+      const auto hang = [&](std::size_t entry, const std::vector<std::size_t>* sessions) {
+        if (sessions == nullptr || depth[entry] + 4 > budget) {
+          return;
         }
-        for (const std::size_t session : found->second) {
+        for (const std::size_t session : *sessions) {
           items.node(entry).children.push_back(process_node(session, level + 1, budget - depth[entry] - 2));
         }
+      };
+      for (const auto& [entry, child_id] : child_entries) {
+        const auto found = m_placement.by_child.find({index, child_id});
+        hang(entry, found == m_placement.by_child.end() ? nullptr : &found->second);
+      }
+      for (const auto& [entry, seq] : exec_entries) {
+        const auto found = m_placement.by_exec.find({index, seq});
+        hang(entry, found == m_placement.by_exec.end() ? nullptr : &found->second);
+        ends_with_its_program(items.node(entry));
       }
       if (const auto found = m_placement.orphans.find(index); found != m_placement.orphans.end() && budget >= 3) {
         for (const std::size_t orphan : found->second) {
@@ -308,6 +330,19 @@ class TreeBuilder {
     node.children = std::move(items).nest();
     node.item = std::move(rows.info);
     return node;
+  }
+
+  // An exec that worked (no exec_result) lasts as long as the program that
+  // replaced the process, when its session is in the tree.
+  static void ends_with_its_program(Node& exec) {
+    if (exec.elapsed || !exec.offset) {
+      return;
+    }
+    for (const Node& program : exec.children) {
+      if (const auto end = program.end(); end && *end >= *exec.offset) {
+        exec.elapsed = std::max(exec.elapsed.value_or(0.0), *end - *exec.offset);
+      }
+    }
   }
 
   std::vector<ProcessRows> m_rows;

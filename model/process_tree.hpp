@@ -4,11 +4,15 @@
 // regions nested per thread and its child processes placed where they
 // started.
 //
-// A tree is made of nodes of four kinds:
+// A tree is made of nodes of five kinds:
 //   - process: one session (SID), with its regions, threads, children;
 //   - region:  a region_enter/region_leave pair, nesting as git nested them;
 //   - child:   a child_start (and its child_exit), holding the process it ran
 //              when trace2d saw that process (children.child_sid);
+//   - exec:    an exec (and its exec_result when the exec failed), holding
+//              the session of the program that replaced the process, when
+//              that program traced itself (a git: its SID is the exec'ing
+//              session's child, with the same pid);
 //   - thread:  a thread_start, holding the regions of that thread.
 // Times are seconds. `offset` is measured from the tree's origin (the
 // earliest process start), so nodes of different processes line up.
@@ -70,9 +74,11 @@ struct ProcessInfo {
   // incomplete process, which never said how long it ran, ends.
   std::optional<std::int64_t> last_event_us;
   // How the tree found its place: "child_sid" (the child_start that ran
-  // it), "child_window" (started while a child_start of its parent that
-  // ran no git, such as a hook script, was running), "parent_sid" (top
-  // level of its nearest ancestor session), "root" (top of the tree).
+  // it), "exec" (the exec of its parent session that it replaced: same
+  // pid, started after it, no exec_result), "child_window" (started while
+  // a child_start of its parent that ran no git, such as a hook script,
+  // was running), "parent_sid" (top level of its nearest ancestor
+  // session), "root" (top of the tree).
   std::string placed_by;
   std::vector<Annotation> annotations;  // loaded only when asked for
   std::vector<ErrorInfo> errors;         // loaded only when asked for
@@ -109,6 +115,22 @@ struct ChildInfo {
   std::optional<std::string> child_sid;
 };
 
+// An exec event: the process asked to become another program. On Unix a
+// successful exec sends nothing more (the program replaced it); a failed
+// one is followed by an exec_result with the same exec_id.
+struct ExecInfo {
+  std::int64_t exec_id = 0;
+  std::int64_t seq = 0;  // of the exec event
+  std::string thread;
+  std::string exe;  // optional in the event
+  std::vector<std::string> argv;
+  std::optional<double> t_start;  // seconds since its process started
+  // From the exec_result: the exec failed (git sends -1; on Windows, where
+  // exec waits for the program, its exit code).
+  std::optional<std::int64_t> code;
+  std::optional<double> result_t;  // when the exec_result came, seconds since the process started
+};
+
 struct ThreadInfo {
   std::string name;
   std::optional<std::int64_t> start_seq;
@@ -117,7 +139,7 @@ struct ThreadInfo {
 };
 
 struct Node {
-  std::variant<ProcessInfo, RegionInfo, ChildInfo, ThreadInfo> item;
+  std::variant<ProcessInfo, RegionInfo, ChildInfo, ExecInfo, ThreadInfo> item;
   std::optional<double> offset;   // seconds since the tree's origin
   std::optional<double> elapsed;  // seconds; nullopt: never closed (or unknown)
   // Order among siblings when times are missing: event seq in its process.
@@ -127,6 +149,7 @@ struct Node {
   [[nodiscard]] const ProcessInfo* process() const { return std::get_if<ProcessInfo>(&item); }
   [[nodiscard]] const RegionInfo* region() const { return std::get_if<RegionInfo>(&item); }
   [[nodiscard]] const ChildInfo* child() const { return std::get_if<ChildInfo>(&item); }
+  [[nodiscard]] const ExecInfo* exec() const { return std::get_if<ExecInfo>(&item); }
   [[nodiscard]] const ThreadInfo* thread() const { return std::get_if<ThreadInfo>(&item); }
   // The end of the node in tree time, when both its start and length are known.
   [[nodiscard]] std::optional<double> end() const;
@@ -144,6 +167,7 @@ struct ProcessRows {
   std::vector<RegionInfo> regions;
   std::vector<ChildInfo> children;
   std::vector<ThreadInfo> threads;
+  std::vector<ExecInfo> execs;
 };
 
 // The deepest a tree gets, in levels of nodes (a process alone is 1): git
@@ -162,8 +186,11 @@ struct BuildOptions {
 //   - regions nest by their parent region; a child_start goes into the
 //     innermost region of its thread open when it was sent (by event order),
 //     a thread_start into the innermost open main-thread region;
-//   - a child process hangs under the child_start that launched it; a
-//     session no child_start claims (an "orphan") hangs under a child_start
+//   - an exec goes where a child_start would;
+//   - a child process hangs under the child_start that launched it, a
+//     program that replaced its parent by exec under that exec (an exec
+//     without an exec_result ends where that program's session ends); a
+//     session no child_start or exec claims (an "orphan") hangs under a child_start
 //     of its parent that claims none and ran when it started (a hook), else
 //     at the top level of its nearest ancestor session in the set, else at
 //     the top of the tree (see ProcessInfo::placed_by);

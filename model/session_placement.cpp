@@ -1,5 +1,7 @@
 #include "model/session_placement.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,6 +42,39 @@ std::optional<std::int64_t> running_child(const ProcessRows& parent, const Proce
   return best;
 }
 
+// A session's successful execs (no exec_result), by when they were sent
+// (untimed ones first: they may have come at any time): (t_start, seq).
+using ExecTimes = std::vector<std::pair<double, std::int64_t>>;
+
+ExecTimes successful_execs(const ProcessRows& rows) {
+  ExecTimes out;
+  for (const ExecInfo& exec : rows.execs) {
+    if (!exec.code) {
+      out.emplace_back(exec.t_start.value_or(-std::numeric_limits<double>::infinity()), exec.seq);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// The exec of `parent` that `session` replaced: the same pid (exec keeps
+// it; git's SID says it), no exec_result (that one failed), the latest sent
+// before the session started (when both times are known). A binary search:
+// a hostile parent's many execs cost each of its many children little.
+std::optional<std::int64_t> replaced_exec(const ProcessRows& parent, const ExecTimes& execs,
+                                          const ProcessRows& session) {
+  if (!parent.info.pid || parent.info.pid != session.info.pid || execs.empty()) {
+    return std::nullopt;
+  }
+  if (!parent.info.start_us || !session.info.start_us) {
+    return execs.back().second;
+  }
+  const double at = static_cast<double>(*session.info.start_us - *parent.info.start_us) / 1e6;
+  const auto after = std::upper_bound(execs.begin(), execs.end(), at,
+                                      [](double t, const auto& exec) { return t < exec.first; });
+  return after == execs.begin() ? std::nullopt : std::optional<std::int64_t>((after - 1)->second);
+}
+
 }  // namespace
 
 TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
@@ -50,6 +85,7 @@ TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
   TreePlacement placement;
   std::set<std::size_t> claimed;
   std::set<std::pair<std::size_t, std::int64_t>> claimed_children;
+  std::map<std::size_t, ExecTimes> execs_of;  // by index in rows, made when first needed
   for (std::size_t p = 0; p < rows.size(); ++p) {
     for (const ChildInfo& child : rows[p].children) {
       if (!child.child_sid) {
@@ -79,6 +115,16 @@ TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
       continue;
     }
     const std::size_t a = by_sid.at(*ancestor);
+    if (const auto parent = parent_of(rows[i].info.sid); parent && *parent == *ancestor && !rows[a].execs.empty()) {
+      const auto cached = execs_of.find(a);
+      const ExecTimes& execs =
+          cached != execs_of.end() ? cached->second : execs_of.emplace(a, successful_execs(rows[a])).first->second;
+      if (const auto exec = replaced_exec(rows[a], execs, rows[i])) {
+        rows[i].info.placed_by = "exec";
+        placement.by_exec[{a, *exec}].push_back(i);
+        continue;
+      }
+    }
     if (const auto child = running_child(rows[a], rows[i], claimed_children, a)) {
       rows[i].info.placed_by = "child_window";
       placement.by_child[{a, *child}].push_back(i);

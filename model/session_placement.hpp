@@ -3,6 +3,9 @@
 //   - under the child_start that ran it (children.child_sid), the first
 //     child_start claiming it when two do (the same command run twice
 //     through a shell in overlapping windows);
+//   - else under the exec of its parent session that it replaced: the
+//     latest exec without an exec_result sent before it started, when its
+//     SID's pid is its parent's (exec keeps the pid);
 //   - else under a child_start of its parent that claims no session and was
 //     running when it started: a hook or script whose git commands git
 //     cannot link by pid;
@@ -22,6 +25,8 @@ namespace trace2d::model {
 struct TreePlacement {
   // (index of the parent in rows, child_id) -> sessions under that child_start
   std::map<std::pair<std::size_t, std::int64_t>, std::vector<std::size_t>> by_child;
+  // (index of the parent in rows, seq of its exec) -> the sessions that replaced it
+  std::map<std::pair<std::size_t, std::int64_t>, std::vector<std::size_t>> by_exec;
   // index of the ancestor -> sessions at its top level
   std::map<std::size_t, std::vector<std::size_t>> orphans;
   std::vector<std::size_t> top;

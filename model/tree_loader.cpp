@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include <unordered_map>
+
 #include "proto/utf8.hpp"
 
 namespace trace2d::model {
@@ -33,6 +35,20 @@ SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.u
   LEFT JOIN event_store e ON e.session = ?2 AND e.seq = c.start_seq
   LEFT JOIN names th ON th.id = e.thread
  WHERE c.sid = ?1
+)sql";
+
+// exec (type 18) and exec_result (type 19) events, in order, paired in
+// load_execs(). Their times relative to the process start, as the threads
+// view computes them.
+constexpr std::string_view k_execs_sql = R"sql(
+SELECT e.type, e.seq, th.text, e.obj,
+       CASE WHEN e.time_us IS NULL OR s.process_start_us IS NULL THEN NULL
+            ELSE (s.time_base_us + e.time_us - s.process_start_us) / 1e6 END
+  FROM event_parts e
+  JOIN sessions s ON s.id = e.session
+  LEFT JOIN names th ON th.id = e.thread
+ WHERE e.session = ?1 AND e.type IN (18, 19)
+ ORDER BY e.seq
 )sql";
 
 constexpr std::string_view k_threads_sql = R"sql(
@@ -151,6 +167,55 @@ void load_threads(db::Statement& stmt, ProcessRows& rows) {
   }
 }
 
+// An exec_result belongs to the latest exec before it with its exec_id
+// that has none yet; one without such an exec is left out (it says
+// nothing of a process it could be drawn against). By exec_id through a
+// map: a hostile session's million unmatched results cost no more than
+// as many lookups.
+void load_execs(db::Statement& stmt, ProcessRows& rows) {
+  simdjson::dom::parser parser;
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> unanswered;  // exec_id -> indexes in rows.execs
+  stmt.reset();
+  stmt.bind_int(1, rows.info.session_id);
+  while (stmt.step()) {
+    simdjson::dom::object obj;
+    const std::string_view json = stmt.column_text(3);
+    if (parser.parse(json.data(), json.size()).get(obj) != simdjson::SUCCESS) {
+      continue;  // not an object (a producer's odd line, stored whole): nothing to read
+    }
+    std::int64_t exec_id = 0;
+    if (obj["exec_id"].get(exec_id) != simdjson::SUCCESS) {
+      continue;
+    }
+    if (stmt.column_int(0) == 18) {
+      ExecInfo& e = rows.execs.emplace_back();
+      e.exec_id = exec_id;
+      e.seq = stmt.column_int(1);
+      e.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
+      std::string_view exe;
+      if (obj["exe"].get(exe) == simdjson::SUCCESS) {
+        e.exe = std::string(exe);
+      }
+      simdjson::dom::element argv;
+      if (obj["argv"].get(argv) == simdjson::SUCCESS) {
+        e.argv = parse_string_array(simdjson::minify(argv));
+      }
+      e.t_start = stmt.column_optional_double(4);
+      unanswered[exec_id].push_back(rows.execs.size() - 1);
+      continue;
+    }
+    const auto waiting = unanswered.find(exec_id);
+    if (waiting == unanswered.end() || waiting->second.empty()) {
+      continue;
+    }
+    ExecInfo& e = rows.execs[waiting->second.back()];
+    waiting->second.pop_back();
+    std::int64_t code = -1;
+    e.code = obj["code"].get(code) == simdjson::SUCCESS ? code : -1;
+    e.result_t = stmt.column_optional_double(4);
+  }
+}
+
 // The value if it is JSON, else the text as a JSON string: a counter's
 // "count" is whatever the line held ("oops" for one), and the Chrome trace
 // embeds the value as it is.
@@ -235,7 +300,7 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
     db::Statement sessions = db.prepare(k_sessions_sql);
     sessions.bind_text(1, root);
     while (sessions.step()) {
-      all.push_back(ProcessRows{read_process(sessions), {}, {}, {}});
+      all.push_back(ProcessRows{read_process(sessions), {}, {}, {}, {}});
     }
   }
   if (all.empty()) {
@@ -244,6 +309,7 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
   db::Statement regions = db.prepare(k_regions_sql);
   db::Statement children = db.prepare(k_children_sql);
   db::Statement threads = db.prepare(k_threads_sql);
+  db::Statement execs = db.prepare(k_execs_sql);
   std::optional<db::Statement> annotations;
   if (options.annotations) {
     annotations.emplace(db.prepare(k_annotations_sql));
@@ -260,6 +326,7 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
     load_regions(regions, rows);
     load_children(children, rows);
     load_threads(threads, rows);
+    load_execs(execs, rows);
     if (annotations) {
       load_annotations(*annotations, rows);
     }

@@ -2,18 +2,9 @@
 
 #include <stdexcept>
 
-namespace trace2d::otlp {
+#include "proto/command_name.hpp"
 
-std::string_view program_name(std::string_view path) {
-  const auto slash = path.find_last_of("/\\");
-  if (slash != std::string_view::npos) {
-    path.remove_prefix(slash + 1);
-  }
-  if (path.size() > 4 && path.substr(path.size() - 4) == ".exe") {
-    path.remove_suffix(4);
-  }
-  return path;
-}
+namespace trace2d::otlp {
 
 std::optional<DetailLevel> parse_detail_level(std::string_view text) {
   if (text.starts_with("dl:")) {
@@ -49,8 +40,7 @@ std::string_view to_string(DetailLevel level) {
 }
 
 std::string executable_name(const model::ProcessInfo& process) {
-  std::string name(process.argv.empty() ? std::string_view("git") : program_name(process.argv.front()));
-  return name.empty() ? std::string("git") : name;
+  return std::string(proto::executable_name(process.argv.empty() ? std::string_view() : process.argv.front()));
 }
 
 std::string process_name(const model::ProcessInfo& process) {
@@ -99,28 +89,8 @@ DetailLevel ExportRules::level_of(const model::ProcessInfo& process) const {
   if (levels.empty()) {
     return default_level;
   }
-  // Most specific first, as trace2receiver matches: exe:verb#mode, exe:verb, exe.
-  std::string name = executable_name(process);
-  const std::size_t exe_length = name.size();
-  if (!process.cmd_name.empty()) {
-    name += ':' + process.cmd_name;
-    const std::size_t verb_length = name.size();
-    if (!process.cmd_mode.empty()) {
-      name += '#' + process.cmd_mode;
-      if (const auto it = levels.find(name); it != levels.end()) {
-        return it->second;
-      }
-      name.resize(verb_length);
-    }
-    if (const auto it = levels.find(name); it != levels.end()) {
-      return it->second;
-    }
-    name.resize(exe_length);
-  }
-  if (const auto it = levels.find(name); it != levels.end()) {
-    return it->second;
-  }
-  return default_level;
+  const auto found = proto::find_command_rule(levels, executable_name(process), process.cmd_name, process.cmd_mode);
+  return found != levels.end() ? found->second : default_level;
 }
 
 }  // namespace trace2d::otlp

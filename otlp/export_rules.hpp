@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "model/process_tree.hpp"
+#include "proto/command_name.hpp"
 
 namespace trace2d::otlp {
 
@@ -30,8 +31,7 @@ enum class DetailLevel : std::uint8_t { drop, summary, process, verbose };
 [[nodiscard]] std::optional<DetailLevel> parse_detail_level(std::string_view text);
 [[nodiscard]] std::string_view to_string(DetailLevel level);
 
-// A program's name from its path: the basename, ".exe" dropped.
-[[nodiscard]] std::string_view program_name(std::string_view path);
+using proto::program_name;
 
 // The executable's name, as trace2receiver takes it: the basename of
 // argv[0] without ".exe" ("git" when there is no argv).

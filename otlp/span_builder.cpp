@@ -325,7 +325,8 @@ class Builder {
         continue;
       }
       const std::optional<std::uint64_t> start = time_of(node.offset);
-      const bool shown = node.child() != nullptr ? level >= DetailLevel::process : level >= DetailLevel::verbose;
+      const bool launch = node.child() != nullptr || node.exec() != nullptr;
+      const bool shown = launch ? level >= DetailLevel::process : level >= DetailLevel::verbose;
       if (!start || !shown) {
         if (!start && shown && emit) {
           ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
@@ -383,6 +384,28 @@ class Builder {
             }
           }
           add_if(a, "thread.name", c->thread);
+        }
+      } else if (const model::ExecInfo* e = node.exec()) {
+        // By seq, not exec_id: only the event's place in its session is unique.
+        span.span_id = inner_span_id(sid, fmt::format("exec {}", e->seq));
+        span.kind = SpanKind::client;  // as a child's: the process that replaced this one hangs below
+        if (emit) {
+          const std::string_view program = !e->exe.empty()    ? program_name(e->exe)
+                                           : !e->argv.empty() ? program_name(e->argv.front())
+                                                              : std::string_view("?");
+          span.name = fmt::format("exec({})", program);
+          add(a, "trace2.span.type", std::string("exec"));
+          add(a, "trace2.exec.id", std::to_string(e->exec_id));
+          add_if(a, "trace2.exec.exe", e->exe);
+          add(a, "trace2.exec.argv", e->argv);
+          if (e->code) {
+            add(a, "trace2.exec.exitcode", std::to_string(*e->code));
+            if (*e->code != 0) {
+              span.status = StatusCode::error;
+              span.status_message = fmt::format("exec failed, code {}", *e->code);
+            }
+          }
+          add_if(a, "thread.name", e->thread);
         }
       } else if (const model::ThreadInfo* t = node.thread()) {
         span.span_id = inner_span_id(sid, "thread " + t->name);

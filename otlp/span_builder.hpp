@@ -1,8 +1,9 @@
 #pragma once
 // A process tree (model/process_tree.hpp) as OpenTelemetry spans, attribute
 // by attribute as docs/otlp.md describes: one span per process, and spans
-// for its regions (nested per thread), threads and child processes; a child
-// git's process span hangs under the child span that ran it.
+// for its regions (nested per thread), threads, child processes and execs;
+// a child git's process span hangs under the child span that ran it, and a
+// git that replaced its parent by exec under that exec's span.
 
 #include <cstdint>
 #include <functional>

@@ -76,6 +76,15 @@ void run_status(const Context& ctx) {
         " FROM otlp_export WHERE id = 1");
     otlp = read_all(otlp_stmt);
   }
+  // What the storage rule kept out of the database (schema v11), per rule;
+  // per uid in the table itself.
+  ResultSet withheld;
+  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'withheld_stats'").value_or(0) > 0) {
+    db::Statement withheld_stmt = db.prepare(
+        "SELECT rule, sum(sessions) AS sessions, sum(events) AS events FROM withheld_stats"
+        " GROUP BY rule ORDER BY rule");
+    withheld = read_all(withheld_stmt);
+  }
   db.exec("COMMIT");
   if (daemon.rows.empty()) {
     throw CommandError("trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
@@ -118,6 +127,8 @@ void run_status(const Context& ctx) {
       out += ",\"otlp\":";
       append_json_object(out, otlp.columns, otlp.rows.front());
     }
+    out += ",\"withheld\":";
+    append_json_array(out, withheld);
     out += "}\n";
     ctx.out << out;
     return;
@@ -148,6 +159,16 @@ void run_status(const Context& ctx) {
   ctx.out << "database: " << mib(number("db_bytes")) << " + " << mib(number("wal_bytes")) << " WAL; "
           << cell_text(t[0]) << " sessions, " << cell_text(t[1]) << " events, " << cell_text(t[2])
           << " rejected lines\n";
+  if (!withheld.rows.empty()) {
+    ctx.out << "withheld by the storage rule:";
+    const char* separator = " ";
+    for (const Row& w : withheld.rows) {
+      ctx.out << separator << cell_text(w[0]) << " " << cell_text(w[1]) << " sessions (" << cell_text(w[2])
+              << " events)";
+      separator = ", ";
+    }
+    ctx.out << "\n";
+  }
   if (!otlp.rows.empty() && std::get_if<std::int64_t>(&otlp.rows.front()[0]) != nullptr &&
       std::get<std::int64_t>(otlp.rows.front()[0]) != 0) {
     const Row& o = otlp.rows.front();

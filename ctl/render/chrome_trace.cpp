@@ -43,6 +43,10 @@ Span clamp(Span span, const Span& outer) {
   return span;
 }
 
+// Child processes and execs: another program run for this process, laid
+// out on the "child processes" tracks with the process they hold.
+bool launches(const model::Node& node) { return node.child() != nullptr || node.exec() != nullptr; }
+
 struct Event {
   bool metadata = false;
   std::int64_t ts = 0;
@@ -164,7 +168,7 @@ class ChromeWriter {
     std::vector<std::optional<std::pair<std::int64_t, Span>>> placed(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const model::Node& node = nodes[i];
-      if (node.process() != nullptr || node.child() != nullptr) {
+      if (node.process() != nullptr || launches(node)) {
         continue;
       }
       if (!node.offset) {
@@ -196,12 +200,12 @@ class ChromeWriter {
       const model::Node& node = nodes[i];
       if (node.process() != nullptr) {
         process(node, std::nullopt);
-      } else if (node.child() != nullptr && node.offset) {
+      } else if (launches(node) && node.offset) {
         // Laid out once all of them are known: see child_lanes().
         const std::int64_t start = to_us(*node.offset);
         track.children.emplace_back(&node, clamp({start, node.elapsed ? start + to_us(*node.elapsed) : track.span.end},
                                                  track.span));
-      } else if (node.child() != nullptr) {
+      } else if (launches(node)) {
         m_stats.untimed += count(node);
       } else if (placed[i]) {
         const auto [tid, span] = *placed[i];
@@ -263,22 +267,33 @@ class ChromeWriter {
       lanes[lane].push_back(span);
       const std::string lane_name = "child processes" + (lane == 0 ? std::string() : " (" + std::to_string(lane + 1) + ")");
       const std::int64_t tid = tid_for(track, lane_name);
-      const model::ChildInfo& child = *node->child();
       Object args;
-      args.raw("argv", strings_json(child.argv)).raw("use_shell", child.use_shell ? "true" : "false");
-      if (!child.child_class.empty()) {
-        args.text("child_class", child.child_class);
+      if (const model::ExecInfo* exec = node->exec()) {
+        args.raw("argv", strings_json(exec->argv));
+        if (!exec->exe.empty()) {
+          args.text("exe", exec->exe);
+        }
+        if (exec->code) {
+          args.number("code", *exec->code);
+        }
+        slice(track.pid, tid, "exec", exec_name(*exec) + ": " + join_argv(exec->argv), span, args);
+      } else {
+        const model::ChildInfo& child = *node->child();
+        args.raw("argv", strings_json(child.argv)).raw("use_shell", child.use_shell ? "true" : "false");
+        if (!child.child_class.empty()) {
+          args.text("child_class", child.child_class);
+        }
+        if (child.pid) {
+          args.number("pid", *child.pid);
+        }
+        if (child.code) {
+          args.number("code", *child.code);
+        }
+        if (child.child_sid) {
+          args.text("child_sid", *child.child_sid);
+        }
+        slice(track.pid, tid, "child", child_name(child) + ": " + join_argv(child.argv, child.use_shell), span, args);
       }
-      if (child.pid) {
-        args.number("pid", *child.pid);
-      }
-      if (child.code) {
-        args.number("code", *child.code);
-      }
-      if (child.child_sid) {
-        args.text("child_sid", *child.child_sid);
-      }
-      slice(track.pid, tid, "child", child_name(child) + ": " + join_argv(child.argv, child.use_shell), span, args);
       for (const model::Node& process_node : node->children) {
         const std::int64_t id = ++m_flow_id;
         flow("s", id, track.pid, tid, span.start);

@@ -114,6 +114,18 @@ std::string child_outcome(const model::ChildInfo& child) {
   return out;
 }
 
+std::string exec_name(const model::ExecInfo& exec) {
+  std::string name = "exec " + std::to_string(exec.exec_id);
+  if (!exec.exe.empty()) {
+    name += " " + exec.exe;
+  }
+  return name;
+}
+
+std::string exec_outcome(const model::ExecInfo& exec) {
+  return exec.code ? "failed, code " + std::to_string(*exec.code) : std::string("replaced the process");
+}
+
 std::string node_label(const model::Node& node, bool with_argv, bool with_sid) {
   std::string label;
   if (const auto* process = node.process()) {
@@ -139,6 +151,8 @@ std::string node_label(const model::Node& node, bool with_argv, bool with_sid) {
     }
   } else if (const auto* child = node.child()) {
     label = child_name(*child) + ": " + join_argv(child->argv, child->use_shell) + "  [" + child_outcome(*child) + "]";
+  } else if (const auto* exec = node.exec()) {
+    label = exec_name(*exec) + ": " + join_argv(exec->argv) + "  [" + exec_outcome(*exec) + "]";
   } else if (const auto* thread = node.thread()) {
     label = "thread " + thread->name;
   }

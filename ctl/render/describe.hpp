@@ -33,6 +33,12 @@ namespace trace2d::ctl::render {
 // "shell, pid 5387, exit 0"; "not started" when git could not run it.
 [[nodiscard]] std::string child_outcome(const model::ChildInfo& child);
 
+// "exec 0" / "exec 0 git" (its exe, when the event names one).
+[[nodiscard]] std::string exec_name(const model::ExecInfo& exec);
+
+// "failed, code -1" after an exec_result; "replaced the process" otherwise.
+[[nodiscard]] std::string exec_outcome(const model::ExecInfo& exec);
+
 // One line describing any node (what `tree` prints after the connectors).
 // `with_argv`: a process's argv too (not needed under its child_start).
 [[nodiscard]] std::string node_label(const model::Node& node, bool with_argv, bool with_sid);

@@ -118,6 +118,11 @@ class FlameBuilder {
       const std::string command = join_argv(child->argv, child->use_shell);
       bar.label = command;
       bar.tooltip = child_name(*child) + ": " + command + "\n[" + child_outcome(*child) + "]\n" + times;
+    } else if (const auto* exec = node.exec()) {
+      bar.kind = BarKind::child;  // drawn as a child process: another program, run for this one
+      const std::string command = join_argv(exec->argv);
+      bar.label = command;
+      bar.tooltip = exec_name(*exec) + ": " + command + "\n[" + exec_outcome(*exec) + "]\n" + times;
     } else if (const auto* thread = node.thread()) {
       bar.kind = BarKind::thread;
       bar.label = "thread " + thread->name;

@@ -114,6 +114,16 @@ void append_fields(JsonWriter& json, const model::ChildInfo& c) {
   json.optional_text("child_sid", c.child_sid);
 }
 
+void append_fields(JsonWriter& json, const model::ExecInfo& e) {
+  json.text("type", "exec");
+  json.integer("exec_id", std::optional<std::int64_t>(e.exec_id));
+  json.text("thread", e.thread);
+  json.optional_text("exe", text_or_null(e.exe));
+  json.strings("argv", e.argv);
+  json.integer("code", e.code);
+  json.real("t_start", e.t_start);
+}
+
 void append_fields(JsonWriter& json, const model::ThreadInfo& t) {
   json.text("type", "thread");
   json.text("thread", t.name);

@@ -15,11 +15,13 @@ constexpr const char* k_last = "└─ ";
 
 // Under its child_start the child line shows the command already
 // ("child 1: git maintenance run --auto" above "maintenance"); repeating it
-// is noise. Not so for a git that the child did not run itself but that ran
-// while it did, such as a hook script's `git rev-parse` (placed_by
-// "child_window"): the child line shows the script, the git argv is news.
-bool shown_by_child(const model::ProcessInfo& process, const model::ChildInfo* child) {
-  return child != nullptr && process.placed_by == "child_sid";
+// is noise, and so under the exec it replaced. Not so for a git that the
+// child did not run itself but that ran while it did, such as a hook
+// script's `git rev-parse` (placed_by "child_window"): the child line shows
+// the script, the git argv is news.
+bool shown_by_parent(const model::ProcessInfo& process, const model::Node* parent) {
+  return parent != nullptr && ((parent->child() != nullptr && process.placed_by == "child_sid") ||
+                               (parent->exec() != nullptr && process.placed_by == "exec"));
 }
 
 // As ctl/query/failed.hpp has it for sessions; a child by its exit code.
@@ -29,6 +31,9 @@ bool failed(const model::Node& node) {
   }
   if (const auto* child = node.child()) {
     return child->code && *child->code != 0;
+  }
+  if (const auto* exec = node.exec()) {
+    return exec->code && *exec->code != 0;
   }
   return false;
 }
@@ -44,17 +49,17 @@ class TreeLines {
  public:
   explicit TreeLines(const TreeTextOptions& options) : m_options(options) {}
 
-  // `parent_child`: the child_start this node hangs under, if any.
+  // `parent`: the node this one hangs under, if any.
   void add(const model::Node& node, const std::string& lead, const std::string& connector,
-           const model::ChildInfo* parent_child) {
-    const bool with_argv = node.process() != nullptr && !shown_by_child(*node.process(), parent_child);
+           const model::Node* parent) {
+    const bool with_argv = node.process() != nullptr && !shown_by_parent(*node.process(), parent);
     m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
                        lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids)),
                        m_options.colour && failed(node)});
     const std::string next_lead = lead + (connector.empty() ? "" : (connector == k_last ? "   " : "│  "));
     for (std::size_t i = 0; i < node.children.size(); ++i) {
       const bool last = i + 1 == node.children.size();
-      add(node.children[i], next_lead, last ? k_last : k_middle, node.child());
+      add(node.children[i], next_lead, last ? k_last : k_middle, &node);
     }
   }
 

@@ -42,6 +42,7 @@ Backend::Backend(BackendOptions options)
   stitch::Stitcher::Options stitcher_options;
   stitcher_options.max_sessions_per_uid = m_options.per_uid_sessions;
   stitcher_options.nickname_key = m_options.nickname_key;
+  stitcher_options.storage_drop = m_options.storage_drop;
   m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(), stitcher_options);
   m_encoder = std::make_unique<store::EventEncoder>(m_names);
   pipeline::IngestWorker::Options worker_options;

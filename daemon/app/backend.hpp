@@ -39,6 +39,7 @@ struct BackendOptions {
   std::size_t per_uid_sessions = 10000;
   bool redact_url_credentials = true;
   std::string nickname_key = "otel.trace2.nickname";  // the def_param stored as sessions.nickname
+  std::vector<std::string> storage_drop;               // the storage rule (Stitcher::Options)
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
   // nullopt: left as it is, for `trace2d import`, which never exports).
   std::optional<std::string> export_url;

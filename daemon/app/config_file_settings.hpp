@@ -214,6 +214,16 @@ inline std::string otlp_important_data_problem(const std::string& entry) {
   return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
 }
 
+// "exe", "exe:verb" or "exe:verb#mode", as a detail rule's pattern; an
+// "=" says a detail rule was meant (the storage rule has no levels).
+inline std::string storage_drop_problem(const std::string& pattern) {
+  if (pattern.empty() || pattern.front() == ':' || pattern.front() == '#' ||
+      pattern.find_first_of("= \t") != std::string::npos) {
+    return fmt::format("lists '{}', which is not exe, exe:verb or exe:verb#mode (such as git:status)", pattern);
+  }
+  return {};
+}
+
 inline std::string metrics_listen_problem(const std::string& address) {
   std::string error;
   if (address.empty() || metrics::parse_listen_address(address, error)) {
@@ -276,6 +286,8 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"retention", "max_age", "--retention-max-age"}, o.retention_max_age, duration_problem);
   v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes"}, o.retention_max_db_bytes,
             Range{0, 1LL << 50});
+
+  v.list(Key{"storage", "drop", "--storage-drop", Reload::live}, o.storage_drop, storage_drop_problem);
 
   v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials"}, o.redact_url_credentials);
 

@@ -77,6 +77,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.per_uid_sessions = options.per_uid_sessions;
   o.redact_url_credentials = options.redact_url_credentials;
   o.nickname_key = options.otlp_nickname_key;
+  o.storage_drop = options.storage_drop;
   o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
   if (durations != nullptr) {
     o.consumers.push_back(durations);
@@ -213,6 +214,9 @@ void Daemon::reload(Sources& sources, Backend& backend) {
   }
   if (changed("dgram.idle_timeout_ms")) {
     backend.worker().set_idle_timeout(fresh->dgram_idle_timeout);
+  }
+  if (changed("storage.drop")) {
+    backend.worker().set_storage_drop(fresh->storage_drop);
   }
   if (changed("log.level")) {
     apply_log_level(fresh->log_level);

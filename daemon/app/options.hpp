@@ -64,6 +64,8 @@ struct DaemonOptions {
   // user can fill the disk for good.
   std::string retention_max_age = "30d";
   std::uint64_t retention_max_db_bytes = 10ULL << 30;
+  // The storage rule: commands whose sessions are not stored ("git:status").
+  std::vector<std::string> storage_drop;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.
   bool redact_url_credentials = true;
   // OTLP export (docs/otlp.md): off while the endpoint is empty. The

@@ -33,6 +33,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},
     {"retention.max_age", {"AGE", "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"}},
     {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},
+    {"storage.drop", {"PATTERN", "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)"}},
     {"security.redact_url_credentials", {"", "Replace passwords in URLs before storing"}},
     {"shutdown.grace_ms", {"MS", "On SIGTERM, keep reading open connections this long"}},
     {"shutdown.give_up_after_ms", {"MS", "On SIGTERM, stop retrying a failing database after this long"}},

@@ -80,11 +80,14 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
       reject(chunk, origin, m_stitcher.refusal(), text, line.full_size);
       continue;
     }
+    counters.events.fetch_add(1, std::memory_order_relaxed);
+    if (placement->withheld) {
+      continue;  // counted in the stitcher's WithheldRecords, written by the store
+    }
     const stitch::StitchedEvent stitched{m_event, text, *placement, origin, chunk.received_us};
     for (stitch::StitchedConsumer* consumer : m_consumers) {
       consumer->on_event(stitched);
     }
-    counters.events.fetch_add(1, std::memory_order_relaxed);
     // A file's lines stay in one hand-over with its position: committed
     // together or not at all, so a restart never reads a line twice.
     if (!chunk.progress && consumers_want_hand_on()) {
@@ -207,6 +210,12 @@ void IngestWorker::hand_on() {
   }
 }
 
+void IngestWorker::set_storage_drop(std::vector<std::string> patterns) {
+  const std::lock_guard lock(m_settings_mutex);
+  m_new_storage_drop = std::move(patterns);
+  m_settings_changed.store(true);
+}
+
 void IngestWorker::run() {
   std::vector<ingest::IngestChunk> chunks;
   auto last_tick = std::chrono::steady_clock::now();
@@ -224,6 +233,11 @@ void IngestWorker::run() {
       open = trickling ? m_input.pop_all(chunks, m_options.gather, m_options.gather_chunks)
                        : m_input.pop_all(chunks, m_options.tick);
       trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
+    }
+    // After the wait: chunks read after a reload's change are placed by it.
+    if (m_settings_changed.exchange(false)) {
+      const std::lock_guard lock(m_settings_mutex);
+      m_stitcher.set_storage_drop(m_new_storage_drop);
     }
     for (ingest::IngestChunk& chunk : chunks) {
       m_pending[turn_key(chunk)].push_back(PendingChunk{std::move(chunk), 0});

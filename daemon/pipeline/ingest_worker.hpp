@@ -11,6 +11,8 @@
 #include <functional>
 #include <deque>
 #include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "daemon/ingest/ingest_chunk.hpp"
@@ -72,6 +74,9 @@ class IngestWorker {
   // Sessions that have no channel (datagram ones) and stay silent this long
   // without a terminal event become incomplete. Changeable while running.
   void set_idle_timeout(std::chrono::milliseconds timeout) { m_idle_timeout_ms.store(timeout.count()); }
+  // Replaces the storage rule's patterns (Stitcher::set_storage_drop), from
+  // any thread: the worker applies them before its next round.
+  void set_storage_drop(std::vector<std::string> patterns);
 
   [[nodiscard]] IngestCounters& counters() { return m_counters; }
 
@@ -97,6 +102,9 @@ class IngestWorker {
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
   std::atomic<std::int64_t> m_idle_timeout_ms{300000};
+  std::mutex m_settings_mutex;
+  std::vector<std::string> m_new_storage_drop;  // guarded by m_settings_mutex
+  std::atomic<bool> m_settings_changed{false};
   struct PendingChunk {
     ingest::IngestChunk chunk;
     std::size_t next_line = 0;

@@ -120,11 +120,23 @@ struct ChildRecord {
   EventClock at;  // not a column: when this record's event happened
 };
 
+// A session the storage rule withholds (Stitcher::Options::storage_drop):
+// its rows, if any were written before its command was known, are deleted,
+// and it is counted per uid and rule (table `withheld_stats`).
+struct WithheldRecord {
+  std::int64_t session = 0;  // the id its rows have
+  std::int64_t uid = -1;     // its sender (-1: none known, as from an import)
+  std::string rule;          // the pattern that matched
+  bool first = false;        // first record of it: count the session, delete its rows
+  std::int64_t events = 0;   // its events since its last record
+};
+
 // What the stitcher hands on with a batch.
 struct StitchChanges {
   std::vector<SessionRecord> sessions;
   std::vector<RegionRecord> regions;
   std::vector<ChildRecord> children;
+  std::vector<WithheldRecord> withheld;
 };
 
 }  // namespace trace2d::stitch

@@ -8,6 +8,7 @@
 #include "daemon/stitch/argv_key.hpp"
 #include <fmt/format.h>
 
+#include "proto/command_name.hpp"
 #include "proto/json_quote.hpp"
 #include "proto/sid.hpp"
 
@@ -79,6 +80,13 @@ struct Stitcher::Live {
   bool stored = false;
   std::optional<std::int64_t> stored_start_time_us;
   std::optional<std::int64_t> stored_sid_pid;
+  // The program name of its argv[0] (from `start`), for the storage rule.
+  std::string exe;
+  // The storage-rule pattern that withholds it, and how much of it has
+  // been counted (WithheldRecord).
+  std::optional<std::string> withheld_by;
+  bool withheld_reported = false;
+  std::int64_t withheld_events_counted = 0;
 };
 
 // The sessions an open channel carried, so that its end can reach them.
@@ -137,6 +145,7 @@ struct Stitcher::Apply {
     SessionRecord& r = record();
     r.argv = json_array(s.argv);
     r.argv_key = argv_key(s.argv);
+    live.exe = proto::executable_name(s.argv.empty() ? std::string_view() : s.argv.front());
     // t_abs comes from the payload: one no process can have (negative,
     // over a century) would overflow the microseconds; ignore it.
     constexpr double k_max_t_abs = 100.0 * 366 * 24 * 3600;
@@ -274,7 +283,26 @@ struct Stitcher::Apply {
 };
 
 Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options)
-    : m_catalog(catalog), m_next_id(next_session_id), m_options(options) {}
+    : m_catalog(catalog), m_next_id(next_session_id), m_options(std::move(options)) {
+  set_storage_drop(m_options.storage_drop);
+}
+
+void Stitcher::set_storage_drop(const std::vector<std::string>& patterns) {
+  m_storage_drop.clear();
+  m_storage_drop.insert(patterns.begin(), patterns.end());
+}
+
+// Only the events that name the command can change the decision, and once
+// withheld a session stays so: its earlier rows are gone.
+void Stitcher::withhold_if_ruled(Live& live) {
+  const SessionRecord& r = live.record;
+  const std::string_view exe = live.exe.empty() ? proto::executable_name({}) : std::string_view(live.exe);
+  const auto rule = proto::find_command_rule(m_storage_drop, exe, r.cmd_name.value_or(std::string()),
+                                             r.cmd_mode.value_or(std::string()));
+  if (rule != m_storage_drop.end()) {
+    live.withheld_by = *rule;
+  }
+}
 
 Stitcher::~Stitcher() = default;
 
@@ -405,7 +433,7 @@ std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const i
     attach(*live, *channel);
   }
   SessionRecord& r = live->record;
-  const EventPlacement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
+  EventPlacement placement{r.id, r.event_count, r.time_base_us ? r.time_base_us : event.time_us};
   ++r.event_count;
   r.last_received_us = received_us;
   if (event.time_us) {
@@ -426,7 +454,20 @@ std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const i
     r.status = SessionStatus::running;  // it was cut off, yet it is still talking
   }
 
+  const std::size_t regions_before = m_regions.size();
+  const std::size_t children_before = m_children.size();
   std::visit(Apply{*this, *live, event, placement}, event.payload);
+  if (!live->withheld_by && !m_storage_drop.empty() &&
+      (event.kind == proto::EventKind::start || event.kind == proto::EventKind::cmd_name ||
+       event.kind == proto::EventKind::cmd_mode)) {
+    withhold_if_ruled(*live);
+  }
+  if (live->withheld_by) {
+    // Nothing of a withheld session is written: not what this event paired either.
+    m_regions.erase(m_regions.begin() + static_cast<std::ptrdiff_t>(regions_before), m_regions.end());
+    m_children.erase(m_children.begin() + static_cast<std::ptrdiff_t>(children_before), m_children.end());
+    placement.withheld = true;
+  }
   mark_dirty(*live);
   count_running(*live);
   return placement;
@@ -476,6 +517,19 @@ void Stitcher::expire_idle(std::int64_t now_us, std::chrono::milliseconds timeou
 
 void Stitcher::collect_changes(StitchChanges& out, std::uint64_t batch_number) {
   for (Live* live : m_dirty) {
+    live->dirty = false;
+    live->last_batch = batch_number;
+    if (live->withheld_by) {
+      WithheldRecord& withheld = out.withheld.emplace_back();
+      withheld.session = live->record.id;
+      withheld.uid = live->record.peer_uid.value_or(k_unknown_uid);
+      withheld.rule = *live->withheld_by;
+      withheld.first = !live->withheld_reported;
+      withheld.events = live->record.event_count - live->withheld_events_counted;
+      live->withheld_reported = true;
+      live->withheld_events_counted = live->record.event_count;
+      continue;
+    }
     SessionRecord& snapshot = out.sessions.emplace_back(live->record);
     const SessionRecord& r = live->record;
     if (!live->stored) {
@@ -489,8 +543,6 @@ void Stitcher::collect_changes(StitchChanges& out, std::uint64_t batch_number) {
     live->stored_start_time_us = r.start_time_us;
     live->stored_sid_pid = r.sid_pid;
     live->regions.flush_open(m_regions);  // still open: written now, again when closed
-    live->dirty = false;
-    live->last_batch = batch_number;
   }
   m_dirty.clear();
   std::move(m_regions.begin(), m_regions.end(), std::back_inserter(out.regions));

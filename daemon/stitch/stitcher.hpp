@@ -36,6 +36,8 @@ struct EventPlacement {
   std::int64_t session = 0;
   std::int64_t seq = 0;
   std::optional<std::int64_t> time_base_us;
+  // The session is withheld by the storage rule: consumers pass the event by.
+  bool withheld = false;
 };
 
 class Stitcher {
@@ -50,6 +52,14 @@ class Stitcher {
     std::size_t max_sessions_per_uid = 10000;
     // The def_param whose value is stored as sessions.nickname ("": none).
     std::string nickname_key = "otel.trace2.nickname";
+    // The storage rule: commands whose sessions are not stored at all
+    // ("git:status", "git:checkout#branch", "git-remote-https"), matched as
+    // the OTLP detail rules match (proto/command_name.hpp). A session is
+    // withheld from the event that gives it a matching name (its `start`
+    // for the exe, `cmd_name` for the verb, `cmd_mode` for the mode) on; what
+    // was written of it before is deleted, and it is counted
+    // (docs/configuration.md, "[storage]").
+    std::vector<std::string> storage_drop{};
   };
 
   Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);
@@ -88,6 +98,10 @@ class Stitcher {
 
   [[nodiscard]] std::size_t live_sessions() const { return m_sessions.size(); }
 
+  // Replaces Options::storage_drop (a reload): sessions withheld stay so;
+  // the new list applies to the names sessions get from now on.
+  void set_storage_drop(const std::vector<std::string>& patterns);
+
  private:
   struct Live;
   struct Channel;
@@ -98,6 +112,7 @@ class Stitcher {
   void attach(Live& live, Channel& channel);
   void mark_dirty(Live& live);
   void count_running(Live& live);
+  void withhold_if_ruled(Live& live);
   struct Apply;  // what an event changes in its session: a visitor over its payload
 
   struct Hash {
@@ -109,6 +124,7 @@ class Stitcher {
   std::int64_t m_next_id;
   Options m_options;
   std::unordered_map<std::string, std::unique_ptr<Live>, Hash, std::equal_to<>> m_sessions;
+  std::unordered_set<std::string, Hash, std::equal_to<>> m_storage_drop;
   std::unordered_map<std::uint64_t, Channel> m_channels;  // open channels, by id
   std::unordered_map<std::int64_t, std::size_t> m_running_per_uid;  // running sessions in m_sessions
   std::string m_refusal;

@@ -209,6 +209,7 @@ void EventEncoder::encode(const stitch::StitchChanges& changes, WriteBatch& batc
   // Copied, not moved: other consumers see the same changes.
   batch.sessions.insert(batch.sessions.end(), changes.sessions.begin(), changes.sessions.end());
   batch.children.insert(batch.children.end(), changes.children.begin(), changes.children.end());
+  batch.withheld.insert(batch.withheld.end(), changes.withheld.begin(), changes.withheld.end());
   m_session_uids.clear();
   m_last_session = 0;
 }

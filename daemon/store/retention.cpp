@@ -38,11 +38,7 @@ Retention::Retention(db::Database& db, Options options)
           " WHERE peer_uid IS ?1 ORDER BY first_received LIMIT 1000")),
       m_rejects_of_uid(db.prepare("SELECT id, " + std::string(k_reject_bytes) +
                                   ", received_at FROM rejects WHERE peer_uid IS ?1 ORDER BY id LIMIT 1000")),
-      m_delete_events(db.prepare("DELETE FROM event_store WHERE session = ?")),
-      m_delete_regions(db.prepare("DELETE FROM region_store WHERE session = ?")),
-      m_delete_children(db.prepare("DELETE FROM child_store WHERE session = ?")),
-      m_delete_problems(db.prepare("DELETE FROM problem_store WHERE session = ?")),
-      m_delete_session(db.prepare("DELETE FROM sessions WHERE id = ?")),
+      m_eraser(db),
       m_delete_reject(db.prepare("DELETE FROM rejects WHERE id = ?")) {}
 
 std::uint64_t Retention::used_bytes() {
@@ -171,11 +167,7 @@ bool Retention::step() {
     }
   }
   for (const std::int64_t id : doomed.sessions) {
-    for (db::Statement* stmt : {&m_delete_events, &m_delete_regions, &m_delete_children, &m_delete_problems,
-                            &m_delete_session}) {
-      stmt->bind_int(1, id);
-      stmt->run();
-    }
+    m_eraser.erase(id);
   }
   for (const std::int64_t id : doomed.rejects) {
     m_delete_reject.bind_int(1, id);

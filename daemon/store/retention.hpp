@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/store/session_eraser.hpp"
 #include "db/sqlite.hpp"
 
 namespace trace2d::store {
@@ -68,11 +69,7 @@ class Retention {
   db::Statement m_rejects_by_age;
   db::Statement m_oldest_of_uid;
   db::Statement m_rejects_of_uid;
-  db::Statement m_delete_events;
-  db::Statement m_delete_regions;
-  db::Statement m_delete_children;
-  db::Statement m_delete_problems;
-  db::Statement m_delete_session;
+  SessionEraser m_eraser;
   db::Statement m_delete_reject;
   // Stored bytes per uid, loaded when the size bound is first exceeded and
   // again every so often while it stays exceeded; what each step deletes is

@@ -107,7 +107,13 @@ RowWriter::RowWriter(db::Database& db)
           " ready = coalesce(excluded.ready, ready), elapsed = coalesce(excluded.elapsed, elapsed),"
           " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")),
       m_uid_stats(db.prepare("INSERT OR REPLACE INTO uid_stats (uid, lines, dropped, updated_at) VALUES (?, ?, ?, ?)")),
-      m_add_stored_bytes(db.prepare("UPDATE sessions SET stored_bytes = stored_bytes + ?2 WHERE id = ?1")) {}
+      m_add_stored_bytes(db.prepare("UPDATE sessions SET stored_bytes = stored_bytes + ?2 WHERE id = ?1")),
+      m_eraser(db),
+      m_unqueue_session(db.prepare("DELETE FROM otlp_pending WHERE session_id = ?")),
+      m_count_withheld(db.prepare(
+          "INSERT INTO withheld_stats (uid, rule, sessions, events, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)"
+          " ON CONFLICT (uid, rule) DO UPDATE SET sessions = sessions + excluded.sessions,"
+          " events = events + excluded.events, updated_at = excluded.updated_at")) {}
 
 void RowWriter::write(const WriteBatch& batch) {
   for (const NameRow& name : batch.names) {
@@ -165,6 +171,28 @@ void RowWriter::write(const WriteBatch& batch) {
     m_insert_reject.bind_int(7, static_cast<std::int64_t>(reject.size));
     m_insert_reject.run();
   }
+  // Last: what this batch wrote of a session before its command was known
+  // goes with what earlier batches wrote.
+  if (!batch.withheld.empty()) {
+    const std::string now = proto::format_utc_timestamp(proto::unix_now_us());
+    for (const stitch::WithheldRecord& withheld : batch.withheld) {
+      withhold(withheld, now);
+    }
+  }
+}
+
+void RowWriter::withhold(const stitch::WithheldRecord& withheld, const std::string& now) {
+  if (withheld.first) {
+    m_eraser.erase(withheld.session);
+    m_unqueue_session.bind_int(1, withheld.session);
+    m_unqueue_session.run();
+  }
+  m_count_withheld.bind_int(1, withheld.uid);
+  m_count_withheld.bind_text(2, withheld.rule);
+  m_count_withheld.bind_int(3, withheld.first ? 1 : 0);
+  m_count_withheld.bind_int(4, withheld.events);
+  m_count_withheld.bind_text(5, now);
+  m_count_withheld.run();
 }
 
 void RowWriter::write_events(const WriteBatch& batch) {

@@ -2,10 +2,12 @@
 // Writes the rows of WriteBatches with prepared statements. Transactions are
 // the caller's (StoreWriter's) business.
 
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "db/sqlite.hpp"
+#include "daemon/store/session_eraser.hpp"
 #include "daemon/store/write_batch.hpp"
 
 namespace trace2d::store {
@@ -20,6 +22,7 @@ class RowWriter {
   void write_session(const stitch::SessionRecord& session);
   void write_regions(const WriteBatch& batch);
   void write_child(const stitch::ChildRecord& child);
+  void withhold(const stitch::WithheldRecord& withheld, const std::string& now);
 
   // Full groups of k_rows_per_insert rows go through `multi`, the rest
   // one by one through `single`.
@@ -61,6 +64,9 @@ class RowWriter {
   db::Statement m_merge_child;
   db::Statement m_uid_stats;
   db::Statement m_add_stored_bytes;
+  SessionEraser m_eraser;
+  db::Statement m_unqueue_session;
+  db::Statement m_count_withheld;
   // Bytes of this batch's events per session, added to `stored_bytes`.
   std::vector<std::pair<std::int64_t, std::int64_t>> m_session_bytes;
 };

@@ -109,6 +109,9 @@ class WriteBatch {
   std::vector<stitch::ChildRecord> children;  // merged into what is stored
   std::vector<FileOffsetRow> file_offsets;
   std::vector<UidStatRow> uid_stats;
+  // Sessions the storage rule withholds: counted, and their rows (written
+  // before their command was known) deleted after everything else.
+  std::vector<stitch::WithheldRecord> withheld;
   // Files to delete once this batch is committed (finished trace files).
   std::vector<std::string> remove_after_commit;
   // When the oldest line in this batch was read, for the commit latency.
@@ -120,11 +123,11 @@ class WriteBatch {
   [[nodiscard]] bool empty() const {
     return names.empty() && events.empty() && problems.empty() && rejects.empty() && sessions.empty() &&
            file_offsets.empty() && remove_after_commit.empty() && regions.empty() && children.empty() &&
-           uid_stats.empty();
+           uid_stats.empty() && withheld.empty();
   }
   [[nodiscard]] std::size_t row_count() const {
     return names.size() + events.size() + problems.size() + rejects.size() + sessions.size() +
-           file_offsets.size() + regions.size() + children.size();
+           file_offsets.size() + regions.size() + children.size() + withheld.size();
   }
   // Approximate heap bytes held, for the daemon's memory bound.
   [[nodiscard]] std::size_t memory_bytes() const {
@@ -132,7 +135,8 @@ class WriteBatch {
            names.capacity() * sizeof(NameRow) + problems.capacity() * sizeof(ProblemRow) +
            rejects.capacity() * sizeof(RejectRow) +
            sessions.capacity() * (sizeof(stitch::SessionRecord) + 128) +
-           regions.capacity() * sizeof(RegionRow) + children.capacity() * (sizeof(stitch::ChildRecord) + 64);
+           regions.capacity() * sizeof(RegionRow) + children.capacity() * (sizeof(stitch::ChildRecord) + 64) +
+           withheld.capacity() * (sizeof(stitch::WithheldRecord) + 32);
   }
 
  private:

@@ -18,10 +18,15 @@ namespace {
 
 constexpr const char* k_crafted_sid = "20261122T100000.000000Z-H0a7c9cdf-P00002000";
 
+std::string line_of(const std::string& sid, const std::string& event, const std::string& thread,
+                    const std::string& time, const std::string& fields) {
+  return R"({"event":")" + event + R"(","sid":")" + sid + R"(","thread":")" + thread +
+         R"(","time":"2026-11-22T10:00:00.)" + time + R"(Z","file":"x.c","line":1)" + fields + "}\n";
+}
+
 std::string line(const std::string& event, const std::string& thread, const std::string& time,
                  const std::string& fields) {
-  return R"({"event":")" + event + R"(","sid":")" + k_crafted_sid + R"(","thread":")" + thread +
-         R"(","time":"2026-11-22T10:00:00.)" + time + R"(Z","file":"x.c","line":1)" + fields + "}\n";
+  return line_of(k_crafted_sid, event, thread, time, fields);
 }
 
 // Issue 10, item 9: a region and then a child on thread th01:worker (which
@@ -86,6 +91,47 @@ TEST(HostileData, ACraftedThreadChildBreaksNeitherTreeNorExportNorReport) {
   EXPECT_NE(html.find(std::string("data-sid=\"") + k_crafted_sid + "\""), std::string::npos);
   EXPECT_NE(html.find(std::string("data-sid=\"") + k_fetch_sid + "\""), std::string::npos);
   EXPECT_NE(html.find("data-name=\"crafted\""), std::string::npos);
+}
+
+// Execs a sender made up: a repeated exec_id (an exec_result answers the
+// latest), 20,000 exec_results that answer nothing, then an exec that
+// worked, and a session with the same pid that replaced the process. The
+// tree, the Chrome trace and the OTLP export pair and place them all.
+TEST(HostileData, ExecFloodsArePairedByIdAndThePidsGitHangsUnderItsExec) {
+  std::string trace = line("version", "main", "000010", R"(,"evt":"3","exe":"2.39.5")") +
+                      line("start", "main", "000020", R"(,"t_abs":0.00002,"argv":["git-shell","-c","x"])") +
+                      line("exec", "main", "000100", R"(,"exec_id":7,"argv":["first"])") +
+                      line("exec", "main", "000110", R"(,"exec_id":7,"argv":["second"])") +
+                      line("exec_result", "main", "000120", R"(,"exec_id":7,"code":-1)");
+  for (int i = 0; i < 20000; ++i) {
+    const std::string us = std::to_string(200 + i);
+    trace += line("exec_result", "main", std::string(6 - us.size(), '0') + us,
+                  R"(,"exec_id":)" + std::to_string(1000 + i) + R"(,"code":-1)");
+  }
+  trace += line("exec", "main", "300000", R"(,"exec_id":5,"exe":"git","argv":["git","upload-pack","r"])");
+  const std::string git_sid = std::string(k_crafted_sid) + "/20261122T100000.400000Z-H0a7c9cdf-P00002000";
+  const auto git_line = [&](const std::string& event, const std::string& time, const std::string& fields) {
+    return line_of(git_sid, event, "main", time, fields);
+  };
+  trace += git_line("version", "400000", R"(,"evt":"3","exe":"2.39.5")") +
+           git_line("start", "400010", R"(,"t_abs":0.00001,"argv":["git","upload-pack","r"])") +
+           git_line("cmd_name", "400020", R"(,"name":"upload-pack","hierarchy":"upload-pack")") +
+           git_line("exit", "500000", R"(,"t_abs":0.1,"code":0)");
+  const HostileDatabase db(trace);
+
+  const ProcessResult tree = run_ctl({"--db", db.path(), "tree", k_crafted_sid, "--no-times"});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_EQ(tree.out,
+            "git-shell  git-shell -c x  [pid 8192, incomplete]\n"
+            "├─ exec 7: first  [replaced the process]\n"
+            "├─ exec 7: second  [failed, code -1]\n"
+            "└─ exec 5 git: git upload-pack r  [replaced the process]\n"
+            "   └─ upload-pack  [pid 8192, exit 0]\n");
+  const ProcessResult exported = run_ctl({"--db", db.path(), "export", k_crafted_sid});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const ProcessResult otlp = run_ctl({"--db", db.path(), "export", "--format", "otlp-json", k_crafted_sid});
+  ASSERT_EQ(otlp.exit_code, 0) << otlp.err;
+  EXPECT_NE(otlp.out.find(R"x("name":"exec(git)")x"), std::string::npos);
 }
 
 // Issue 10: U+009B (CSI) and the other C1 controls, sent as JSON escapes

@@ -66,6 +66,8 @@ void outline(const std::vector<Node>& nodes, int depth, std::string& out) {
       out += "region:" + r->label;
     } else if (const auto* c = node.child()) {
       out += "child:" + std::to_string(c->child_id);
+    } else if (const auto* e = node.exec()) {
+      out += "exec:" + std::to_string(e->exec_id);
     } else if (const auto* t = node.thread()) {
       out += "thread:" + t->name;
     }
@@ -137,6 +139,48 @@ TEST(ProcessTree, UnclaimedSessionsHangUnderARunningChildOrTheirNearestAncestor)
             "    process:p/claimed(child_sid)\n"
             "  process:p/other(parent_sid)\n"
             "  process:p/missing/g(parent_sid)\n");
+}
+
+model::ExecInfo exec(std::int64_t id, std::int64_t seq, double t_start, std::optional<std::int64_t> code = std::nullopt) {
+  model::ExecInfo e;
+  e.exec_id = id;
+  e.seq = seq;
+  e.thread = "main";
+  e.exe = "git";
+  e.argv = {"git", "upload-pack", "r"};
+  e.t_start = t_start;
+  if (code) {
+    e.code = code;
+    e.result_t = t_start + 0.001;
+  }
+  return e;
+}
+
+// git-shell execs git: the new git's SID is the shell's child, with the
+// shell's pid. It hangs under the exec that worked (not the one that
+// failed, not when the pid differs), and that exec lasts until it ends.
+TEST(ProcessTree, AProgramThatReplacedItsParentHangsUnderTheExecThatWorked) {
+  ProcessRows shell = process("s", 0, 0.010);
+  shell.info.pid = 32;
+  shell.regions = {region(1, 5, std::nullopt, "setup", 0.001, 0.004)};
+  shell.execs = {exec(0, 3, 0.002, -1), exec(1, 6, 0.008)};
+  ProcessRows git = process("s/g", 9000, 0.050);
+  git.info.pid = 32;
+  ProcessRows other = process("s/o", 9500, 0.001);  // another pid: not what the exec became
+  other.info.pid = 33;
+  const ProcessTree tree = model::build_process_tree("s", {git, shell, other});
+  EXPECT_EQ(outline(tree),
+            "process:s(root)\n"
+            "  region:setup\n"
+            "    exec:0\n"
+            "  exec:1\n"
+            "    process:s/g(exec)\n"
+            "  process:s/o(parent_sid)\n");
+  const Node& failed = tree.processes[0].children[0].children[0];
+  EXPECT_DOUBLE_EQ(*failed.elapsed, 0.001);  // until its exec_result
+  const Node& worked = tree.processes[0].children[1];
+  EXPECT_DOUBLE_EQ(*worked.offset, 0.008);
+  EXPECT_DOUBLE_EQ(*worked.elapsed, 0.009 + 0.050 - 0.008);  // until the new git ended
 }
 
 TEST(ProcessTree, APrefixWithoutSessionHoldsEverySessionUnderIt) {

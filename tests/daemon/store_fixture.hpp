@@ -49,6 +49,9 @@ class StorePipeline {
         rejects.push_back(m_stitcher.refusal());
         continue;
       }
+      if (placement->withheld) {
+        continue;  // as the ingest worker does: the storage rule keeps it out
+      }
       m_encoder.encode(m_event, line, *placement, batch, origin.peer_uid);
     }
     commit(batch);

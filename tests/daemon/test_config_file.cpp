@@ -402,7 +402,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 49u);
+  EXPECT_EQ(describe_settings().size(), 50u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 
@@ -471,7 +471,7 @@ TEST(ConfigFile, ReloadabilityIsListedPerSetting) {
                                             "directories.delete_finished", "directories.idle_timeout_ms",
                                             "directories.max_silence_ms", "directories.max_open_files_per_uid",
                                             "directories.max_open_files", "directories.max_file_bytes",
-                                            "log.level"}));
+                                            "storage.drop", "log.level"}));
 }
 
 }  // namespace

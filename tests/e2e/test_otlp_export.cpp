@@ -37,6 +37,8 @@ struct CheckedSpan {
   std::string nickname;
   std::string detail;
   std::string regions;  // trace2d.summary.regions
+  std::string exe;        // trace2.exec.exe
+  std::string placed_by;  // trace2d.placed_by
 };
 
 // Exports `sid` as OTLP/JSON and checks it; the spans by name.
@@ -79,6 +81,12 @@ std::vector<CheckedSpan> export_and_check(const TempDir& dir, const std::string&
     if (span["regions"].get(message) == simdjson::SUCCESS) {
       s.regions = std::string(message);
     }
+    if (span["exe"].get(message) == simdjson::SUCCESS) {
+      s.exe = std::string(message);
+    }
+    if (span["placed_by"].get(message) == simdjson::SUCCESS) {
+      s.placed_by = std::string(message);
+    }
     spans.push_back(std::move(s));
   }
   return spans;
@@ -118,6 +126,51 @@ TEST(OtlpExport, AFetchWithItsChildGitsUnderTheChildSpansThatRanThem) {
     regions += span.type == "region" ? 1 : 0;
   }
   EXPECT_GT(regions, 3u);
+}
+
+// git-shell runs the command a remote asked for by exec: the git that
+// replaced it is its SID's child with its pid, and hangs under the exec.
+TEST(OtlpExport, AGitThatGitShellExecdHangsUnderTheExecSpan) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo");
+  RunningDaemon daemon(dir);
+  ProcessSpec shell = git_spec(dir.path(), {}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  shell.argv = {"git-shell", "-c", "git-upload-pack '" + repo + "'"};
+  shell.stdin_data = "0000";  // a client that wants nothing: upload-pack ends at once
+  const ProcessResult ran = run_process(shell);
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  // git-shell names no command; its session never exits (the exec replaced
+  // it) and ends incomplete when the connection the new git inherited closes.
+  std::string sid;
+  ASSERT_TRUE(wait_until([&] {
+    db::Database check = open_db(daemon.db_path());
+    sid = check.query_text("SELECT sid FROM sessions WHERE depth = 0").value_or("");
+    return check.query_int("SELECT count(*) FROM sessions WHERE status != 'running'") == 2;
+  }));
+  const std::vector<CheckedSpan> spans = export_and_check(dir, daemon.db_path(), sid);
+  ASSERT_EQ(spans.size(), 3u);
+  const CheckedSpan* top = find(spans, "git-shell");
+  ASSERT_NE(top, nullptr);
+  const CheckedSpan* exec = find(spans, "exec(git)");
+  ASSERT_NE(exec, nullptr);
+  EXPECT_EQ(exec->type, "exec");
+  EXPECT_EQ(exec->parent, "git-shell");
+  EXPECT_EQ(exec->exe, "git");
+  EXPECT_EQ(exec->status, 0);
+  const CheckedSpan* upload = find(spans, "git:upload-pack");
+  ASSERT_NE(upload, nullptr);
+  EXPECT_EQ(upload->parent, "exec(git)");  // within it: otlp_check.js checks the times
+  EXPECT_EQ(upload->placed_by, "exec");
+  EXPECT_EQ(upload->status, 0);
+
+  // trace2ctl tree shows the exec with the git under it.
+  const ProcessResult tree = ctl(daemon.db_path(), {"tree", sid});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_NE(tree.out.find("exec 0 git: git upload-pack"), std::string::npos) << tree.out;
+  EXPECT_NE(tree.out.find("[replaced the process]"), std::string::npos) << tree.out;
+  const std::size_t under = tree.out.find("upload-pack  [");
+  ASSERT_NE(under, std::string::npos) << tree.out;
+  EXPECT_LT(tree.out.find("exec 0 git"), under) << tree.out;
 }
 
 TEST(OtlpExport, AFailingCommandAndAHookScriptsGit) {

@@ -116,15 +116,21 @@ std::int64_t queued(const std::string& db) {
   return open_db(db).query_int("SELECT count(*) FROM otlp_pending").value_or(-1);
 }
 
-// The tree check of otlp_check.js over everything accepted: no problems.
-std::vector<std::string> tree_problems(const Receiver& receiver) {
+// What the tree check of otlp_check.js says of everything accepted (JSON:
+// its spans and problems).
+std::string checked_tree(const Receiver& receiver) {
   ProcessSpec spec;
   spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "tree", receiver.accepted_file()};
   const ProcessResult checked = run_process(spec);
   EXPECT_EQ(checked.exit_code, 0) << checked.err;
+  return checked.out;
+}
+
+// The tree check over everything accepted: no problems.
+std::vector<std::string> tree_problems(const Receiver& receiver) {
   simdjson::dom::parser parser;
   std::vector<std::string> problems;
-  for (simdjson::dom::element problem : parser.parse(checked.out)["problems"].get_array()) {
+  for (simdjson::dom::element problem : parser.parse(checked_tree(receiver))["problems"].get_array()) {
     problems.emplace_back(problem.get_string().value());
   }
   return problems;
@@ -339,14 +345,11 @@ TEST(OtlpLive, ADroppedCommandIsCountedNotSentAndTheNicknameGoesOut) {
       << daemon.process().err_so_far();
   EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
 
-  ProcessSpec spec;
-  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "tree", receiver.accepted_file()};
-  const ProcessResult checked = run_process(spec);
-  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  const std::string checked = checked_tree(receiver);
   simdjson::dom::parser parser;
   std::set<std::string> names;
   std::string fetch_nickname;
-  for (simdjson::dom::element span : parser.parse(checked.out)["spans"].get_array()) {
+  for (simdjson::dom::element span : parser.parse(checked)["spans"].get_array()) {
     const std::string name(span["name"].get_string().value());
     names.insert(name);
     std::string_view nickname;
@@ -363,6 +366,40 @@ TEST(OtlpLive, ADroppedCommandIsCountedNotSentAndTheNicknameGoesOut) {
     return ctl(daemon.db_path(), {"status"}).out.find("1 withheld by detail rules") != std::string::npos;
   })) << ctl(daemon.db_path(), {"status"}).out;
   EXPECT_EQ(db.query_text("SELECT nickname FROM sessions WHERE depth = 0 AND cmd_name = 'fetch'"), "monorepo");
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// git-shell's exec of the git a remote asked for, live: the exec span
+// reaches the collector with the git that replaced the process under it,
+// and the shell's session (which never exits) is exported too.
+TEST(OtlpLive, AnExecSpanCarriesTheGitThatReplacedTheProcess) {
+  TempDir dir;
+  Receiver receiver(dir, "200");
+  RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
+  const std::string repo = make_repo(dir, "repo");
+  ProcessSpec shell = git_spec(dir.path(), {}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  shell.argv = {"git-shell", "-c", "git-upload-pack '" + repo + "'"};
+  shell.stdin_data = "0000";  // a client that wants nothing
+  const ProcessResult ran = run_process(shell);
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 2); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+
+  const std::string checked = checked_tree(receiver);
+  simdjson::dom::parser parser;
+  std::map<std::string, std::string> parent_of;  // span name -> its parent's name
+  std::map<std::string, std::string> type_of;
+  for (simdjson::dom::element span : parser.parse(checked)["spans"].get_array()) {
+    const std::string name(span["name"].get_string().value());
+    std::string_view parent;
+    parent_of[name] = span["parent"].get(parent) == simdjson::SUCCESS ? std::string(parent) : std::string();
+    type_of[name] = std::string(span["type"].get_string().value());
+  }
+  EXPECT_EQ(parent_of, (std::map<std::string, std::string>{
+                           {"git-shell", ""}, {"exec(git)", "git-shell"}, {"git:upload-pack", "exec(git)"}}));
+  EXPECT_EQ(type_of["exec(git)"], "exec");
+  EXPECT_EQ(static_cast<std::int64_t>(receiver.acknowledged().size()), exported_spans(daemon.db_path()));
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 

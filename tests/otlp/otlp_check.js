@@ -120,10 +120,12 @@ if (mode === 'compare') {
     } else if (!parent) {
       problems.push(`${s.name}: parent ${s.parentSpanId} missing`);
     }
-    // Regions nest strictly, and a child git runs within its child span; a
-    // child process may outlive the region it was started in (git's
-    // transport helper does), so child spans are not held to it.
-    if (parent && (type === 'region' || (type === 'process' && attr(parent, 'trace2.span.type') === 'child'))) {
+    // Regions nest strictly, and a child git runs within its child span (a
+    // git that replaced its process, within its exec span); a child process
+    // may outlive the region it was started in (git's transport helper
+    // does), so child spans are not held to it.
+    const launcher = parent && ['child', 'exec'].includes(attr(parent, 'trace2.span.type'));
+    if (parent && (type === 'region' || (type === 'process' && launcher))) {
       const [ps, pe, cs, ce] = [parent.startTimeUnixNano, parent.endTimeUnixNano, s.startTimeUnixNano, s.endTimeUnixNano].map(BigInt);
       // git rounds its times to microseconds on both ends: allow 2 µs.
       if (cs + 2000n < ps || ce > pe + 2000n) problems.push(`${s.name} [${cs}, ${ce}] outside ${parent.name} [${ps}, ${pe}]`);
@@ -131,7 +133,8 @@ if (mode === 'compare') {
     out.push({ name: s.name, type, parent: parent ? parent.name : null, status: s.status ? s.status.code : 0,
                message: s.status ? s.status.message : undefined, sid, events: (s.events || []).length,
                nickname: attr(s, 'trace2.repo.nickname'), detail: attr(s, 'trace2d.detail'),
-               regions: attr(s, 'trace2d.summary.regions') });
+               regions: attr(s, 'trace2d.summary.regions'), exe: attr(s, 'trace2.exec.exe'),
+               placed_by: attr(s, 'trace2d.placed_by') });
   }
   console.log(JSON.stringify({ spans: out, problems }));
 } else {

@@ -182,6 +182,112 @@ TEST(SpanBuilder, ATopProcessWhoseParentIsNotExportedKeepsTrace2receiversParentI
   EXPECT_EQ(spans[0].name, "git:status");
 }
 
+// git-shell (pid 0x20) whose first exec failed and whose second became
+// `git upload-pack`: the SID's child with the same pid.
+model::ProcessTree exec_tree() {
+  const std::int64_t t0 = 1'700'000'000'000'000;  // µs
+  model::ProcessRows shell;
+  shell.info.sid = "SH-P00000020";
+  shell.info.argv = {"git-shell", "-c", "git-upload-pack 'r'"};
+  shell.info.pid = 32;
+  shell.info.start_us = t0;
+  shell.info.status = "incomplete";  // a successful exec sends nothing more
+  shell.info.last_event_us = t0 + 300'000;
+  model::ExecInfo failed;
+  failed.exec_id = 0;
+  failed.seq = 3;
+  failed.thread = "main";
+  failed.argv = {"/nonexistent/git", "upload-pack", "r"};
+  failed.t_start = 0.1;
+  failed.code = -1;
+  failed.result_t = 0.2;
+  model::ExecInfo worked = failed;
+  worked.exec_id = 1;
+  worked.seq = 5;
+  worked.exe = "git";
+  worked.argv = {"git", "upload-pack", "r"};
+  worked.t_start = 0.3;
+  worked.code = std::nullopt;
+  worked.result_t = std::nullopt;
+  shell.execs = {failed, worked};
+  model::ProcessRows git;
+  git.info.sid = "SH-P00000020/UP-P00000020";
+  git.info.parent_sid = "SH-P00000020";
+  git.info.depth = 1;
+  git.info.cmd_name = "upload-pack";
+  git.info.argv = {"git", "upload-pack", "r"};
+  git.info.pid = 32;
+  git.info.start_us = t0 + 400'000;
+  git.info.elapsed = 0.5;
+  git.info.exit_code = 0;
+  git.info.status = "complete";
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(shell));
+  rows.push_back(std::move(git));
+  return model::build_process_tree("SH-P00000020", std::move(rows));
+}
+
+TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec) {
+  std::vector<Span> spans;
+  append_spans(exec_tree(), spans);
+  ASSERT_EQ(spans.size(), 4u);  // git-shell, two execs, upload-pack
+  const auto attribute = [](const Span& span, const std::string& key) -> const AttributeValue* {
+    for (const Attribute& a : span.attributes) {
+      if (a.key == key) {
+        return &a.value;
+      }
+    }
+    return nullptr;
+  };
+  // Both are named by their program: the exe, else argv[0]'s.
+  const auto exec_span = [&](const std::string& id) -> const Span& {
+    for (const Span& span : spans) {
+      const AttributeValue* value = attribute(span, "trace2.exec.id");
+      if (value != nullptr && std::get<std::string>(*value) == id) {
+        EXPECT_EQ(span.name, "exec(git)");
+        return span;
+      }
+    }
+    throw std::runtime_error("no exec span " + id);
+  };
+  const Span& shell = named(spans, "git-shell");
+  const Span& worked = exec_span("1");
+  EXPECT_EQ(worked.kind, SpanKind::client);
+  EXPECT_EQ(worked.parent_span_id, shell.span_id);
+  EXPECT_EQ(worked.trace_id, shell.trace_id);
+  EXPECT_EQ(worked.status, StatusCode::unset);
+  EXPECT_EQ(worked.start_time_unix_nano, 1'700'000'000'300'000'000ULL);
+  // It lasts as long as the program that replaced the process.
+  EXPECT_EQ(worked.end_time_unix_nano, 1'700'000'000'900'000'000ULL);
+  ASSERT_NE(attribute(worked, "trace2.span.type"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*attribute(worked, "trace2.span.type")), "exec");
+  EXPECT_EQ(std::get<std::string>(*attribute(worked, "trace2.exec.exe")), "git");
+  EXPECT_EQ(std::get<std::vector<std::string>>(*attribute(worked, "trace2.exec.argv")),
+            (std::vector<std::string>{"git", "upload-pack", "r"}));
+  EXPECT_EQ(attribute(worked, "trace2.exec.exitcode"), nullptr);  // it never returned
+
+  const Span& failing = exec_span("0");
+  EXPECT_EQ(failing.status, StatusCode::error);
+  EXPECT_EQ(failing.status_message, "exec failed, code -1");
+  EXPECT_EQ(std::get<std::string>(*attribute(failing, "trace2.exec.exitcode")), "-1");
+  EXPECT_EQ(attribute(failing, "trace2.exec.exe"), nullptr);
+  EXPECT_EQ(failing.start_time_unix_nano, 1'700'000'000'100'000'000ULL);
+  EXPECT_EQ(failing.end_time_unix_nano, 1'700'000'000'200'000'000ULL);  // at its exec_result
+
+  const Span& git = named(spans, "git:upload-pack");
+  EXPECT_EQ(git.parent_span_id, worked.span_id);  // not the shell's process span
+  EXPECT_EQ(git.span_id, process_span_id("UP-P00000020"));
+  EXPECT_EQ(std::get<std::string>(*attribute(git, "trace2d.placed_by")), "exec");
+
+  // At the summary level there are no exec spans: the git hangs under the shell.
+  ExportRules rules;
+  rules.default_level = DetailLevel::summary;
+  std::vector<Span> summary;
+  append_spans(exec_tree(), summary, {}, rules);
+  ASSERT_EQ(summary.size(), 2u);
+  EXPECT_EQ(named(summary, "git:upload-pack").parent_span_id, named(summary, "git-shell").span_id);
+}
+
 // Every value kind, an invalid UTF-8 string and a negative integer, through
 // both encoders: the official decoder must read the protobuf back as the
 // same request the JSON says.
