@@ -1,6 +1,7 @@
 #include "ctl/output/file_output.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -52,9 +53,45 @@ class TempFile {
   bool m_kept = false;
 };
 
+void write_all(int fd, const std::string& path, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t written = ::write(fd, text.data(), text.size());
+    if (written < 0 && errno == EINTR) {
+      continue;
+    }
+    if (written < 0) {
+      fail("write", path, errno);
+    }
+    text.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
 }  // namespace
 
 void write_text_file(const std::string& path, std::string_view text) {
+  // Not a file to replace: a device (/dev/null, /dev/stdout's terminal) or
+  // a FIFO is written into as it is. Renaming over it would put a regular
+  // file in its place (as root, /dev/null itself).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      fail("write", path, EISDIR);
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      fail("open", path, errno);
+    }
+    try {
+      write_all(fd, path, text);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (::close(fd) != 0) {
+      fail("write", path, errno);
+    }
+    return;
+  }
   const std::string temp = path + ".tmp-" + std::to_string(::getpid());
   TempFile file(temp);
   if (file.fd() < 0) {
@@ -65,16 +102,7 @@ void write_text_file(const std::string& path, std::string_view text) {
     }
     fail("create", path, error);
   }
-  while (!text.empty()) {
-    const ssize_t written = ::write(file.fd(), text.data(), text.size());
-    if (written < 0 && errno == EINTR) {
-      continue;
-    }
-    if (written < 0) {
-      fail("write", path, errno);
-    }
-    text.remove_prefix(static_cast<std::size_t>(written));
-  }
+  write_all(file.fd(), path, text);
   if (file.close() != 0) {
     fail("write", path, errno);
   }

@@ -10,7 +10,10 @@ namespace trace2d::ctl {
 // the same directory, then renamed, so a reader (a browser reloading the
 // report) never sees half a file. The temporary (`path.tmp-<pid>`) is
 // created O_EXCL|O_NOFOLLOW: a file or symlink already under that name is an
-// error, never written through. Throws std::runtime_error naming `path`.
+// error, never written through. A `path` that is not a regular file (a
+// device such as /dev/null or /dev/stdout, a FIFO) is written into
+// directly: it is not a file to replace. Throws std::runtime_error naming
+// `path`.
 void write_text_file(const std::string& path, std::string_view text);
 
 }  // namespace trace2d::ctl

@@ -2,11 +2,15 @@
 // its predictable temporary name (`<path>.tmp-<pid>`) never written through.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "ctl/output/file_output.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -52,6 +56,28 @@ TEST(FileOutput, NeverWritesIntoAFileAlreadyAtTheTemporaryName) {
   EXPECT_THROW(write_text_file(path, "trace"), std::runtime_error);
   EXPECT_EQ(test::read_file(temp_name(path)), "someone else's");
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// `-o /dev/null` (as root, a rename would have put a regular file in
+// /dev/null's place) and a FIFO: written into, not replaced.
+TEST(FileOutput, WritesIntoADeviceOrAFifoInsteadOfReplacingIt) {
+  write_text_file("/dev/null", "discarded");
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  EXPECT_FALSE(std::filesystem::exists(temp_name("/dev/null")));
+
+  test::TempDir dir;
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo);
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  write_text_file(fifo, "through the pipe");
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_THROW(write_text_file(dir.path().string(), "x"), std::runtime_error);  // a directory
 }
 
 }  // namespace
