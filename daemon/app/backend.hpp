@@ -40,7 +40,8 @@ struct BackendOptions {
   bool redact_url_credentials = true;
   std::string nickname_key = "otel.trace2.nickname";  // the def_param stored as sessions.nickname
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
-  // nullopt: left as it is, for `trace2d import`, which never exports).
+  // nullopt: left as it is, for `trace2d import`, whose sessions are never
+  // queued: the trigger skips source 'import', schema v11).
   std::optional<std::string> export_url;
   // Consumers of stitched output beside the store's (the /metrics
   // histograms); they must outlive the Backend.
