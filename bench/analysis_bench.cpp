@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "db/sqlite.hpp"
-#include "proto/timestamp.hpp"
+#include "bench/support.hpp"
 
 extern char** environ;
 
@@ -37,7 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
-constexpr std::int64_t k_copy_shift_us = 60'000'000;  // each copy a minute later
 constexpr double k_tree_target_ms = 100;
 constexpr double k_stats_target_ms = 2000;
 
@@ -49,58 +48,6 @@ struct Options {
   long events = 1'000'000;
   int runs = 10;
 };
-
-std::vector<std::string> load_lines(const std::string& dir) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<std::string> lines;
-  for (const fs::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    for (std::string line; std::getline(in, line);) {
-      lines.push_back(line);
-    }
-  }
-  if (lines.empty()) {
-    throw std::runtime_error("no traces in " + dir);
-  }
-  return lines;
-}
-
-// The host part of git's SIDs ("-H0a7c9cdf-"): rewriting it makes every SID
-// of a copy new while keeping the SIDs' shape (and the P<hex> pids).
-std::string host_token(const std::string& line) {
-  const auto at = line.find("-H");
-  if (at == std::string::npos || at + 11 > line.size() || line[at + 10] != '-') {
-    throw std::runtime_error("unexpected SID in: " + line.substr(0, 200));
-  }
-  return line.substr(at, 11);
-}
-
-std::string rewrite(const std::string& line, const std::string& host, int copy) {
-  char token[16];
-  std::snprintf(token, sizeof token, "-H%08x-", static_cast<unsigned>(copy));
-  std::string out;
-  out.reserve(line.size());
-  std::size_t from = 0;
-  for (auto at = line.find(host); at != std::string::npos; at = line.find(host, from)) {
-    out.append(line, from, at - from);
-    out += token;
-    from = at + host.size();
-  }
-  out.append(line, from);
-  const std::string key = "\"time\":\"";
-  if (const auto at = out.find(key); at != std::string::npos) {
-    const auto begin = at + key.size();
-    const auto end = out.find('"', begin);
-    if (const auto us = trace2d::proto::parse_utc_timestamp(out.substr(begin, end - begin))) {
-      out.replace(begin, end - begin, trace2d::proto::format_utc_timestamp(*us + copy * k_copy_shift_us));
-    }
-  }
-  return out;
-}
 
 // Runs `argv` with stdout to /dev/null; returns the wall time in ms.
 double run_timed(const std::vector<std::string>& argv) {
@@ -150,23 +97,11 @@ Timing measure(const std::string& name, const std::vector<std::string>& argv, in
 }
 
 int run(const Options& options) {
-  const std::vector<std::string> corpus = load_lines(options.traces);
-  const std::string host = host_token(corpus.front());
-  const auto per_copy = static_cast<long>(corpus.size());
-  const int copies = static_cast<int>((options.events + per_copy - 1) / per_copy);
   const fs::path dir = options.dir.empty() ? fs::temp_directory_path() / "t2d-analysis-bench" : fs::path(options.dir);
   const fs::path traces = dir / "traces";
   const std::string db = (dir / "bench.db").string();
   fs::remove_all(dir);
-  fs::create_directories(traces);
-  for (int copy = 0; copy < copies; ++copy) {
-    char name[32];
-    std::snprintf(name, sizeof name, "copy-%05d.jsonl", copy);
-    std::ofstream out(traces / name, std::ios::binary);
-    for (const std::string& line : corpus) {
-      out << rewrite(line, host, copy) << '\n';
-    }
-  }
+  const auto [copies, per_copy] = trace2d::bench::write_trace_copies(options.traces, traces.string(), options.events);
   std::printf("importing %d copies of %ld events (%ld events) into %s\n", copies, per_copy, copies * per_copy,
               db.c_str());
   std::fflush(stdout);

@@ -144,7 +144,7 @@ storage_section() {
 
 write_report() {
   local short_ratio long_rate long_ratio dgram_rate dgram_drops c_minus_b p99 rss_short rss_long idle_rss
-  local storage_long storage_short all_runs clean_runs
+  local storage_long storage_short all_runs clean_runs export_rate export_short export_long
   short_ratio="$(ratios short-trace2d events_per_s short-drain events_per_s | median_of)"
   long_rate="$(values long-trace2d RESULT events_per_s | median_of)"
   long_ratio="$(ratios long-trace2d events_per_s long-limit events_per_s | median_of)"
@@ -157,6 +157,9 @@ write_report() {
   idle_rss="$(values idle RESULT rss_mib | median_of)"
   storage_long="$(values long-trace2d STORAGE ratio_to_raw | median_of)"
   storage_short="$(values short-trace2d STORAGE ratio_to_raw | median_of)"
+  export_rate="$(values export RESULT spans_per_s | median_of)"
+  export_short="$(ratios short-export events_per_s short-trace2d events_per_s | median_of)"
+  export_long="$(ratios long-export events_per_s long-trace2d events_per_s | median_of)"
   all_runs="$(awk '$3 == "RESULT" || $3 == "FAILED"' "$raw" | wc -l)"
   clean_runs="$(awk '$3 == "RESULT" && / loss=none/' "$raw" | wc -l)"
 
@@ -191,6 +194,14 @@ $(machine_rows)
 | database ≤ 0.5× raw NDJSON, shape (ii) | $storage_long× | $(met "$storage_long" "<=" 0.5) |
 | database ≤ 0.5× raw NDJSON, shape (i) | $storage_short× | $(met "$storage_short" "<=" 0.5) |
 | zero loss (every benchmark run) | $clean_runs of $all_runs runs | $(met "$clean_runs" "==" "$all_runs") |
+
+## Targets of issue 12 (OTLP export)
+
+| target | measured (median) | met |
+|---|---|---|
+| export ≥ 200,000 spans/s to a discarding loopback receiver | $(echo "${export_rate:-0}" | cell int | tr -d '*') spans/s | $(met "$export_rate" ">=" 200000) |
+| ingest with the export on ≥ 85% of the same run's ingest without, shape (i) | $(awk -v r="$export_short" 'BEGIN { printf "%.0f%%", r * 100 }') | $(met "$export_short" ">=" 0.85) |
+| the same, shape (ii) | $(awk -v r="$export_long" 'BEGIN { printf "%.0f%%", r * 100 }') | $(met "$export_long" ">=" 0.85) |
 
 Where a target is missed, [docs/architecture.md](../docs/architecture.md#where-the-time-goes)
 shows where the time goes, measured with per-thread CPU times, perf,
@@ -312,6 +323,27 @@ machine moves the totals, not the medians.
 | **D − B, percentage points** | $(values git-round ROUND d_minus_b_pp | cell %.2f) |
 | D − B from the medians, percentage points | $(values git-round ROUND d_minus_b_median_pp | cell %.2f) |
 | runs without loss (every process in trace2d, every trace file written) | $(lossless_runs git) |
+
+## OTLP export
+
+The exporter emptying a backlog (\`export_bench\`: copies of the real git
+traces imported, every session queued, trace2d started with
+\`--otlp-endpoint\` on \`otlp_sink\`, a loopback receiver that reads each
+request and answers 200; timed from trace2d's start until the queue is
+empty), and the ingest benchmark with the export on (into the same kind of
+receiver) against the same run's ingest without it.
+
+| | median (min–max) |
+|---|---|
+| spans/s | $(values export RESULT spans_per_s | cell int) |
+| sessions exported | $(values export RESULT exported_sessions | cell int) |
+| spans per request | $(ratios export spans export requests | cell %.0f) |
+| shape (i): events/s with the export on | $(values short-export RESULT events_per_s | cell int) |
+| shape (i): with / without the export, same run | $(ratios short-export events_per_s short-trace2d events_per_s | cell pct) |
+| shape (ii): events/s with the export on | $(values long-export RESULT events_per_s | cell int) |
+| shape (ii): with / without the export, same run | $(ratios long-export events_per_s long-trace2d events_per_s | cell pct) |
+
+$client_section
 
 ## Commands
 

@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "proto/timestamp.hpp"
+
 extern char** environ;
 
 namespace trace2d::bench {
@@ -365,6 +367,81 @@ void raise_fd_limit() {
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
+}
+
+namespace {
+
+constexpr std::int64_t k_copy_shift_us = 60'000'000;  // each copy a minute later
+
+std::vector<std::string> load_lines(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> lines;
+  for (const std::filesystem::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    for (std::string line; std::getline(in, line);) {
+      lines.push_back(line);
+    }
+  }
+  if (lines.empty()) {
+    throw std::runtime_error("no traces in " + dir);
+  }
+  return lines;
+}
+
+// The host part of git's SIDs ("-H0a7c9cdf-"): rewriting it makes every SID
+// of a copy new while keeping the SIDs' shape (and the P<hex> pids).
+std::string host_token(const std::string& line) {
+  const auto at = line.find("-H");
+  if (at == std::string::npos || at + 11 > line.size() || line[at + 10] != '-') {
+    throw std::runtime_error("unexpected SID in: " + line.substr(0, 200));
+  }
+  return line.substr(at, 11);
+}
+
+std::string rewrite(const std::string& line, const std::string& host, int copy) {
+  char token[16];
+  std::snprintf(token, sizeof token, "-H%08x-", static_cast<unsigned>(copy));
+  std::string out;
+  out.reserve(line.size());
+  std::size_t from = 0;
+  for (auto at = line.find(host); at != std::string::npos; at = line.find(host, from)) {
+    out.append(line, from, at - from);
+    out += token;
+    from = at + host.size();
+  }
+  out.append(line, from);
+  const std::string key = "\"time\":\"";
+  if (const auto at = out.find(key); at != std::string::npos) {
+    const auto begin = at + key.size();
+    const auto end = out.find('"', begin);
+    if (const auto us = trace2d::proto::parse_utc_timestamp(out.substr(begin, end - begin))) {
+      out.replace(begin, end - begin, trace2d::proto::format_utc_timestamp(*us + copy * k_copy_shift_us));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TraceCopies write_trace_copies(const std::string& traces, const std::string& out_dir, std::int64_t events) {
+  const std::vector<std::string> corpus = load_lines(traces);
+  const std::string host = host_token(corpus.front());
+  const auto per_copy = static_cast<long>(corpus.size());
+  const int copies = static_cast<int>((events + per_copy - 1) / per_copy);
+  std::filesystem::create_directories(out_dir);
+  for (int copy = 0; copy < copies; ++copy) {
+    char name[32];
+    std::snprintf(name, sizeof name, "copy-%05d.jsonl", copy);
+    std::ofstream out(std::filesystem::path(out_dir) / name, std::ios::binary);
+    for (const std::string& line : corpus) {
+      out << rewrite(line, host, copy) << '\n';
+    }
+  }
+  return {copies, per_copy};
 }
 
 }  // namespace trace2d::bench

@@ -158,4 +158,15 @@ void raise_fd_limit();
 
 [[nodiscard]] double seconds_between(Clock::time_point from, Clock::time_point to);
 
+// Copies of the real git traces in `traces` (a directory of .jsonl files)
+// written to `out_dir` as files `trace2d import` reads, about `events`
+// events in all: each copy with its own SIDs (git's host token rewritten)
+// and its times a minute after the copy before.
+struct TraceCopies {
+  int copies = 0;
+  long per_copy = 0;  // events in each
+};
+[[nodiscard]] TraceCopies write_trace_copies(const std::string& traces, const std::string& out_dir,
+                                             std::int64_t events);
+
 }  // namespace trace2d::bench

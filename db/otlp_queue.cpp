@@ -1,5 +1,10 @@
 #include "db/otlp_queue.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+
 namespace trace2d::db {
 namespace {
 
@@ -23,16 +28,77 @@ void set_export_enabled(Database& db, bool enabled, const std::string& endpoint)
   update.run();
 }
 
-std::vector<PendingSession> next_pending(Database& db, std::size_t limit) {
+PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid) {
+  Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
   Statement select = db.prepare(
       "SELECT p.session_id, s.sid, s.root_sid FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
-      " WHERE s.status != 'running' ORDER BY p.session_id LIMIT ?");
-  select.bind_int(1, static_cast<std::int64_t>(limit));
-  std::vector<PendingSession> pending;
-  while (select.step()) {
-    pending.push_back({select.column_int(0), std::string(select.column_text(1)), std::string(select.column_text(2))});
+      " WHERE p.uid = ?1 AND p.session_id > ?2 AND s.status != 'running' ORDER BY p.session_id LIMIT ?3");
+  const auto uid_from = [&](std::int64_t from) -> std::optional<std::int64_t> {
+    next_uid.reset();
+    next_uid.bind_int(1, from);
+    if (next_uid.step()) {
+      return next_uid.column_int(0);
+    }
+    return std::nullopt;
+  };
+  const auto after = [&](std::int64_t uid) -> std::optional<std::int64_t> {
+    const std::optional<std::int64_t> next =
+        uid == std::numeric_limits<std::int64_t>::max() ? std::nullopt : uid_from(uid + 1);
+    return next ? next : uid_from(std::numeric_limits<std::int64_t>::min());  // round the uids, from the first
+  };
+  PendingTurn turn;
+  turn.next_uid = first_uid;
+  // Each uid's sessions in this round, in the order the uids had turns.
+  std::vector<std::vector<PendingSession>> by_uid;
+  std::map<std::int64_t, std::size_t> slot_of;  // uid -> index in by_uid
+  std::size_t taken = 0;
+  std::optional<std::int64_t> uid = uid_from(first_uid);
+  if (!uid) {
+    uid = after(first_uid);
   }
-  return pending;
+  const std::optional<std::int64_t> first = uid;
+  // Laps round the uids: in the first each uid takes up to `per_uid`; room
+  // left over (fewer uids than turns) goes round again, so one uid alone
+  // still fills a request.
+  bool took = true;
+  while (first && took && taken < limit) {
+    took = false;
+    while (uid && taken < limit) {
+      const auto [slot, added] = slot_of.try_emplace(*uid, by_uid.size());
+      if (added) {
+        by_uid.emplace_back();
+      }
+      std::vector<PendingSession>& sessions = by_uid[slot->second];
+      select.reset();
+      select.bind_int(1, *uid);
+      select.bind_int(2, sessions.empty() ? std::numeric_limits<std::int64_t>::min() : sessions.back().session_id);
+      select.bind_int(3, static_cast<std::int64_t>(std::min(per_uid, limit - taken)));
+      const std::size_t before = sessions.size();
+      while (select.step()) {
+        sessions.push_back(
+            {select.column_int(0), std::string(select.column_text(1)), std::string(select.column_text(2)), *uid});
+      }
+      taken += sessions.size() - before;
+      took = took || sessions.size() > before;
+      turn.next_uid = *uid == std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::min()
+                                                                        : *uid + 1;
+      uid = after(*uid);
+      if (uid == first) {
+        break;  // every uid had its turn in this lap
+      }
+    }
+  }
+  // One of each uid, then the second of each, and so on: a request cut
+  // short by its bound on spans has given every uid a session first.
+  turn.sessions.reserve(taken);
+  for (std::size_t rank = 0; turn.sessions.size() < taken; ++rank) {
+    for (const std::vector<PendingSession>& sessions : by_uid) {
+      if (rank < sessions.size()) {
+        turn.sessions.push_back(sessions[rank]);
+      }
+    }
+  }
+  return turn;
 }
 
 Backlog export_backlog(Database& db) {
@@ -78,19 +144,6 @@ void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, const
   update.bind_text(2, reason);
   update.run();
   txn.commit();
-}
-
-std::int64_t drop_pruned(Database& db) {
-  Transaction txn(db);
-  db.exec("DELETE FROM otlp_pending WHERE session_id NOT IN (SELECT id FROM sessions)");
-  const std::int64_t dropped = db.changes();
-  if (dropped > 0) {
-    Statement update = db.prepare("UPDATE otlp_export SET dropped_sessions = dropped_sessions + ?1 WHERE id = 1");
-    update.bind_int(1, dropped);
-    update.run();
-  }
-  txn.commit();
-  return dropped;
 }
 
 void record_failure(Database& db, const std::string& reason) {

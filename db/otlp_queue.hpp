@@ -16,13 +16,31 @@ struct PendingSession {
   std::int64_t session_id = 0;
   std::string sid;
   std::string root_sid;
+  std::int64_t uid = -1;  // the sender (-1: none known, as for imported files)
 };
 
 // Sessions are queued (by a trigger) only while this says so.
 void set_export_enabled(Database& db, bool enabled, const std::string& endpoint);
 
-// The oldest queued sessions that are no longer running, at most `limit`.
-[[nodiscard]] std::vector<PendingSession> next_pending(Database& db, std::size_t limit);
+// One round's sessions: the senders (uids) take turns, so one uid's flood
+// never holds back another's sessions by more than a round.
+struct PendingTurn {
+  // Interleaved: each uid's oldest first, one uid after the other.
+  std::vector<PendingSession> sessions;
+  // Where the next round starts when this one sends them all: the uid after
+  // the last one that had a turn.
+  std::int64_t next_uid = 0;
+};
+
+// The next queued sessions that are no longer running, at most `limit`:
+// starting with the first uid >= `first_uid` that has sessions queued, each
+// uid in turn takes up to `per_uid` of its oldest; room left when every uid
+// has had its turn goes round again (so one uid alone fills a request). Each uid is found,
+// and its sessions read, through the index otlp_pending (uid, session_id):
+// a round reads of the queue what it takes, and of each uid's its running
+// sessions at the head of its queue (which the stitcher bounds per uid).
+[[nodiscard]] PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid,
+                                       std::int64_t first_uid);
 
 // Queued sessions: all, and those still running.
 struct Backlog {
@@ -40,8 +58,6 @@ void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, const
 // A detail rule dropped these sessions (dl:drop): nothing to send; they
 // leave the queue, counted in otlp_export.withheld_sessions (schema v10).
 void withhold(Database& db, const std::vector<std::int64_t>& sessions);
-// Queued sessions whose rows retention has pruned: dropped and counted.
-std::int64_t drop_pruned(Database& db);
 // A failed attempt (to be retried): counted, with its reason.
 void record_failure(Database& db, const std::string& reason);
 

@@ -553,10 +553,72 @@ SELECT sid, coalesce(fmt, msg) AS pattern, count(*) AS count, min(msg) AS exampl
  GROUP BY sid, coalesce(fmt, msg);
 )sql";
 
-// Version 11: the storage rule (docs/configuration.md, "[storage]"): the
+// Version 11: the exporter's scale and fairness (docs/otlp.md, "Delivery"),
+// and the children view's child_sid found through indexes: by pid (SQLite
+// scanned every sibling session for each child_start) and, for a command
+// run through a shell, by command and start (sessions_parent_argv).
+// The queue keeps each session's sender, indexed, so that every round gives
+// each uid a turn without reading the others' backlog; the child_starts of a
+// session are indexed by pid and start, so that a queued session's place in
+// its tree is found without loading the tree (model::load_export_rows). A
+// session that retention deletes leaves the queue with it, counted, whether
+// the export is on or not. `trace2d import` never queues: its files may come
+// from any host, and the exported resource names this one (host.name);
+// `trace2ctl export --format otlp-json` sends them on purpose.
+constexpr std::string_view k_v11 = R"sql(
+ALTER TABLE otlp_pending ADD COLUMN uid INTEGER NOT NULL DEFAULT -1;
+UPDATE otlp_pending SET uid = coalesce((SELECT peer_uid FROM sessions WHERE id = session_id), -1);
+CREATE INDEX otlp_pending_uid ON otlp_pending (uid, session_id);
+DROP TRIGGER sessions_queue_for_export;
+CREATE TRIGGER sessions_queue_for_export AFTER INSERT ON sessions
+  WHEN (SELECT enabled FROM otlp_export WHERE id = 1) AND NEW.source != 'import'
+BEGIN
+  INSERT OR IGNORE INTO otlp_pending (session_id, queued, uid)
+  VALUES (NEW.id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), coalesce(NEW.peer_uid, -1));
+END;
+UPDATE otlp_export SET dropped_sessions = dropped_sessions +
+  (SELECT count(*) FROM otlp_pending WHERE session_id NOT IN (SELECT id FROM sessions)) WHERE id = 1;
+DELETE FROM otlp_pending WHERE session_id NOT IN (SELECT id FROM sessions);
+CREATE TRIGGER sessions_unqueue_deleted AFTER DELETE ON sessions
+  WHEN EXISTS (SELECT 1 FROM otlp_pending WHERE session_id = OLD.id)
+BEGIN
+  DELETE FROM otlp_pending WHERE session_id = OLD.id;
+  UPDATE otlp_export SET dropped_sessions = dropped_sessions + 1 WHERE id = 1;
+END;
+CREATE INDEX child_store_pid ON child_store (session, pid);
+CREATE INDEX child_store_start ON child_store (session, start_us);
+CREATE INDEX sessions_parent_argv ON sessions (parent_sid, argv_key, process_start_us);
+DROP VIEW children;
+CREATE VIEW children AS
+SELECT s.sid, c.child_id, c.child_class, c.hook_name, c.argv, c.use_shell, c.cd, c.pid, c.code,
+       c.ready, c.elapsed, c.t_start,
+       CASE WHEN c.start_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.start_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.start_us % 1000000) END AS start_time,
+       CASE WHEN c.end_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.end_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.end_us % 1000000) END AS end_time,
+       COALESCE(
+         -- git ran it itself: the pid it reports is the one in the child's
+         -- SID. (The test of the pid stays outside the subquery: inside,
+         -- SQLite turned it into sid_pid > 0 and scanned every sibling.)
+         CASE WHEN c.pid > 0 THEN
+           (SELECT k.sid FROM sessions k WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid) END,
+         -- through a shell (whose pid git reports): same command, started in the window
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key
+             AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
+             AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
+           ORDER BY k.process_start_us LIMIT 1)) AS child_sid,
+       c.start_seq, c.end_seq
+  FROM child_store c
+  JOIN sessions s ON s.id = c.session;
+)sql";
+
+// Version 12: the storage rule (docs/configuration.md, "[storage]"): the
 // sessions it kept out of the database, and their events, per sender and
 // rule: counted, not silent.
-constexpr std::string_view k_v11 = R"sql(
+constexpr std::string_view k_v12 = R"sql(
 CREATE TABLE withheld_stats (
   uid        INTEGER NOT NULL,
   rule       TEXT NOT NULL,
@@ -567,7 +629,7 @@ CREATE TABLE withheld_stats (
 );
 )sql";
 
-constexpr std::array<Migration, 11> k_migrations{{
+constexpr std::array<Migration, 12> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -578,7 +640,8 @@ constexpr std::array<Migration, 11> k_migrations{{
     {8, "data view: a data_json value that is a JSON string", k_v8},
     {9, "the OTLP exporter's queue and status", k_v9},
     {10, "rules for what leaves the host: nickname, withheld sessions, summaries", k_v10},
-    {11, "the storage rule: sessions withheld, per uid and rule", k_v11},
+    {11, "export queue by sender, retention leaves it; child_starts and child sessions found by index", k_v11},
+    {12, "the storage rule: sessions withheld, per uid and rule", k_v12},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

@@ -92,6 +92,13 @@ TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
         continue;
       }
       const auto found = by_sid.find(*child.child_sid);
+      if (found == by_sid.end()) {
+        // It ran a session this set does not hold (the exporter loads part
+        // of a tree, load_export_rows()): taken all the same, as in a build
+        // of the whole tree, where that session is there.
+        claimed_children.insert({p, child.child_id});
+        continue;
+      }
       // Two child_starts can match one session (same command through a
       // shell, started in overlapping windows): the first keeps it.
       if (found != by_sid.end() && found->second != p && claimed.insert(found->second).second) {

@@ -2,6 +2,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
 #include <unordered_map>
 
 #include "proto/utf8.hpp"
@@ -9,79 +13,112 @@
 namespace trace2d::model {
 namespace {
 
+constexpr std::string_view k_session_columns =
+    "SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,"
+    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, ";
+constexpr std::string_view k_last_event =
+    "time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)";
+
 // The session itself and every SID below it. The range keeps the primary
 // key index usable ('/' sorts just before '0'); the second test drops SIDs
 // that merely share the prefix ("abc-x" for "abc").
-constexpr std::string_view k_sessions_sql = R"sql(
-SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,
-       elapsed, exit_code, signo, status, cmd_mode, exe, error_count,
-       time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)
+constexpr std::string_view k_tree_where = R"sql(
   FROM sessions
  WHERE sid >= ?1 AND sid < ?1 || '0'
    AND (sid = ?1 OR substr(sid, 1, length(?1) + 1) = ?1 || '/')
 )sql";
 
+// An ancestor's last event is not needed (it sends no span now), and
+// finding it reads every event of the session.
+enum class LastEvent : std::uint8_t { wanted, not_wanted };
+
+std::string sessions_sql(std::string_view where, LastEvent last_event) {
+  std::string sql(k_session_columns);
+  sql += last_event == LastEvent::wanted ? k_last_event : std::string_view("NULL");
+  sql += where;
+  return sql;
+}
+
 constexpr std::string_view k_regions_sql = R"sql(
 SELECT enter_seq, leave_seq, parent_region & 4294967295, thread, nesting, category, label, msg, repo,
-       t_start, elapsed
-  FROM regions WHERE sid = ?1
+       t_start, elapsed, sid
+  FROM regions WHERE sid {sid}
 )sql";
 
 // The thread a child_start came from is on its event row.
 constexpr std::string_view k_children_sql = R"sql(
 SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,
-       c.ready, c.t_start, c.elapsed, c.child_sid
+       c.ready, c.t_start, c.elapsed, c.child_sid, c.sid
   FROM children c
-  LEFT JOIN event_store e ON e.session = ?2 AND e.seq = c.start_seq
+  LEFT JOIN event_store e ON e.session = {session} AND e.seq = c.start_seq
   LEFT JOIN names th ON th.id = e.thread
- WHERE c.sid = ?1
+ WHERE c.sid {sid}
 )sql";
 
 // exec (type 18) and exec_result (type 19) events, in order, paired in
-// load_execs(). Their times relative to the process start, as the threads
-// view computes them.
+// pair_exec_results(). Their times relative to the process start, as the
+// threads view computes them.
 constexpr std::string_view k_execs_sql = R"sql(
 SELECT e.type, e.seq, th.text, e.obj,
        CASE WHEN e.time_us IS NULL OR s.process_start_us IS NULL THEN NULL
-            ELSE (s.time_base_us + e.time_us - s.process_start_us) / 1e6 END
-  FROM event_parts e
-  JOIN sessions s ON s.id = e.session
+            ELSE (s.time_base_us + e.time_us - s.process_start_us) / 1e6 END,
+       s.sid
+  FROM sessions s
+  JOIN event_parts e ON e.session = s.id
   LEFT JOIN names th ON th.id = e.thread
- WHERE e.session = ?1 AND e.type IN (18, 19)
- ORDER BY e.seq
+ WHERE s.sid {sid} AND e.type IN (18, 19)
+ ORDER BY e.session, e.seq
 )sql";
 
 constexpr std::string_view k_threads_sql = R"sql(
-SELECT thread, start_seq, t_start, elapsed FROM threads WHERE sid = ?1
+SELECT thread, start_seq, t_start, elapsed, sid FROM threads WHERE sid {sid}
 )sql";
 
 // The time of an error is on its event row, relative to the session's time base.
 constexpr std::string_view k_errors_sql = R"sql(
-SELECT x.seq, x.thread, x.msg, x.fmt, s.time_base_us + e.time_us
+SELECT x.seq, x.thread, x.msg, x.fmt, s.time_base_us + e.time_us, x.sid
   FROM errors x
   JOIN sessions s ON s.sid = x.sid
   LEFT JOIN event_store e ON e.session = s.id AND e.seq = x.seq
- WHERE x.sid = ?1
+ WHERE x.sid {sid}
  ORDER BY x.seq
 )sql";
 
 // Every value as JSON text, so an export can embed it as it is.
 constexpr std::string_view k_annotations_sql = R"sql(
 SELECT 'data', thread, category, key, CASE value_type WHEN 'string' THEN json_quote(value) ELSE value END,
-       t_abs, seq, value
-  FROM data WHERE sid = ?1
+       t_abs, seq, value, sid
+  FROM data WHERE sid {sid}
 UNION ALL
-SELECT 'counter', thread, category, name, count, NULL, seq, NULL FROM counters WHERE sid = ?1
+SELECT 'counter', thread, category, name, count, NULL, seq, NULL, sid FROM counters WHERE sid {sid}
 UNION ALL
 SELECT 'timer', thread, category, name,
-       json_object('intervals', intervals, 't_total', t_total, 't_min', t_min, 't_max', t_max), NULL, seq, NULL
-  FROM timers WHERE sid = ?1
+       json_object('intervals', intervals, 't_total', t_total, 't_min', t_min, 't_max', t_max), NULL, seq, NULL, sid
+  FROM timers WHERE sid {sid}
 ORDER BY 7
 )sql";
 
 constexpr std::string_view k_params_sql = R"sql(
-SELECT param, value FROM params WHERE sid = ?1 ORDER BY seq
+SELECT param, value, sid FROM params WHERE sid {sid} ORDER BY seq
 )sql";
+
+// The queries above read one session ({sid}: = ?1, its SID; {session}:
+// ?2, its id), or, for the exporter, every session of a JSON array of SIDs
+// at once (?1): one execution for a round's sessions instead of one each.
+// Their last column is the row's SID.
+enum class Sessions : std::uint8_t { one, many };
+
+std::string query(std::string_view text, Sessions sessions) {
+  std::string sql(text);
+  const auto replace = [&sql](std::string_view token, std::string_view by) {
+    for (auto at = sql.find(token); at != std::string::npos; at = sql.find(token, at + by.size())) {
+      sql.replace(at, token.size(), by);
+    }
+  };
+  replace("{sid}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
+  replace("{session}", sessions == Sessions::one ? "?2" : "(SELECT k.id FROM sessions k WHERE k.sid = c.sid)");
+  return sql;
+}
 
 std::string text_or_empty(const db::Statement& stmt, int column) {
   return stmt.column_is_null(column) ? std::string() : std::string(stmt.column_text(column));
@@ -112,107 +149,112 @@ ProcessInfo read_process(const db::Statement& stmt) {
   return info;
 }
 
-void load_regions(db::Statement& stmt, ProcessRows& rows) {
-  stmt.reset();
-  stmt.bind_text(1, rows.info.sid);
-  while (stmt.step()) {
-    RegionInfo& r = rows.regions.emplace_back();
-    r.seq = stmt.column_int(0);
-    r.leave_seq = stmt.column_optional_int(1);
-    r.parent_seq = stmt.column_optional_int(2);
-    r.thread = text_or_empty(stmt, 3);
-    r.nesting = stmt.column_optional_int(4);
-    r.category = text_or_empty(stmt, 5);
-    r.label = text_or_empty(stmt, 6);
-    r.msg = text_or_empty(stmt, 7);
-    r.repo = stmt.column_optional_int(8);
-    r.t_start = stmt.column_optional_double(9);
-    r.elapsed = stmt.column_optional_double(10);
-  }
+// One row of each query into its session's rows.
+void read_region(const db::Statement& stmt, ProcessRows& rows) {
+  RegionInfo& r = rows.regions.emplace_back();
+  r.seq = stmt.column_int(0);
+  r.leave_seq = stmt.column_optional_int(1);
+  r.parent_seq = stmt.column_optional_int(2);
+  r.thread = text_or_empty(stmt, 3);
+  r.nesting = stmt.column_optional_int(4);
+  r.category = text_or_empty(stmt, 5);
+  r.label = text_or_empty(stmt, 6);
+  r.msg = text_or_empty(stmt, 7);
+  r.repo = stmt.column_optional_int(8);
+  r.t_start = stmt.column_optional_double(9);
+  r.elapsed = stmt.column_optional_double(10);
 }
 
-void load_children(db::Statement& stmt, ProcessRows& rows) {
-  stmt.reset();
-  stmt.bind_text(1, rows.info.sid);
-  stmt.bind_int(2, rows.info.session_id);
-  while (stmt.step()) {
-    ChildInfo& c = rows.children.emplace_back();
-    c.child_id = stmt.column_int(0);
-    c.start_seq = stmt.column_optional_int(1);
-    c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
-    c.child_class = text_or_empty(stmt, 3);
-    c.hook_name = text_or_empty(stmt, 4);
-    if (!stmt.column_is_null(5)) {
-      c.argv = parse_string_array(stmt.column_text(5));
-    }
-    c.use_shell = stmt.column_optional_int(6).value_or(0) != 0;
-    c.pid = stmt.column_optional_int(7);
-    c.code = stmt.column_optional_int(8);
-    c.ready = text_or_empty(stmt, 9);
-    c.t_start = stmt.column_optional_double(10);
-    c.elapsed = stmt.column_optional_double(11);
-    c.child_sid = stmt.column_optional_text(12);
+void read_child(const db::Statement& stmt, ProcessRows& rows) {
+  ChildInfo& c = rows.children.emplace_back();
+  c.child_id = stmt.column_int(0);
+  c.start_seq = stmt.column_optional_int(1);
+  c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
+  c.child_class = text_or_empty(stmt, 3);
+  c.hook_name = text_or_empty(stmt, 4);
+  if (!stmt.column_is_null(5)) {
+    c.argv = parse_string_array(stmt.column_text(5));
   }
+  c.use_shell = stmt.column_optional_int(6).value_or(0) != 0;
+  c.pid = stmt.column_optional_int(7);
+  c.code = stmt.column_optional_int(8);
+  c.ready = text_or_empty(stmt, 9);
+  c.t_start = stmt.column_optional_double(10);
+  c.elapsed = stmt.column_optional_double(11);
+  c.child_sid = stmt.column_optional_text(12);
 }
 
-void load_threads(db::Statement& stmt, ProcessRows& rows) {
-  stmt.reset();
-  stmt.bind_text(1, rows.info.sid);
-  while (stmt.step()) {
-    ThreadInfo& t = rows.threads.emplace_back();
-    t.name = text_or_empty(stmt, 0);
-    t.start_seq = stmt.column_optional_int(1);
-    t.t_start = stmt.column_optional_double(2);
-    t.elapsed = stmt.column_optional_double(3);
+void read_thread(const db::Statement& stmt, ProcessRows& rows) {
+  ThreadInfo& t = rows.threads.emplace_back();
+  t.name = text_or_empty(stmt, 0);
+  t.start_seq = stmt.column_optional_int(1);
+  t.t_start = stmt.column_optional_double(2);
+  t.elapsed = stmt.column_optional_double(3);
+}
+
+// An exec_result as read, before it is paired with its exec.
+struct ExecResult {
+  std::int64_t exec_id = 0;
+  std::int64_t seq = 0;
+  std::int64_t code = -1;
+  std::optional<double> t;
+};
+
+// exec events go to rows.execs, exec_results to `results`, both in event
+// order; events that are not objects with an exec_id say nothing of a
+// process and are left out.
+void read_exec_event(const db::Statement& stmt, ProcessRows& rows, std::vector<ExecResult>& results,
+                     simdjson::dom::parser& parser) {
+  simdjson::dom::object obj;
+  const std::string_view json = stmt.column_text(3);
+  if (parser.parse(json.data(), json.size()).get(obj) != simdjson::SUCCESS) {
+    return;  // not an object (a producer's odd line, stored whole): nothing to read
   }
+  std::int64_t exec_id = 0;
+  if (obj["exec_id"].get(exec_id) != simdjson::SUCCESS) {
+    return;
+  }
+  if (stmt.column_int(0) != 18) {
+    std::int64_t code = -1;
+    results.push_back(ExecResult{exec_id, stmt.column_int(1), obj["code"].get(code) == simdjson::SUCCESS ? code : -1,
+                                 stmt.column_optional_double(4)});
+    return;
+  }
+  ExecInfo& e = rows.execs.emplace_back();
+  e.exec_id = exec_id;
+  e.seq = stmt.column_int(1);
+  e.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
+  std::string_view exe;
+  if (obj["exe"].get(exe) == simdjson::SUCCESS) {
+    e.exe = std::string(exe);
+  }
+  simdjson::dom::element argv;
+  if (obj["argv"].get(argv) == simdjson::SUCCESS) {
+    e.argv = parse_string_array(simdjson::minify(argv));
+  }
+  e.t_start = stmt.column_optional_double(4);
 }
 
 // An exec_result belongs to the latest exec before it with its exec_id
-// that has none yet; one without such an exec is left out (it says
-// nothing of a process it could be drawn against). By exec_id through a
-// map: a hostile session's million unmatched results cost no more than
-// as many lookups.
-void load_execs(db::Statement& stmt, ProcessRows& rows) {
-  simdjson::dom::parser parser;
+// that has none yet; one without such an exec is left out (it says nothing
+// of a process it could be drawn against). By exec_id through a map: a
+// hostile session's million unmatched results cost no more than as many
+// lookups.
+void pair_exec_results(ProcessRows& rows, const std::vector<ExecResult>& results) {
   std::unordered_map<std::int64_t, std::vector<std::size_t>> unanswered;  // exec_id -> indexes in rows.execs
-  stmt.reset();
-  stmt.bind_int(1, rows.info.session_id);
-  while (stmt.step()) {
-    simdjson::dom::object obj;
-    const std::string_view json = stmt.column_text(3);
-    if (parser.parse(json.data(), json.size()).get(obj) != simdjson::SUCCESS) {
-      continue;  // not an object (a producer's odd line, stored whole): nothing to read
+  std::size_t next_exec = 0;
+  for (const ExecResult& result : results) {
+    for (; next_exec < rows.execs.size() && rows.execs[next_exec].seq < result.seq; ++next_exec) {
+      unanswered[rows.execs[next_exec].exec_id].push_back(next_exec);
     }
-    std::int64_t exec_id = 0;
-    if (obj["exec_id"].get(exec_id) != simdjson::SUCCESS) {
-      continue;
-    }
-    if (stmt.column_int(0) == 18) {
-      ExecInfo& e = rows.execs.emplace_back();
-      e.exec_id = exec_id;
-      e.seq = stmt.column_int(1);
-      e.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
-      std::string_view exe;
-      if (obj["exe"].get(exe) == simdjson::SUCCESS) {
-        e.exe = std::string(exe);
-      }
-      simdjson::dom::element argv;
-      if (obj["argv"].get(argv) == simdjson::SUCCESS) {
-        e.argv = parse_string_array(simdjson::minify(argv));
-      }
-      e.t_start = stmt.column_optional_double(4);
-      unanswered[exec_id].push_back(rows.execs.size() - 1);
-      continue;
-    }
-    const auto waiting = unanswered.find(exec_id);
+    const auto waiting = unanswered.find(result.exec_id);
     if (waiting == unanswered.end() || waiting->second.empty()) {
       continue;
     }
     ExecInfo& e = rows.execs[waiting->second.back()];
     waiting->second.pop_back();
-    std::int64_t code = -1;
-    e.code = obj["code"].get(code) == simdjson::SUCCESS ? code : -1;
-    e.result_t = stmt.column_optional_double(4);
+    e.code = result.code;
+    e.result_t = result.t;
   }
 }
 
@@ -229,42 +271,154 @@ std::string as_json(std::string_view text, simdjson::dom::parser& parser) {
   return quoted;
 }
 
-void load_annotations(db::Statement& stmt, ProcessRows& rows) {
-  simdjson::dom::parser parser;
-  stmt.reset();
-  stmt.bind_text(1, rows.info.sid);
-  while (stmt.step()) {
-    Annotation& a = rows.info.annotations.emplace_back();
-    a.kind = std::string(stmt.column_text(0));
-    a.thread = text_or_empty(stmt, 1);
-    a.category = text_or_empty(stmt, 2);
-    a.name = text_or_empty(stmt, 3);
-    a.json_value = stmt.column_is_null(4) ? std::string("null") : as_json(stmt.column_text(4), parser);
-    a.t_abs = stmt.column_optional_double(5);
-    a.text = text_or_empty(stmt, 7);
-  }
+void read_annotation(const db::Statement& stmt, ProcessRows& rows, simdjson::dom::parser& parser) {
+  Annotation& a = rows.info.annotations.emplace_back();
+  a.kind = std::string(stmt.column_text(0));
+  a.thread = text_or_empty(stmt, 1);
+  a.category = text_or_empty(stmt, 2);
+  a.name = text_or_empty(stmt, 3);
+  a.json_value = stmt.column_is_null(4) ? std::string("null") : as_json(stmt.column_text(4), parser);
+  a.t_abs = stmt.column_optional_double(5);
+  a.text = text_or_empty(stmt, 7);
 }
 
-void load_params(db::Statement& stmt, ProcessRows& rows) {
-  stmt.reset();
-  stmt.bind_text(1, rows.info.sid);
-  while (stmt.step()) {
-    rows.info.params.push_back(ParamInfo{text_or_empty(stmt, 0), text_or_empty(stmt, 1)});
-  }
+void read_param(const db::Statement& stmt, ProcessRows& rows) {
+  rows.info.params.push_back(ParamInfo{text_or_empty(stmt, 0), text_or_empty(stmt, 1)});
 }
 
-void load_errors(db::Statement& stmt, ProcessRows& rows) {
-  stmt.reset();
-  stmt.bind_text(1, rows.info.sid);
-  while (stmt.step()) {
-    ErrorInfo& e = rows.info.errors.emplace_back();
-    e.seq = stmt.column_int(0);
-    e.thread = text_or_empty(stmt, 1);
-    e.msg = text_or_empty(stmt, 2);
-    e.fmt = text_or_empty(stmt, 3);
-    e.time_us = stmt.column_optional_int(4);
-  }
+void read_error(const db::Statement& stmt, ProcessRows& rows) {
+  ErrorInfo& e = rows.info.errors.emplace_back();
+  e.seq = stmt.column_int(0);
+  e.thread = text_or_empty(stmt, 1);
+  e.msg = text_or_empty(stmt, 2);
+  e.fmt = text_or_empty(stmt, 3);
+  e.time_us = stmt.column_optional_int(4);
 }
+
+// What a session needs in full: its regions, children and threads, and
+// what `options` ask for; of one session, or of many in one execution of
+// each query (Sessions::many).
+class FullLoader {
+ public:
+  FullLoader(db::Database& db, const LoadOptions& options, Sessions sessions = Sessions::one)
+      : m_sessions(sessions),
+        m_regions(db.prepare(query(k_regions_sql, sessions))),
+        m_children(db.prepare(query(k_children_sql, sessions))),
+        m_threads(db.prepare(query(k_threads_sql, sessions))),
+        m_execs(db.prepare(query(k_execs_sql, sessions))) {
+    if (options.annotations) {
+      m_annotations.emplace(db.prepare(query(k_annotations_sql, sessions)));
+    }
+    if (options.errors) {
+      m_errors.emplace(db.prepare(query(k_errors_sql, sessions)));
+    }
+    if (options.params) {
+      m_params.emplace(db.prepare(query(k_params_sql, sessions)));
+    }
+  }
+
+  void load(ProcessRows& rows) {
+    std::vector<ProcessRows*> one{&rows};
+    load(one);
+  }
+
+  // Sessions::many: all of `rows` at once; Sessions::one: one after the other.
+  void load(const std::vector<ProcessRows*>& rows) {
+    if (rows.empty()) {
+      return;
+    }
+    run(m_regions, rows, [](const db::Statement& s, ProcessRows& r) { read_region(s, r); });
+    run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
+    run(m_threads, rows, [](const db::Statement& s, ProcessRows& r) { read_thread(s, r); });
+    load_execs(rows);
+    if (m_annotations) {
+      run(*m_annotations, rows, [this](const db::Statement& s, ProcessRows& r) { read_annotation(s, r, m_parser); });
+    }
+    if (m_errors) {
+      run(*m_errors, rows, [](const db::Statement& s, ProcessRows& r) { read_error(s, r); });
+    }
+    if (m_params) {
+      run(*m_params, rows, [](const db::Statement& s, ProcessRows& r) { read_param(s, r); });
+    }
+  }
+
+ private:
+  template <typename Read>
+  void run(db::Statement& stmt, const std::vector<ProcessRows*>& rows, const Read& read) {
+    if (m_sessions == Sessions::one) {
+      for (ProcessRows* r : rows) {
+        stmt.reset();
+        stmt.bind_text(1, r->info.sid);
+        if (&stmt == &m_children) {  // its thread is on its event row: ?2, the session id
+          stmt.bind_int(2, r->info.session_id);
+        }
+        while (stmt.step()) {
+          read(stmt, *r);
+        }
+      }
+      return;
+    }
+    std::string sids = "[";
+    std::unordered_map<std::string_view, ProcessRows*> by_sid;
+    for (ProcessRows* r : rows) {
+      if (sids.size() > 1) {
+        sids += ',';
+      }
+      proto::append_json_string(sids, r->info.sid);
+      by_sid.emplace(r->info.sid, r);
+    }
+    sids += ']';
+    stmt.reset();
+    stmt.bind_text(1, sids);
+    const int sid_column = stmt.column_count() - 1;
+    while (stmt.step()) {
+      if (const auto found = by_sid.find(stmt.column_text(sid_column)); found != by_sid.end()) {
+        read(stmt, *found->second);
+      }
+    }
+    stmt.reset();
+  }
+
+  void load_execs(const std::vector<ProcessRows*>& rows) {
+    std::unordered_map<ProcessRows*, std::vector<ExecResult>> results;
+    run(m_execs, rows, [&](const db::Statement& s, ProcessRows& r) { read_exec_event(s, r, results[&r], m_parser); });
+    for (auto& [r, found] : results) {
+      pair_exec_results(*r, found);
+    }
+  }
+
+  Sessions m_sessions;
+  db::Statement m_regions;
+  db::Statement m_children;
+  db::Statement m_threads;
+  db::Statement m_execs;
+  std::optional<db::Statement> m_annotations;
+  std::optional<db::Statement> m_errors;
+  std::optional<db::Statement> m_params;
+  simdjson::dom::parser m_parser;
+};
+
+// The child_starts of a session that may have run a given session: the
+// ones with its pid (git ran it), and the latest ones started before it
+// (through a shell, or a hook's git: model/session_placement.hpp). Both
+// through an index (schema v11), at most 16 of each: only a session with
+// more child_starts running at once than that could be placed otherwise
+// than in a build of its whole tree.
+constexpr std::string_view k_children_by_pid_sql =
+    "SELECT child_id FROM child_store WHERE session = ?1 AND pid = ?2 LIMIT 16";
+constexpr std::string_view k_children_before_sql =
+    "SELECT child_id FROM child_store WHERE session = ?1 AND start_us <= ?2 ORDER BY start_us DESC LIMIT 16";
+
+// The latest region of a thread that began before an event, and a thread's
+// first region (where a thread without thread_start begins).
+constexpr std::string_view k_region_before_sql =
+    "SELECT enter_seq FROM regions WHERE sid = ?1 AND thread = ?2 AND enter_seq < ?3 ORDER BY enter_seq DESC LIMIT 1";
+constexpr std::string_view k_first_region_sql =
+    "SELECT enter_seq FROM regions WHERE sid = ?1 AND thread = ?2 ORDER BY enter_seq LIMIT 1";
+
+// How far up a region's parents are followed: as deep as a tree is drawn
+// (k_max_tree_depth), with room for the levels above them.
+constexpr int k_max_region_walk = 4 * static_cast<int>(k_max_tree_depth);
 
 }  // namespace
 
@@ -297,7 +451,7 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
                                            const LoadOptions& options) {
   std::vector<ProcessRows> all;
   {
-    db::Statement sessions = db.prepare(k_sessions_sql);
+    db::Statement sessions = db.prepare(sessions_sql(k_tree_where, LastEvent::wanted));
     sessions.bind_text(1, root);
     while (sessions.step()) {
       all.push_back(ProcessRows{read_process(sessions), {}, {}, {}, {}});
@@ -306,38 +460,317 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
   if (all.empty()) {
     return all;
   }
-  db::Statement regions = db.prepare(k_regions_sql);
-  db::Statement children = db.prepare(k_children_sql);
-  db::Statement threads = db.prepare(k_threads_sql);
-  db::Statement execs = db.prepare(k_execs_sql);
-  std::optional<db::Statement> annotations;
-  if (options.annotations) {
-    annotations.emplace(db.prepare(k_annotations_sql));
-  }
-  std::optional<db::Statement> errors;
-  if (options.errors) {
-    errors.emplace(db.prepare(k_errors_sql));
-  }
-  std::optional<db::Statement> params;
-  if (options.params) {
-    params.emplace(db.prepare(k_params_sql));
-  }
+  FullLoader loader(db, options);
   for (ProcessRows& rows : all) {
-    load_regions(regions, rows);
-    load_children(children, rows);
-    load_threads(threads, rows);
-    load_execs(execs, rows);
-    if (annotations) {
-      load_annotations(*annotations, rows);
-    }
-    if (errors) {
-      load_errors(*errors, rows);
-    }
-    if (params) {
-      load_params(*params, rows);
-    }
+    loader.load(rows);
   }
   return all;
+}
+
+// load_export_rows(): the given sessions in full, and of the sessions above
+// them only what places them, each ancestor once.
+class ExportRowLoader::Impl {
+ public:
+  Impl(db::Database& db, const LoadOptions& options)
+      : m_full_loader(db, options, Sessions::many),
+        m_session(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::wanted))),
+        m_ancestor(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::not_wanted))),
+        m_by_pid(db.prepare(k_children_by_pid_sql)),
+        m_before(db.prepare(k_children_before_sql)),
+        m_child(db.prepare(query(k_children_sql, Sessions::one) + " AND c.child_id = ?3")),
+        m_region_before(db.prepare(k_region_before_sql)),
+        m_first_region(db.prepare(k_first_region_sql)),
+        m_region(db.prepare(query(k_regions_sql, Sessions::one) + " AND enter_seq = ?2")),
+        m_thread(db.prepare(query(k_threads_sql, Sessions::one) + " AND thread = ?2")),
+        m_execs(db.prepare(query(k_execs_sql, Sessions::one))),
+        m_replacement(db.prepare(sessions_sql(" FROM sessions WHERE parent_sid = ?1 AND sid_pid = ?2 LIMIT 16",
+                                              LastEvent::wanted))) {}
+
+  std::vector<TreeRows> load(const std::vector<ExportSession>& sessions) {
+    m_rows.clear();
+    m_parts.clear();
+    m_index.clear();
+    for (const ExportSession& session : sessions) {
+      if (!m_index.contains({session.root, session.sid})) {
+        add(session.sid, session.root, m_session, true);
+      }
+    }
+    // Before any ancestor is added: the pointers stay valid.
+    std::vector<ProcessRows*> full;
+    for (ProcessRows& rows : m_rows) {
+      full.push_back(&rows);
+    }
+    m_full_loader.load(full);
+    // A successful exec lasts until the program that replaced the process
+    // ends: that program's session (a child with the same pid) is read, as
+    // a whole build has it, though nothing of it is sent unless queued.
+    for (std::size_t i = 0, queued = m_rows.size(); i < queued; ++i) {
+      const ProcessInfo& info = m_rows[i].info;
+      const bool exec_worked =
+          std::any_of(m_rows[i].execs.begin(), m_rows[i].execs.end(), [](const ExecInfo& e) { return !e.code; });
+      if (exec_worked && info.pid) {
+        add_replacements(i);
+      }
+    }
+    // Rows are added as ancestors turn up; each is placed in turn.
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+      const std::optional<std::size_t> ancestor = nearest_ancestor(i);
+      if (ancestor && !m_parts[*ancestor].full) {
+        add_placing_children(*ancestor, i);
+      }
+    }
+    for (ProcessRows& rows : m_rows) {
+      // Where two child_starts claim one session, the first keeps it, as in
+      // a whole build, which reads them in this order (the rows of a batch,
+      // or of an ancestor, may come in another).
+      std::sort(rows.children.begin(), rows.children.end(),
+                [](const ChildInfo& a, const ChildInfo& b) { return a.child_id < b.child_id; });
+    }
+    // A statement stopped on a row keeps its read transaction open, and an
+    // open reader keeps the WAL from being checkpointed: none stays so.
+    for (db::Statement* statement : {&m_session, &m_ancestor, &m_by_pid, &m_before, &m_child, &m_region_before,
+                                     &m_first_region, &m_region, &m_thread, &m_execs, &m_replacement}) {
+      statement->reset();
+    }
+    std::vector<TreeRows> trees;
+    std::map<std::string_view, std::size_t> tree_of;
+    for (const Parts& parts : m_parts) {
+      if (tree_of.try_emplace(parts.root, trees.size()).second) {
+        trees.push_back(TreeRows{parts.root, {}});
+      }
+    }
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+      trees[tree_of.at(m_parts[i].root)].rows.push_back(std::move(m_rows[i]));
+    }
+    return trees;
+  }
+
+ private:
+  // What a partly loaded ancestor holds so far.
+  struct Parts {
+    std::string root;  // of the tree it was loaded for
+    bool full = false;
+    bool execs = false;  // its execs are loaded
+    std::set<std::int64_t> children;
+    std::set<std::int64_t> regions;
+    std::set<std::string> threads;
+  };
+
+  std::optional<std::size_t> add(const std::string& sid, const std::string& root, db::Statement& select, bool full) {
+    select.reset();
+    select.bind_text(1, sid);
+    if (!select.step()) {
+      return std::nullopt;
+    }
+    const std::size_t index = m_rows.size();
+    m_rows.push_back(ProcessRows{read_process(select), {}, {}, {}, {}});
+    m_parts.push_back(Parts{root, full, false, {}, {}, {}});
+    m_index.emplace(std::pair{root, sid}, index);
+    return index;
+  }
+
+  // The closest session above row `i` (by SID) in its tree, loaded when it
+  // is not yet. SID prefixes that are no session are skipped, as placement
+  // does; none shorter than the root is tried, nor more than a tree is deep.
+  std::optional<std::size_t> nearest_ancestor(std::size_t i) {
+    std::string sid = m_rows[i].info.sid;
+    const std::string root = m_parts[i].root;
+    for (std::size_t tries = 0; tries < k_max_tree_depth; ++tries) {
+      const auto slash = sid.rfind('/');
+      if (slash == std::string::npos || slash < root.size()) {
+        return std::nullopt;
+      }
+      sid.resize(slash);
+      if (const auto found = m_index.find({root, sid}); found != m_index.end()) {
+        return found->second;
+      }
+      if (const auto added = add(sid, root, m_ancestor, false)) {
+        return added;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The child_starts of `ancestor` that may have run row `session`, with
+  // the regions and threads that hold them.
+  void add_placing_children(std::size_t ancestor, std::size_t session) {
+    const ProcessInfo& info = m_rows[session].info;
+    std::vector<std::int64_t> ids;
+    const std::int64_t ancestor_id = m_rows[ancestor].info.session_id;
+    if (info.pid && *info.pid > 0) {  // as the children view claims by pid
+      m_by_pid.reset();
+      m_by_pid.bind_int(1, ancestor_id);
+      m_by_pid.bind_int(2, *info.pid);
+      while (m_by_pid.step()) {
+        ids.push_back(m_by_pid.column_int(0));
+      }
+    }
+    if (info.start_us) {
+      m_before.reset();
+      m_before.bind_int(1, ancestor_id);
+      m_before.bind_int(2, *info.start_us);
+      while (m_before.step()) {
+        ids.push_back(m_before.column_int(0));
+      }
+    }
+    for (const std::int64_t id : ids) {
+      if (m_parts[ancestor].children.insert(id).second) {
+        add_child(ancestor, id);
+      }
+    }
+    // A program that replaced the ancestor by exec keeps its pid: only then
+    // can one of the ancestor's execs place it (session_placement.cpp).
+    if (info.pid && info.pid == m_rows[ancestor].info.pid && !m_parts[ancestor].execs) {
+      m_parts[ancestor].execs = true;
+      add_execs(ancestor);
+    }
+  }
+
+  void add_replacements(std::size_t i) {
+    const std::string sid = m_rows[i].info.sid;
+    const std::string root = m_parts[i].root;
+    std::vector<ProcessRows> found;
+    m_replacement.reset();
+    m_replacement.bind_text(1, sid);
+    m_replacement.bind_int(2, *m_rows[i].info.pid);
+    while (m_replacement.step()) {
+      found.push_back(ProcessRows{read_process(m_replacement), {}, {}, {}, {}});
+    }
+    for (ProcessRows& rows : found) {
+      if (m_index.emplace(std::pair{root, rows.info.sid}, m_rows.size()).second) {
+        m_parts.push_back(Parts{root, false, false, {}, {}, {}});
+        m_rows.push_back(std::move(rows));
+      }
+    }
+  }
+
+  void add_execs(std::size_t ancestor) {
+    std::vector<ExecResult> results;
+    m_execs.reset();
+    m_execs.bind_text(1, m_rows[ancestor].info.sid);
+    while (m_execs.step()) {
+      read_exec_event(m_execs, m_rows[ancestor], results, m_parser);
+    }
+    pair_exec_results(m_rows[ancestor], results);
+  }
+
+  void add_child(std::size_t ancestor, std::int64_t child_id) {
+    ProcessRows found;
+    m_child.reset();
+    m_child.bind_text(1, m_rows[ancestor].info.sid);
+    m_child.bind_int(2, m_rows[ancestor].info.session_id);
+    m_child.bind_int(3, child_id);
+    while (m_child.step()) {
+      read_child(m_child, found);
+    }
+    for (ChildInfo& child : found.children) {
+      if (child.start_seq) {
+        add_open_regions(ancestor, child.thread, *child.start_seq);
+      }
+      if (child.thread != "main") {
+        add_thread(ancestor, child.thread);
+      }
+      m_rows[ancestor].children.push_back(std::move(child));
+    }
+  }
+
+  // The regions a process tree looks at to find what of `thread` was open
+  // at event `seq` (ProcessItems::open_region): the thread's last region
+  // before it and that region's parents.
+  void add_open_regions(std::size_t ancestor, const std::string& thread, std::int64_t seq) {
+    m_region_before.reset();
+    m_region_before.bind_text(1, m_rows[ancestor].info.sid);
+    m_region_before.bind_text(2, thread);
+    m_region_before.bind_int(3, seq);
+    if (m_region_before.step()) {
+      add_region_chain(ancestor, m_region_before.column_int(0));
+    }
+  }
+
+  void add_region_chain(std::size_t ancestor, std::int64_t seq) {
+    std::optional<std::int64_t> at = seq;
+    for (int steps = 0; at && steps < k_max_region_walk; ++steps) {
+      if (!m_parts[ancestor].regions.insert(*at).second) {
+        return;  // it and its parents are there already
+      }
+      ProcessRows found;
+      m_region.reset();
+      m_region.bind_text(1, m_rows[ancestor].info.sid);
+      m_region.bind_int(2, *at);
+      while (m_region.step()) {
+        read_region(m_region, found);
+      }
+      if (found.regions.empty()) {
+        return;
+      }
+      at = found.regions.front().parent_seq;
+      m_rows[ancestor].regions.push_back(std::move(found.regions.front()));
+    }
+  }
+
+  // A thread's entry, and where it sits: its thread_start in the main
+  // thread's open regions, or, without one, where its first region began.
+  void add_thread(std::size_t ancestor, const std::string& thread) {
+    if (!m_parts[ancestor].threads.insert(thread).second) {
+      return;
+    }
+    const std::string& sid = m_rows[ancestor].info.sid;
+    ProcessRows found;
+    m_thread.reset();
+    m_thread.bind_text(1, sid);
+    m_thread.bind_text(2, thread);
+    while (m_thread.step()) {
+      read_thread(m_thread, found);
+    }
+    for (ThreadInfo& t : found.threads) {
+      if (t.start_seq) {
+        add_open_regions(ancestor, "main", *t.start_seq);
+      }
+      m_rows[ancestor].threads.push_back(std::move(t));
+    }
+    m_first_region.reset();
+    m_first_region.bind_text(1, sid);
+    m_first_region.bind_text(2, thread);
+    if (m_first_region.step()) {
+      const std::int64_t first = m_first_region.column_int(0);
+      add_region_chain(ancestor, first);
+      if (found.threads.empty()) {
+        add_open_regions(ancestor, "main", first);
+      }
+    }
+  }
+
+  FullLoader m_full_loader;
+  db::Statement m_session;
+  db::Statement m_ancestor;
+  db::Statement m_by_pid;
+  db::Statement m_before;
+  db::Statement m_child;
+  db::Statement m_region_before;
+  db::Statement m_first_region;
+  db::Statement m_region;
+  db::Statement m_thread;
+  db::Statement m_execs;
+  db::Statement m_replacement;
+  simdjson::dom::parser m_parser;
+  std::vector<ProcessRows> m_rows;
+  std::vector<Parts> m_parts;
+  // (root, SID) -> row: a session is loaded once for each tree it serves.
+  std::map<std::pair<std::string, std::string>, std::size_t> m_index;
+};
+
+ExportRowLoader::ExportRowLoader(db::Database& db, const LoadOptions& options)
+    : m_impl(std::make_unique<Impl>(db, options)) {}
+
+ExportRowLoader::~ExportRowLoader() = default;
+
+std::vector<TreeRows> ExportRowLoader::load(const std::vector<ExportSession>& sessions) {
+  return m_impl->load(sessions);
+}
+
+std::vector<TreeRows> load_export_rows(db::Database& db, const std::vector<ExportSession>& sessions,
+                                       const LoadOptions& options) {
+  return ExportRowLoader(db, options).load(sessions);
 }
 
 }  // namespace trace2d::model

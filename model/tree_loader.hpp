@@ -6,6 +6,7 @@
 // (the `regions`, `children` and `threads` views), and optionally the data,
 // counters and timers it reported.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,51 @@ struct LoadOptions {
 // tear the tree. Empty when no session is `root` or under it.
 [[nodiscard]] std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
                                                          const LoadOptions& options = {});
+
+// A session to export, and the root of its tree (its sessions.root_sid).
+// Nothing above the root is looked at: a session whose SID names another
+// uid's session as its parent was made a root of its own by the stitcher,
+// and must not be placed in that session's tree.
+struct ExportSession {
+  std::string sid;
+  std::string root;
+};
+
+// The rows of one tree, for build_process_tree(root, rows).
+struct TreeRows {
+  std::string root;
+  std::vector<ProcessRows> rows;
+};
+
+// The rows that build the spans of `sessions` as a build of their whole
+// trees would (the exporter's, docs/otlp.md), without loading those trees:
+// each of these sessions in full, and of every session above them (their
+// SIDs' prefixes, down to their roots) only its row, the child_starts that
+// may have run them, and the regions and threads around those
+// child_starts. So a session's export costs the same however many sessions
+// its tree holds. One tree each, in the order their first session comes.
+// Run it inside a ReadTransaction too.
+[[nodiscard]] std::vector<TreeRows> load_export_rows(db::Database& db, const std::vector<ExportSession>& sessions,
+                                                     const LoadOptions& options = {});
+
+// load_export_rows() with its statements prepared once, for the exporter,
+// which loads every round (preparing the view queries cost more than
+// running them), and with the sessions of a round loaded together (one
+// execution of each query for all of them). Use it on the connection it
+// was made with.
+class ExportRowLoader {
+ public:
+  ExportRowLoader(db::Database& db, const LoadOptions& options);
+  ~ExportRowLoader();
+  ExportRowLoader(const ExportRowLoader&) = delete;
+  ExportRowLoader& operator=(const ExportRowLoader&) = delete;
+
+  [[nodiscard]] std::vector<TreeRows> load(const std::vector<ExportSession>& sessions);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> m_impl;
+};
 
 // `root` as the commands take it: a trailing "/" ("ci-job 42/", as
 // GIT_TRACE2_PARENT_SID often ends) is dropped.

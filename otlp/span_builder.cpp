@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <unordered_map>
 #include <string_view>
 
 #include "otlp/span_ids.hpp"
@@ -150,8 +151,13 @@ void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p) {
 class Builder {
  public:
   Builder(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include,
-          const ExportRules& rules)
-      : m_tree(tree), m_spans(spans), m_include(include), m_rules(rules) {}
+          const ExportRules& rules, std::vector<std::int64_t>* session_of, std::size_t max_spans_per_process)
+      : m_tree(tree),
+        m_spans(spans),
+        m_include(include),
+        m_rules(rules),
+        m_session_of(session_of),
+        m_max_spans(max_spans_per_process) {}
 
   void process(const model::Node& node, Parent parent, std::uint64_t parent_start) {
     const model::ProcessInfo& p = *node.process();
@@ -165,12 +171,13 @@ class Builder {
     if (level == DetailLevel::drop) {
       if (emit) {
         ++m_stats.dropped;
+        m_stats.dropped_sessions.push_back(p.session_id);
       }
       // Its descendants hang where it would have, so the tree stays
       // connected; below a dropped top process they keep trace2receiver's
       // parent id (the dropped span's), as a trace2receiver fleet has it.
       if (parent_id) {
-        inner(node, p.sid, parent_id, start, DetailLevel::drop, false);
+        inner(node, p.sid, parent_id, start, DetailLevel::drop, false, p.session_id);
       } else {
         inner_derived(node, start);
       }
@@ -179,12 +186,18 @@ class Builder {
     const SpanId id = process_span_id(last_component(p.sid));
     if (emit) {
       ++m_stats.processes;
-      m_spans.push_back(process_span(node, p, level, id, parent_id, start));
+      push(process_span(node, p, level, id, parent_id, start), p.session_id);
     }
-    inner(node, p.sid, id, start, level, emit);
+    inner(node, p.sid, id, start, level, emit, p.session_id);
   }
 
-  [[nodiscard]] BuildStats stats() const { return m_stats; }
+  [[nodiscard]] BuildStats stats() const {
+    BuildStats stats = m_stats;
+    for (const auto& [session, count] : m_left_out) {
+      stats.left_out.emplace_back(session, count);
+    }
+    return stats;
+  }
 
  private:
   Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const SpanId& id,
@@ -277,7 +290,16 @@ class Builder {
     if (!offset || !m_tree.origin_us || !std::isfinite(*offset)) {
       return std::nullopt;
     }
-    const double ns = static_cast<double>(*m_tree.origin_us) * 1000.0 + *offset * 1e9;
+    // Checked in doubles (stored times are any 64-bit values), then summed
+    // in integers: exact to git's microsecond whatever the origin is, so the
+    // exporter, which loads part of a tree (model::load_export_rows), sends
+    // the times a build of the whole tree gives.
+    const double approx = static_cast<double>(*m_tree.origin_us) * 1000.0 + *offset * 1e9;
+    if (approx <= 0 || approx >= 9e18 || std::abs(*offset) >= 9e9 ||
+        std::abs(static_cast<double>(*m_tree.origin_us)) >= 9e15) {
+      return std::nullopt;
+    }
+    const std::int64_t ns = *m_tree.origin_us * 1000 + std::llround(*offset * 1e9);
     return ns <= 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(ns));
   }
 
@@ -317,8 +339,21 @@ class Builder {
   // build: ids are derived, not looked up. A node the level leaves out
   // (regions and threads below verbose, children below process) gives its
   // contents to its parent.
+  void push(Span span, std::int64_t session_id) {
+    if (std::size_t& built = m_built[session_id]; built < m_max_spans) {
+      ++built;
+    } else {
+      ++m_left_out[session_id];
+      return;
+    }
+    m_spans.push_back(std::move(span));
+    if (m_session_of != nullptr) {
+      m_session_of->push_back(session_id);
+    }
+  }
+
   void inner(const model::Node& parent_node, const std::string& sid, const std::optional<SpanId>& parent,
-             std::uint64_t parent_start, DetailLevel level, bool emit) {
+             std::uint64_t parent_start, DetailLevel level, bool emit, std::int64_t session_id) {
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
         process(node, Parent{parent, true}, parent_start);
@@ -331,7 +366,7 @@ class Builder {
         if (!start && shown && emit) {
           ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
         }
-        inner(node, sid, parent, start.value_or(parent_start), level, emit);
+        inner(node, sid, parent, start.value_or(parent_start), level, emit, session_id);
         continue;
       }
       Span span;
@@ -417,9 +452,9 @@ class Builder {
       }
       const SpanId id = span.span_id;
       if (emit) {
-        m_spans.push_back(std::move(span));
+        push(std::move(span), session_id);
       }
-      inner(node, sid, id, *start, level, emit);
+      inner(node, sid, id, *start, level, emit, session_id);
     }
   }
 
@@ -427,14 +462,19 @@ class Builder {
   std::vector<Span>& m_spans;
   const ProcessFilter& m_include;
   const ExportRules& m_rules;
+  std::vector<std::int64_t>* m_session_of;
+  std::size_t m_max_spans;
+  std::unordered_map<std::int64_t, std::size_t> m_built;     // spans built, by session
+  std::map<std::int64_t, std::size_t> m_left_out;            // spans left out, by session
   BuildStats m_stats;
 };
 
 }  // namespace
 
 BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans, const ProcessFilter& include,
-                        const ExportRules& rules) {
-  Builder builder(tree, spans, include, rules);
+                        const ExportRules& rules, std::vector<std::int64_t>* session_of,
+                        std::size_t max_spans_per_process) {
+  Builder builder(tree, spans, include, rules, session_of, max_spans_per_process);
   for (const model::Node& node : tree.processes) {
     if (node.process() != nullptr) {
       builder.process(node, Parent{}, 0);

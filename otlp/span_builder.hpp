@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "model/process_tree.hpp"
@@ -19,6 +21,9 @@ struct BuildStats {
   std::size_t processes = 0;
   std::size_t untimed = 0;  // regions, children, threads without times: not sent
   std::size_t dropped = 0;  // processes a detail rule dropped (ExportRules)
+  std::vector<std::int64_t> dropped_sessions;  // their session ids
+  // (session id, spans not built) of processes over max_spans_per_process.
+  std::vector<std::pair<std::int64_t, std::size_t>> left_out;
 };
 
 // Which processes' spans to build (with their regions, children and
@@ -33,7 +38,15 @@ using ProcessFilter = std::function<bool(const model::ProcessInfo&)>;
 // give the nickname, the annotations the data, timers and counters. The
 // exporter builds a whole tree, for placement, but spans only for the
 // sessions it sends now (`include`; empty: all).
+// `session_of`, when given, gets for each span appended the session id of
+// the process it belongs to (the exporter builds a tree's queued sessions
+// in one walk and sends each session's spans as one unit). A process sends
+// at most `max_spans_per_process` spans, its process span first: one
+// session may hold any number of regions (anyone can send them), and what
+// is built stays bounded; the rest are counted in BuildStats::left_out.
 BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans,
-                        const ProcessFilter& include = {}, const ExportRules& rules = {});
+                        const ProcessFilter& include = {}, const ExportRules& rules = {},
+                        std::vector<std::int64_t>* session_of = nullptr,
+                        std::size_t max_spans_per_process = std::numeric_limits<std::size_t>::max());
 
 }  // namespace trace2d::otlp

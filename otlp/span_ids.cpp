@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace trace2d::otlp {
@@ -10,10 +11,18 @@ namespace {
 
 using Digest = std::array<std::uint8_t, 32>;
 
+// Fetched once: EVP_sha256() looks the algorithm up on every call, under
+// OpenSSL's locks, which cost the exporter more than the hashing.
+const EVP_MD* sha256_md() {
+  static const std::unique_ptr<EVP_MD, decltype(&EVP_MD_free)> md(EVP_MD_fetch(nullptr, "SHA256", nullptr),
+                                                                  &EVP_MD_free);
+  return md ? md.get() : EVP_sha256();
+}
+
 Digest sha256(std::string_view text) {
   Digest digest{};
   unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1 ||
+  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, sha256_md(), nullptr) != 1 ||
       size != digest.size()) {
     throw std::runtime_error("SHA-256 failed (OpenSSL EVP_Digest)");
   }

@@ -2,8 +2,10 @@
 // What trace2ctl calls a failed run (`sessions --failed`, red rows, the
 // report's "failed runs"): a session that exited non-zero, was killed by a
 // signal, or never finished (status incomplete: its process vanished
-// without an exit event). `stats` counts the first two as failures and the
-// third apart, as incomplete.
+// without an exit event). A process that replaced itself by exec sends no
+// exit either; when the program it became traced itself (a git: a child
+// session with the same pid), it did not fail. `stats` counts the first two
+// as failures and the third apart, as incomplete.
 
 #include <functional>
 
@@ -13,10 +15,12 @@ namespace trace2d::ctl {
 
 // SQL condition on the sessions alias `s`.
 inline constexpr const char* k_failed_condition =
-    "(s.exit_code != 0 OR s.signo IS NOT NULL OR s.status = 'incomplete')";
+    "(s.exit_code != 0 OR s.signo IS NOT NULL OR (s.status = 'incomplete' AND NOT EXISTS"
+    " (SELECT 1 FROM sessions x WHERE x.parent_sid = s.sid AND x.sid_pid = s.sid_pid)))";
 
 // A predicate on the rows of `result`, from whichever of its columns
-// exit_code, signo and status it has (by name).
+// exit_code, signo and status it has (by name). (A row does not say whether
+// its process became another by exec: an incomplete one counts.)
 [[nodiscard]] std::function<bool(const Row&)> failed_row(const ResultSet& result);
 
 }  // namespace trace2d::ctl

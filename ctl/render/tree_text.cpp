@@ -24,10 +24,29 @@ bool shown_by_parent(const model::ProcessInfo& process, const model::Node* paren
                                (parent->exec() != nullptr && process.placed_by == "exec"));
 }
 
+// A successful exec (no exec_result) that a traced program replaced the
+// process with: found among the process's own nodes, not its children's.
+bool ended_by_exec(const model::Node& node) {
+  for (const model::Node& child : node.children) {
+    if (const auto* exec = child.exec(); exec != nullptr && !exec->code) {
+      for (const model::Node& below : child.children) {
+        if (below.process() != nullptr) {
+          return true;
+        }
+      }
+    }
+    if (child.process() == nullptr && ended_by_exec(child)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // As ctl/query/failed.hpp has it for sessions; a child by its exit code.
 bool failed(const model::Node& node) {
   if (const auto* process = node.process()) {
-    return (process->exit_code && *process->exit_code != 0) || process->signo || process->status == "incomplete";
+    return (process->exit_code && *process->exit_code != 0) || process->signo ||
+           (process->status == "incomplete" && !ended_by_exec(node));
   }
   if (const auto* child = node.child()) {
     return child->code && *child->code != 0;

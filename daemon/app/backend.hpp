@@ -41,7 +41,8 @@ struct BackendOptions {
   std::string nickname_key = "otel.trace2.nickname";  // the def_param stored as sessions.nickname
   std::vector<std::string> storage_drop;               // the storage rule (Stitcher::Options)
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
-  // nullopt: left as it is, for `trace2d import`, which never exports).
+  // nullopt: left as it is, for `trace2d import`, whose sessions are never
+  // queued: the trigger skips source 'import', schema v11).
   std::optional<std::string> export_url;
   // Consumers of stitched output beside the store's (the /metrics
   // histograms); they must outlive the Backend.

@@ -111,6 +111,7 @@ HttpClient::~HttpClient() = default;
 
 void HttpClient::abort() {
   m_aborted.store(true);
+  m_connection->io.stop();  // a connect in progress returns at once (thread-safe)
   std::lock_guard lock(m_fd_mutex);
   if (m_fd >= 0) {
     ::shutdown(m_fd, SHUT_RDWR);  // the blocked read or write returns at once
@@ -138,8 +139,25 @@ void HttpClient::connect() {
   if (m_endpoint.tls) {
     c.secure = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(c.io, c.tls);
   }
+  // Asynchronous, on this thread: its deadline holds (Beast times only
+  // asynchronous operations out), and abort() ends it at once, where a
+  // blocking connect() to an address that never answers held stop() for
+  // the whole timeout.
   c.tcp().expires_after(m_timeout);
-  c.tcp().connect(addresses, ec);
+  bool done = false;
+  c.tcp().async_connect(addresses, [&](const beast::error_code& result, const asio::ip::tcp::endpoint&) {
+    ec = result;
+    done = true;
+  });
+  c.io.restart();
+  while (!done && !m_aborted.load() && c.io.run_one() > 0) {
+  }
+  if (!done) {
+    disconnect();  // ends the attempt; its handler runs before `done` goes
+    c.io.restart();
+    c.io.run();
+    throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": stopping");
+  }
   if (ec) {
     disconnect();
     throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": " + ec.message());

@@ -3,9 +3,11 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <map>
+#include <algorithm>
 #include <random>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "daemon/export/gzip.hpp"
@@ -114,21 +116,19 @@ bool OtlpExporter::wait_for(std::chrono::milliseconds delay) {
 void OtlpExporter::run() {
   spdlog::info("otlp: exporting finished process trees to {} ({}{})", m_options.url,
                m_options.json ? "http/json" : "http/protobuf", m_options.gzip ? ", gzip" : "");
-  auto last_prune = std::chrono::steady_clock::time_point{};
   auto last_count = std::chrono::steady_clock::time_point{};
   while (true) {
     try {
       db::Database db(m_db_path, db::OpenMode::read_write_create);
       db.set_busy_timeout(10000);
+      model::LoadOptions load;
+      load.errors = true;
+      load.params = true;
+      load.annotations = true;
+      model::ExportRowLoader loader(db, load);
       while (true) {
         db::set_export_enabled(db, true, m_options.url);  // again after a recreated database
-        if (std::chrono::steady_clock::now() - last_prune >= std::chrono::minutes(1)) {
-          last_prune = std::chrono::steady_clock::now();
-          if (const std::int64_t pruned = db::drop_pruned(db); pruned > 0) {
-            spdlog::warn("otlp: {} queued sessions were pruned by retention before they could be exported", pruned);
-          }
-        }
-        const bool sent = export_round(db);
+        const bool sent = export_round(db, loader);
         // Counted here, on the exporter's connection, so that /metrics
         // never reads the database on an io thread.
         if (std::chrono::steady_clock::now() - last_count >= std::chrono::seconds(1)) {
@@ -150,56 +150,87 @@ void OtlpExporter::run() {
   }
 }
 
-std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, std::vector<std::int64_t>& withheld) {
-  const std::vector<db::PendingSession> pending = db::next_pending(db, m_options.max_sessions_per_request);
-  std::map<std::string, std::vector<std::int64_t>> by_root;
-  for (const db::PendingSession& p : pending) {
-    by_root[p.root_sid].push_back(p.session_id);
+std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, model::ExportRowLoader& loader,
+                                                            std::vector<std::int64_t>& withheld) {
+  const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
+  const db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
+  const std::vector<db::PendingSession>& pending = turn.sessions;
+  // The round's sessions are loaded together; each tree is built once, its
+  // sessions' spans in one walk, in the order the turns gave them.
+  std::vector<model::ExportSession> wanted;
+  std::unordered_map<std::int64_t, std::size_t> index_of;  // session id -> index in pending
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    wanted.push_back({pending[i].sid, pending[i].root_sid});
+    index_of.emplace(pending[i].session_id, i);
+  }
+  std::vector<model::TreeRows> trees;
+  {
+    const db::ReadTransaction snapshot(db);
+    trees = loader.load(wanted);
   }
   std::vector<SessionSpans> batch;
+  std::vector<bool> built(pending.size(), false);
   std::size_t spans = 0;
-  for (const auto& [root, sessions] : by_root) {
+  for (model::TreeRows& rows : trees) {
     if (spans >= m_options.max_spans_per_request) {
       break;  // the rest next round
     }
-    model::LoadOptions load;
-    load.errors = true;
-    load.params = true;
-    load.annotations = true;
-    std::vector<model::ProcessRows> rows;
-    {
-      const db::ReadTransaction snapshot(db);
-      rows = model::load_process_rows(db, root, load);
-    }
-    const model::ProcessTree tree = model::build_process_tree(root, std::move(rows));
-    for (const std::int64_t id : sessions) {
-      SessionSpans session{id, {}};
-      const otlp::BuildStats stats = otlp::append_spans(
-          tree, session.spans, [id](const model::ProcessInfo& process) { return process.session_id == id; },
-          m_options.rules);
-      if (stats.dropped > 0 && session.spans.empty()) {
-        withheld.push_back(id);
-        continue;
+    // The queued sessions of this tree (one may also be loaded, as an
+    // ancestor, for another tree, where it is not sent).
+    std::vector<std::size_t> group;
+    for (const model::ProcessRows& r : rows.rows) {
+      if (const auto found = index_of.find(r.info.session_id);
+          found != index_of.end() && pending[found->second].root_sid == rows.root) {
+        group.push_back(found->second);
       }
-      // One session may hold any number of regions (anyone can send them):
-      // a request stays bounded, the process span first, and says how many
-      // were left out.
-      if (session.spans.size() > m_options.max_spans_per_request) {
-        const std::size_t left_out = session.spans.size() - m_options.max_spans_per_request;
-        session.spans.resize(m_options.max_spans_per_request);
-        session.spans.front().attributes.push_back(
-            {"trace2d.spans_left_out", static_cast<std::int64_t>(left_out)});
+    }
+    const model::ProcessTree tree = model::build_process_tree(rows.root, std::move(rows.rows));
+    // One walk for the tree's sessions, each span tagged with its session.
+    std::unordered_map<std::int64_t, std::size_t> slot;
+    for (const std::size_t i : group) {
+      slot.emplace(pending[i].session_id, slot.size());
+    }
+    std::vector<otlp::Span> tree_spans;
+    std::vector<std::int64_t> owners;
+    const otlp::BuildStats stats = otlp::append_spans(
+        tree, tree_spans, [&slot](const model::ProcessInfo& process) { return slot.contains(process.session_id); },
+        m_options.rules, &owners, m_options.max_spans_per_request);
+    std::vector<SessionSpans> sessions(group.size());
+    for (const std::size_t i : group) {
+      sessions[slot.at(pending[i].session_id)].session_id = pending[i].session_id;
+    }
+    for (std::size_t s = 0; s < tree_spans.size(); ++s) {
+      sessions[slot.at(owners[s])].spans.push_back(std::move(tree_spans[s]));
+    }
+    // A session over the bound sends its first spans, the process span
+    // first, saying how many were left out.
+    for (const auto& [id, left_out] : stats.left_out) {
+      if (SessionSpans& session = sessions[slot.at(id)]; !session.spans.empty()) {
+        session.spans.front().attributes.push_back({"trace2d.spans_left_out", static_cast<std::int64_t>(left_out)});
+      }
+    }
+    const std::unordered_set<std::int64_t> dropped(stats.dropped_sessions.begin(), stats.dropped_sessions.end());
+    for (const std::size_t i : group) {
+      built[i] = true;
+      SessionSpans& session = sessions[slot.at(pending[i].session_id)];
+      if (session.spans.empty() && dropped.contains(session.session_id)) {
+        withheld.push_back(session.session_id);
+        continue;
       }
       spans += session.spans.size();
       batch.push_back(std::move(session));
     }
   }
+  // The next round starts with the first uid whose session waits for room,
+  // so a uid whose sessions are big cannot keep the others' out.
+  const auto waiting = std::find(built.begin(), built.end(), false);
+  m_next_uid = waiting == built.end() ? turn.next_uid : pending[static_cast<std::size_t>(waiting - built.begin())].uid;
   return batch;
 }
 
-bool OtlpExporter::export_round(db::Database& db) {
+bool OtlpExporter::export_round(db::Database& db, model::ExportRowLoader& loader) {
   std::vector<std::int64_t> withheld;
-  std::vector<SessionSpans> batch = build(db, withheld);
+  std::vector<SessionSpans> batch = build(db, loader, withheld);
   if (!withheld.empty()) {
     db::withhold(db, withheld);
   }

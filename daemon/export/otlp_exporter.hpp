@@ -1,8 +1,9 @@
 #pragma once
 // The OTLP exporter: a consumer of committed sessions, on its own thread and
 // its own database connection, never on the ingest path. Each round it takes
-// the oldest queued sessions that have finished (db/otlp_queue.hpp), builds
-// their spans from their process trees (otlp/span_builder.hpp), and POSTs
+// queued sessions that have finished, the senders (uids) taking turns
+// (db/otlp_queue.hpp), builds their spans from their places in their
+// process trees (model::load_export_rows, otlp/span_builder.hpp), and POSTs
 // them to the collector (OTLP/HTTP, protobuf or JSON, gzip optional). A
 // session leaves the queue only when the collector answered 2xx (or refused
 // it for good: 400, or 413 for a single session), so a restart, a crash or a
@@ -23,6 +24,7 @@
 
 #include "daemon/export/http_client.hpp"
 #include "db/sqlite.hpp"
+#include "model/tree_loader.hpp"
 #include "otlp/export_rules.hpp"
 #include "otlp/resource.hpp"
 #include "otlp/span.hpp"
@@ -68,13 +70,17 @@ class OtlpExporter {
     std::vector<otlp::Span> spans;
   };
   enum class Delivery { acknowledged, dropped, retry_later, stopping };
+  // A round takes at most max_sessions_per_request / this of one uid's
+  // sessions, so at least this many uids have a turn in every round.
+  static constexpr std::size_t k_uids_per_round = 8;
 
   void run();
   // One round: true when it sent something (more may wait).
-  bool export_round(db::Database& db);
+  bool export_round(db::Database& db, model::ExportRowLoader& loader);
   // The spans of the next queued sessions; `withheld` gets the sessions
   // a detail rule dropped (no spans to send: they leave the queue, counted).
-  std::vector<SessionSpans> build(db::Database& db, std::vector<std::int64_t>& withheld);
+  std::vector<SessionSpans> build(db::Database& db, model::ExportRowLoader& loader,
+                                  std::vector<std::int64_t>& withheld);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
 
@@ -89,6 +95,8 @@ class OtlpExporter {
   std::condition_variable m_wake;
   bool m_stopping = false;
   std::chrono::milliseconds m_backoff{0};
+  // The uid whose turn comes first in the next round (db::next_pending).
+  std::int64_t m_next_uid = 0;
   std::atomic<std::uint64_t> m_exported_spans{0};
   std::atomic<std::uint64_t> m_failures{0};
   std::atomic<std::int64_t> m_backlog_sessions{0};

@@ -4,11 +4,24 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <chrono>
+#include <map>
 #include <cstdlib>
+#include <thread>
 
 #include "daemon/app/options.hpp"
 #include "daemon/export/gzip.hpp"
 #include "daemon/export/http_client.hpp"
+#include "daemon/export/otlp_exporter.hpp"
+#include "db/database_setup.hpp"
+#include "db/otlp_queue.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace trace2d::exporter {
 namespace {
@@ -104,6 +117,290 @@ TEST(Gzip, InflatesBackToTheInput) {
   output.resize(output.size() - z.avail_out);
   inflateEnd(&z);
   EXPECT_EQ(output, input);
+}
+
+// A database with the export on and `count` finished sessions of `uid`
+// (ids from `first_id`), queued by the schema's trigger.
+void add_sessions(db::Database& db, std::int64_t uid, std::int64_t first_id, std::int64_t count,
+                  const std::string& source = "stream") {
+  db::Transaction txn(db);
+  db::Statement insert = db.prepare(
+      "INSERT INTO sessions (sid, id, root_sid, depth, status, source, peer_uid, first_received, last_received)"
+      " VALUES (?1, ?2, ?1, 0, 'complete', ?4, ?3, 'x', 'x')");
+  for (std::int64_t id = first_id; id < first_id + count; ++id) {
+    insert.bind_text(1, "sid-" + std::to_string(id));
+    insert.bind_int(2, id);
+    insert.bind_int(3, uid);
+    insert.bind_text(4, source);
+    insert.run();
+    insert.reset();
+  }
+  txn.commit();
+}
+
+TEST(ExportQueue, OneUidsFloodDoesNotHoldBackAnothersSession) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  add_sessions(db, 1000, 1, 100'000);  // uid 1000 floods first
+  add_sessions(db, 1001, 200'000, 1);  // then uid 1001's one session
+  ASSERT_EQ(db.query_int("SELECT count(*) FROM otlp_pending"), 100'001);
+
+  // As the exporter asks: 256 a round, 32 of a uid, from where the last
+  // round left off (nothing yet: uid 0).
+  db::PendingTurn turn = db::next_pending(db, 256, 32, 0);
+  std::size_t flood = 0;
+  bool other = false;
+  for (const db::PendingSession& s : turn.sessions) {
+    flood += s.uid == 1000 ? 1 : 0;
+    other = other || (s.uid == 1001 && s.session_id == 200'000);
+  }
+  EXPECT_TRUE(other) << "uid 1001's session waits behind uid 1000's 100,000";
+  EXPECT_EQ(flood, 255u) << "the room uid 1001 leaves goes to uid 1000";
+  ASSERT_EQ(turn.sessions.size(), 256u);
+  EXPECT_EQ(turn.sessions[0].uid, 1000);  // interleaved: one of each first
+  EXPECT_EQ(turn.sessions[1].uid, 1001);
+  for (std::size_t i = 2; i < turn.sessions.size(); ++i) {
+    EXPECT_EQ(turn.sessions[i].session_id, static_cast<std::int64_t>(i)) << "uid 1000's oldest, in order";
+  }
+
+  // With uid 1001's session sent, the next round is uid 1000's alone, oldest first.
+  db::acknowledge(db, {200'000}, 1, 0);
+  db::acknowledge(db, {1, 2}, 2, 0);
+  turn = db::next_pending(db, 256, 32, turn.next_uid);
+  ASSERT_EQ(turn.sessions.size(), 256u);
+  EXPECT_EQ(turn.sessions.front().session_id, 3);
+}
+
+TEST(ExportQueue, ManyUidsShareARoundAndTheNextStartsWhereItStopped) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  for (std::int64_t uid = 0; uid < 12; ++uid) {
+    add_sessions(db, 1000 + uid, 1 + uid * 1000, 100);
+  }
+  // 12 uids, 32 each a turn: the first 8 fill the round.
+  db::PendingTurn turn = db::next_pending(db, 256, 32, 0);
+  std::map<std::int64_t, int> per_uid;
+  for (const db::PendingSession& s : turn.sessions) {
+    ++per_uid[s.uid];
+  }
+  ASSERT_EQ(turn.sessions.size(), 256u);
+  EXPECT_EQ(per_uid.size(), 8u);
+  EXPECT_EQ(per_uid.begin()->first, 1000);
+  EXPECT_EQ(per_uid.rbegin()->first, 1007);
+  // The next round begins with the uids that had no turn.
+  turn = db::next_pending(db, 256, 32, turn.next_uid);
+  EXPECT_EQ(turn.sessions.front().uid, 1008);
+}
+
+TEST(ExportQueue, RetentionTakesQueuedSessionsAlongAndCountsThem) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  add_sessions(db, 1000, 1, 3);
+  // The export is off now (the daemon restarted without it): what is queued
+  // stays queued for when it is on again, but no longer than its session.
+  db::set_export_enabled(db, false, "");
+  add_sessions(db, 1000, 10, 1);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM otlp_pending"), 3);
+  db.exec("DELETE FROM sessions WHERE id IN (1, 2, 10)");
+  EXPECT_EQ(db.query_int("SELECT group_concat(session_id) FROM otlp_pending"), 3);
+  EXPECT_EQ(db.query_int("SELECT dropped_sessions FROM otlp_export"), 2);
+}
+
+TEST(ExportQueue, ImportedSessionsAreNeverQueued) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  add_sessions(db, 1000, 1, 2, "import");
+  add_sessions(db, 1000, 5, 1, "dir");
+  EXPECT_EQ(db.query_int("SELECT group_concat(session_id) FROM otlp_pending"), 5);
+}
+
+// A TCP listener on an ephemeral loopback port: its descriptor, and its
+// address (with the port) in `address`.
+int listen_on_loopback(int backlog, sockaddr_in& address) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  address = sockaddr_in{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd, backlog) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
+    throw std::runtime_error("cannot listen on loopback");
+  }
+  return fd;
+}
+
+// A listener whose backlog is full: the kernel drops further SYNs, so a
+// connect() to it waits (for the client's whole timeout) for an answer.
+class FullListener {
+ public:
+  FullListener() {
+    sockaddr_in address{};
+    m_listener = listen_on_loopback(0, address);
+    port = ntohs(address.sin_port);
+    // Connections the listener never accepts fill its queue (backlog 0
+    // holds one); non-blocking, so this never waits.
+    for (int i = 0; i < 4; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      (void)::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+      m_fillers.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ~FullListener() {
+    for (const int fd : m_fillers) {
+      ::close(fd);
+    }
+    ::close(m_listener);
+  }
+  FullListener(const FullListener&) = delete;
+  FullListener& operator=(const FullListener&) = delete;
+
+  int port = 0;
+
+ private:
+  int m_listener = -1;
+  std::vector<int> m_fillers;
+};
+
+TEST(HttpClient, AbortEndsAConnectInProgressAtOnce) {
+  const FullListener listener;
+  HttpClient client(Endpoint{false, "127.0.0.1", std::to_string(listener.port), "/v1/traces"},
+                    std::chrono::seconds(30));
+  std::atomic<bool> returned{false};
+  std::string error;
+  std::thread poster([&] {
+    try {
+      (void)client.post({}, "x");
+    } catch (const TransportError& e) {
+      error = e.what();
+    }
+    returned.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(returned.load()) << "the connect should still wait for an answer: " << error;
+  const auto aborted = std::chrono::steady_clock::now();
+  client.abort();
+  poster.join();
+  const auto took = std::chrono::steady_clock::now() - aborted;
+  EXPECT_LT(took, std::chrono::seconds(2)) << "stop() waited for the connect's timeout";
+  EXPECT_NE(error.find("stopping"), std::string::npos) << error;
+}
+
+// A collector on loopback that answers every request 200 and remembers
+// which request first held a given text (a SID: protobuf keeps strings as
+// they are).
+class RecordingCollector {
+ public:
+  explicit RecordingCollector(std::string wanted) : m_wanted(std::move(wanted)) {
+    sockaddr_in address{};
+    m_listener = listen_on_loopback(4, address);
+    port = ntohs(address.sin_port);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~RecordingCollector() {
+    ::shutdown(m_listener, SHUT_RDWR);
+    m_stop.store(true);
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_connection >= 0) {
+        ::shutdown(m_connection, SHUT_RDWR);
+      }
+    }
+    m_thread.join();
+    ::close(m_listener);
+  }
+  RecordingCollector(const RecordingCollector&) = delete;
+  RecordingCollector& operator=(const RecordingCollector&) = delete;
+
+  int port = 0;
+  [[nodiscard]] int requests() const { return m_requests.load(); }
+  // 1 for the first request, 0 while none held it.
+  [[nodiscard]] int found_in() const { return m_found_in.load(); }
+
+ private:
+  void serve() {
+    while (!m_stop.load()) {
+      const int fd = ::accept(m_listener, nullptr, nullptr);
+      if (fd < 0) {
+        return;
+      }
+      {
+        std::lock_guard lock(m_mutex);
+        m_connection = fd;
+      }
+      std::string buffer;
+      char chunk[65536];
+      while (true) {
+        const auto head = buffer.find("\r\n\r\n");
+        if (head != std::string::npos) {
+          const auto at = buffer.find("Content-Length: ");
+          const std::size_t length = at < head ? std::stoul(buffer.substr(at + 16)) : 0;
+          if (buffer.size() >= head + 4 + length) {
+            const int n = m_requests.fetch_add(1) + 1;
+            if (m_found_in.load() == 0 && buffer.substr(head + 4, length).find(m_wanted) != std::string::npos) {
+              m_found_in.store(n);
+            }
+            buffer.erase(0, head + 4 + length);
+            const std::string_view answer = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            if (::write(fd, answer.data(), answer.size()) != static_cast<ssize_t>(answer.size())) {
+              break;
+            }
+            continue;
+          }
+        }
+        const ssize_t got = ::read(fd, chunk, sizeof chunk);
+        if (got <= 0) {
+          break;
+        }
+        buffer.append(chunk, static_cast<std::size_t>(got));
+      }
+      std::lock_guard lock(m_mutex);
+      ::close(fd);
+      m_connection = -1;
+    }
+  }
+
+  std::string m_wanted;
+  int m_listener = -1;
+  std::mutex m_mutex;
+  int m_connection = -1;
+  std::atomic<bool> m_stop{false};
+  std::atomic<int> m_requests{0};
+  std::atomic<int> m_found_in{0};
+  std::thread m_thread;
+};
+
+TEST(OtlpExporter, AnotherUidsSessionLeavesWithinTwoRequestsOfAFlood) {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db");
+  {
+    db::Database db = db::open_for_writing(path);
+    db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+    add_sessions(db, 1000, 1, 100'000);
+    add_sessions(db, 1001, 200'000, 1);
+  }
+  RecordingCollector collector("sid-200000");
+  ExporterOptions options;
+  options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
+  options.resource.host_name = "test-host";
+  OtlpExporter exporter(path, options);
+  exporter.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (collector.found_in() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  exporter.stop();
+  ASSERT_GT(collector.found_in(), 0) << "uid 1001's session never left, after " << collector.requests()
+                                     << " requests";
+  EXPECT_LE(collector.found_in(), 2) << "it waited behind uid 1000's 100,000 sessions";
+  db::Database check(path, db::OpenMode::read_only);
+  EXPECT_EQ(check.query_int("SELECT count(*) FROM otlp_pending WHERE session_id = 200000"), 0);
+  EXPECT_GT(check.query_int("SELECT count(*) FROM otlp_pending WHERE uid = 1000"), 90'000)
+      << "the flood is still being sent, a share per round";
 }
 
 }  // namespace

@@ -102,6 +102,10 @@ capture rev_parse -- git rev-parse --show-toplevel
 capture clone GIT_TRACE2_EVENT_NESTING=5 -- git clone -q --no-local "$work/upstream" "$work/clone"
 capture gc GIT_TRACE2_EVENT_NESTING=10 -- git gc --quiet
 capture failing_command -- git checkout no-such-branch
+# exec: git-shell replaces itself with git-upload-pack (same pid; the
+# exec'd git's SID is git-shell's child), which answers an empty request.
+echo 0000 | capture git_shell_exec -- git-shell -c "git-upload-pack '$work/upstream'"
+mkdir -p "$out/../exec" && mv "$out/git_shell_exec.jsonl" "$out/../exec/"
 
 # Threads: git 2.39 loads index extensions on a thread (th01:unknown) when
 # the index is large and has an offset table.

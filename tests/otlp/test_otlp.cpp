@@ -288,6 +288,25 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   EXPECT_EQ(named(summary, "git:upload-pack").parent_span_id, named(summary, "git-shell").span_id);
 }
 
+TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {
+  // fetch has 3 spans (itself, its region, its child), upload-pack 1; one
+  // walk builds both, each span tagged with its session.
+  std::vector<Span> spans;
+  std::vector<std::int64_t> owners;
+  const BuildStats stats = append_spans(sample_tree(), spans, {}, {}, &owners, 2);
+  ASSERT_EQ(spans.size(), 3u);
+  ASSERT_EQ(owners, (std::vector<std::int64_t>{1, 1, 2}));
+  EXPECT_EQ(spans[0].name, "git:fetch");  // the process span comes first
+  EXPECT_EQ(spans[1].name, "region(fetch,remote_refs)");
+  EXPECT_EQ(spans[2].name, "git-upload-pack:upload-pack");
+  // upload-pack still hangs under the child span left out: ids are derived.
+  std::vector<Span> whole;
+  append_spans(sample_tree(), whole);
+  EXPECT_EQ(spans[2].parent_span_id, named(whole, "child(class:transport/file)").span_id);
+  ASSERT_EQ(stats.left_out.size(), 1u);
+  EXPECT_EQ(stats.left_out[0], (std::pair<std::int64_t, std::size_t>{1, 1}));
+}
+
 // Every value kind, an invalid UTF-8 string and a negative integer, through
 // both encoders: the official decoder must read the protobuf back as the
 // same request the JSON says.
