@@ -629,7 +629,15 @@ CREATE TABLE withheld_stats (
 );
 )sql";
 
-constexpr std::array<Migration, 12> k_migrations{{
+// Version 13: what the stitcher holds in memory for live sessions, and the
+// values it cut or did not keep there (over the per-value bound, or over
+// their uid's bound: limits.per_uid_live_mib).
+constexpr std::string_view k_v13 = R"sql(
+ALTER TABLE daemon_status ADD COLUMN live_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE daemon_status ADD COLUMN values_cut INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 13> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -642,6 +650,7 @@ constexpr std::array<Migration, 12> k_migrations{{
     {10, "rules for what leaves the host: nickname, withheld sessions, summaries", k_v10},
     {11, "export queue by sender, retention leaves it; child_starts and child sessions found by index", k_v11},
     {12, "the storage rule: sessions withheld, per uid and rule", k_v12},
+    {13, "daemon status: bytes held for live sessions, values cut in memory", k_v13},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

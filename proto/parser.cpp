@@ -548,12 +548,7 @@ struct Parser::Impl {
     }
     // A key can be megabytes long: name at most its start, cut between characters.
     constexpr std::size_t k_max_key_in_reason = 64;
-    std::string_view shown = key.substr(0, k_max_key_in_reason);
-    if (shown.size() < key.size()) {
-      while (!shown.empty() && (static_cast<unsigned char>(key[shown.size()]) & 0xC0) == 0x80) {
-        shown.remove_suffix(1);
-      }
-    }
+    const std::string_view shown = utf8_prefix(key, k_max_key_in_reason);
     reason.append(" in field '").append(shown).append(shown.size() < key.size() ? "...'" : "'");
     return ParseOutcome{false, reason};
   }

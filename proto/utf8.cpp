@@ -96,6 +96,17 @@ std::size_t append_repaired_utf8(std::string& out, std::string_view bytes) {
   return replaced;
 }
 
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) {
+    return text;
+  }
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;  // text[end] continues a sequence: cut before the sequence's first byte
+  }
+  return text.substr(0, end);
+}
+
 std::string repair_utf8(std::string_view bytes) {
   std::string out;
   append_repaired_utf8(out, bytes);

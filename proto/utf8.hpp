@@ -19,6 +19,10 @@ std::size_t append_repaired_utf8(std::string& out, std::string_view bytes);
 // Convenience: a repaired copy.
 [[nodiscard]] std::string repair_utf8(std::string_view bytes);
 
+// The longest prefix of `text` of at most `max_bytes` that does not end
+// inside a UTF-8 sequence: where to cut valid text so that it stays valid.
+[[nodiscard]] std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
 // For output that must be valid JSON (reports, exports): `text` as a quoted
 // JSON string (proto/json_quote.hpp), repaired first when not valid UTF-8.
 void append_json_string(std::string& out, std::string_view text);

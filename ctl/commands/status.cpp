@@ -139,6 +139,12 @@ void run_status(const Context& ctx) {
           << ", last update " << duration(now - updated) << " ago\n";
   ctx.out << "queue: " << mib(number("queue_bytes")) << " now, " << mib(number("queue_peak_bytes"))
           << " at most, bound " << mib(number("queue_limit_bytes")) << "\n";
+  // Absent from databases last written by a trace2d older than the columns.
+  if (std::find(daemon.columns.begin(), daemon.columns.end(), "live_bytes") != daemon.columns.end()) {
+    ctx.out << "sessions in memory: " << mib(number("live_bytes")) << "; " << number("values_cut")
+            << " values cut or not kept there since start (over a per-value or per-uid bound; the events keep them"
+               " whole: see problems)\n";
+  }
   ctx.out << "committed: " << number("events_committed") << " events since start, " << number("failed_commits")
           << " failed or busy commits";
   const Value& p50 = column("commit_latency_p50_ms");

@@ -41,6 +41,7 @@ Backend::Backend(BackendOptions options)
       m_options.db_path, [writer = m_writer.get()] { return writer->database_recreated(); });
   stitch::Stitcher::Options stitcher_options;
   stitcher_options.max_sessions_per_uid = m_options.per_uid_sessions;
+  stitcher_options.max_live_bytes_per_uid = m_options.per_uid_live_bytes;
   stitcher_options.nickname_key = m_options.nickname_key;
   stitcher_options.storage_drop = m_options.storage_drop;
   m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(), stitcher_options);

@@ -37,6 +37,7 @@ struct BackendOptions {
   store::Retention::Options retention;
   std::uint64_t per_uid_lines_per_second = 0;
   std::size_t per_uid_sessions = 10000;
+  std::size_t per_uid_live_bytes = std::size_t{64} << 20;
   bool redact_url_credentials = true;
   std::string nickname_key = "otel.trace2.nickname";  // the def_param stored as sessions.nickname
   std::vector<std::string> storage_drop;               // the storage rule (Stitcher::Options)
@@ -71,6 +72,8 @@ class Backend {
   [[nodiscard]] ingest::MemoryBudget& budget() { return m_budget; }
   [[nodiscard]] pipeline::IngestWorker& worker() { return *m_worker; }
   [[nodiscard]] store::StoreWriter& writer() { return *m_writer; }
+  // Its live_bytes_total() and values_cut() may be read from any thread.
+  [[nodiscard]] const stitch::Stitcher& stitcher() const { return *m_stitcher; }
 
  private:
   BackendOptions m_options;

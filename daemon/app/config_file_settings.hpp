@@ -282,6 +282,8 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections"}, o.per_uid_connections,
             Range{0, 1LL << 24});
   v.integer(Key{"limits", "per_uid_sessions", "--per-uid-sessions"}, o.per_uid_sessions, Range{1, 1LL << 24});
+  v.integer(Key{"limits", "per_uid_live_mib", "--per-uid-live-mib"}, o.per_uid_live_bytes,
+            Range{1, 1LL << 20, k_mib});
 
   v.text(Key{"retention", "max_age", "--retention-max-age"}, o.retention_max_age, duration_problem);
   v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes"}, o.retention_max_db_bytes,

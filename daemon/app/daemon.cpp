@@ -75,6 +75,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.retention.max_db_bytes = options.retention_max_db_bytes;
   o.per_uid_lines_per_second = options.per_uid_lines_per_second;
   o.per_uid_sessions = options.per_uid_sessions;
+  o.per_uid_live_bytes = options.per_uid_live_bytes;
   o.redact_url_credentials = options.redact_url_credentials;
   o.nickname_key = options.otlp_nickname_key;
   o.storage_drop = options.storage_drop;

@@ -90,6 +90,16 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
   out.family("trace2d_queue_limit_bytes", Type::gauge, "The memory bound of the queues (limits.queue_max_mib).");
   out.value(static_cast<double>(budget.limit()));
 
+  const stitch::Stitcher& stitcher = f.backend.stitcher();
+  out.family("trace2d_live_session_bytes", Type::gauge,
+             "Bytes the sessions in memory hold (their text, open regions and children), all uids together; "
+             "each uid's are bounded by limits.per_uid_live_mib.");
+  out.value(static_cast<double>(stitcher.live_bytes_total()));
+  out.family("trace2d_values_cut", Type::counter,
+             "Values cut or not kept for the sessions, regions and children columns (over the per-value bound, "
+             "or their uid's limits.per_uid_live_mib); the events keep them whole.");
+  out.value(static_cast<double>(stitcher.values_cut()));
+
   store::StoreWriter& writer = f.backend.writer();
   out.family("trace2d_events_committed", Type::counter, "Events committed to the database.");
   out.value(static_cast<double>(writer.committed_events()));

@@ -20,20 +20,11 @@
 #include "daemon/source/trace_file_reader.hpp"
 #include "daemon/source/unique_fd.hpp"
 #include "db/file_offsets.hpp"
+#include "proto/fnv1a.hpp"
 #include "proto/parser.hpp"
 
 namespace trace2d::app {
 namespace {
-
-// FNV-1a: stable across runs and builds, unlike std::hash.
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 std::vector<std::string> expand(const std::vector<std::string>& paths, bool& ok) {
   std::vector<std::string> files;
@@ -98,7 +89,7 @@ std::optional<std::string> import_key(int fd) {
   }
   std::string_view first(head, static_cast<std::size_t>(n));
   first = first.substr(0, first.find('\n'));
-  return fmt::format("import:{:016x}", fnv1a(first));
+  return fmt::format("import:{:016x}", proto::fnv1a(first));
 }
 
 std::string plural(std::uint64_t count, std::string_view one, std::string_view many) {

@@ -55,6 +55,10 @@ struct DaemonOptions {
   std::size_t per_uid_connections = 0;
   // Sessions one uid may have open (in memory) at once.
   std::size_t per_uid_sessions = 10000;
+  // What one uid's sessions in memory may hold (their text, open regions
+  // and children): beyond it its values are not kept, its new sessions
+  // refused (daemon/stitch/live_memory.hpp).
+  std::size_t per_uid_live_bytes = std::size_t{64} << 20;
   // A stream connection that sends nothing this long is closed: git writes
   // its first event as soon as it connects.
   std::chrono::milliseconds stream_silent_timeout{10000};

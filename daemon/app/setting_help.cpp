@@ -31,6 +31,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"limits.per_uid_lines_per_second", {"N", "Lines one uid may send per second (0: no limit)"}},
     {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: all but a share kept for other uids)"}},
     {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},
+    {"limits.per_uid_live_mib", {"MIB", "Memory one uid's sessions in memory may hold (text, open regions)"}},
     {"retention.max_age", {"AGE", "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"}},
     {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},
     {"storage.drop", {"PATTERN", "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)"}},

@@ -48,8 +48,9 @@ void StatusReporter::write(db::Database& db) {
   db::Statement status = db.prepare(
       "INSERT OR REPLACE INTO daemon_status (id, pid, version, started_at, updated_at, queue_bytes,"
       " queue_peak_bytes, queue_limit_bytes, events_committed, failed_commits, commit_latency_p50_ms,"
-      " commit_latency_p99_ms, commit_latency_max_ms, db_bytes, wal_bytes, database_recreated)"
-      " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      " commit_latency_p99_ms, commit_latency_max_ms, db_bytes, wal_bytes, database_recreated, live_bytes,"
+      " values_cut)"
+      " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   status.bind_int(1, ::getpid());
   status.bind_text(2, k_version);
   status.bind_text(3, proto::format_utc_timestamp(m_started_us));
@@ -71,6 +72,8 @@ void StatusReporter::write(db::Database& db) {
   status.bind(13, file_size(m_db_path));
   status.bind(14, file_size(m_db_path + "-wal"));
   status.bind_int(15, static_cast<std::int64_t>(m_backend->writer().database_recreated()));
+  status.bind_int(16, static_cast<std::int64_t>(m_backend->stitcher().live_bytes_total()));
+  status.bind_int(17, static_cast<std::int64_t>(m_backend->stitcher().values_cut()));
   status.run();
 
   db::Statement stats = db.prepare(

@@ -1,19 +1,42 @@
 #include "daemon/stitch/argv_key.hpp"
 
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "proto/fnv1a.hpp"
+#include "proto/utf8.hpp"
+
 namespace trace2d::stitch {
 namespace {
 
 std::string key_of(const std::vector<std::string_view>& words) {
+  // Only the key's start is kept: a digest stands for the rest (argv_key.hpp).
   std::string key;
+  std::size_t length = 0;
+  proto::Fnv1a digest;
+  const auto add = [&](std::string_view part) {
+    length += part.size();
+    digest.add(part);
+    if (key.size() < k_max_argv_key_bytes) {
+      key.append(part.substr(0, k_max_argv_key_bytes - key.size()));
+    }
+  };
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string_view word = words[i];
     if (i == 0) {
       word = word.substr(word.rfind('/') == std::string_view::npos ? 0 : word.rfind('/') + 1);
     } else {
-      key.push_back('\x1f');
+      add("\x1f");
     }
-    key.append(word);
+    add(word);
   }
+  if (length <= k_max_argv_key_bytes) {
+    return key;
+  }
+  constexpr std::size_t k_digest_text = 1 + 16;  // '\x1e' and 16 hex digits
+  key.resize(proto::utf8_prefix(key, k_max_argv_key_bytes - k_digest_text).size());
+  fmt::format_to(std::back_inserter(key), "\x1e{:016x}", digest.value());
   return key;
 }
 

@@ -2,19 +2,35 @@
 
 namespace trace2d::stitch {
 
-void RegionPairer::enter(RegionRecord record, std::vector<RegionRecord>& out) {
+namespace {
+
+std::size_t text_size(const std::optional<std::string>& text) { return text ? text->size() : 0; }
+
+}  // namespace
+
+std::size_t RegionPairer::held_cost(const RegionRecord& record) {
+  // The thread name twice: in the record and as its stack's key. The fixed
+  // part stands for the record, the stack entry and the map node.
+  constexpr std::size_t k_fixed = sizeof(Open) + 64;
+  return k_fixed + 2 * text_size(record.thread) + text_size(record.category) + text_size(record.label) +
+         text_size(record.msg);
+}
+
+void RegionPairer::enter(RegionRecord record, std::vector<RegionRecord>& out, Room room) {
   auto& stack = m_stacks[record.thread.value_or("")];
   if (!stack.empty()) {
     record.parent_seq = stack.back().record.seq;
   }
-  if (stack.size() >= k_max_depth || m_open >= k_max_open) {
+  if (stack.size() >= k_max_depth || m_open >= k_max_open || room == Room::none) {
     if (stack.empty()) {
       m_stacks.erase(record.thread.value_or(""));
     }
     out.push_back(std::move(record));  // stays unclosed
     return;
   }
-  stack.push_back(Open{std::move(record), false});
+  const std::size_t cost = held_cost(record);
+  stack.push_back(Open{std::move(record), cost, false});
+  m_held_bytes += cost;
   ++m_open;
   ++m_unwritten;
 }
@@ -47,9 +63,10 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
   // Regions opened inside the matched one and never closed stay unclosed.
   for (std::size_t i = stack.size(); i-- > match + 1;) {
     if (!stack[i].written) {
-      out.push_back(stack[i].record);
+      out.push_back(std::move(stack[i].record));
       --m_unwritten;
     }
+    m_held_bytes -= stack[i].cost;
   }
   Open& open = stack[match];
   open.record.elapsed = leave.elapsed ? leave.elapsed : elapsed_between(open.record.at, leave.at);
@@ -60,6 +77,7 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
   if (!open.written) {
     --m_unwritten;
   }
+  m_held_bytes -= open.cost;
   out.push_back(std::move(open.record));
   m_open -= stack.size() - match;
   stack.resize(match);

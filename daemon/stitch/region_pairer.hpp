@@ -13,7 +13,9 @@
 // thread's stack holds at most `k_max_depth` regions and the session at most
 // `k_max_open` in all. An enter beyond either is written at once as an
 // unclosed region (its leave then stands alone), so the cost of an event
-// never grows with what was sent before.
+// never grows with what was sent before. So is one the caller has no room
+// for (its sender's live sessions hold their bound: live_memory.hpp); what
+// the open regions hold is held_bytes().
 
 #include <cstdint>
 #include <string>
@@ -31,9 +33,12 @@ class RegionPairer {
   static constexpr std::size_t k_max_depth = 64;
   static constexpr std::size_t k_max_open = 512;
 
+  // Whether the caller can afford to hold one more region open.
+  enum class Room : bool { none, some };
+
   // `record` holds the enter's fields; its parent is set here. Written to
-  // `out` at once when the bounds above are reached.
-  void enter(RegionRecord record, std::vector<RegionRecord>& out);
+  // `out` at once when the bounds above are reached, or without room.
+  void enter(RegionRecord record, std::vector<RegionRecord>& out, Room room = Room::some);
   // `leave` holds the leave's fields (seq, elapsed, t_start if known, `at`);
   // without an elapsed (no t_rel), the time from the enter's `at` is used.
   void leave(RegionRecord leave, std::vector<RegionRecord>& out);
@@ -41,16 +46,22 @@ class RegionPairer {
   void flush_open(std::vector<RegionRecord>& out);
   [[nodiscard]] bool has_unwritten() const { return m_unwritten > 0; }
   [[nodiscard]] std::size_t open_regions() const { return m_open; }
+  // What the open regions hold: their text and a fixed cost per region.
+  [[nodiscard]] std::size_t held_bytes() const { return m_held_bytes; }
+  // What holding `record` open would add to held_bytes().
+  [[nodiscard]] static std::size_t held_cost(const RegionRecord& record);
 
  private:
   struct Open {
     RegionRecord record;
+    std::size_t cost = 0;  // as charged to m_held_bytes when opened
     bool written = false;
   };
   // By thread name; a thread's entry goes when its stack empties.
   std::unordered_map<std::string, std::vector<Open>> m_stacks;
   std::size_t m_open = 0;
   std::size_t m_unwritten = 0;
+  std::size_t m_held_bytes = 0;
 };
 
 }  // namespace trace2d::stitch

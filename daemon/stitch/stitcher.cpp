@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "proto/command_name.hpp"
-#include "proto/json_quote.hpp"
 #include "proto/sid.hpp"
 
 namespace trace2d::stitch {
@@ -17,18 +16,6 @@ namespace {
 
 // How final a session's elapsed time is: atexit beats exit beats signal.
 enum class EndRank : std::uint8_t { none, signal, exit, atexit };
-
-std::string json_array(proto::StringList items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) {
-      out.push_back(',');
-    }
-    proto::append_json_quoted(out, items[i]);
-  }
-  out.push_back(']');
-  return out;
-}
 
 std::string join(proto::StringList items, char separator) {
   std::string out;
@@ -41,24 +28,12 @@ std::string join(proto::StringList items, char separator) {
   return out;
 }
 
-template <typename T>
-void set_if(std::optional<std::string>& field, const std::optional<T>& value) {
-  if (value) {
-    field.emplace(*value);
-  }
-}
-
 std::optional<double> seconds_since(const std::optional<std::int64_t>& time_us,
                                     const std::optional<std::int64_t>& start_us) {
   if (!time_us || !start_us) {
     return std::nullopt;
   }
   return static_cast<double>(*time_us - *start_us) / 1e6;
-}
-
-template <typename T>
-std::optional<std::string> copy(const std::optional<T>& text) {
-  return text ? std::optional<std::string>(*text) : std::nullopt;
 }
 
 }  // namespace
@@ -72,9 +47,11 @@ struct Stitcher::Live {
   bool counted_running = false;   // in m_running_per_uid
   // Some channel carried it: once they all ended, nothing more can come.
   bool had_channel = false;
+  // What this session holds, as charged to its uid (live_memory.hpp).
+  std::size_t charged = 0;
   RegionPairer regions;
   // When each child started, by child_id, until it exits: its duration when
-  // the producer wrote no t_rel.
+  // the producer wrote no t_rel. Bounded by k_max_open_children and charged.
   std::unordered_map<std::int64_t, EventClock> open_children;
   // The row an earlier batch wrote, if any, and its indexed columns then.
   bool stored = false;
@@ -104,10 +81,32 @@ bool same_owner(const std::optional<std::int64_t>& owner, const std::optional<st
   return !owner || !sender || *owner == *sender;
 }
 
-constexpr std::int64_t k_unknown_uid = -1;
+constexpr std::int64_t k_unknown_uid = UidMemory::k_unknown_uid;
 // Children a session may have running at once, for their durations (git
 // runs a handful; the rest of a flood is stored, just not timed this way).
 constexpr std::size_t k_max_open_children = 512;
+
+// What a session costs besides its text (live_memory.hpp): the Live
+// itself, its map node and bucket, the heap blocks of its strings. An
+// estimate that errs high; what matters is that it is charged and released
+// alike.
+constexpr std::size_t k_session_overhead = 256;
+// A channel's entry for a session it carried, and an open child's entry.
+constexpr std::size_t k_attach_bytes = 48;
+constexpr std::size_t k_open_child_bytes = 64;
+
+std::int64_t uid_of(const SessionRecord& r) { return r.peer_uid.value_or(k_unknown_uid); }
+
+std::size_t text_size(const std::optional<std::string>& text) { return text ? text->size() : 0; }
+
+std::size_t text_bytes(const SessionRecord& r) {
+  std::size_t bytes = r.sid.size() + text_size(r.lineage.parent_sid) + r.lineage.root_sid.size();
+  for (const auto* field : {&r.evt, &r.exe, &r.argv, &r.cmd_name, &r.hierarchy, &r.cmd_mode, &r.worktree,
+                            &r.cmd_path, &r.nickname, &r.argv_key}) {
+    bytes += text_size(*field);
+  }
+  return bytes;
+}
 
 }  // namespace
 
@@ -122,6 +121,30 @@ struct Stitcher::Apply {
   const EventPlacement& placement;
 
   SessionRecord& record() { return live.record; }
+  [[nodiscard]] std::size_t max_value() const { return stitcher.m_options.max_value_bytes; }
+
+  // A text column of the session, as far as the bounds allow.
+  void set(std::optional<std::string>& field, std::string_view value, std::string_view column) {
+    stitcher.keep(live, field, kept_text(value, max_value()), column);
+  }
+  template <typename T>
+  void set_if(std::optional<std::string>& field, const std::optional<T>& value, std::string_view column) {
+    if (value) {
+      set(field, *value, column);
+    }
+  }
+  // A text column of a region or child: not held with the session (or
+  // charged when it is: RegionPairer::held_bytes), only cut.
+  std::optional<std::string> capped(const std::optional<std::string_view>& value, std::string_view column) {
+    if (!value) {
+      return std::nullopt;
+    }
+    KeptText kept = kept_text(*value, max_value());
+    if (kept.cut) {
+      stitcher.note_cut(kept, column);
+    }
+    return std::move(kept.text);
+  }
 
   void end(EndRank rank, const std::optional<double>& t_abs) {
     SessionRecord& r = record();
@@ -138,14 +161,24 @@ struct Stitcher::Apply {
   }
 
   void operator()(const proto::Version& v) {
-    set_if(record().evt, v.evt);
-    set_if(record().exe, v.exe);
+    set_if(record().evt, v.evt, "sessions.evt");
+    set_if(record().exe, v.exe, "sessions.exe");
   }
   void operator()(const proto::Start& s) {
     SessionRecord& r = record();
-    r.argv = json_array(s.argv);
-    r.argv_key = argv_key(s.argv);
-    live.exe = proto::executable_name(s.argv.empty() ? std::string_view() : s.argv.front());
+    stitcher.keep(live, r.argv, kept_json_array(s.argv, max_value()), "sessions.argv");
+    // Never cut (child stitching compares it whole; argv_key.hpp keeps it
+    // short); over its uid's bound it is not kept, as any value.
+    stitcher.keep(live, r.argv_key, KeptText{argv_key(s.argv), false}, "sessions.argv_key");
+    // The program's name, for the storage rule: held with the session, so
+    // cut and charged like a column (over the bound: empty, git's default).
+    const std::size_t exe_before = live.exe.size();
+    KeptText exe = kept_text(proto::executable_name(s.argv.empty() ? std::string_view() : s.argv.front()), max_value());
+    if (exe.text.size() > exe_before && !stitcher.m_memory.fits(uid_of(r), exe.text.size() - exe_before)) {
+      exe.text.clear();
+    }
+    live.exe = std::move(exe.text);
+    stitcher.recharge(live, exe_before, live.exe.size());
     // t_abs comes from the payload: one no process can have (negative,
     // over a century) would overflow the microseconds; ignore it.
     constexpr double k_max_t_abs = 100.0 * 366 * 24 * 3600;
@@ -154,25 +187,25 @@ struct Stitcher::Apply {
     }
   }
   void operator()(const proto::CmdName& c) {
-    set_if(record().cmd_name, c.name);
-    set_if(record().hierarchy, c.hierarchy);
+    set_if(record().cmd_name, c.name, "sessions.cmd_name");
+    set_if(record().hierarchy, c.hierarchy, "sessions.hierarchy");
   }
   // repo's: its subcommands name the run, unless git's cmd_name did.
   void operator()(const proto::Command& c) {
     SessionRecord& r = record();
     if (!r.cmd_name && !c.subcommands.empty()) {
-      r.cmd_name = join(c.subcommands, ' ');
+      set(r.cmd_name, join(c.subcommands, ' '), "sessions.cmd_name");
       if (!r.hierarchy && c.name) {
-        r.hierarchy = std::string(*c.name) + '/' + join(c.subcommands, '/');
+        set(r.hierarchy, std::string(*c.name) + '/' + join(c.subcommands, '/'), "sessions.hierarchy");
       }
     }
   }
-  void operator()(const proto::CmdMode& c) { set_if(record().cmd_mode, c.name); }
-  void operator()(const proto::CmdPath& c) { set_if(record().cmd_path, c.path); }
+  void operator()(const proto::CmdMode& c) { set_if(record().cmd_mode, c.name, "sessions.cmd_mode"); }
+  void operator()(const proto::CmdPath& c) { set_if(record().cmd_path, c.path, "sessions.cmd_path"); }
   // The first repository a process opens is its worktree (repo id 1).
   void operator()(const proto::DefRepo& d) {
     if (!record().worktree) {
-      set_if(record().worktree, d.worktree);
+      set_if(record().worktree, d.worktree, "sessions.worktree");
     }
   }
   // The nickname is a config setting git reports as a def_param (only when
@@ -180,7 +213,7 @@ struct Stitcher::Apply {
   void operator()(const proto::DefParam& d) {
     const std::string& key = stitcher.m_options.nickname_key;
     if (!key.empty() && d.param && *d.param == key && d.value) {
-      record().nickname = std::string(*d.value);
+      set(record().nickname, *d.value, "sessions.nickname");
     }
   }
   void operator()(const proto::Error&) { ++record().error_count; }
@@ -203,23 +236,33 @@ struct Stitcher::Apply {
     RegionRecord paired;
     paired.session = r.id;
     paired.seq = placement.seq;
-    paired.thread = copy(event.thread);
+    // Enter and leave are cut alike, so that they still pair.
+    paired.thread = capped(event.thread, "regions.thread");
     paired.nesting = region.nesting;
-    paired.category = copy(region.category);
-    paired.label = copy(region.label);
-    paired.msg = copy(region.msg);
+    paired.category = capped(region.category, "regions.category");
+    paired.label = capped(region.label, "regions.label");
+    paired.msg = capped(region.msg, "regions.msg");
     paired.repo = event.repo;
     paired.at = EventClock{region.t_abs, event.time_us};
     if (event.kind == proto::EventKind::region_enter) {
       paired.t_start = seconds_since(event.time_us, r.process_start_us);
-      live.regions.enter(std::move(paired), stitcher.m_regions);
+      auto room = RegionPairer::Room::some;
+      if (!stitcher.m_memory.fits(uid_of(r), RegionPairer::held_cost(paired))) {
+        room = RegionPairer::Room::none;
+        stitcher.note_over_bound(live, "region not held open (stored unclosed, its leave as a region of its own)");
+      }
+      const std::size_t before = live.regions.held_bytes();
+      live.regions.enter(std::move(paired), stitcher.m_regions, room);
+      stitcher.recharge(live, before, live.regions.held_bytes());
     } else {
       paired.elapsed = region.t_rel;
       paired.leave_seq = placement.seq;
       if (const auto at = seconds_since(event.time_us, r.process_start_us); at && region.t_rel) {
         paired.t_start = *at - *region.t_rel;  // only used when the enter is missing
       }
+      const std::size_t before = live.regions.held_bytes();
       live.regions.leave(std::move(paired), stitcher.m_regions);
+      stitcher.recharge(live, before, live.regions.held_bytes());
     }
   }
   void operator()(const proto::ChildStart& start) {
@@ -231,17 +274,25 @@ struct Stitcher::Apply {
     child.session = r.id;
     child.child_id = *start.child_id;
     child.start_seq = placement.seq;
-    child.child_class = copy(start.child_class);
-    child.hook_name = copy(start.hook_name);
-    child.argv = json_array(start.argv);
+    child.child_class = capped(start.child_class, "children.class");
+    child.hook_name = capped(start.hook_name, "children.hook_name");
+    KeptText argv = kept_json_array(start.argv, max_value());
+    if (argv.cut) {
+      stitcher.note_cut(argv, "children.argv");
+    }
+    child.argv = std::move(argv.text);
     child.argv_key = child_argv_key(start.argv, start.use_shell.value_or(false));
     child.use_shell = start.use_shell;
-    child.cd = copy(start.cd);
+    child.cd = capped(start.cd, "children.cd");
     child.start_us = event.time_us;
     child.t_start = seconds_since(event.time_us, r.process_start_us);
     child.at = EventClock{start.t_abs, event.time_us};
     if (live.open_children.size() < k_max_open_children) {  // bounded: anyone can send child_starts
-      live.open_children.emplace(child.child_id, child.at);
+      if (!stitcher.m_memory.fits(uid_of(r), k_open_child_bytes)) {
+        stitcher.note_over_bound(live, "child's start time not held (its duration is its child_exit's t_rel alone)");
+      } else if (live.open_children.emplace(child.child_id, child.at).second) {
+        stitcher.charge(live, k_open_child_bytes);
+      }
     }
     stitcher.m_children.push_back(std::move(child));
   }
@@ -255,8 +306,12 @@ struct Stitcher::Apply {
     update.end_us = event.time_us;
     update.end_seq = placement.seq;
     update.at = EventClock{exit.t_abs, event.time_us};
-    if (const auto open = live.open_children.find(*exit.child_id); !update.elapsed && open != live.open_children.end()) {
-      update.elapsed = elapsed_between(open->second, update.at);  // no t_rel: event_clock.hpp
+    if (const auto open = live.open_children.find(*exit.child_id); open != live.open_children.end()) {
+      if (!update.elapsed) {
+        update.elapsed = elapsed_between(open->second, update.at);  // no t_rel: event_clock.hpp
+      }
+      live.open_children.erase(open);
+      stitcher.release(live, k_open_child_bytes);
     }
     stitcher.m_children.push_back(std::move(update));
   }
@@ -265,7 +320,7 @@ struct Stitcher::Apply {
       return;
     }
     ChildRecord update = child_update(*ready.child_id, ready.pid);
-    update.ready = copy(ready.ready);
+    update.ready = capped(ready.ready, "children.ready");
     stitcher.m_children.push_back(std::move(update));
   }
   // Everything else is stored, but changes nothing in the session's summary.
@@ -283,7 +338,10 @@ struct Stitcher::Apply {
 };
 
 Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options)
-    : m_catalog(catalog), m_next_id(next_session_id), m_options(std::move(options)) {
+    : m_catalog(catalog),
+      m_next_id(next_session_id),
+      m_options(std::move(options)),
+      m_memory(m_options.max_live_bytes_per_uid) {
   set_storage_drop(m_options.storage_drop);
 }
 
@@ -318,6 +376,12 @@ Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Ori
     m_refusal = fmt::format("too many open sessions for uid {} (limit {})", uid, m_options.max_sessions_per_uid);
     return nullptr;
   }
+  // A new session costs at most this (its SID in the record, the map's key
+  // and its lineage); a stored one is checked again below with its text.
+  if (!m_memory.fits(uid, k_session_overhead + 4 * sid.size())) {
+    refuse_over_bound(uid);
+    return nullptr;
+  }
   std::optional<SessionRecord> stored = m_catalog.find(sid);
   if (stored && !same_owner(stored->peer_uid, origin.peer_uid)) {
     refuse_other_owner(sid, *stored->peer_uid, *origin.peer_uid);
@@ -343,8 +407,14 @@ Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Ori
     r.sid_pid = proto::sid_pid(sid);
     set_lineage(r);
   }
+  const std::size_t cost = k_session_overhead + live->record.sid.size() + text_bytes(live->record);
+  if (!m_memory.fits(uid, cost)) {
+    refuse_over_bound(uid);
+    return nullptr;
+  }
   Live& ref = *live;
   m_sessions.emplace(ref.record.sid, std::move(live));
+  charge(ref, cost);
   return &ref;
 }
 
@@ -377,6 +447,11 @@ void Stitcher::set_lineage(SessionRecord& r) {
   }
 }
 
+void Stitcher::refuse_over_bound(std::int64_t uid) {
+  m_refusal = fmt::format("uid {}'s sessions in memory hold {} bytes, its bound (limit {})", uid,
+                          m_memory.held(uid), m_memory.bound());
+}
+
 void Stitcher::refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender) {
   m_refusal = fmt::format("session {} belongs to uid {}, not to the sender's uid {}", sid, owner, sender);
 }
@@ -386,6 +461,7 @@ void Stitcher::attach(Live& live, Channel& channel) {
   if (channel.sessions.insert(&live).second) {
     ++live.open_channels;
     live.had_channel = true;
+    charge(live, k_attach_bytes);  // always: the channel's end must find it
   }
 }
 
@@ -406,6 +482,60 @@ void Stitcher::count_running(Live& live) {
   }
 }
 
+void Stitcher::charge(Live& live, std::size_t bytes) {
+  if (bytes == 0) {
+    return;  // a lone leave, a region not held: nothing changes
+  }
+  m_memory.charge(uid_of(live.record), bytes);
+  live.charged += bytes;
+  m_live_bytes_total.store(m_memory.total(), std::memory_order_relaxed);
+}
+
+void Stitcher::release(Live& live, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  m_memory.release(uid_of(live.record), bytes);
+  live.charged -= bytes;
+  m_live_bytes_total.store(m_memory.total(), std::memory_order_relaxed);
+}
+
+void Stitcher::recharge(Live& live, std::size_t before, std::size_t after) {
+  if (after > before) {
+    charge(live, after - before);
+  } else {
+    release(live, before - after);
+  }
+}
+
+void Stitcher::keep(Live& live, std::optional<std::string>& field, KeptText value, std::string_view column) {
+  const std::size_t before = text_size(field);
+  if (value.text.size() > before && !m_memory.fits(uid_of(live.record), value.text.size() - before)) {
+    release(live, before);
+    field.reset();
+    note_over_bound(live, fmt::format("{} not kept", column));
+    return;
+  }
+  recharge(live, before, value.text.size());
+  if (value.cut) {
+    note_cut(value, column);
+  }
+  field = std::move(value.text);
+}
+
+void Stitcher::note_cut(const KeptText& value, std::string_view column) {
+  fmt::format_to(std::back_inserter(m_note), "{}{} cut to {} bytes (limit per value {})", m_note.empty() ? "" : "; ",
+                 column, value.text.size(), m_options.max_value_bytes);
+  m_values_cut.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Stitcher::note_over_bound(const Live& live, std::string_view what) {
+  const std::int64_t uid = uid_of(live.record);
+  fmt::format_to(std::back_inserter(m_note), "{}{}: uid {}'s sessions in memory hold {} bytes (limit {})",
+                 m_note.empty() ? "" : "; ", what, uid, m_memory.held(uid), m_memory.bound());
+  m_values_cut.fetch_add(1, std::memory_order_relaxed);
+}
+
 void Stitcher::mark_dirty(Live& live) {
   if (!live.dirty) {
     live.dirty = true;
@@ -413,8 +543,9 @@ void Stitcher::mark_dirty(Live& live) {
   }
 }
 
-std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const ingest::Origin& origin,
+std::optional<EventPlacement> Stitcher::place(proto::Event& event, const ingest::Origin& origin,
                                          std::int64_t received_us) {
+  m_note.clear();
   Channel* channel = nullptr;
   if (origin.kind != ingest::SourceKind::dgram) {  // datagrams have no channel that ends
     channel = &m_channels[origin.channel];
@@ -447,9 +578,6 @@ std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const i
       r.process_start_us = event.time_us;  // refined by the start event below
     }
   }
-  if (!event.problems.empty()) {
-    ++r.problem_count;
-  }
   if (r.status == SessionStatus::incomplete && !proto::is_terminal(event.kind)) {
     r.status = SessionStatus::running;  // it was cut off, yet it is still talking
   }
@@ -468,6 +596,12 @@ std::optional<EventPlacement> Stitcher::place(const proto::Event& event, const i
     m_children.erase(m_children.begin() + static_cast<std::ptrdiff_t>(children_before), m_children.end());
     placement.withheld = true;
   }
+  if (!m_note.empty()) {
+    event.problems.append(event.problems.empty() ? "" : "; ").append(m_note).append(" (the event holds it whole)");
+  }
+  if (!event.problems.empty()) {
+    ++r.problem_count;
+  }
   mark_dirty(*live);
   count_running(*live);
   return placement;
@@ -480,6 +614,7 @@ void Stitcher::end_of_channel(std::uint64_t channel) {
   }
   for (Live* live : found->second.sessions) {
     --live->open_channels;
+    release(*live, k_attach_bytes);
     if (live->open_channels == 0 && live->record.status == SessionStatus::running) {
       live->record.status = SessionStatus::incomplete;
       mark_dirty(*live);
@@ -554,15 +689,20 @@ void Stitcher::collect_changes(StitchChanges& out, std::uint64_t batch_number) {
 void Stitcher::evict(std::uint64_t committed_batch, std::int64_t now_us) {
   const std::int64_t linger_us =
       std::chrono::duration_cast<std::chrono::microseconds>(m_options.linger).count();
-  std::erase_if(m_sessions, [&](const auto& entry) {
-    const Live& live = *entry.second;
+  for (auto it = m_sessions.begin(); it != m_sessions.end();) {
+    Live& live = *it->second;
     // A session whose connections (or files) all ended gets nothing more:
     // it goes as soon as its row is committed. One without any (datagrams)
     // lingers, so that a late event finds it without a database lookup.
-    return live.record.status != SessionStatus::running && !live.dirty && live.open_channels == 0 &&
-           live.last_batch <= committed_batch &&
-           (live.had_channel || now_us - live.record.last_received_us >= linger_us);
-  });
+    if (live.record.status != SessionStatus::running && !live.dirty && live.open_channels == 0 &&
+        live.last_batch <= committed_batch &&
+        (live.had_channel || now_us - live.record.last_received_us >= linger_us)) {
+      release(live, live.charged);
+      it = m_sessions.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 }  // namespace trace2d::stitch

@@ -10,9 +10,12 @@
 // Every local user can send events, so nothing here may cost more per event
 // as sessions, channels or regions pile up (sessions and channels are found
 // by hash, region stacks are bounded), what one uid can make it hold is
-// bounded per uid, and a session belongs to the uid that opened it: another
-// uid's events for it are refused (docs/security.md).
+// bounded per uid (its running sessions by number; the bytes its live
+// sessions hold, text included, by live_memory.hpp's account), and a session
+// belongs to the uid that opened it: another uid's events for it are refused
+// (docs/security.md).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "daemon/ingest/origin.hpp"
+#include "daemon/stitch/live_memory.hpp"
 #include "daemon/stitch/region_pairer.hpp"
 #include "daemon/stitch/session_catalog.hpp"
 #include "daemon/stitch/session_record.hpp"
@@ -50,6 +54,14 @@ class Stitcher {
     // once committed, or after `linger`). Beyond it, that uid's new
     // sessions are refused.
     std::size_t max_sessions_per_uid = 10000;
+    // What one uid's sessions in memory (running, or finished and not yet
+    // forgotten) may hold: their summaries' text, open regions and open
+    // children, and a fixed cost each. Over it, that uid's text values are
+    // not kept, its regions not held open, and its new sessions refused.
+    std::size_t max_live_bytes_per_uid = std::size_t{64} << 20;
+    // Each text value kept for the sessions, regions and children columns is
+    // cut to this (argv between whole elements); the event keeps it whole.
+    std::size_t max_value_bytes = std::size_t{64} << 10;
     // The def_param whose value is stored as sessions.nickname ("": none).
     std::string nickname_key = "otel.trace2.nickname";
     // The storage rule: commands whose sessions are not stored at all
@@ -69,8 +81,10 @@ class Stitcher {
 
   // Where the event goes, or nothing when it is refused (refusal() says
   // why; the caller stores it as a reject): its session belongs to another
-  // uid, or its uid has too many sessions open.
-  std::optional<EventPlacement> place(const proto::Event& event, const ingest::Origin& origin,
+  // uid, or its uid has too many sessions open, or holds its bound of
+  // bytes. A value of the event cut or not kept in memory is noted in
+  // `event.problems` (it is stored whole with the event).
+  std::optional<EventPlacement> place(proto::Event& event, const ingest::Origin& origin,
                                  std::int64_t received_us);
   [[nodiscard]] const std::string& refusal() const { return m_refusal; }
 
@@ -97,6 +111,11 @@ class Stitcher {
   void evict(std::uint64_t committed_batch, std::int64_t now_us);
 
   [[nodiscard]] std::size_t live_sessions() const { return m_sessions.size(); }
+  // What `uid`'s sessions in memory hold (live_memory.hpp), on the stitcher's thread.
+  [[nodiscard]] std::size_t live_bytes(std::int64_t uid) const { return m_memory.held(uid); }
+  // All uids' together, and the values cut or not kept since start: from any thread.
+  [[nodiscard]] std::uint64_t live_bytes_total() const { return m_live_bytes_total.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t values_cut() const { return m_values_cut.load(std::memory_order_relaxed); }
 
   // Replaces Options::storage_drop (a reload): sessions withheld stay so;
   // the new list applies to the names sessions get from now on.
@@ -109,10 +128,20 @@ class Stitcher {
   Live* find_or_create(std::string_view sid, const ingest::Origin& origin, std::int64_t received_us);
   void set_lineage(SessionRecord& record);
   void refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender);
+  void refuse_over_bound(std::int64_t uid);
   void attach(Live& live, Channel& channel);
   void mark_dirty(Live& live);
   void count_running(Live& live);
   void withhold_if_ruled(Live& live);
+  // Every byte a session holds is charged to its uid through these, and
+  // recorded in the session, so that forgetting it releases exactly that.
+  void charge(Live& live, std::size_t bytes);
+  void release(Live& live, std::size_t bytes);
+  void recharge(Live& live, std::size_t before, std::size_t after);
+  // Sets a text column of the session as far as the bounds allow.
+  void keep(Live& live, std::optional<std::string>& field, KeptText value, std::string_view column);
+  void note_cut(const KeptText& value, std::string_view column);
+  void note_over_bound(const Live& live, std::string_view what);
   struct Apply;  // what an event changes in its session: a visitor over its payload
 
   struct Hash {
@@ -128,6 +157,11 @@ class Stitcher {
   std::unordered_map<std::uint64_t, Channel> m_channels;  // open channels, by id
   std::unordered_map<std::int64_t, std::size_t> m_running_per_uid;  // running sessions in m_sessions
   std::string m_refusal;
+  UidMemory m_memory;
+  // What this event's values lost in memory, for its problems.
+  std::string m_note;
+  std::atomic<std::uint64_t> m_live_bytes_total{0};
+  std::atomic<std::uint64_t> m_values_cut{0};
   std::vector<Live*> m_dirty;
   std::vector<RegionRecord> m_regions;
   std::vector<ChildRecord> m_children;

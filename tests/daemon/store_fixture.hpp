@@ -97,6 +97,16 @@ class StorePipeline {
   std::uint64_t m_batches = 0;
 };
 
+// A stream connection's origin: its sender's uid (pid 100 + uid).
+inline ingest::Origin from(std::int64_t uid, std::uint64_t channel) {
+  ingest::Origin origin;
+  origin.kind = ingest::SourceKind::stream;
+  origin.channel = channel;
+  origin.peer_pid = 100 + uid;
+  origin.peer_uid = uid;
+  return origin;
+}
+
 inline std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<std::string> lines;

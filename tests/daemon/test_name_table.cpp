@@ -65,14 +65,6 @@ std::string region(const std::string& sid, const std::string& event, const std::
          R"(})";
 }
 
-ingest::Origin from(std::int64_t uid, std::uint64_t channel) {
-  ingest::Origin origin;
-  origin.channel = channel;
-  origin.peer_uid = uid;
-  origin.peer_pid = 4242;
-  return origin;
-}
-
 TEST(NameTable, OneUsersFloodOfNamesLeavesAnotherUsersLabelsIntact) {
   TempDir dir;
   StorePipeline store(dir, {}, 300, 50);  // the attacker alone could fill the table

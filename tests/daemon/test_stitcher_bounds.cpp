@@ -16,15 +16,6 @@ std::string event(const std::string& sid, const std::string& name, const std::st
          R"(","thread":"main","time":"2026-11-21T10:00:00.000000Z")" + rest + "}";
 }
 
-ingest::Origin from(std::int64_t uid, std::uint64_t channel) {
-  ingest::Origin origin;
-  origin.kind = ingest::SourceKind::stream;
-  origin.channel = channel;
-  origin.peer_pid = 100 + uid;
-  origin.peer_uid = uid;
-  return origin;
-}
-
 std::vector<std::string> a_whole_process(const std::string& sid, const std::string& verb, int code) {
   return {event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
           event(sid, "start", R"(,"t_abs":0.001,"argv":["git",")" + verb + R"("])"),

@@ -385,6 +385,70 @@ TEST_F(HostileStream, NobodyCanRewriteOrGraftOntoAnotherUsersSession) {
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE root_sid = '" + sid + "'"), 1);
 }
 
+// What the stitcher keeps of a running session (argv, names, open regions)
+// is text from the line, up to megabytes a value: one connection opening
+// sessions that never end, each with a megabyte argv and region names,
+// would hold gigabytes (100 sessions: a peak RSS of 346 MiB before the
+// per-uid account). Cut per value and bounded per uid, it costs its sender its own
+// values only, each event stays whole, and the victim's git is whole.
+TEST_F(HostileStream, HugeValuesInSessionsThatNeverEndCostOnlyTheirSender) {
+  // The live-memory bound alone (4 MiB), every line reaching the stitcher
+  // (no rate limit, and a full queue pauses reading instead of dropping).
+  start({"--per-uid-rate", "0", "--per-uid-live-mib", "4", "--overflow-wait-ms", "60000"});
+  const std::string path = m_daemon->socket_path();
+  constexpr int k_sessions = 100;
+  constexpr int k_arguments = 1024;  // of 1 KiB: a 1 MiB argv
+  Attacker attacker([path] {
+    SocketClient client(path);
+    std::string argv = R"(["git","add")";
+    for (int i = 0; i < k_arguments; ++i) {
+      argv += ",\"" + std::string(1024, static_cast<char>('a' + i % 26)) + "\"";
+    }
+    argv += "]";
+    const std::string name(256 * 1024, 'n');
+    for (int i = 0; i < k_sessions; ++i) {
+      const std::string head = R"({"sid":"huge-)" + std::to_string(i) +
+                               R"(","thread":"main","time":"2026-11-21T10:00:00.000000Z",)";
+      client.send(head + R"("event":"version","evt":"3","exe":"2.39.5"})" "\n");
+      client.send(head + R"("event":"start","t_abs":0.001,"argv":)" + argv + "}\n");
+      client.send(head + R"("event":"region_enter","nesting":1,"category":"c","label":")" + name +
+                  R"(","msg":")" + name + "\"}\n");
+    }
+  });
+  ASSERT_TRUE(attacker.wait_ready());
+  victim_runs_git("megabyte values in 100 sessions that never end");
+  expect_bounded_memory("megabyte values in sessions that never end");
+  const ProcessResult status = ctl(m_daemon->db_path(), {"status"});
+  EXPECT_NE(status.out.find("sessions in memory: "), std::string::npos) << status.out;
+  attacker.release();
+  expect_clean_stop("megabyte values");
+
+  db::Database db = open_db(m_daemon->db_path());
+  // The victim's sessions are whole: their argv as git sent it, no problem.
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions s JOIN events e ON e.sid = s.sid AND e.event = 'start'"
+                         " WHERE s.peer_uid = 0 AND json(s.argv) = json_extract(e.json, '$.argv')"
+                         " AND s.problem_count = 0 AND s.status = 'complete'"),
+            m_victim_runs);
+  // Every attacker line is an event or a reject naming the bound.
+  EXPECT_EQ(count("SELECT count(*) FROM events WHERE sid LIKE 'huge-%'") +
+                count("SELECT count(*) FROM rejects WHERE peer_uid = 65534 AND reason LIKE "
+                      "'uid 65534''s sessions in memory hold % bytes, its bound (limit 4194304)'"),
+            3 * k_sessions);
+  EXPECT_EQ(count("SELECT count(*) FROM rejects WHERE peer_uid = 65534 AND reason NOT LIKE "
+                  "'uid 65534''s sessions in memory hold %'"),
+            0);
+  // The events keep every argument; the sessions' argv is cut, then not kept.
+  EXPECT_EQ(count("SELECT min(json_array_length(json_extract(json, '$.argv'))) FROM events "
+                  "WHERE sid LIKE 'huge-%' AND event = 'start'"),
+            k_arguments + 2);
+  EXPECT_LE(count("SELECT max(length(argv)) FROM sessions WHERE peer_uid = 65534"), 64 * 1024);
+  EXPECT_GE(count("SELECT count(*) FROM sessions WHERE peer_uid = 65534 AND argv IS NULL"), 1);
+  EXPECT_GE(count("SELECT count(*) FROM problems WHERE message LIKE '%sessions.argv cut to%'"), 1);
+  EXPECT_GE(count("SELECT count(*) FROM problems WHERE message LIKE '%not kept: uid 65534''s sessions in memory%'"),
+            1);
+  EXPECT_GE(count("SELECT values_cut FROM daemon_status"), 1);
+}
+
 TEST_F(HostileStream, DatagramSessionFloodIsBoundedPerUid) {
   start({"--per-uid-rate", "0"});
   const std::string path = m_daemon->dgram_socket_path();

@@ -15,7 +15,9 @@
 //   - regions reference existing parent regions and their own enter/leave
 //     events; children reference their child_start/child_exit events;
 //   - trace2ctl's process-tree model loads every session's tree and every
-//     renderer draws it (tree_check.hpp says what is checked).
+//     renderer draws it (tree_check.hpp says what is checked);
+//   - once every session has ended and been forgotten, the bytes charged to
+//     their uid (stitch/live_memory.hpp) are all released.
 //
 // The input is read with fuzz::InputReader: its bytes steer each choice
 // (which operation, event, SID, thread, field values, which corruption).
@@ -107,10 +109,19 @@ class Store {
   explicit Store(const std::string& path)
       : m_db(db::open_for_writing(path)),
         m_catalog(path),
-        m_stitcher(m_catalog, m_catalog.next_session_id(), {}),
+        m_stitcher(m_catalog, m_catalog.next_session_id(), options()),
         m_encoder(m_names),
         m_rows(m_db) {
     m_names.load(m_db);
+  }
+
+  // Bounds small enough for short fuzzed lines to reach them: values cut,
+  // not kept, regions not held open, sessions refused.
+  static stitch::Stitcher::Options options() {
+    stitch::Stitcher::Options o;
+    o.max_value_bytes = 24;
+    o.max_live_bytes_per_uid = 16 * 1024;
+    return o;
   }
 
   // Parses and places one line; the placement when it became an event.
@@ -608,5 +619,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(pending.empty(), "a committed (session, seq) placed again");
   check_database(store->db(), committed);
   fuzz::check_process_trees(store->db());
+  // Every session ended, committed and forgotten: the memory charged to
+  // their uids is all released, whatever was charged and released on the way.
+  store->stitcher().expire_idle(now_us + 3600000000, std::chrono::milliseconds(1000));
+  store->commit();
+  store->stitcher().evict(store->committed_batch(), now_us + 7200000000);
+  check(store->stitcher().live_sessions() == 0, "a session still in memory after every one ended");
+  check(store->stitcher().live_bytes_total() == 0,
+        "live bytes left charged: " + std::to_string(store->stitcher().live_bytes_total()));
   return 0;
 }
