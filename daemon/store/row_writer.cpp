@@ -190,7 +190,7 @@ void RowWriter::write_events(const WriteBatch& batch) {
   // of a session's events (a batch mostly holds few, long runs).
   m_session_bytes.clear();
   for (const EventRow& row : batch.events) {
-    const std::int64_t bytes = k_event_row_overhead + row.body.size + row.raw.size;
+    const auto bytes = static_cast<std::int64_t>(stored_bytes(row));
     if (m_session_bytes.empty() || m_session_bytes.back().first != row.session) {
       m_session_bytes.emplace_back(row.session, bytes);
     } else {

@@ -10,6 +10,13 @@
 
 namespace trace2d::store {
 
+// What an event row counts in its session's `stored_bytes` (and so for its
+// sender, against retention's size bound): its text and a little for the row.
+[[nodiscard]] inline std::uint64_t stored_bytes(const EventRow& row) {
+  constexpr std::uint64_t k_event_row_overhead = 16;
+  return k_event_row_overhead + row.body.size + row.raw.size;
+}
+
 class RowWriter {
  public:
   explicit RowWriter(db::Database& db);
@@ -40,8 +47,6 @@ class RowWriter {
   }
 
   static constexpr int k_event_columns = 9;
-  // Counted per event row in `sessions.stored_bytes` on top of its text.
-  static constexpr std::int64_t k_event_row_overhead = 16;
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 

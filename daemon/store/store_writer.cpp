@@ -173,6 +173,9 @@ void StoreWriter::after_commit(std::int64_t now_us) {
       }
     }
   }
+  for (const WriteBatch& batch : m_pending) {
+    m_conn->retention.add_committed(batch);
+  }
   m_committed_batch.store(m_pending.back().number);
   m_committed_events.fetch_add(events);
   m_budget.release(bytes);
