@@ -344,7 +344,12 @@ bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
 
 // A burst of short git processes is accepted faster than it is read: many
 // of the connections held have hung up already, their last bytes waiting.
-// Reading those first frees their places without refusing anyone.
+// Reading those first frees their places without refusing anyone. Like
+// every read outside service(), it drops (counted) at the memory bound:
+// its writer is gone, waiting would not spare it anything, and at a uid's
+// bound of thousands of connections reading them into memory regardless
+// took the queue to 15 times its bound (ingest_bench, short shape,
+// 1.5 M events).
 bool StreamReader::reap_finished(Holder& holder) {
   constexpr int k_tries = 32;
   int tried = 0;
@@ -352,7 +357,7 @@ bool StreamReader::reap_finished(Holder& holder) {
     Connection& connection = **it;
     ++it;  // finish() takes it out of the list
     std::size_t got = 0;
-    if (!connection.drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got)) {
+    if (!connection.drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got)) {
       finish(connection);
       return true;
     }
@@ -372,7 +377,7 @@ bool StreamReader::close_quietest(Holder& holder, Clock::time_point now, bool ev
                                       "quietest",
                                       why, m_options.max_connections_per_uid, m_options.max_connections));
   std::size_t got = 0;
-  quietest->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got);
+  quietest->drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got);
   finish(*quietest);
   return true;
 }
@@ -405,7 +410,8 @@ void StreamReader::close_silent(Clock::time_point now) {
       continue;
     }
     std::size_t got = 0;
-    if (connection->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got) && !connection->heard) {
+    if (connection->drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got) &&
+        !connection->heard) {
       connection->close_because(fmt::format("connection closed: it sent nothing in {} ms (git writes at once)",
                                             m_options.silent_timeout.count()));
     }
@@ -446,7 +452,7 @@ void StreamReader::check_writers(Clock::time_point now) {
   for (Connection* connection : over) {
     // What it wrote before it went comes first.
     std::size_t got = 0;
-    if (!connection->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got)) {
+    if (!connection->drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got)) {
       finish(*connection);
       continue;
     }
