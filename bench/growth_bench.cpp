@@ -5,9 +5,10 @@
 // at each size trace2d ingests the short and the long shape of ingest_bench
 // into it (events/s, zero loss checked), and the real trace2ctl runs `tree`,
 // `stats`, `top` and SQL on the `regions` view (wall time, as a user waits).
-// Last, with retention's size bound set to the file's size, trace2d ingests
-// the short shape again and the file's size is sampled throughout: retention
-// must keep it within the bound at full rate.
+// Last, with retention's size bound set just under the file's size, trace2d
+// ingests the short shape again and the file's size is sampled throughout:
+// at full rate retention must keep it from growing and bring it within the
+// bound.
 //
 //   growth_bench --trace2d build/release/bin/trace2d --trace2ctl build/release/bin/trace2ctl
 //                [--sizes 10000000,50000000] [--short-events N] [--long-events N] [--runs N]
@@ -382,8 +383,8 @@ void run_queries(const Options& options, const std::string& db_path, const std::
   }
 }
 
-// The file at retention's size bound, then the short shape at full rate:
-// the file's size is sampled every 5 ms throughout.
+// The file just over retention's size bound, then the short shape at full
+// rate: the file's size is sampled every 5 ms throughout.
 bool run_retention(const Options& options, const std::string& work, std::int64_t size) {
   const std::string db_path = bench::database_in(work);
   {
@@ -392,7 +393,11 @@ bool run_retention(const Options& options, const std::string& work, std::int64_t
     while (checkpoint.step()) {
     }
   }
-  const std::int64_t cap = file_bytes(db_path);
+  // A little under the file's size: retention looks at once (later only
+  // every 5 s while it finds nothing to do), and must keep the file from
+  // growing from the first batch on.
+  const std::int64_t start_bytes = file_bytes(db_path);
+  const std::int64_t cap = start_bytes / 100 * 99;
   const std::int64_t sessions_before = query(db_path, "SELECT count(*) FROM sessions");
   std::atomic<std::int64_t> peak_file{0};
   std::atomic<std::int64_t> peak_wal{0};
@@ -412,11 +417,13 @@ bool run_retention(const Options& options, const std::string& work, std::int64_t
   // Before, plus the run's own sessions (all kept: the oldest go first), minus after.
   const std::int64_t deleted = sessions_before + result.sessions - query(db_path, "SELECT count(*) FROM sessions");
   std::printf(
-      "RETENTION %s cap_bytes=%lld peak_file_bytes=%lld peak_wal_bytes=%lld peak_file_over_cap=%.4f "
-      "final_file_bytes=%lld sessions_deleted=%lld events_per_s=%.0f loss=%s\n",
-      label.c_str(), static_cast<long long>(cap), static_cast<long long>(peak_file.load()),
-      static_cast<long long>(peak_wal.load()), static_cast<double>(peak_file.load()) / static_cast<double>(cap),
-      static_cast<long long>(after), static_cast<long long>(deleted), result.events_per_s,
+      "RETENTION %s start_file_bytes=%lld cap_bytes=%lld peak_file_bytes=%lld peak_wal_bytes=%lld "
+      "peak_file_over_start=%.4f final_file_bytes=%lld final_file_over_cap=%.4f sessions_deleted=%lld "
+      "events_per_s=%.0f loss=%s\n",
+      label.c_str(), static_cast<long long>(start_bytes), static_cast<long long>(cap),
+      static_cast<long long>(peak_file.load()), static_cast<long long>(peak_wal.load()),
+      static_cast<double>(peak_file.load()) / static_cast<double>(start_bytes), static_cast<long long>(after),
+      static_cast<double>(after) / static_cast<double>(cap), static_cast<long long>(deleted), result.events_per_s,
       result.lossless ? "none" : "YES");
   return result.lossless;
 }

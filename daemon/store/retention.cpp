@@ -13,7 +13,7 @@ namespace {
 
 // A reject's bytes as counted against its sender (the row's text plus a
 // little for the row itself), as `sessions.stored_bytes` counts events;
-// reject_bytes() is the same for a row about to be written.
+// add_committed() counts a committed reject row the same way.
 constexpr std::string_view k_reject_bytes = "(length(raw) + length(reason) + 32)";
 constexpr std::uint64_t k_reject_row_overhead = 32;
 
