@@ -124,9 +124,9 @@ class Filler {
         m_long(templates_of(bench::load_traces(options.payload.long_trace, 1000))) {}
 
   // Adds processes, alternating between the short traces and the long one
-  // in proportion to their events (half the events each), until the events
-  // stored reach `to`. Event `i` counted back from the newest is placed
-  // `i / per_day` days before `newest_us`.
+  // in proportion to their events (half the events each), from `from`
+  // events stored until `to`. This step's event `i`, counted back from its
+  // newest, is placed `i / per_day` days before `newest_us`.
   std::int64_t fill(std::int64_t from, std::int64_t to, double per_day, std::int64_t newest_us) {
     db::Database db = db::open_for_writing(m_db_path);
     store::NameTable names;
@@ -169,7 +169,7 @@ class Filler {
       const Template& trace = long_turn ? m_long[m_next_long++ % m_long.size()] : m_short[m_next_short++ % m_short.size()];
       const auto n = static_cast<std::int64_t>(trace.lines.size());
       (long_turn ? long_events : short_events) += n;
-      const std::int64_t back = to - done;  // counted from the newest event of all
+      const std::int64_t back = (to - from) - done;  // counted from this step's newest event
       const std::int64_t start_us =
           newest_us - static_cast<std::int64_t>(static_cast<double>(back) / per_day * static_cast<double>(k_us_per_day));
       const std::string sid = sid_at(start_us, m_sessions++);
