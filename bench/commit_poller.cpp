@@ -8,10 +8,11 @@
 namespace trace2d::bench {
 
 CommitPoller::CommitPoller(const std::string& db_path, std::unordered_map<std::string, std::int64_t> expected,
-                           bool record_steps)
+                           bool record_steps, std::int64_t first_id)
     : m_db(db_path, db::OpenMode::read_only),
       m_expected(std::move(expected)),
-      m_record_steps(record_steps) {
+      m_record_steps(record_steps),
+      m_next_unseen(first_id) {
   m_db.set_busy_timeout(1000);
   m_query = m_db.prepare("SELECT id, sid, event_count FROM sessions WHERE id >= ?1");
 }

@@ -24,8 +24,9 @@ namespace trace2d::bench {
 class CommitPoller {
  public:
   // `expected`: events each SID will have when all of it is committed.
+  // Sessions below `first_id` (a database filled beforehand) are never read.
   CommitPoller(const std::string& db_path, std::unordered_map<std::string, std::int64_t> expected,
-               bool record_steps);
+               bool record_steps, std::int64_t first_id = 0);
 
   // One look; returns the events committed so far.
   std::int64_t poll();

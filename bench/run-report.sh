@@ -1,6 +1,7 @@
 # Sourced by bench/run: turns the tagged benchmark output ($raw) into
 # bench/RESULTS.md. Every line of $raw is "TAG run=N KIND key=value ...",
-# KIND being RESULT, STORAGE, OBJECT, LATENCY or ROUND.
+# KIND being RESULT, STORAGE, OBJECT, LATENCY, ROUND, or (growth) INGEST,
+# QUERY, SIZE, FILL, RETENTION.
 # shellcheck shell=bash disable=SC2154  # (variables are bench/run's)
 
 # values TAG KIND KEY: KEY of every TAG line of that KIND, one per run.
@@ -142,6 +143,128 @@ storage_section() {
   echo
 }
 
+# The growth benchmark's sizes, as measured (its SIZE lines), smallest first.
+growth_sizes_measured() {
+  awk '$1 == "growth" && $3 == "SIZE" { for (i = 4; i <= NF; i++) if (index($i, "size=") == 1) print substr($i, 6) }' "$raw" |
+    sort -g -u
+}
+
+# growth_field SIZE KIND KEY: KEY of growth's KIND line at SIZE (one line per size).
+growth_field() {
+  awk -v s="size=$1" -v kind="$2" -v key="$3" '
+    $1 == "growth" && $3 == kind { hit = 0; for (i = 4; i <= NF; i++) if ($i == s) hit = 1
+      if (hit) for (i = 4; i <= NF; i++) if (index($i, key "=") == 1) { print substr($i, length(key) + 2); exit } }' "$raw"
+}
+
+# ratio_of_medians TAG_A TAG_B KIND KEY: median of A over median of B.
+ratio_of_medians() {
+  local a b
+  a="$(values "$1" "$3" "$4" | median_of)"
+  b="$(values "$2" "$3" "$4" | median_of)"
+  awk -v a="$a" -v b="$b" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else print a / b }'
+}
+
+pct_of() { awk -v r="$1" 'BEGIN { if (r == "") print "n/a"; else printf "%.0f%%", r * 100 }'; }
+
+growth_section() {
+  local sizes largest short_ratio long_ratio tree stats retention ratio
+  sizes="$(growth_sizes_measured)"
+  if [ -z "$sizes" ]; then
+    echo "Not run (\`--growth-events 0\`, or it failed: see the raw output)."
+    return
+  fi
+  largest="$(echo "$sizes" | tail -1)"
+  short_ratio="$(ratio_of_medians "growth-ingest-short-$largest" growth-ingest-short-0 INGEST events_per_s)"
+  long_ratio="$(ratio_of_medians "growth-ingest-long-$largest" growth-ingest-long-0 INGEST events_per_s)"
+  tree="$(values "growth-query-tree-$largest" QUERY ms | median_of)"
+  stats="$(values "growth-query-stats-1d-$largest" QUERY ms | median_of)"
+  retention="$(growth_rows RETENTION peak_file_over_start final_file_over_cap |
+    awk -F'|' '{ gsub(/ /, ""); print ($2 > $3 ? $2 : $3) }')"
+  cat <<GROWTH
+One database filled in steps, and measured empty and at each size: trace2d
+ingesting the short and the long shape into it (events/s as above, zero
+loss checked), then the real \`trace2ctl\` (wall time from spawning it to
+its exit, after one warm-up). The fill is trace2d's own parser, stitcher,
+encoder and row writer run in the benchmark's process on the same traces,
+half the events short processes and half long ones, each process with its
+own SID and times: a steady volume a day, the largest size spanning 25
+days (inside the default retention of 30), the newest just before now, so
+\`--since 1d\` selects the same day's worth at every size.
+
+| target | measured (median) | met |
+|---|---|---|
+| short shape at $(echo "$largest" | cell int | tr -d '*') events ≥ 90% of the empty database's | $(pct_of "$short_ratio") | $(met "$short_ratio" ">=" 0.9) |
+| long shape at $(echo "$largest" | cell int | tr -d '*') events ≥ 90% of the empty database's | $(pct_of "$long_ratio") | $(met "$long_ratio" ">=" 0.9) |
+| \`tree\` < 100 ms at $(echo "$largest" | cell int | tr -d '*') events | ${tree:-n/a} ms | $(met "$tree" "<" 100) |
+| \`stats --since 1d\` < 1 s at $(echo "$largest" | cell int | tr -d '*') events | ${stats:-n/a} ms | $(met "$stats" "<" 1000) |
+| retention by size, at full rate: the file never grows past its size at the start (1% over the bound), and ends within the bound (the larger of peak / start and end / bound) | ${retention:-n/a} | $(met "$retention" "<=" 1) |
+
+| database | events | sessions | file, MiB | short, events/s | short / empty | long, events/s | long / empty | runs without loss |
+|---|---|---|---|---|---|---|---|---|
+GROWTH
+  for size in $sizes; do
+    echo "| $(echo "$size" | cell int | tr -d '*') | $(growth_field "$size" SIZE events | cell int | tr -d '*') |" \
+         "$(growth_field "$size" SIZE sessions | cell int | tr -d '*') |" \
+         "$(growth_field "$size" SIZE db_bytes | awk '{ printf "%.0f", $1 / 1048576 }') |" \
+         "$(values "growth-ingest-short-$size" INGEST events_per_s | cell int) |" \
+         "$(pct_of "$(ratio_of_medians "growth-ingest-short-$size" growth-ingest-short-0 INGEST events_per_s)") |" \
+         "$(values "growth-ingest-long-$size" INGEST events_per_s | cell int) |" \
+         "$(pct_of "$(ratio_of_medians "growth-ingest-long-$size" growth-ingest-long-0 INGEST events_per_s)") |" \
+         "$(awk -v s="$size" '$1 ~ "^growth-ingest-.*-" s "$" && $3 == "INGEST"' "$raw" | grep -c ' loss=none') of" \
+         "$(awk -v s="$size" '$1 ~ "^growth-ingest-.*-" s "$" && $3 == "INGEST"' "$raw" | wc -l) |"
+  done
+  echo
+  echo "\`trace2ctl\` wall time, ms (median (min–max) of $runs runs after a warm-up):"
+  echo
+  printf '| query |'
+  for size in $sizes; do printf ' %s events |' "$(echo "$size" | cell int | tr -d '*')"; done
+  printf '\n|---|'
+  for size in $sizes; do printf -- '---|'; done
+  echo
+  local query label
+  for query in tree stats-1d top-1d top regions-1d regions-status regions-sid; do
+    case "$query" in
+      tree) label="\`tree <a fetch in the middle of the history>\`" ;;
+      stats-1d) label="\`stats --since 1d\`" ;;
+      top-1d) label="\`top --since 1d\`" ;;
+      top) label="\`top\` (all history)" ;;
+      regions-1d) label="\`sql\`: regions of the last day by category and label (\`regions\` ⋈ \`sessions\`)" ;;
+      regions-status) label="\`sql\`: schema.md's slowest regions of \`git status\` (all history)" ;;
+      regions-sid) label="\`sql\`: \`SELECT * FROM regions WHERE sid = …\`" ;;
+    esac
+    printf '| %s |' "$label"
+    for size in $sizes; do printf ' %s |' "$(values "growth-query-$query-$size" QUERY ms | cell %.1f)"; done
+    echo
+  done
+  echo
+  echo "Retention at the largest size: \`--retention-max-db-bytes\` set to 99% of the file's size"
+  echo "(WAL checkpointed, so that retention starts at once), then $(awk '$1 == "growth" && $3 == "INGEST" && / phase=retention/' "$raw" |
+    awk '{ for (i = 4; i <= NF; i++) if (index($i, "events=") == 1) print substr($i, 8) }' | cell int | tr -d '*') events of the short shape at full rate; the main file and"
+  echo "the WAL sampled every 5 ms:"
+  echo
+  echo "| file at the start, bytes | bound | peak file | peak WAL | peak / start | file at the end | end / bound | sessions deleted | events/s | loss |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  growth_rows RETENTION start_file_bytes cap_bytes peak_file_bytes peak_wal_bytes peak_file_over_start \
+    final_file_bytes final_file_over_cap sessions_deleted events_per_s loss
+  echo
+  echo "The fill itself (not a target: one thread, no sockets):"
+  echo
+  echo "| up to | events added | seconds | events/s |"
+  echo "|---|---|---|---|"
+  growth_rows FILL size added seconds events_per_s
+}
+
+# growth_rows KIND KEY...: a table row of the KEYs of each of growth's KIND lines.
+growth_rows() {
+  local kind="$1"
+  shift
+  awk -v kind="$kind" -v keys="$*" '$1 == "growth" && $3 == kind {
+    for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    n = split(keys, k, " "); row = "|"
+    for (j = 1; j <= n; j++) row = row " " v[k[j]] " |"
+    print row }' "$raw"
+}
+
 write_report() {
   local short_ratio long_rate long_ratio dgram_rate dgram_drops c_minus_b p99 rss_short rss_long idle_rss
   local storage_long storage_short all_runs clean_runs export_rate export_short export_long
@@ -160,8 +283,8 @@ write_report() {
   export_rate="$(values export RESULT spans_per_s | median_of)"
   export_short="$(ratios short-export events_per_s short-trace2d events_per_s | median_of)"
   export_long="$(ratios long-export events_per_s long-trace2d events_per_s | median_of)"
-  all_runs="$(awk '$3 == "RESULT" || $3 == "FAILED"' "$raw" | wc -l)"
-  clean_runs="$(awk '$3 == "RESULT" && / loss=none/' "$raw" | wc -l)"
+  all_runs="$(awk '$3 == "RESULT" || $3 == "INGEST" || $3 == "FAILED"' "$raw" | wc -l)"
+  clean_runs="$(awk '($3 == "RESULT" || $3 == "INGEST") && / loss=none/' "$raw" | wc -l)"
 
   cat <<HEAD
 # trace2d benchmark results
@@ -342,6 +465,10 @@ receiver) against the same run's ingest without it.
 | shape (i): with / without the export, same run | $(ratios short-export events_per_s short-trace2d events_per_s | cell pct) |
 | shape (ii): events/s with the export on | $(values long-export RESULT events_per_s | cell int) |
 | shape (ii): with / without the export, same run | $(ratios long-export events_per_s long-trace2d events_per_s | cell pct) |
+
+## Growth
+
+$(growth_section)
 
 $client_section
 

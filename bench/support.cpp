@@ -148,7 +148,7 @@ Payload make_payload(const PayloadOptions& options) {
        c = (c + 1) % clients) {
     const ProcessTrace& trace = traces[next_trace++ % traces.size()];
     char sid[64];
-    std::snprintf(sid, sizeof sid, "20261121T100000.000000Z-Hbench%03d-P%08llx", c,
+    std::snprintf(sid, sizeof sid, "20261121T100000.000000Z-H%.16s%03d-P%08llx", options.sid_host.c_str(), c,
                   static_cast<unsigned long long>(payload.sessions));
     Connection connection;
     connection.sid = sid;

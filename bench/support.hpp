@@ -85,6 +85,10 @@ struct PayloadOptions {
   int clients = 0;          // 0: the shape's default
   std::int64_t events = 0;  // about this many events (0: the shape's default)
   std::int64_t files = 0;   // dir: this many processes (files) instead
+  // The host part of the SIDs ("H<host><client>"): payloads sent into one
+  // database need different ones, or their sessions would be taken for the
+  // same processes.
+  std::string sid_host = "bench";
 
   void add_to(CLI::App& cli);
   [[nodiscard]] int client_count() const;

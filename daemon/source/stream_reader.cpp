@@ -75,7 +75,9 @@ class StreamReader::Connection {
         if (n < 0 && errno != ECONNRESET) {
           spdlog::debug("stream connection {}: read error: {}", m_origin.channel, std::strerror(errno));
         }
-        submit(sink, false);
+        // Every caller finishes the connection now: what it read goes with
+        // the end of the channel, one chunk (and one hand-over to the
+        // pipeline) for a short process rather than two.
         return false;
       }
       const auto size = static_cast<std::size_t>(n);
@@ -90,6 +92,13 @@ class StreamReader::Connection {
           m_chunk.dropped_bytes += full_size;
         });
       } else {
+        if (m_chunk.bytes.empty()) {
+          // A short process is usually read whole in this one recv(): one
+          // allocation of the right size (with the parser's padding) instead
+          // of a doubling every few lines. Later reads grow it as usual.
+          m_chunk.bytes.reserve(size + proto::Parser::padding_bytes());
+          m_chunk.lines.reserve(static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\n')));
+        }
         m_framer.feed(bytes, [&](std::string_view line, std::uint64_t full_size) {
           m_chunk.add_line(line, full_size);
         });
@@ -125,6 +134,8 @@ class StreamReader::Connection {
   std::size_t line_counted = 0;  // partial_line_bytes() as last counted for its uid
   // Where it is in its uid's Holder (not for connections handed in by add()).
   std::optional<std::list<Connection*>::iterator> held_at;
+  // Its entry among the paced connections, while it waits there.
+  std::optional<Paced::iterator> paced_at;
 
  private:
   void submit(ingest::IngestSink& sink, bool end_of_channel) {
@@ -305,7 +316,7 @@ void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
   // them gather. Its exit (the peer closing) wakes the reader at once, so
   // a short process is usually read whole in that one wake-up.
   register_connection(c, EPOLLRDHUP | EPOLLONESHOT);
-  m_paced.push_back({now + m_options.read_pacing, &c});
+  pace(c, now + m_options.read_pacing);
 }
 
 bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
@@ -333,7 +344,12 @@ bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
 
 // A burst of short git processes is accepted faster than it is read: many
 // of the connections held have hung up already, their last bytes waiting.
-// Reading those first frees their places without refusing anyone.
+// Reading those first frees their places without refusing anyone. Like
+// every read outside service(), it drops (counted) at the memory bound:
+// its writer is gone, waiting would not spare it anything, and at a uid's
+// bound of thousands of connections reading them into memory regardless
+// took the queue to 15 times its bound (ingest_bench, short shape,
+// 1.5 M events).
 bool StreamReader::reap_finished(Holder& holder) {
   constexpr int k_tries = 32;
   int tried = 0;
@@ -341,7 +357,7 @@ bool StreamReader::reap_finished(Holder& holder) {
     Connection& connection = **it;
     ++it;  // finish() takes it out of the list
     std::size_t got = 0;
-    if (!connection.drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got)) {
+    if (!connection.drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got)) {
       finish(connection);
       return true;
     }
@@ -361,7 +377,7 @@ bool StreamReader::close_quietest(Holder& holder, Clock::time_point now, bool ev
                                       "quietest",
                                       why, m_options.max_connections_per_uid, m_options.max_connections));
   std::size_t got = 0;
-  quietest->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got);
+  quietest->drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got);
   finish(*quietest);
   return true;
 }
@@ -394,7 +410,8 @@ void StreamReader::close_silent(Clock::time_point now) {
       continue;
     }
     std::size_t got = 0;
-    if (connection->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got) && !connection->heard) {
+    if (connection->drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got) &&
+        !connection->heard) {
       connection->close_because(fmt::format("connection closed: it sent nothing in {} ms (git writes at once)",
                                             m_options.silent_timeout.count()));
     }
@@ -435,7 +452,7 @@ void StreamReader::check_writers(Clock::time_point now) {
   for (Connection* connection : over) {
     // What it wrote before it went comes first.
     std::size_t got = 0;
-    if (!connection->drain(m_sink, m_buffer, false, m_options.max_read_per_wakeup, got)) {
+    if (!connection->drain(m_sink, m_buffer, m_sink.over_budget(), m_options.max_read_per_wakeup, got)) {
       finish(*connection);
       continue;
     }
@@ -532,6 +549,12 @@ void StreamReader::arm(Connection& connection) {
   }
 }
 
+void StreamReader::pace(Connection& connection, Clock::time_point due) {
+  if (!connection.paced_at) {
+    connection.paced_at = m_paced.emplace(due, &connection);
+  }
+}
+
 void StreamReader::finish(Connection& connection) {
   // Out of the open set before its last chunk goes: whoever sees that chunk
   // sees the connection closed.
@@ -556,7 +579,10 @@ void StreamReader::finish(Connection& connection) {
     holder->second.partial_line_bytes -= std::min(holder->second.partial_line_bytes, connection.line_counted);
   }
   m_sink.release(connection.charged);
-  std::erase_if(m_paced, [&](const Paced& p) { return p.connection == &connection; });
+  if (connection.paced_at) {
+    m_paced.erase(*connection.paced_at);
+    connection.paced_at.reset();
+  }
   if (empty && m_on_empty) {
     m_on_empty(false);
   }
@@ -573,7 +599,7 @@ void StreamReader::service(Connection& connection, Clock::time_point now) {
       connection.held_since = now;
     }
     if (now - *connection.held_since < m_options.overflow_wait) {
-      m_paced.push_back({now + k_over_budget_retry, &connection});
+      pace(connection, now + k_over_budget_retry);
       return;
     }
     dropping = true;
@@ -590,7 +616,7 @@ void StreamReader::service(Connection& connection, Clock::time_point now) {
     heard_from(connection);
   }
   if (got > 0 && got < m_options.trickle_bytes && m_options.read_pacing.count() > 0) {
-    m_paced.push_back({now + m_options.read_pacing, &connection});
+    pace(connection, now + m_options.read_pacing);
   } else {
     arm(connection);
   }
@@ -620,9 +646,10 @@ void StreamReader::run() {
     int timeout_ms = -1;
     std::optional<Clock::time_point> next;
     if (!m_paced.empty()) {
-      next = std::min_element(m_paced.begin(), m_paced.end(),
-                              [](const Paced& a, const Paced& b) { return a.due < b.due; })
-                 ->due;
+      next = m_paced.begin()->first;
+    }
+    if (m_listener_due && (!next || *m_listener_due < *next)) {
+      next = m_listener_due;
     }
     if (!m_unheard.empty() && (!next || std::get<0>(m_unheard.front()) < *next)) {
       next = std::get<0>(m_unheard.front());
@@ -652,12 +679,12 @@ void StreamReader::run() {
           continue;
         }
         if (!accept_pending(listener, now)) {
-          m_paced.push_back({now + k_accept_retry, nullptr});
+          m_listener_due = now + k_accept_retry;
         } else if (m_options.read_pacing.count() > 0) {
           // connect() completes in the backlog and git writes meanwhile:
           // accepting a little later takes in more processes per wake-up,
           // often already finished and read whole at once.
-          m_paced.push_back({now + m_options.read_pacing, nullptr});
+          m_listener_due = now + m_options.read_pacing;
         } else {
           arm_listener();
         }
@@ -678,8 +705,12 @@ void StreamReader::run() {
       }
     }
     if (m_closing.load()) {
-      if (std::any_of(m_paced.begin(), m_paced.end(), [](const Paced& p) { return p.connection == nullptr; })) {
+      if (m_listener_due) {
+        m_listener_due.reset();
         arm_listener();
+      }
+      for (auto& [due, connection] : m_paced) {
+        connection->paced_at.reset();
       }
       m_paced.clear();
       // Before the last connection closes: the pipeline may take no more
@@ -700,19 +731,20 @@ void StreamReader::run() {
     check_writers(now);
     report_refusals(now);
     m_finished.clear();
-    // Connections whose pause is over: armed again, so that what they
-    // gathered meanwhile wakes the next epoll_wait at once.
-    std::erase_if(m_paced, [&](const Paced& p) {
-      if (p.due > now) {
-        return false;
-      }
-      if (p.connection == nullptr) {
-        arm_listener();
-      } else {
-        arm(*p.connection);
-      }
-      return true;
-    });
+    // Connections whose pause is over are read now: a git process still
+    // running has usually written meanwhile, and arming it for epoll first
+    // would cost a system call and a wake-up more. Only one found empty, or
+    // busy, is armed (service()); its hang-up stays armed throughout.
+    while (!m_paced.empty() && m_paced.begin()->first <= now) {
+      Connection& connection = *m_paced.begin()->second;
+      m_paced.erase(m_paced.begin());
+      connection.paced_at.reset();
+      service(connection, now);
+    }
+    if (m_listener_due && *m_listener_due <= now) {
+      m_listener_due.reset();
+      arm_listener();
+    }
   }
 }
 

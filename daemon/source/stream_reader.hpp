@@ -22,6 +22,8 @@
 #include <deque>
 #include <tuple>
 #include <list>
+#include <map>
+#include <optional>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -112,10 +114,10 @@ class StreamReader {
     std::size_t partial_line_bytes = 0;  // of unfinished lines received
     std::uint64_t refused = 0;  // since last reported
   };
-  struct Paced {
-    std::chrono::steady_clock::time_point due;
-    Connection* connection;  // nullptr: the listener, after a failed accept
-  };
+  // Connections left unarmed until their time, soonest first. Each knows
+  // its entry, so closing one costs O(log n), not a pass over all of them:
+  // in a burst of short processes most connections close while paced.
+  using Paced = std::multimap<std::chrono::steady_clock::time_point, Connection*>;
 
   void run();
   // Accepts every connection the backlog holds; false when accepting failed
@@ -142,6 +144,8 @@ class StreamReader {
   void release_listener();
   void service(Connection& connection, std::chrono::steady_clock::time_point now);
   void arm(Connection& connection);
+  // Arms it at `due` (unless it is paced already: then at the earlier time).
+  void pace(Connection& connection, std::chrono::steady_clock::time_point due);
   void finish(Connection& connection);
   void close_everything();
   void wake();
@@ -153,7 +157,9 @@ class StreamReader {
   UniqueFd m_wake;  // eventfd: new work for the thread (close_all, stop)
   mutable std::mutex m_mutex;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> m_connections;
-  std::vector<Paced> m_paced;  // the reader thread's own
+  Paced m_paced;  // the reader thread's own
+  // When the listener is armed again (accepts are gathered, or retried).
+  std::optional<std::chrono::steady_clock::time_point> m_listener_due;
   std::unordered_map<std::int64_t, Holder> m_holders;  // by uid; the reader thread's own
   std::vector<std::unique_ptr<Connection>> m_finished;  // closed in this round
   std::size_t m_held = 0;  // connections in m_holders

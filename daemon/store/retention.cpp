@@ -5,19 +5,17 @@
 #include <algorithm>
 #include <vector>
 
+#include "daemon/store/row_writer.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::store {
 namespace {
 
-// How long the per-uid totals are trusted while the size bound stays
-// exceeded: data keeps arriving, and the scan that refreshes them reads
-// every session row.
-constexpr std::chrono::seconds k_usage_lifetime{30};
-
 // A reject's bytes as counted against its sender (the row's text plus a
-// little for the row itself), as `sessions.stored_bytes` counts events.
+// little for the row itself), as `sessions.stored_bytes` counts events;
+// add_committed() counts a committed reject row the same way.
 constexpr std::string_view k_reject_bytes = "(length(raw) + length(reason) + 32)";
+constexpr std::uint64_t k_reject_row_overhead = 32;
 
 }  // namespace
 
@@ -28,11 +26,12 @@ Retention::Retention(db::Database& db, Options options)
       // their process is gone or hung, and a user could otherwise keep data
       // forever by never sending `exit`.
       m_oldest_by_age(db.prepare(
-          "SELECT id, event_count, stored_bytes FROM sessions"
+          "SELECT id, event_count, stored_bytes, peer_uid FROM sessions"
           " WHERE first_received < ?1 AND last_received < ?1"
           " ORDER BY first_received LIMIT 1000")),
       // Rejects are numbered in arrival order: the oldest come first.
-      m_rejects_by_age(db.prepare("SELECT id, received_at FROM rejects ORDER BY id LIMIT 1000")),
+      m_rejects_by_age(db.prepare("SELECT id, received_at, peer_uid, " + std::string(k_reject_bytes) +
+                                  " FROM rejects ORDER BY id LIMIT 1000")),
       m_oldest_of_uid(db.prepare(
           "SELECT id, event_count, stored_bytes, first_received FROM sessions"
           " WHERE peer_uid IS ?1 ORDER BY first_received LIMIT 1000")),
@@ -61,16 +60,83 @@ void Retention::collect_by_age(Doomed& doomed) {
       proto::unix_now_us() - std::chrono::duration_cast<std::chrono::microseconds>(*m_options.max_age).count();
   const std::string cutoff = proto::format_utc_timestamp(std::max<std::int64_t>(0, cutoff_us));
   m_oldest_by_age.bind_text(1, cutoff);
+  const auto uid_of = [](db::Statement& stmt, int column) {
+    return stmt.column_is_null(column) ? k_no_uid : stmt.column_int(column);
+  };
+  const auto bytes_of = [](db::Statement& stmt, int column) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, stmt.column_int(column)));
+  };
   while ((doomed.empty() || doomed.events < m_options.max_events_per_step) && m_oldest_by_age.step()) {
     doomed.sessions.push_back(m_oldest_by_age.column_int(0));
     doomed.events += static_cast<std::uint64_t>(m_oldest_by_age.column_int(1));
+    subtract_usage(uid_of(m_oldest_by_age, 3), bytes_of(m_oldest_by_age, 2));
   }
   m_oldest_by_age.reset();
   while (doomed.rejects.size() < m_options.max_events_per_step && m_rejects_by_age.step() &&
          m_rejects_by_age.column_text(1) < cutoff) {
     doomed.rejects.push_back(m_rejects_by_age.column_int(0));
+    subtract_usage(uid_of(m_rejects_by_age, 2), bytes_of(m_rejects_by_age, 3));
   }
   m_rejects_by_age.reset();
+}
+
+void Retention::subtract_usage(std::int64_t uid, std::uint64_t bytes) {
+  if (const auto it = m_usage.find(uid); it != m_usage.end()) {
+    it->second -= std::min(it->second, bytes);
+  }
+}
+
+void Retention::add_committed(const WriteBatch& batch) {
+  if (!m_usage_loaded) {
+    return;  // the scan, when it comes, counts these rows
+  }
+  // Every session whose events are in a batch has its snapshot there too
+  // (an event changes its session's counts).
+  m_batch_uids.clear();
+  for (const stitch::SessionRecord& record : batch.sessions) {
+    m_batch_uids.emplace_back(record.id, record.peer_uid.value_or(k_no_uid));
+  }
+  std::sort(m_batch_uids.begin(), m_batch_uids.end());
+  const auto uid_of_session = [&](std::int64_t id) -> std::optional<std::int64_t> {
+    const auto it = std::lower_bound(m_batch_uids.begin(), m_batch_uids.end(), std::pair{id, INT64_MIN});
+    return it != m_batch_uids.end() && it->first == id ? std::optional(it->second) : std::nullopt;
+  };
+  std::vector<std::int64_t> withheld;  // erased by the storage rule: none of their rows stays
+  for (const stitch::WithheldRecord& record : batch.withheld) {
+    withheld.push_back(record.session);
+  }
+  std::sort(withheld.begin(), withheld.end());
+  std::int64_t session = 0;
+  std::optional<std::int64_t> uid;
+  for (const EventRow& row : batch.events) {
+    if (std::binary_search(withheld.begin(), withheld.end(), row.session)) {
+      continue;
+    }
+    if (row.session != session || !uid) {  // events come in runs of one session
+      session = row.session;
+      uid = uid_of_session(session);
+      if (!uid) {
+        // Not expected; rather than guess whose they are, count afresh
+        // when next needed.
+        spdlog::debug("retention: events of session {} without its snapshot; totals are read again", session);
+        m_usage_loaded = false;
+        return;
+      }
+    }
+    m_usage[*uid] += stored_bytes(row);
+  }
+  for (const RejectRow& reject : batch.rejects) {
+    m_usage[reject.peer_uid.value_or(k_no_uid)] += reject.raw.size + reject.reason.size + k_reject_row_overhead;
+  }
+}
+
+void Retention::subtract_erased(const std::vector<RowWriter::Erased>& erased) {
+  if (!m_usage_loaded) {
+    return;  // the scan, when it comes, no longer sees them
+  }
+  for (const RowWriter::Erased& e : erased) {
+    subtract_usage(e.uid.value_or(k_no_uid), static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.bytes)));
+  }
 }
 
 void Retention::load_usage() {
@@ -82,13 +148,15 @@ void Retention::load_usage() {
       m_usage[uid] += static_cast<std::uint64_t>(std::max<std::int64_t>(0, query.column_int(1)));
     }
   };
-  add("SELECT peer_uid, sum(stored_bytes) FROM sessions GROUP BY peer_uid");
+  // The table in storage order rather than through sessions_uid, which
+  // would fetch every row at random.
+  add("SELECT peer_uid, sum(stored_bytes) FROM sessions NOT INDEXED GROUP BY peer_uid");
   add("SELECT peer_uid, sum" + std::string(k_reject_bytes) + " FROM rejects GROUP BY peer_uid");
-  m_usage_loaded = std::chrono::steady_clock::now();
+  m_usage_loaded = true;
 }
 
 void Retention::collect_by_size(Doomed& doomed, std::uint64_t used) {
-  if (!m_usage_loaded || std::chrono::steady_clock::now() - *m_usage_loaded > k_usage_lifetime) {
+  if (!m_usage_loaded) {
     load_usage();
   }
   std::uint64_t stored = 0;
@@ -145,7 +213,7 @@ void Retention::collect_by_size(Doomed& doomed, std::uint64_t used) {
     }
   }
   if (m_usage.empty()) {
-    m_usage_loaded.reset();  // nothing known to delete: look afresh next step
+    m_usage_loaded = false;  // nothing known to delete: look afresh next step
   }
 }
 
@@ -162,8 +230,6 @@ bool Retention::step() {
     const std::uint64_t used = used_bytes();
     if (used > m_options.max_db_bytes) {
       collect_by_size(doomed, used);
-    } else {
-      m_usage_loaded.reset();  // within bounds: load afresh next time
     }
   }
   for (const std::int64_t id : doomed.sessions) {

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/store/row_writer.hpp"
 #include "daemon/store/session_eraser.hpp"
+#include "daemon/store/write_batch.hpp"
 #include "db/sqlite.hpp"
 
 namespace trace2d::store {
@@ -44,6 +46,12 @@ class Retention {
   [[nodiscard]] std::uint64_t rejects_deleted() const { return m_rejects_deleted; }
   // Bytes of the database in use (pages minus free pages).
   [[nodiscard]] std::uint64_t used_bytes();
+  // A batch was committed: what it stored counts for its senders from now
+  // on, so the per-uid totals never need reading again. The sessions the
+  // storage rule withheld in it count neither this batch's rows (erased
+  // with them) nor, through `erased`, what earlier batches stored of them.
+  void add_committed(const WriteBatch& batch);
+  void subtract_erased(const std::vector<RowWriter::Erased>& erased);
 
  private:
   // What one step deletes.
@@ -59,8 +67,10 @@ class Retention {
 
   void collect_by_age(Doomed& doomed);
   void collect_by_size(Doomed& doomed, std::uint64_t used);
-  // Stored bytes per uid, from the database (one scan of sessions and rejects).
+  // Stored bytes per uid, from the database (one scan of sessions and
+  // rejects), once: from then on kept by add_committed() and the deletions.
   void load_usage();
+  void subtract_usage(std::int64_t uid, std::uint64_t bytes);
   void bind_uid(db::Statement& stmt, int index, std::int64_t uid);
 
   db::Database& m_db;
@@ -71,11 +81,13 @@ class Retention {
   db::Statement m_rejects_of_uid;
   SessionEraser m_eraser;
   db::Statement m_delete_reject;
-  // Stored bytes per uid, loaded when the size bound is first exceeded and
-  // again every so often while it stays exceeded; what each step deletes is
-  // subtracted meanwhile.
+  // Stored bytes per uid, loaded when the size bound is first exceeded;
+  // then what is committed is added and what is deleted subtracted. Reading
+  // them again would scan every session row: seconds on the writer thread
+  // at tens of millions of events, while git's events pile up behind it.
   std::map<std::int64_t, std::uint64_t> m_usage;
-  std::optional<std::chrono::steady_clock::time_point> m_usage_loaded;
+  bool m_usage_loaded = false;
+  std::vector<std::pair<std::int64_t, std::int64_t>> m_batch_uids;  // session id, uid: add_committed()
   std::uint64_t m_sessions_deleted = 0;
   std::uint64_t m_events_deleted = 0;
   std::uint64_t m_rejects_deleted = 0;

@@ -109,6 +109,7 @@ RowWriter::RowWriter(db::Database& db)
       m_uid_stats(db.prepare("INSERT OR REPLACE INTO uid_stats (uid, lines, dropped, updated_at) VALUES (?, ?, ?, ?)")),
       m_add_stored_bytes(db.prepare("UPDATE sessions SET stored_bytes = stored_bytes + ?2 WHERE id = ?1")),
       m_eraser(db),
+      m_stored_bytes_of(db.prepare("SELECT peer_uid, stored_bytes FROM sessions WHERE id = ?1")),
       m_unqueue_session(db.prepare("DELETE FROM otlp_pending WHERE session_id = ?")),
       m_count_withheld(db.prepare(
           "INSERT INTO withheld_stats (uid, rule, sessions, events, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)"
@@ -116,6 +117,18 @@ RowWriter::RowWriter(db::Database& db)
           " events = events + excluded.events, updated_at = excluded.updated_at")) {}
 
 void RowWriter::write(const WriteBatch& batch) {
+  // Before this batch adds to it: what earlier batches stored of a session
+  // the storage rule now erases (this batch's own rows of it are left out
+  // of the totals by Retention::add_committed).
+  for (const stitch::WithheldRecord& withheld : batch.withheld) {
+    if (withheld.first) {
+      m_stored_bytes_of.bind_int(1, withheld.session);
+      if (m_stored_bytes_of.step()) {
+        m_erased.push_back(Erased{m_stored_bytes_of.column_optional_int(0), m_stored_bytes_of.column_int(1)});
+      }
+      m_stored_bytes_of.reset();
+    }
+  }
   for (const NameRow& name : batch.names) {
     m_insert_name.bind_int(1, name.id);
     m_insert_name.bind_text(2, batch.text(name.text));
@@ -218,7 +231,7 @@ void RowWriter::write_events(const WriteBatch& batch) {
   // of a session's events (a batch mostly holds few, long runs).
   m_session_bytes.clear();
   for (const EventRow& row : batch.events) {
-    const std::int64_t bytes = k_event_row_overhead + row.body.size + row.raw.size;
+    const auto bytes = static_cast<std::int64_t>(stored_bytes(row));
     if (m_session_bytes.empty() || m_session_bytes.back().first != row.session) {
       m_session_bytes.emplace_back(row.session, bytes);
     } else {

@@ -12,10 +12,28 @@
 
 namespace trace2d::store {
 
+// What an event row counts in its session's `stored_bytes` (and so for its
+// sender, against retention's size bound): its text and a little for the row.
+[[nodiscard]] inline std::uint64_t stored_bytes(const EventRow& row) {
+  constexpr std::uint64_t k_event_row_overhead = 16;
+  return k_event_row_overhead + row.body.size + row.raw.size;
+}
+
 class RowWriter {
  public:
   explicit RowWriter(db::Database& db);
   void write(const WriteBatch& batch);
+
+  // What the storage rule erased since the last call, as `stored_bytes`
+  // had counted it before the batch that erased it: (peer_uid, bytes), for
+  // retention's per-sender totals (Retention::add_committed). Cleared with
+  // a rolled-back transaction by forget_erased().
+  struct Erased {
+    std::optional<std::int64_t> uid;
+    std::int64_t bytes = 0;
+  };
+  [[nodiscard]] std::vector<Erased> take_erased() { return std::exchange(m_erased, {}); }
+  void forget_erased() { m_erased.clear(); }
 
  private:
   void write_events(const WriteBatch& batch);
@@ -43,8 +61,6 @@ class RowWriter {
   }
 
   static constexpr int k_event_columns = 9;
-  // Counted per event row in `sessions.stored_bytes` on top of its text.
-  static constexpr std::int64_t k_event_row_overhead = 16;
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 
@@ -65,8 +81,10 @@ class RowWriter {
   db::Statement m_uid_stats;
   db::Statement m_add_stored_bytes;
   SessionEraser m_eraser;
+  db::Statement m_stored_bytes_of;
   db::Statement m_unqueue_session;
   db::Statement m_count_withheld;
+  std::vector<Erased> m_erased;
   // Bytes of this batch's events per session, added to `stored_bytes`.
   std::vector<std::pair<std::int64_t, std::int64_t>> m_session_bytes;
 };

@@ -158,6 +158,108 @@ TEST_F(RetentionTest, AQuietUserLosesDataOnlyOnceItHoldsTheMost) {
   EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'a-39'"), 1);
 }
 
+// The per-uid totals are read once (a scan of every session row, seconds
+// at tens of millions of events); after that the writer tells retention
+// what each commit added, so a sender that grows is the one that loses.
+TEST_F(RetentionTest, WhatIsCommittedAfterTheTotalsWereReadCountsForItsSender) {
+  constexpr std::int64_t k_early = 1001;
+  constexpr std::int64_t k_late = 1002;
+  for (int i = 0; i < 20; ++i) {
+    add_session("early-" + std::to_string(10 + i), 10, 100 - i, false, k_early, 2000);
+  }
+  add_session("late-10", 10, 60, false, k_late, 2000);
+  store::Retention probe(m_store.db(), {});
+  const std::uint64_t full = probe.used_bytes();
+  // Just over the bound: the first step reads the totals and takes a little
+  // from the biggest sender, the early one.
+  store::Retention retention(m_store.db(), {std::nullopt, full - 4096, 20000});
+  ASSERT_TRUE(retention.step());
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE peer_uid = 1002"), 1);
+  const std::int64_t early_left = count("SELECT count(*) FROM sessions WHERE peer_uid = 1001");
+  EXPECT_LT(early_left, 20);
+
+  // The late sender now stores more than the early one holds, in sessions
+  // newer than all of the early one's.
+  for (int i = 0; i < 30; ++i) {
+    add_session("late-" + std::to_string(20 + i), 10, 50 - i, false, k_late, 2000);
+  }
+  const std::int64_t late_session = count("SELECT id FROM sessions WHERE sid = 'late-49'");
+  const std::int64_t late_bytes =
+      count("SELECT sum(stored_bytes) FROM sessions WHERE peer_uid = 1002 AND sid != 'late-10'");
+  ASSERT_GT(late_bytes, count("SELECT sum(stored_bytes) FROM sessions WHERE peer_uid = 1001"));
+  // What the store writer hands over after the commit of those rows (as one
+  // row: only its size counts here).
+  store::WriteBatch batch;
+  stitch::SessionRecord record;
+  record.id = late_session;
+  record.peer_uid = k_late;
+  batch.sessions.push_back(record);
+  store::EventRow row;
+  row.session = late_session;
+  row.body.size = static_cast<std::uint32_t>(late_bytes - 16);
+  batch.events.push_back(row);
+  retention.add_committed(batch);
+
+  // Over the bound again (the late sessions took pages): the late sender is
+  // now the biggest and loses its oldest session; the early one keeps what
+  // it had. Without the hand-over, the totals read before would still name
+  // the early sender.
+  ASSERT_GT(retention.used_bytes(), full - 4096);
+  ASSERT_TRUE(retention.step());
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'late-10'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE peer_uid = 1001"), early_left);
+}
+
+// What the storage rule erases leaves its sender's total: events of a
+// withheld session in a committed batch are not counted, and what earlier
+// batches stored of it is taken off, so that the sender is not charged for
+// rows it no longer has.
+TEST_F(RetentionTest, WhatTheStorageRuleErasedLeavesItsSendersTotal) {
+  constexpr std::int64_t k_big = 1001;
+  constexpr std::int64_t k_small = 1002;
+  for (int i = 0; i < 10; ++i) {
+    add_session("big-" + std::to_string(10 + i), 10, 100 - i, false, k_big, 2000);
+  }
+  for (int i = 0; i < 4; ++i) {
+    add_session("small-" + std::to_string(10 + i), 10, 90 - i, false, k_small, 2000);
+  }
+  store::Retention probe(m_store.db(), {});
+  const std::uint64_t full = probe.used_bytes();
+  store::Retention retention(m_store.db(), {std::nullopt, full - 4096, 20000});
+  ASSERT_TRUE(retention.step());  // reads the totals; takes from the big sender
+  const std::int64_t big_left = count("SELECT count(*) FROM sessions WHERE peer_uid = 1001");
+  ASSERT_LT(big_left, 10);
+  ASSERT_EQ(count("SELECT count(*) FROM sessions WHERE peer_uid = 1002"), 4);
+
+  // The storage rule erased every big session left; the batch that did so
+  // also held a huge event of one of them, which must not count.
+  const std::int64_t big_bytes = count("SELECT sum(stored_bytes) FROM sessions WHERE peer_uid = 1001");
+  const std::int64_t erased_id = count("SELECT min(id) FROM sessions WHERE peer_uid = 1001");
+  store::WriteBatch batch;
+  stitch::WithheldRecord withheld;
+  withheld.session = erased_id;
+  withheld.uid = k_big;
+  withheld.first = true;
+  batch.withheld.push_back(withheld);
+  store::EventRow row;
+  row.session = erased_id;
+  row.body.size = 1u << 30;
+  batch.events.push_back(row);
+  retention.add_committed(batch);
+  retention.subtract_erased({store::RowWriter::Erased{k_big, big_bytes}});
+
+  // Over the bound again (new rows of a third sender, which the totals do
+  // not know of, so they cannot be chosen): the small sender is now the
+  // biggest one known.
+  for (int i = 0; i < 6; ++i) {
+    add_session("third-" + std::to_string(10 + i), 10, 50 - i, false, 1003, 2000);
+  }
+  ASSERT_GT(retention.used_bytes(), full - 4096);
+  ASSERT_TRUE(retention.step());
+  EXPECT_LT(count("SELECT count(*) FROM sessions WHERE peer_uid = 1002"), 4);
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE peer_uid = 1001"), big_left);
+}
+
 TEST_F(RetentionTest, StoredBytesCountEachSessionsEventRows) {
   add_session("s", 4, 1, false, 1000, 1000);
   EXPECT_EQ(count("SELECT stored_bytes FROM sessions WHERE sid = 's'"),

@@ -232,5 +232,60 @@ TEST(StreamReader, AcceptsEveryClientReadsEachWholeAndStopsAcceptingWhenTold) {
   ::rmdir(dir);
 }
 
+// At its bound of connections a uid's hung-up connections are read to free
+// their places; at the memory bound too, what they hold is dropped and
+// counted, never held beyond the bound (a burst of thousands of short
+// processes took the queue to 15 times its bound).
+TEST(StreamReader, ReapingAtTheConnectionBoundDropsAtTheMemoryBound) {
+  char dir[] = "/tmp/t2d-reader-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/s.sock";
+  constexpr std::size_t k_limit = 1024;
+  ingest::WorkQueue<ingest::IngestChunk> queue;
+  ingest::MemoryBudget budget{k_limit};  // nothing releases it: no pipeline behind
+  std::atomic<std::uint64_t> channel_ids{0};
+  ingest::IngestSink sink{queue, budget, channel_ids};
+  StreamReader::Options options;
+  options.max_connections_per_uid = 2;
+  options.overflow_wait = milliseconds(100);
+  StreamReader reader{sink, options, [](bool) {}};
+  constexpr int k_clients = 40;
+  const std::string line(200, 'x');
+  std::size_t line_bytes = 0;  // of the lines read into chunks
+  int ended = 0;
+  std::size_t delivered = 0;
+  {
+    Listener listener(path);
+    reader.accept_from(listener.fd);
+    // All of them in the backlog, hung up, before the reader accepts.
+    for (int i = 0; i < k_clients; ++i) {
+      const int client = listener.connect();
+      write_all(client, "{\"a\":\"" + line + "\"}\n{\"b\":\"" + line + "\"}\n");
+      ::close(client);
+    }
+    for (int i = 0; i < 200 && ended < k_clients; ++i) {
+      std::vector<ingest::IngestChunk> some;
+      queue.pop_all(some, milliseconds(50));
+      for (const auto& chunk : some) {
+        for (const auto& l : chunk.lines) {
+          line_bytes += l.size;
+        }
+        delivered += chunk.lines.size();
+        ended += chunk.end_of_channel ? 1 : 0;
+      }
+    }
+    reader.stop_accepting();
+  }
+  ::unlink(path.c_str());
+  ::rmdir(dir);
+  EXPECT_EQ(ended, k_clients);
+  // The bound is checked before each read: one connection's lines may
+  // cross it, no more. (Each connection's end still goes to the pipeline,
+  // a small chunk without lines, bounded by the connections a uid holds.)
+  EXPECT_LE(line_bytes, k_limit + 2 * (line.size() + 8));
+  EXPECT_GT(sink.counters().dropped_lines.load(), 0u);
+  EXPECT_EQ(delivered + sink.counters().dropped_lines.load(), 2u * k_clients) << "every line kept or counted";
+}
+
 }  // namespace
 }  // namespace trace2d::source
