@@ -356,6 +356,8 @@ bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
 // these bytes are in the kernel already, and the standard short shape
 // (500,000 events in 0.65 s from 64 writers) peaks at about twice the
 // queue's bound here; dropping at the bound lost 8% of it.
+bool StreamReader::reap_over_bound() const { return m_sink.over_budget_share(k_reap_share); }
+
 bool StreamReader::reap_finished(Holder& holder) {
   constexpr int k_tries = 32;
   int tried = 0;
@@ -363,7 +365,7 @@ bool StreamReader::reap_finished(Holder& holder) {
     Connection& connection = **it;
     ++it;  // finish() takes it out of the list
     std::size_t got = 0;
-    if (!connection.drain(m_sink, m_buffer, m_sink.over_budget_share(k_reap_share), m_options.max_read_per_wakeup, got)) {
+    if (!connection.drain(m_sink, m_buffer, reap_over_bound(), m_options.max_read_per_wakeup, got)) {
       finish(connection);
       return true;
     }
@@ -383,7 +385,7 @@ bool StreamReader::close_quietest(Holder& holder, Clock::time_point now, bool ev
                                       "quietest",
                                       why, m_options.max_connections_per_uid, m_options.max_connections));
   std::size_t got = 0;
-  quietest->drain(m_sink, m_buffer, m_sink.over_budget_share(k_reap_share), m_options.max_read_per_wakeup, got);
+  quietest->drain(m_sink, m_buffer, reap_over_bound(), m_options.max_read_per_wakeup, got);
   finish(*quietest);
   return true;
 }
@@ -416,7 +418,7 @@ void StreamReader::close_silent(Clock::time_point now) {
       continue;
     }
     std::size_t got = 0;
-    if (connection->drain(m_sink, m_buffer, m_sink.over_budget_share(k_reap_share), m_options.max_read_per_wakeup, got) &&
+    if (connection->drain(m_sink, m_buffer, reap_over_bound(), m_options.max_read_per_wakeup, got) &&
         !connection->heard) {
       connection->close_because(fmt::format("connection closed: it sent nothing in {} ms (git writes at once)",
                                             m_options.silent_timeout.count()));
@@ -458,7 +460,7 @@ void StreamReader::check_writers(Clock::time_point now) {
   for (Connection* connection : over) {
     // What it wrote before it went comes first.
     std::size_t got = 0;
-    if (!connection->drain(m_sink, m_buffer, m_sink.over_budget_share(k_reap_share), m_options.max_read_per_wakeup, got)) {
+    if (!connection->drain(m_sink, m_buffer, reap_over_bound(), m_options.max_read_per_wakeup, got)) {
       finish(*connection);
       continue;
     }

@@ -130,6 +130,9 @@ class StreamReader {
   // Reads the holder's oldest connections until one turns out to have hung
   // up, and finishes it; false when none of the first few had.
   bool reap_finished(Holder& holder);
+  // For reads outside the paced one (their writers gone, or being closed):
+  // past k_reap_share of the memory bound, drop and count.
+  [[nodiscard]] bool reap_over_bound() const;
   // Closes the holder's connection quiet for longest, if one has been quiet
   // for a second (or whatever it is, with `even_busy`); false when none was.
   bool close_quietest(Holder& holder, std::chrono::steady_clock::time_point now, bool even_busy, const char* why);
