@@ -1,14 +1,17 @@
 // Cost to git: the wall time of real git commands (status, log -n 20,
 // diff HEAD~1, rev-parse HEAD, in turn) in a repository of a few thousand
 // files, with tracing (A) off, (B) to a trace directory on tmpfs (the
-// cheapest target git has: a file per process, nothing reading it), and
-// (C) to a running trace2d over its stream socket, and (D) to a second
-// trace2d started under SCHED_BATCH (`chrt --batch 0`, what the unit's
-// CPUSchedulingPolicy=batch gives it): its threads do not preempt git's on
-// wake-up. Every round runs the commands under each variant, in blocks of
-// --block commands, the order of the variants rotating from block to block
-// so that drift (other load, CPU frequency) falls on all four alike. Reports, per round, the added wall
-// time of B and C as a percentage of A, and the same from the median
+// cheapest target git has: a file per process, nothing reading it), and to
+// a running trace2d over its stream socket: (C) as it starts by default
+// (its parse, store and export threads under SCHED_BATCH, the readers not),
+// (D) started under SCHED_BATCH as a whole (`chrt --batch 0`, what the
+// unit's CPUSchedulingPolicy=batch gives it), (E) with
+// --no-batch-scheduling (every thread under the normal policy). Under
+// SCHED_BATCH a thread does not preempt git's on wake-up. Every round runs
+// the commands under each variant, in blocks of --block commands, the order
+// of the variants rotating from block to block so that drift (other load,
+// CPU frequency) falls on all alike. Reports, per round, the added wall
+// time of B to E as a percentage of A, and the same from the median
 // command of each kind (robust to single commands the machine's other load
 // delayed).
 //
@@ -36,7 +39,8 @@ namespace {
 using namespace trace2d;
 using Env = std::map<std::string, std::string>;
 
-constexpr std::size_t k_variants = 4;  // A off, B tmpfs directory, C trace2d, D trace2d batch
+constexpr std::size_t k_variants = 5;  // A off, B tmpfs directory, C trace2d, D all batch, E none batch
+constexpr std::array<char, k_variants> k_names = {'a', 'b', 'c', 'd', 'e'};
 constexpr std::size_t k_kinds = 4;     // status, log, diff, rev-parse
 
 double median(std::vector<double>& values) {
@@ -137,10 +141,14 @@ int main(int argc, char** argv) {
     const std::string batch_dir = work.path() + "/batch";
     std::filesystem::create_directories(batch_dir);
     bench::Child batch_daemon = bench::start_trace2d(trace2d, batch_dir, {}, {"chrt", "--batch", "0"});
+    const std::string normal_dir = work.path() + "/normal";
+    std::filesystem::create_directories(normal_dir);
+    bench::Child normal_daemon = bench::start_trace2d(trace2d, normal_dir, {"--no-batch-scheduling"});
     const std::array<Env, k_variants> envs = {
         Env{}, Env{{"GIT_TRACE2_EVENT", trace_dir.path() + "/"}},
         Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(work.path())}},
-        Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(batch_dir)}}};
+        Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(batch_dir)}},
+        Env{{"GIT_TRACE2_EVENT", "af_unix:stream:" + bench::stream_socket_in(normal_dir)}}};
     const std::array<std::vector<std::string>, k_kinds> kinds = {
         std::vector<std::string>{"status"}, {"log", "-n", "20"}, {"diff", "HEAD~1"}, {"rev-parse", "HEAD"}};
 
@@ -173,19 +181,25 @@ int main(int argc, char** argv) {
           typical[variant] += median(times);
         }
       }
+      std::printf("ROUND round=%d commands=%d a_ms_per_command=%.3f", round + 1, commands,
+                  seconds[0] * 1000 / commands);
       const double b_pct = (seconds[1] / seconds[0] - 1) * 100;
-      const double c_pct = (seconds[2] / seconds[0] - 1) * 100;
-      const double d_pct = (seconds[3] / seconds[0] - 1) * 100;
       const double b_median_pct = (typical[1] / typical[0] - 1) * 100;
-      const double c_median_pct = (typical[2] / typical[0] - 1) * 100;
-      const double d_median_pct = (typical[3] / typical[0] - 1) * 100;
-      std::printf("ROUND round=%d commands=%d a_s=%.3f b_s=%.3f c_s=%.3f d_s=%.3f a_ms_per_command=%.3f "
-                  "b_pct=%.2f c_pct=%.2f d_pct=%.2f c_minus_b_pp=%.2f d_minus_b_pp=%.2f b_median_pct=%.2f "
-                  "c_median_pct=%.2f d_median_pct=%.2f c_minus_b_median_pp=%.2f d_minus_b_median_pp=%.2f "
-                  "trace_files=%zu\n",
-                  round + 1, commands, seconds[0], seconds[1], seconds[2], seconds[3], seconds[0] * 1000 / commands,
-                  b_pct, c_pct, d_pct, c_pct - b_pct, d_pct - b_pct, b_median_pct, c_median_pct, d_median_pct,
-                  c_median_pct - b_median_pct, d_median_pct - b_median_pct, round_files);
+      for (std::size_t variant = 0; variant < k_variants; ++variant) {
+        const char name = k_names[variant];
+        std::printf(" %c_s=%.3f", name, seconds[variant]);
+        if (variant == 0) {
+          continue;
+        }
+        const double pct = (seconds[variant] / seconds[0] - 1) * 100;
+        const double median_pct = (typical[variant] / typical[0] - 1) * 100;
+        std::printf(" %c_pct=%.2f %c_median_pct=%.2f", name, pct, name, median_pct);
+        if (variant > 1) {
+          std::printf(" %c_minus_b_pp=%.2f %c_minus_b_median_pp=%.2f", name, pct - b_pct, name,
+                      median_pct - b_median_pct);
+        }
+      }
+      std::printf(" trace_files=%zu\n", round_files);
       std::fflush(stdout);
     }
 
@@ -215,8 +229,9 @@ int main(int argc, char** argv) {
     };
     const bool c_lossless = check(daemon, work.path(), "C");
     const bool d_lossless = check(batch_daemon, batch_dir, "D");
-    const bool lossless =
-        failures == 0 && c_lossless && d_lossless && trace_files == static_cast<std::size_t>(expected);
+    const bool e_lossless = check(normal_daemon, normal_dir, "E");
+    const bool lossless = failures == 0 && c_lossless && d_lossless && e_lossless &&
+                          trace_files == static_cast<std::size_t>(expected);
     std::printf("RESULT bench=git_cost commands=%d rounds=%d files=%d block=%d git_failures=%lld trace_files=%zu "
                 "loss=%s\n",
                 commands, rounds, files, block, static_cast<long long>(failures), trace_files,

@@ -423,28 +423,32 @@ $(storage_section short "Shape (i), short processes")
 $git_commands real git commands per variant and round (\`status\`, \`log -n 20\`,
 \`diff HEAD~1\`, \`rev-parse HEAD\` in turn) in a repository of 3,000 files
 with 26 commits, run one after the other: (A) tracing off, (B)
-\`GIT_TRACE2_EVENT\` = a directory on /dev/shm (emptied between rounds), (C)
-\`GIT_TRACE2_EVENT=af_unix:stream:\` a running trace2d, (D) the same to a
-second trace2d started under \`chrt --batch 0\` (SCHED_BATCH, what the
-unit's \`CPUSchedulingPolicy=batch\` gives it). The variants take turns in
-blocks of $git_block commands, their order rotating, so that drift falls
-on all four. Added wall time as a percentage of A's; each round is a
-run. The same from the median command of each kind (the sum of the four
-medians) is shown too: a single command delayed by other load on the
-machine moves the totals, not the medians.
+\`GIT_TRACE2_EVENT\` = a directory on /dev/shm (emptied between rounds),
+and \`GIT_TRACE2_EVENT=af_unix:stream:\` a running trace2d: (C) as it
+starts by default, its parse, store and export threads under SCHED_BATCH
+and its socket readers not (\`limits.batch_scheduling\`); (D) a second one
+started under \`chrt --batch 0\`, every thread under SCHED_BATCH, as the
+systemd unit's \`CPUSchedulingPolicy=batch\` runs it; (E) a third with
+\`--no-batch-scheduling\`, every thread under the normal policy. The
+variants take turns in blocks of $git_block commands, their order
+rotating, so that drift falls on all five. Added wall time as a
+percentage of A's; each round is a run. The same from the median command
+of each kind (the sum of the four medians) is shown too: a single command
+delayed by other load on the machine moves the totals, not the medians.
 
 | | median (min–max) |
 |---|---|
 | A: ms per command, tracing off | $(values git-round ROUND a_ms_per_command | cell %.2f) |
 | B: added wall time, directory on tmpfs, % of A | $(values git-round ROUND b_pct | cell %.2f) |
-| C: added wall time, trace2d, % of A | $(values git-round ROUND c_pct | cell %.2f) |
+| C: added wall time, trace2d (default), % of A | $(values git-round ROUND c_pct | cell %.2f) |
 | **C − B, percentage points** (target ≤ 1) | $(values git-round ROUND c_minus_b_pp | cell %.2f) |
 | B, from the median command of each kind, % of A's | $(values git-round ROUND b_median_pct | cell %.2f) |
 | C, from the median command of each kind, % of A's | $(values git-round ROUND c_median_pct | cell %.2f) |
 | C − B from the medians, percentage points | $(values git-round ROUND c_minus_b_median_pp | cell %.2f) |
-| D: added wall time, trace2d under SCHED_BATCH, % of A | $(values git-round ROUND d_pct | cell %.2f) |
-| **D − B, percentage points** | $(values git-round ROUND d_minus_b_pp | cell %.2f) |
-| D − B from the medians, percentage points | $(values git-round ROUND d_minus_b_median_pp | cell %.2f) |
+| **D − B** (the unit's way: the whole process under SCHED_BATCH), points | $(values git-round ROUND d_minus_b_pp | cell %.2f) |
+| D − B from the medians, points | $(values git-round ROUND d_minus_b_median_pp | cell %.2f) |
+| **E − B** (no SCHED_BATCH at all), points | $(values git-round ROUND e_minus_b_pp | cell %.2f) |
+| E − B from the medians, points | $(values git-round ROUND e_minus_b_median_pp | cell %.2f) |
 | runs without loss (every process in trace2d, every trace file written) | $(lossless_runs git) |
 
 ## OTLP export

@@ -1,4 +1,5 @@
 #include "daemon/app/backend.hpp"
+#include "daemon/app/thread_scheduling.hpp"
 
 #include "db/otlp_queue.hpp"
 
@@ -74,10 +75,12 @@ void Backend::start() {
   // Named so that `top -H` and perf tell the stages apart.
   m_writer_thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "trace2d-store");
+    use_background_scheduling(m_options.batch_scheduling, "trace2d-store");
     m_writer->run();
   });
   m_worker_thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "trace2d-parse");
+    use_background_scheduling(m_options.batch_scheduling, "trace2d-parse");
     m_worker->run();
   });
 }

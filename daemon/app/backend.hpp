@@ -39,6 +39,7 @@ struct BackendOptions {
   std::size_t per_uid_sessions = 10000;
   std::size_t per_uid_live_bytes = std::size_t{64} << 20;
   bool redact_url_credentials = true;
+  bool batch_scheduling = false;  // the two threads under SCHED_BATCH (the daemon's default; not an import's)
   std::string nickname_key = "otel.trace2.nickname";  // the def_param stored as sessions.nickname
   std::vector<std::string> storage_drop;               // the storage rule (Stitcher::Options)
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;

@@ -277,6 +277,7 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms"}, o.overflow_wait, Range{0, k_hour_ms});
   v.integer(Key{"limits", "max_line_bytes", "--max-line-bytes"}, o.max_line_bytes, Range{1024, 1LL << 30});
   v.integer(Key{"limits", "io_threads", "--io-threads"}, o.io_threads, Range{1, 64});
+  v.boolean(Key{"limits", "batch_scheduling", "--batch-scheduling"}, o.batch_scheduling);
   v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate"}, o.per_uid_lines_per_second,
             Range{0, 1LL << 32});
   v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections"}, o.per_uid_connections,

@@ -21,6 +21,7 @@
 #include "daemon/app/sources.hpp"
 #include "daemon/app/status_reporter.hpp"
 #include "daemon/export/otlp_exporter.hpp"
+#include "daemon/app/thread_scheduling.hpp"
 #include "daemon/metrics/duration_metrics.hpp"
 #include "daemon/metrics/metrics_server.hpp"
 #include "daemon/source/asio.hpp"
@@ -77,6 +78,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.per_uid_sessions = options.per_uid_sessions;
   o.per_uid_live_bytes = options.per_uid_live_bytes;
   o.redact_url_credentials = options.redact_url_credentials;
+  o.batch_scheduling = options.batch_scheduling;
   o.nickname_key = options.otlp_nickname_key;
   o.storage_drop = options.storage_drop;
   o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
@@ -150,6 +152,7 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   }
   o.rules.nickname_key = options.otlp_nickname_key;
   o.rules.important_data.insert(options.otlp_important_data.begin(), options.otlp_important_data.end());
+  o.on_thread_start = [batch = options.batch_scheduling] { use_background_scheduling(batch, "trace2d-otlp"); };
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
 

@@ -72,6 +72,9 @@ struct DaemonOptions {
   std::vector<std::string> storage_drop;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.
   bool redact_url_credentials = true;
+  // The parse, store and export threads run under SCHED_BATCH
+  // (thread_scheduling.hpp), so that git's threads go first.
+  bool batch_scheduling = true;
   // OTLP export (docs/otlp.md): off while the endpoint is empty. The
   // endpoint is a base URL ("http://collector:4318"), to which /v1/traces is
   // appended unless it already ends so, as OTEL_EXPORTER_OTLP_ENDPOINT.

@@ -28,6 +28,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"limits.overflow_wait_ms", {"MS", "At the memory bound, pause reading this long before dropping"}},
     {"limits.max_line_bytes", {"BYTES", "Longest event line accepted; longer lines are rejected"}},
     {"limits.io_threads", {"N", "Threads reading sockets"}},
+    {"limits.batch_scheduling", {"", "Run the parse, store and export threads under SCHED_BATCH, so git goes first"}},
     {"limits.per_uid_lines_per_second", {"N", "Lines one uid may send per second (0: no limit)"}},
     {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: all but a share kept for other uids)"}},
     {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},

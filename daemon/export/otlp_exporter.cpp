@@ -91,6 +91,9 @@ OtlpExporter::~OtlpExporter() { stop(); }
 void OtlpExporter::start() {
   m_thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "trace2d-otlp");
+    if (m_options.on_thread_start) {
+      m_options.on_thread_start();
+    }
     run();
   });
 }

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -44,6 +45,7 @@ struct ExporterOptions {
   std::chrono::milliseconds max_backoff{60000};
   otlp::ResourceSettings resource;
   otlp::ExportRules rules;  // detail levels, nickname, important data
+  std::function<void()> on_thread_start;  // run first on the exporter's thread (its scheduling policy)
 };
 
 class OtlpExporter {

@@ -6,7 +6,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sched.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "tests/e2e/daemon_fixture.hpp"
 
@@ -97,6 +102,53 @@ TEST(Startup, UnusableDatabaseIsAClearError) {
       run_trace2d({"--socket", dir.file("t.sock"), "--db", dir.file("db-is-a-dir")});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("db-is-a-dir"), std::string::npos) << r.err;
+}
+
+// Each of trace2d's threads by name ("trace2d-parse") with its scheduling
+// policy, as the kernel reports it.
+std::map<std::string, int> thread_policies(pid_t pid) {
+  std::map<std::string, int> policies;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    const int policy = ::sched_getscheduler(static_cast<pid_t>(std::stol(task.path().filename().string())));
+    if (!name.empty() && policy >= 0) {
+      policies[name] = policy;
+    }
+  }
+  return policies;
+}
+
+TEST(Startup, BackgroundThreadsRunUnderBatchSchedulingAndReadersDoNot) {
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--otlp-endpoint", "http://127.0.0.1:1"});
+  std::map<std::string, int> policies;
+  ASSERT_TRUE(wait_until([&] {
+    policies = thread_policies(daemon.pid());
+    return policies.count("trace2d-otlp") == 1;
+  }, std::chrono::seconds(10)));
+  for (const char* background : {"trace2d-parse", "trace2d-store", "trace2d-otlp"}) {
+    ASSERT_EQ(policies.count(background), 1u) << background;
+    EXPECT_EQ(policies[background], SCHED_BATCH) << background;
+  }
+  // What drains git stays at the normal policy.
+  ASSERT_EQ(policies.count("trace2d-stream"), 1u);
+  EXPECT_EQ(policies["trace2d-stream"], SCHED_OTHER);
+  EXPECT_EQ(policies["trace2d"], SCHED_OTHER);  // the main thread
+}
+
+TEST(Startup, NoBatchSchedulingKeepsEveryThreadAtTheNormalPolicy) {
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--no-batch-scheduling"});
+  std::map<std::string, int> policies;
+  ASSERT_TRUE(wait_until([&] {
+    policies = thread_policies(daemon.pid());
+    return policies.count("trace2d-parse") == 1 && policies.count("trace2d-store") == 1;
+  }, std::chrono::seconds(10)));
+  for (const auto& [name, policy] : policies) {
+    EXPECT_EQ(policy, SCHED_OTHER) << name;
+  }
 }
 
 }  // namespace
