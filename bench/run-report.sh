@@ -268,11 +268,15 @@ growth_rows() {
 write_report() {
   local short_ratio long_rate long_ratio dgram_rate dgram_drops c_minus_b p99 rss_short rss_long idle_rss
   local storage_long storage_short all_runs clean_runs export_rate export_short export_long
+  local dgram_ratio dir_ratio rss_dir
   short_ratio="$(ratios short-trace2d events_per_s short-drain events_per_s | median_of)"
   long_rate="$(values long-trace2d RESULT events_per_s | median_of)"
   long_ratio="$(ratios long-trace2d events_per_s long-limit events_per_s | median_of)"
   dgram_rate="$(values dgram-trace2d RESULT events_per_s | median_of)"
   dgram_drops="$(values dgram-trace2d RESULT kernel_drops | sum_of)"
+  dgram_ratio="$(ratios dgram-trace2d events_per_s dgram-drain events_per_s | median_of)"
+  dir_ratio="$(ratios dir-trace2d events_per_s dir-drain events_per_s | median_of)"
+  rss_dir="$(values dir-trace2d RESULT peak_rss_mib | median_of)"
   c_minus_b="$(values git-round ROUND c_minus_b_pp | median_of)"
   p99="$(values latency LATENCY p99_ms | median_of)"
   rss_short="$(values short-trace2d RESULT peak_rss_mib | median_of)"
@@ -325,6 +329,22 @@ $(machine_rows)
 | export ≥ 200,000 spans/s to a discarding loopback receiver | $(echo "${export_rate:-0}" | cell int | tr -d '*') spans/s | $(met "$export_rate" ">=" 200000) |
 | ingest with the export on ≥ 85% of the same run's ingest without, shape (i) | $(awk -v r="$export_short" 'BEGIN { printf "%.0f%%", r * 100 }') | $(met "$export_short" ">=" 0.85) |
 | the same, shape (ii) | $(awk -v r="$export_long" 'BEGIN { printf "%.0f%%", r * 100 }') | $(met "$export_long" ">=" 0.85) |
+
+## Targets of issue 15 (performance, round 2)
+
+| target | measured (median) | met |
+|---|---|---|
+| shape (i), short processes, ≥ 80% of the raw drain limit | $(pct_of "$short_ratio") | $(met "$short_ratio" ">=" 0.8) |
+| shape (ii), long processes, ≥ 75% of the storage limit | $(pct_of "$long_ratio") | $(met "$long_ratio" ">=" 0.75) |
+| dgram ≥ 90% of the datagram drain limit | $(pct_of "$dgram_ratio") | $(met "$dgram_ratio" ">=" 0.9) |
+| directory ≥ 70% of its drain limit | $(pct_of "$dir_ratio") | $(met "$dir_ratio" ">=" 0.7) |
+| cost to git: trace2d ≤ directory on tmpfs + 1 point | C − B = $c_minus_b points | $(met "$c_minus_b" "<=" 1) |
+| peak RSS ≤ 64 MiB at full ingest, shape (i) / directory | $rss_short / $rss_dir MiB | $(met "$rss_short" "<=" 64) / $(met "$rss_dir" "<=" 64) |
+| database ≤ 0.5× raw NDJSON, long / short | $storage_long× / $storage_short× | $(met "$storage_long" "<=" 0.5) / $(met "$storage_short" "<=" 0.5) |
+| zero loss (every benchmark run) | $clean_runs of $all_runs runs | $(met "$clean_runs" "==" "$all_runs") |
+
+The growth targets (throughput at the largest size, \`tree\`, \`stats\`,
+retention by size) are in [Growth](#growth).
 
 Where a target is missed, [docs/architecture.md](../docs/architecture.md#where-the-time-goes)
 shows where the time goes, measured with per-thread CPU times, perf,
