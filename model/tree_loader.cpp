@@ -78,6 +78,19 @@ constexpr std::string_view k_threads_sql = R"sql(
 SELECT thread, start_seq, t_start, elapsed, sid FROM threads WHERE sid {sid}
 )sql";
 
+// The regions of the sessions loaded in full, from region_store: the
+// regions view looks up the session and three names for every row; here
+// the names come from a cache (FullLoader::name). As the view gives them:
+// a name the names table had no room for is in the row's *_text column.
+constexpr std::string_view k_region_rows_sql = R"sql(
+SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.category, r.label, r.msg, r.repo,
+       r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, s.sid
+  FROM sessions s
+  JOIN region_store r ON r.session = s.id
+ WHERE s.sid {sid}
+ ORDER BY s.sid, r.seq
+)sql";
+
 // Every event of the sessions, read once (the views each read them all
 // again): their times for the last event, and the text of the events that
 // threads, execs, errors, params, data, timers and counters come from
@@ -495,9 +508,10 @@ class FullLoader {
   FullLoader(db::Database& db, const LoadOptions& options, Sessions sessions = Sessions::one)
       : m_sessions(sessions),
         m_options(options),
-        m_regions(db.prepare(query(k_regions_sql, sessions))),
+        m_regions(db.prepare(query(k_region_rows_sql, sessions))),
         m_children(db.prepare(query(k_children_sql, sessions))),
-        m_events(db.prepare(query(k_events_sql, sessions))) {}
+        m_events(db.prepare(query(k_events_sql, sessions))),
+        m_name(db.prepare("SELECT text FROM names WHERE id = ?1")) {}
 
   void load(ProcessRows& rows) {
     std::vector<ProcessRows*> one{&rows};
@@ -509,7 +523,11 @@ class FullLoader {
     if (rows.empty()) {
       return;
     }
-    run(m_regions, rows, [](const db::Statement& s, ProcessRows& r) { read_region(s, r); });
+    // Names are few and repeat (threads, categories, labels); the cache
+    // lives for one load, so a hostile sender's million labels do not stay.
+    m_names.clear();
+    run(m_regions, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
+    m_name.reset();
     run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
     std::unordered_map<ProcessRows*, EventScan> scans;
     run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
@@ -559,6 +577,39 @@ class FullLoader {
       }
     }
     stmt.reset();
+  }
+
+  // names.text of an id, else `fallback` (the regions view's coalesce()).
+  std::string name(const db::Statement& stmt, int id_column, int text_column) {
+    if (!stmt.column_is_null(id_column)) {
+      const std::int64_t id = stmt.column_int(id_column);
+      auto found = m_names.find(id);
+      if (found == m_names.end()) {
+        m_name.reset();
+        m_name.bind_int(1, id);
+        found = m_names.emplace(id, m_name.step() ? m_name.column_optional_text(0) : std::nullopt).first;
+      }
+      if (found->second) {
+        return *found->second;
+      }
+    }
+    return text_or_empty(stmt, text_column);
+  }
+
+  // One row of k_region_rows_sql.
+  void read_region_row(const db::Statement& stmt, ProcessRows& rows) {
+    RegionInfo& r = rows.regions.emplace_back();
+    r.seq = stmt.column_int(0);
+    r.leave_seq = stmt.column_optional_int(1);
+    r.parent_seq = stmt.column_optional_int(2);
+    r.thread = name(stmt, 3, 11);
+    r.nesting = stmt.column_optional_int(4);
+    r.category = name(stmt, 5, 12);
+    r.label = name(stmt, 6, 13);
+    r.msg = text_or_empty(stmt, 7);
+    r.repo = stmt.column_optional_int(8);
+    r.t_start = stmt.column_optional_double(9);
+    r.elapsed = stmt.column_optional_double(10);
   }
 
   // One row of k_events_sql.
@@ -708,6 +759,8 @@ class FullLoader {
   db::Statement m_regions;
   db::Statement m_children;
   db::Statement m_events;
+  db::Statement m_name;
+  std::unordered_map<std::int64_t, std::optional<std::string>> m_names;
   simdjson::dom::parser m_parser;
   simdjson::dom::parser m_value_parser;  // as_json() while an event is parsed in m_parser
   std::string m_obj;

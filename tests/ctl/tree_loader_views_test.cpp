@@ -92,6 +92,19 @@ ORDER BY 7)sql");
                   optional_double(threads.column_optional_double(2)) + " " +
                   optional_double(threads.column_optional_double(3)));
   }
+  db::Statement regions = db.prepare(
+      "SELECT enter_seq, leave_seq, parent_region & 4294967295, thread, nesting, category, label, msg, repo, t_start,"
+      " elapsed FROM regions WHERE sid = ?1 ORDER BY enter_seq");
+  regions.bind_text(1, sid);
+  while (regions.step()) {
+    out.push_back("region " + std::to_string(regions.column_int(0)) + " " +
+                  optional_int(regions.column_optional_int(1)) + " " + optional_int(regions.column_optional_int(2)) +
+                  " [" + text(regions, 3) + "] " + optional_int(regions.column_optional_int(4)) + " [" +
+                  text(regions, 5) + "] [" + text(regions, 6) + "] [" + text(regions, 7) + "] " +
+                  optional_int(regions.column_optional_int(8)) + " " +
+                  optional_double(regions.column_optional_double(9)) + " " +
+                  optional_double(regions.column_optional_double(10)));
+  }
   db::Statement last = db.prepare(
       "SELECT time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)"
       " FROM sessions WHERE sid = ?1");
@@ -117,6 +130,12 @@ std::vector<std::string> from_loader(const model::ProcessRows& rows) {
   for (const model::ThreadInfo& t : rows.threads) {
     out.push_back("thread [" + t.name + "] " + optional_int(t.start_seq) + " " + optional_double(t.t_start) + " " +
                   optional_double(t.elapsed));
+  }
+  for (const model::RegionInfo& r : rows.regions) {
+    out.push_back("region " + std::to_string(r.seq) + " " + optional_int(r.leave_seq) + " " +
+                  optional_int(r.parent_seq) + " [" + r.thread + "] " + optional_int(r.nesting) + " [" + r.category +
+                  "] [" + r.label + "] [" + r.msg + "] " + optional_int(r.repo) + " " + optional_double(r.t_start) +
+                  " " + optional_double(r.elapsed));
   }
   out.push_back("last event " + optional_int(rows.info.last_event_us));
   return out;
@@ -226,6 +245,12 @@ TEST(TreeLoaderViews, OddValuesGiveWhatTheViewsGive) {
     insert.bind_text(5, body);
     insert.run();
   }
+  // Regions whose names are ids, or text the names table had no room for.
+  db.exec(
+      "INSERT INTO region_store (session, seq, thread, nesting, category, label, msg, repo, t_start, elapsed,"
+      " parent_seq, leave_seq, thread_text, category_text, label_text) VALUES"
+      " (1, 100, 1000, 1, 1001, 1000, 'm', 1, 0.5, 0.25, NULL, 101, NULL, NULL, NULL),"
+      " (1, 102, NULL, 2, NULL, 9999, NULL, NULL, NULL, NULL, 100, NULL, 'th09', 'cat', 'label')");
   EXPECT_GT(expect_loader_matches_views(db), 30u);
 }
 
