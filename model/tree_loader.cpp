@@ -32,7 +32,7 @@ constexpr std::string_view k_tree_where = R"sql(
 
 // An ancestor's last event is not needed (it sends no span now), and
 // finding it reads every event of the session; a session loaded in full
-// finds it in FullLoader's one pass over its events.
+// finds it with k_last_event_sql, reading only the events' times.
 enum class LastEvent : std::uint8_t { wanted, not_wanted };
 
 std::string sessions_sql(std::string_view where, LastEvent last_event) {
@@ -91,22 +91,29 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
  ORDER BY s.sid, r.seq
 )sql";
 
-// Every event of the sessions, read once (the views each read them all
-// again): their times for the last event, and the text of the events that
-// threads, execs, errors, params, data, timers and counters come from
-// (proto::EventKind + 1, as seed_event_names() numbers them), each parsed once with simdjson rather than by
-// the views' json_extract() calls. The names of their threads only for those.
+// The events that threads, execs, errors, params, data, timers and
+// counters come from (proto::EventKind + 1, as seed_event_names() numbers
+// them), read once (the views each read every event of the session again)
+// and their text parsed once with simdjson rather than by the views'
+// json_extract() calls. Their threads' names, but a thread_exit's. (Ranges,
+// not IN (...): SQLite tests a list by a seek in a temporary index, per row.)
 constexpr std::string_view k_events_sql = R"sql(
-SELECT e.seq, e.type, e.time_us,
-       CASE WHEN e.type IN (7, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28, 29) THEN e.body END,
-       e.thread,
-       CASE WHEN e.type IN (7, 16, 18, 20, 24, 25, 26, 27, 28, 29)
-            THEN (SELECT th.text FROM names th WHERE th.id = e.thread) END,
+SELECT e.seq, e.type, e.time_us, e.body, e.thread,
+       CASE WHEN e.type <> 17 THEN (SELECT th.text FROM names th WHERE th.id = e.thread) END,
        s.time_base_us, s.process_start_us, s.sid
   FROM sessions s
   JOIN event_store e ON e.session = s.id
- WHERE s.sid {sid}
+ WHERE s.sid {sid} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
  ORDER BY s.sid, e.seq
+)sql";
+
+// The time of each session's last event, for those without `elapsed`.
+constexpr std::string_view k_last_event_sql = R"sql(
+SELECT s.time_base_us + max(e.time_us), s.sid
+  FROM sessions s
+  JOIN event_store e ON e.session = s.id
+ WHERE s.sid {sid}
+ GROUP BY s.sid
 )sql";
 
 // The queries above read one session ({sid}: = ?1, its SID; {session}:
@@ -465,8 +472,6 @@ constexpr std::int64_t k_th_counter = 29;
 
 // What the scan of one session's events gathers before it is complete.
 struct EventScan {
-  std::optional<std::int64_t> max_time_us;
-  std::optional<std::int64_t> time_base_us;
   std::vector<ExecResult> exec_results;
   // thread_starts: their thread's id; and the first thread_exit's t_rel of each thread.
   std::vector<std::optional<std::int64_t>> thread_ids;
@@ -511,6 +516,7 @@ class FullLoader {
         m_regions(db.prepare(query(k_region_rows_sql, sessions))),
         m_children(db.prepare(query(k_children_sql, sessions))),
         m_events(db.prepare(query(k_events_sql, sessions))),
+        m_last_event(db.prepare(query(k_last_event_sql, sessions))),
         m_name(db.prepare("SELECT text FROM names WHERE id = ?1")) {}
 
   void load(ProcessRows& rows) {
@@ -531,6 +537,17 @@ class FullLoader {
     run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
     std::unordered_map<ProcessRows*, EventScan> scans;
     run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
+    // Only a session that never said how long it ran ends at its last
+    // event: finding it reads every event's row, most sessions need not.
+    std::vector<ProcessRows*> unfinished;
+    for (ProcessRows* r : rows) {
+      r->info.last_event_us.reset();
+      if (!r->info.elapsed) {
+        unfinished.push_back(r);
+      }
+    }
+    run(m_last_event, unfinished,
+        [](const db::Statement& s, ProcessRows& r) { r.info.last_event_us = s.column_optional_int(0); });
     for (ProcessRows* r : rows) {
       finish(*r, scans[r]);
     }
@@ -615,13 +632,6 @@ class FullLoader {
   // One row of k_events_sql.
   void read_event(const db::Statement& stmt, ProcessRows& rows, EventScan& scan) {
     const std::optional<std::int64_t> time_us = stmt.column_optional_int(2);
-    if (time_us && (!scan.max_time_us || *time_us > *scan.max_time_us)) {
-      scan.max_time_us = time_us;
-    }
-    scan.time_base_us = stmt.column_optional_int(6);
-    if (stmt.column_is_null(3)) {
-      return;  // not an event the loader reads
-    }
     const std::int64_t type = stmt.column_int(1);
     const std::int64_t seq = stmt.column_int(0);
     const std::optional<std::string_view> thread =
@@ -738,11 +748,6 @@ class FullLoader {
   }
 
   void finish(ProcessRows& rows, EventScan& scan) {
-    if (scan.max_time_us && scan.time_base_us) {
-      rows.info.last_event_us = *scan.time_base_us + *scan.max_time_us;
-    } else {
-      rows.info.last_event_us.reset();
-    }
     for (std::size_t i = 0; i < rows.threads.size() && i < scan.thread_ids.size(); ++i) {
       if (!scan.thread_ids[i]) {
         continue;
@@ -759,6 +764,7 @@ class FullLoader {
   db::Statement m_regions;
   db::Statement m_children;
   db::Statement m_events;
+  db::Statement m_last_event;
   db::Statement m_name;
   std::unordered_map<std::int64_t, std::optional<std::string>> m_names;
   simdjson::dom::parser m_parser;
@@ -812,7 +818,7 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
                                            const LoadOptions& options) {
   std::vector<ProcessRows> all;
   {
-    // The loader reads every event of them: it finds their last event.
+    // FullLoader finds their last event (k_last_event_sql).
     db::Statement sessions = db.prepare(sessions_sql(k_tree_where, LastEvent::not_wanted));
     sessions.bind_text(1, root);
     while (sessions.step()) {
