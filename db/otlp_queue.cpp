@@ -31,7 +31,8 @@ void set_export_enabled(Database& db, bool enabled, const std::string& endpoint)
 PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid) {
   Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
   Statement select = db.prepare(
-      "SELECT p.session_id, s.sid, s.root_sid FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
+      "SELECT p.session_id, s.sid, s.root_sid, s.stored_bytes, s.event_count"
+      "  FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
       " WHERE p.uid = ?1 AND p.session_id > ?2 AND s.status != 'running' ORDER BY p.session_id LIMIT ?3");
   const auto uid_from = [&](std::int64_t from) -> std::optional<std::int64_t> {
     next_uid.reset();
@@ -75,8 +76,8 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
       select.bind_int(3, static_cast<std::int64_t>(std::min(per_uid, limit - taken)));
       const std::size_t before = sessions.size();
       while (select.step()) {
-        sessions.push_back(
-            {select.column_int(0), std::string(select.column_text(1)), std::string(select.column_text(2)), *uid});
+        sessions.push_back({select.column_int(0), std::string(select.column_text(1)),
+                            std::string(select.column_text(2)), *uid, select.column_int(3), select.column_int(4)});
       }
       taken += sessions.size() - before;
       took = took || sessions.size() > before;

@@ -17,6 +17,10 @@ struct PendingSession {
   std::string sid;
   std::string root_sid;
   std::int64_t uid = -1;  // the sender (-1: none known, as for imported files)
+  // What loading it costs: the bytes of its stored events (sessions.stored_bytes)
+  // and their number; the exporter bounds a round by them.
+  std::int64_t stored_bytes = 0;
+  std::int64_t event_count = 0;
 };
 
 // Sessions are queued (by a trigger) only while this says so.

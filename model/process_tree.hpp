@@ -71,7 +71,8 @@ struct ProcessInfo {
   std::string status;
   std::int64_t error_count = 0;
   // When its last event was written (microseconds since the epoch): where an
-  // incomplete process, which never said how long it ran, ends.
+  // incomplete process, which never said how long it ran, ends. Loaded only
+  // for a process without `elapsed`.
   std::optional<std::int64_t> last_event_us;
   // How the tree found its place: "child_sid" (the child_start that ran
   // it), "exec" (the exec of its parent session that it replaced: same

@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -29,7 +31,8 @@ constexpr std::string_view k_tree_where = R"sql(
 )sql";
 
 // An ancestor's last event is not needed (it sends no span now), and
-// finding it reads every event of the session.
+// finding it reads every event of the session; a session loaded in full
+// finds it with k_last_event_sql, reading only the events' times.
 enum class LastEvent : std::uint8_t { wanted, not_wanted };
 
 std::string sessions_sql(std::string_view where, LastEvent last_event) {
@@ -55,8 +58,9 @@ SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.u
  WHERE c.sid {sid}
 )sql";
 
-// exec (type 18) and exec_result (type 19) events, in order, paired in
-// pair_exec_results(). Their times relative to the process start, as the
+// An ancestor's exec (type 18) and exec_result (type 19) events, in order,
+// paired in pair_exec_results(), and its threads (the sessions sent read
+// both from k_events_sql). Their times relative to the process start, as the
 // threads view computes them.
 constexpr std::string_view k_execs_sql = R"sql(
 SELECT e.type, e.seq, th.text, e.obj,
@@ -74,32 +78,42 @@ constexpr std::string_view k_threads_sql = R"sql(
 SELECT thread, start_seq, t_start, elapsed, sid FROM threads WHERE sid {sid}
 )sql";
 
-// The time of an error is on its event row, relative to the session's time base.
-constexpr std::string_view k_errors_sql = R"sql(
-SELECT x.seq, x.thread, x.msg, x.fmt, s.time_base_us + e.time_us, x.sid
-  FROM errors x
-  JOIN sessions s ON s.sid = x.sid
-  LEFT JOIN event_store e ON e.session = s.id AND e.seq = x.seq
- WHERE x.sid {sid}
- ORDER BY x.seq
+// The regions of the sessions loaded in full, from region_store: the
+// regions view looks up the session and three names for every row; here
+// the names come from a cache (FullLoader::name). As the view gives them:
+// a name the names table had no room for is in the row's *_text column.
+constexpr std::string_view k_region_rows_sql = R"sql(
+SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.category, r.label, r.msg, r.repo,
+       r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, s.sid
+  FROM sessions s
+  JOIN region_store r ON r.session = s.id
+ WHERE s.sid {sid}
+ ORDER BY s.sid, r.seq
 )sql";
 
-// Every value as JSON text, so an export can embed it as it is.
-constexpr std::string_view k_annotations_sql = R"sql(
-SELECT 'data', thread, category, key, CASE value_type WHEN 'string' THEN json_quote(value) ELSE value END,
-       t_abs, seq, value, sid
-  FROM data WHERE sid {sid}
-UNION ALL
-SELECT 'counter', thread, category, name, count, NULL, seq, NULL, sid FROM counters WHERE sid {sid}
-UNION ALL
-SELECT 'timer', thread, category, name,
-       json_object('intervals', intervals, 't_total', t_total, 't_min', t_min, 't_max', t_max), NULL, seq, NULL, sid
-  FROM timers WHERE sid {sid}
-ORDER BY 7
+// The events that threads, execs, errors, params, data, timers and
+// counters come from (proto::EventKind + 1, as seed_event_names() numbers
+// them), read once (the views each read every event of the session again)
+// and their text parsed once with simdjson rather than by the views'
+// json_extract() calls. Their threads' names, but a thread_exit's. (Ranges,
+// not IN (...): SQLite tests a list by a seek in a temporary index, per row.)
+constexpr std::string_view k_events_sql = R"sql(
+SELECT e.seq, e.type, e.time_us, e.body, e.thread,
+       CASE WHEN e.type <> 17 THEN (SELECT th.text FROM names th WHERE th.id = e.thread) END,
+       s.time_base_us, s.process_start_us, s.sid
+  FROM sessions s
+  JOIN event_store e ON e.session = s.id
+ WHERE s.sid {sid} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
+ ORDER BY s.sid, e.seq
 )sql";
 
-constexpr std::string_view k_params_sql = R"sql(
-SELECT param, value, sid FROM params WHERE sid {sid} ORDER BY seq
+// The time of each session's last event, for those without `elapsed`.
+constexpr std::string_view k_last_event_sql = R"sql(
+SELECT s.time_base_us + max(e.time_us), s.sid
+  FROM sessions s
+  JOIN event_store e ON e.session = s.id
+ WHERE s.sid {sid}
+ GROUP BY s.sid
 )sql";
 
 // The queries above read one session ({sid}: = ?1, its SID; {session}:
@@ -118,6 +132,27 @@ std::string query(std::string_view text, Sessions sessions) {
   replace("{sid}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
   replace("{session}", sessions == Sessions::one ? "?2" : "(SELECT k.id FROM sessions k WHERE k.sid = c.sid)");
   return sql;
+}
+
+// An argv as parse_string_array() gives it, from a parsed value: the
+// strings of an array (other elements as JSON text), or one element holding
+// the text of anything else.
+std::vector<std::string> string_array(simdjson::dom::element value) {
+  simdjson::dom::array array;
+  if (value.get(array) != simdjson::SUCCESS) {
+    return {std::string(simdjson::minify(value))};
+  }
+  std::vector<std::string> out;
+  out.reserve(array.size());
+  for (simdjson::dom::element element : array) {
+    std::string_view text;
+    if (element.get(text) == simdjson::SUCCESS) {
+      out.emplace_back(text);
+    } else {
+      out.emplace_back(simdjson::minify(element));
+    }
+  }
+  return out;
 }
 
 std::string text_or_empty(const db::Statement& stmt, int column) {
@@ -203,6 +238,33 @@ struct ExecResult {
 // exec events go to rows.execs, exec_results to `results`, both in event
 // order; events that are not objects with an exec_id say nothing of a
 // process and are left out.
+void add_exec_event(std::int64_t type, std::int64_t seq, std::optional<std::string_view> thread,
+                    const simdjson::dom::object& obj, std::optional<double> t, ProcessRows& rows,
+                    std::vector<ExecResult>& results) {
+  std::int64_t exec_id = 0;
+  if (obj["exec_id"].get(exec_id) != simdjson::SUCCESS) {
+    return;
+  }
+  if (type != 18) {
+    std::int64_t code = -1;
+    results.push_back(ExecResult{exec_id, seq, obj["code"].get(code) == simdjson::SUCCESS ? code : -1, t});
+    return;
+  }
+  ExecInfo& e = rows.execs.emplace_back();
+  e.exec_id = exec_id;
+  e.seq = seq;
+  e.thread = thread ? std::string(*thread) : std::string("main");
+  std::string_view exe;
+  if (obj["exe"].get(exe) == simdjson::SUCCESS) {
+    e.exe = std::string(exe);
+  }
+  simdjson::dom::element argv;
+  if (obj["argv"].get(argv) == simdjson::SUCCESS) {
+    e.argv = string_array(argv);
+  }
+  e.t_start = t;
+}
+
 void read_exec_event(const db::Statement& stmt, ProcessRows& rows, std::vector<ExecResult>& results,
                      simdjson::dom::parser& parser) {
   simdjson::dom::object obj;
@@ -210,29 +272,9 @@ void read_exec_event(const db::Statement& stmt, ProcessRows& rows, std::vector<E
   if (parser.parse(json.data(), json.size()).get(obj) != simdjson::SUCCESS) {
     return;  // not an object (a producer's odd line, stored whole): nothing to read
   }
-  std::int64_t exec_id = 0;
-  if (obj["exec_id"].get(exec_id) != simdjson::SUCCESS) {
-    return;
-  }
-  if (stmt.column_int(0) != 18) {
-    std::int64_t code = -1;
-    results.push_back(ExecResult{exec_id, stmt.column_int(1), obj["code"].get(code) == simdjson::SUCCESS ? code : -1,
-                                 stmt.column_optional_double(4)});
-    return;
-  }
-  ExecInfo& e = rows.execs.emplace_back();
-  e.exec_id = exec_id;
-  e.seq = stmt.column_int(1);
-  e.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
-  std::string_view exe;
-  if (obj["exe"].get(exe) == simdjson::SUCCESS) {
-    e.exe = std::string(exe);
-  }
-  simdjson::dom::element argv;
-  if (obj["argv"].get(argv) == simdjson::SUCCESS) {
-    e.argv = parse_string_array(simdjson::minify(argv));
-  }
-  e.t_start = stmt.column_optional_double(4);
+  add_exec_event(stmt.column_int(0), stmt.column_int(1),
+                 stmt.column_is_null(2) ? std::nullopt : std::optional(stmt.column_text(2)), obj,
+                 stmt.column_optional_double(4), rows, results);
 }
 
 // An exec_result belongs to the latest exec before it with its exec_id
@@ -271,28 +313,196 @@ std::string as_json(std::string_view text, simdjson::dom::parser& parser) {
   return quoted;
 }
 
-void read_annotation(const db::Statement& stmt, ProcessRows& rows, simdjson::dom::parser& parser) {
-  Annotation& a = rows.info.annotations.emplace_back();
-  a.kind = std::string(stmt.column_text(0));
-  a.thread = text_or_empty(stmt, 1);
-  a.category = text_or_empty(stmt, 2);
-  a.name = text_or_empty(stmt, 3);
-  a.json_value = stmt.column_is_null(4) ? std::string("null") : as_json(stmt.column_text(4), parser);
-  a.t_abs = stmt.column_optional_double(5);
-  a.text = text_or_empty(stmt, 7);
+// A member of an event as the views' json_extract() gives it to SQL
+// (SQLite 3.40): true and false are the integers 1 and 0, an integer too
+// large for 64 bits is a real, arrays and objects are their JSON text, and
+// a missing member or null is NULL. The loader reads events with simdjson
+// but must give what the documented views give.
+struct SqlValue {
+  enum class Kind : std::uint8_t { null, integer, real, text, json };
+  Kind kind = Kind::null;
+  std::int64_t integer = 0;
+  double real = 0;
+  std::string_view text;  // the string, unescaped (valid while its event is parsed)
+  std::string json;       // an array's or object's text
+
+  [[nodiscard]] std::string_view str() const { return kind == Kind::json ? std::string_view(json) : text; }
+};
+
+SqlValue sql_value(simdjson::dom::element element) {
+  SqlValue v;
+  switch (element.type()) {
+    case simdjson::dom::element_type::STRING:
+      v.kind = SqlValue::Kind::text;
+      v.text = element.get_string().value_unsafe();
+      break;
+    case simdjson::dom::element_type::INT64:
+      v.kind = SqlValue::Kind::integer;
+      v.integer = element.get_int64().value_unsafe();
+      break;
+    case simdjson::dom::element_type::UINT64:
+      v.kind = SqlValue::Kind::real;
+      v.real = static_cast<double>(element.get_uint64().value_unsafe());
+      break;
+    case simdjson::dom::element_type::DOUBLE:
+      v.kind = SqlValue::Kind::real;
+      v.real = element.get_double().value_unsafe();
+      break;
+    case simdjson::dom::element_type::BOOL:
+      v.kind = SqlValue::Kind::integer;
+      v.integer = element.get_bool().value_unsafe() ? 1 : 0;
+      break;
+    case simdjson::dom::element_type::NULL_VALUE:
+      break;
+    case simdjson::dom::element_type::ARRAY:
+    case simdjson::dom::element_type::OBJECT:
+      v.kind = SqlValue::Kind::json;
+      v.json = simdjson::minify(element);
+      break;
+  }
+  return v;
 }
 
-void read_param(const db::Statement& stmt, ProcessRows& rows) {
-  rows.info.params.push_back(ParamInfo{text_or_empty(stmt, 0), text_or_empty(stmt, 1)});
+SqlValue member(const simdjson::dom::object& obj, std::string_view key) {
+  simdjson::dom::element element;
+  if (obj[key].get(element) != simdjson::SUCCESS) {
+    return {};
+  }
+  return sql_value(element);
 }
 
-void read_error(const db::Statement& stmt, ProcessRows& rows) {
-  ErrorInfo& e = rows.info.errors.emplace_back();
-  e.seq = stmt.column_int(0);
-  e.thread = text_or_empty(stmt, 1);
-  e.msg = text_or_empty(stmt, 2);
-  e.fmt = text_or_empty(stmt, 3);
-  e.time_us = stmt.column_optional_int(4);
+// A real as SQLite turns it into text (sqlite3_column_text, json_quote).
+std::string real_text(double value) {
+  std::array<char, 64> buffer{};
+  sqlite3_snprintf(static_cast<int>(buffer.size()), buffer.data(), "%!.15g", value);
+  return buffer.data();
+}
+
+// sqlite3_column_text() of the value; nullopt for NULL.
+std::optional<std::string> as_text(const SqlValue& v) {
+  switch (v.kind) {
+    case SqlValue::Kind::null:
+      return std::nullopt;
+    case SqlValue::Kind::integer:
+      return std::to_string(v.integer);
+    case SqlValue::Kind::real:
+      return real_text(v.real);
+    case SqlValue::Kind::text:
+    case SqlValue::Kind::json:
+      return std::string(v.str());
+  }
+  return std::nullopt;
+}
+
+std::string text_or_empty(const SqlValue& v) { return as_text(v).value_or(std::string()); }
+
+// sqlite3_column_double() of the value (text: its leading number, or 0).
+std::optional<double> as_double(const SqlValue& v) {
+  switch (v.kind) {
+    case SqlValue::Kind::null:
+      return std::nullopt;
+    case SqlValue::Kind::integer:
+      return static_cast<double>(v.integer);
+    case SqlValue::Kind::real:
+      return v.real;
+    case SqlValue::Kind::text:
+    case SqlValue::Kind::json:
+      return std::strtod(std::string(v.str()).c_str(), nullptr);
+  }
+  return std::nullopt;
+}
+
+// SQLite's json_quote() (and json_object()'s members): a string quoted its
+// way (\b \t \n \f \r and \u00xx for other control characters; bytes as
+// they are), JSON text as it is.
+std::string sql_json(const SqlValue& v) {
+  switch (v.kind) {
+    case SqlValue::Kind::null:
+      return "null";
+    case SqlValue::Kind::integer:
+      return std::to_string(v.integer);
+    case SqlValue::Kind::real:
+      return real_text(v.real);
+    case SqlValue::Kind::json:
+      return v.json;
+    case SqlValue::Kind::text:
+      break;
+  }
+  std::string out;
+  out.reserve(v.text.size() + 2);
+  out += '"';
+  for (const char ch : v.text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c <= 0x1f) {
+      static constexpr std::array<char, 32> k_special = {0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r'};
+      if (k_special[c] != 0) {
+        out += '\\';
+        out += k_special[c];
+      } else {
+        static constexpr std::string_view k_hex = "0123456789abcdef";
+        out += "\\u00";
+        out += k_hex[c >> 4];
+        out += k_hex[c & 0xf];
+      }
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// The event types the scan reads (proto::EventKind + 1, as
+// seed_event_names() numbers them).
+constexpr std::int64_t k_error = 7;
+constexpr std::int64_t k_thread_start = 16;
+constexpr std::int64_t k_thread_exit = 17;
+constexpr std::int64_t k_exec = 18;
+constexpr std::int64_t k_exec_result = 19;
+constexpr std::int64_t k_def_param = 20;
+constexpr std::int64_t k_data = 24;
+constexpr std::int64_t k_data_json = 25;
+constexpr std::int64_t k_timer = 26;
+constexpr std::int64_t k_th_timer = 27;
+constexpr std::int64_t k_counter = 28;
+constexpr std::int64_t k_th_counter = 29;
+
+// What the scan of one session's events gathers before it is complete.
+struct EventScan {
+  std::vector<ExecResult> exec_results;
+  // thread_starts: their thread's id; and the first thread_exit's t_rel of each thread.
+  std::vector<std::optional<std::int64_t>> thread_ids;
+  std::unordered_map<std::int64_t, std::optional<double>> thread_exits;
+};
+
+// data and data_json as the data view and the annotations query gave them:
+// `value_type` 'json' for an array or object (or a data_json's value that
+// is not a string), 'integer', else 'string', which is JSON-quoted.
+void add_data(std::int64_t type, const simdjson::dom::object& obj, std::optional<std::string_view> thread,
+              Annotation& a, simdjson::dom::parser& value_parser) {
+  a.kind = "data";
+  a.thread = thread ? std::string(*thread) : std::string();
+  a.category = text_or_empty(member(obj, "category"));
+  a.name = text_or_empty(member(obj, "key"));
+  const SqlValue value = member(obj, "value");
+  const bool json = value.kind == SqlValue::Kind::json ||
+                    (type == k_data_json && value.kind != SqlValue::Kind::text && value.kind != SqlValue::Kind::null);
+  if (json) {
+    // json(json_extract(...)): the value's text (a data_json's true is 1).
+    const std::string text = text_or_empty(value);
+    a.json_value = as_json(text, value_parser);
+    a.text = text;
+  } else if (value.kind == SqlValue::Kind::integer) {
+    a.json_value = as_json(std::to_string(value.integer), value_parser);
+    a.text = std::to_string(value.integer);
+  } else {
+    a.json_value = as_json(sql_json(value), value_parser);
+    a.text = text_or_empty(value);
+  }
+  a.t_abs = as_double(member(obj, "t_abs"));
 }
 
 // What a session needs in full: its regions, children and threads, and
@@ -302,20 +512,12 @@ class FullLoader {
  public:
   FullLoader(db::Database& db, const LoadOptions& options, Sessions sessions = Sessions::one)
       : m_sessions(sessions),
-        m_regions(db.prepare(query(k_regions_sql, sessions))),
+        m_options(options),
+        m_regions(db.prepare(query(k_region_rows_sql, sessions))),
         m_children(db.prepare(query(k_children_sql, sessions))),
-        m_threads(db.prepare(query(k_threads_sql, sessions))),
-        m_execs(db.prepare(query(k_execs_sql, sessions))) {
-    if (options.annotations) {
-      m_annotations.emplace(db.prepare(query(k_annotations_sql, sessions)));
-    }
-    if (options.errors) {
-      m_errors.emplace(db.prepare(query(k_errors_sql, sessions)));
-    }
-    if (options.params) {
-      m_params.emplace(db.prepare(query(k_params_sql, sessions)));
-    }
-  }
+        m_events(db.prepare(query(k_events_sql, sessions))),
+        m_last_event(db.prepare(query(k_last_event_sql, sessions))),
+        m_name(db.prepare("SELECT text FROM names WHERE id = ?1")) {}
 
   void load(ProcessRows& rows) {
     std::vector<ProcessRows*> one{&rows};
@@ -327,18 +529,27 @@ class FullLoader {
     if (rows.empty()) {
       return;
     }
-    run(m_regions, rows, [](const db::Statement& s, ProcessRows& r) { read_region(s, r); });
+    // Names are few and repeat (threads, categories, labels); the cache
+    // lives for one load, so a hostile sender's million labels do not stay.
+    m_names.clear();
+    run(m_regions, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
+    m_name.reset();
     run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
-    run(m_threads, rows, [](const db::Statement& s, ProcessRows& r) { read_thread(s, r); });
-    load_execs(rows);
-    if (m_annotations) {
-      run(*m_annotations, rows, [this](const db::Statement& s, ProcessRows& r) { read_annotation(s, r, m_parser); });
+    std::unordered_map<ProcessRows*, EventScan> scans;
+    run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
+    // Only a session that never said how long it ran ends at its last
+    // event: finding it reads every event's row, most sessions need not.
+    std::vector<ProcessRows*> unfinished;
+    for (ProcessRows* r : rows) {
+      r->info.last_event_us.reset();
+      if (!r->info.elapsed) {
+        unfinished.push_back(r);
+      }
     }
-    if (m_errors) {
-      run(*m_errors, rows, [](const db::Statement& s, ProcessRows& r) { read_error(s, r); });
-    }
-    if (m_params) {
-      run(*m_params, rows, [](const db::Statement& s, ProcessRows& r) { read_param(s, r); });
+    run(m_last_event, unfinished,
+        [](const db::Statement& s, ProcessRows& r) { r.info.last_event_us = s.column_optional_int(0); });
+    for (ProcessRows* r : rows) {
+      finish(*r, scans[r]);
     }
   }
 
@@ -371,31 +582,194 @@ class FullLoader {
     stmt.reset();
     stmt.bind_text(1, sids);
     const int sid_column = stmt.column_count() - 1;
+    ProcessRows* last = nullptr;  // rows come session by session: most need no lookup
     while (stmt.step()) {
-      if (const auto found = by_sid.find(stmt.column_text(sid_column)); found != by_sid.end()) {
-        read(stmt, *found->second);
+      const std::string_view sid = stmt.column_text(sid_column);
+      if (last == nullptr || last->info.sid != sid) {
+        const auto found = by_sid.find(sid);
+        last = found == by_sid.end() ? nullptr : found->second;
+      }
+      if (last != nullptr) {
+        read(stmt, *last);
       }
     }
     stmt.reset();
   }
 
-  void load_execs(const std::vector<ProcessRows*>& rows) {
-    std::unordered_map<ProcessRows*, std::vector<ExecResult>> results;
-    run(m_execs, rows, [&](const db::Statement& s, ProcessRows& r) { read_exec_event(s, r, results[&r], m_parser); });
-    for (auto& [r, found] : results) {
-      pair_exec_results(*r, found);
+  // names.text of an id, else `fallback` (the regions view's coalesce()).
+  std::string name(const db::Statement& stmt, int id_column, int text_column) {
+    if (!stmt.column_is_null(id_column)) {
+      const std::int64_t id = stmt.column_int(id_column);
+      auto found = m_names.find(id);
+      if (found == m_names.end()) {
+        m_name.reset();
+        m_name.bind_int(1, id);
+        found = m_names.emplace(id, m_name.step() ? m_name.column_optional_text(0) : std::nullopt).first;
+      }
+      if (found->second) {
+        return *found->second;
+      }
+    }
+    return text_or_empty(stmt, text_column);
+  }
+
+  // One row of k_region_rows_sql.
+  void read_region_row(const db::Statement& stmt, ProcessRows& rows) {
+    RegionInfo& r = rows.regions.emplace_back();
+    r.seq = stmt.column_int(0);
+    r.leave_seq = stmt.column_optional_int(1);
+    r.parent_seq = stmt.column_optional_int(2);
+    r.thread = name(stmt, 3, 11);
+    r.nesting = stmt.column_optional_int(4);
+    r.category = name(stmt, 5, 12);
+    r.label = name(stmt, 6, 13);
+    r.msg = text_or_empty(stmt, 7);
+    r.repo = stmt.column_optional_int(8);
+    r.t_start = stmt.column_optional_double(9);
+    r.elapsed = stmt.column_optional_double(10);
+  }
+
+  // One row of k_events_sql.
+  void read_event(const db::Statement& stmt, ProcessRows& rows, EventScan& scan) {
+    const std::optional<std::int64_t> time_us = stmt.column_optional_int(2);
+    const std::int64_t type = stmt.column_int(1);
+    const std::int64_t seq = stmt.column_int(0);
+    const std::optional<std::string_view> thread =
+        stmt.column_is_null(5) ? std::nullopt : std::optional(stmt.column_text(5));
+    const std::optional<std::int64_t> thread_id = stmt.column_optional_int(4);
+    const std::optional<std::int64_t> time_base = stmt.column_optional_int(6);
+    const std::optional<std::int64_t> process_start = stmt.column_optional_int(7);
+    // Seconds since the process start, as the threads view computes them.
+    std::optional<double> t;
+    if (time_us && time_base && process_start) {
+      t = static_cast<double>(*time_base + *time_us - *process_start) / 1e6;
+    }
+    if (type == k_thread_start) {  // nothing of its text is read
+      ThreadInfo& info = rows.threads.emplace_back();
+      info.name = thread ? std::string(*thread) : std::string();
+      info.start_seq = seq;
+      info.t_start = t;
+      scan.thread_ids.push_back(thread_id);
+      return;
+    }
+    const bool wanted = type == k_thread_exit || type == k_exec || type == k_exec_result ||
+                        (type == k_error && m_options.errors) || (type == k_def_param && m_options.params) ||
+                        (type >= k_data && type <= k_th_counter && m_options.annotations);
+    if (!wanted) {
+      return;
+    }
+    // The event_parts view's obj: the body in braces, or the whole event.
+    const std::string_view body = stmt.column_text(3);
+    m_obj.clear();
+    m_obj.reserve(body.size() + 2 + simdjson::SIMDJSON_PADDING);  // parsed in place
+    if (!body.empty() && body.front() == '{') {
+      m_obj.append(body);
+    } else {
+      m_obj += '{';
+      m_obj.append(body.substr(std::min<std::size_t>(1, body.size())));
+      m_obj += '}';
+    }
+    simdjson::dom::object obj;
+    const bool parsed = m_parser.parse(m_obj).get(obj) == simdjson::SUCCESS;
+    if (type == k_thread_exit) {  // a thread's first exit ends it
+      if (thread_id && !scan.thread_exits.contains(*thread_id)) {
+        scan.thread_exits.emplace(*thread_id, parsed ? as_double(member(obj, "t_rel")) : std::nullopt);
+      }
+      return;
+    }
+    if (!parsed) {
+      return;  // not an object (a producer's odd line, stored whole): nothing to read
+    }
+    switch (type) {
+      case k_exec:
+      case k_exec_result:
+        add_exec_event(type, seq, thread, obj, t, rows, scan.exec_results);
+        break;
+      case k_error: {
+        ErrorInfo& e = rows.info.errors.emplace_back();
+        e.seq = seq;
+        e.thread = thread ? std::string(*thread) : std::string();
+        e.msg = text_or_empty(member(obj, "msg"));
+        e.fmt = text_or_empty(member(obj, "fmt"));
+        if (time_us && time_base) {
+          e.time_us = *time_base + *time_us;
+        }
+        break;
+      }
+      case k_def_param:
+        rows.info.params.push_back(
+            ParamInfo{text_or_empty(member(obj, "param")), text_or_empty(member(obj, "value"))});
+        break;
+      case k_data:
+      case k_data_json:
+        add_data(type, obj, thread, rows.info.annotations.emplace_back(), m_value_parser);
+        break;
+      case k_counter:
+      case k_th_counter: {
+        Annotation& a = rows.info.annotations.emplace_back();
+        a.kind = "counter";
+        a.thread = thread ? std::string(*thread) : std::string();
+        a.category = text_or_empty(member(obj, "category"));
+        a.name = text_or_empty(member(obj, "name"));
+        const std::optional<std::string> count = as_text(member(obj, "count"));
+        a.json_value = count ? as_json(*count, m_value_parser) : std::string("null");
+        break;
+      }
+      case k_timer:
+      case k_th_timer: {
+        Annotation& a = rows.info.annotations.emplace_back();
+        a.kind = "timer";
+        a.thread = thread ? std::string(*thread) : std::string();
+        a.category = text_or_empty(member(obj, "category"));
+        a.name = text_or_empty(member(obj, "name"));
+        std::string value = "{";
+        for (const std::string_view key : {"intervals", "t_total", "t_min", "t_max"}) {
+          if (value.size() > 1) {
+            value += ',';
+          }
+          value += '"';
+          value += key;
+          value += "\":";
+          SqlValue member_value = member(obj, key);
+          if (member_value.kind == SqlValue::Kind::json) {
+            // Through the view an array is text to json_object(): quoted.
+            member_value.kind = SqlValue::Kind::text;
+            member_value.text = member_value.json;
+          }
+          value += sql_json(member_value);
+        }
+        value += '}';
+        a.json_value = as_json(value, m_value_parser);
+        break;
+      }
+      default:
+        break;  // k_events_sql reads no other type
     }
   }
 
+  void finish(ProcessRows& rows, EventScan& scan) {
+    for (std::size_t i = 0; i < rows.threads.size() && i < scan.thread_ids.size(); ++i) {
+      if (!scan.thread_ids[i]) {
+        continue;
+      }
+      if (const auto exit = scan.thread_exits.find(*scan.thread_ids[i]); exit != scan.thread_exits.end()) {
+        rows.threads[i].elapsed = exit->second;
+      }
+    }
+    pair_exec_results(rows, scan.exec_results);
+  }
+
   Sessions m_sessions;
+  LoadOptions m_options;
   db::Statement m_regions;
   db::Statement m_children;
-  db::Statement m_threads;
-  db::Statement m_execs;
-  std::optional<db::Statement> m_annotations;
-  std::optional<db::Statement> m_errors;
-  std::optional<db::Statement> m_params;
+  db::Statement m_events;
+  db::Statement m_last_event;
+  db::Statement m_name;
+  std::unordered_map<std::int64_t, std::optional<std::string>> m_names;
   simdjson::dom::parser m_parser;
+  simdjson::dom::parser m_value_parser;  // as_json() while an event is parsed in m_parser
+  std::string m_obj;
 };
 
 // The child_starts of a session that may have run a given session: the
@@ -430,28 +804,22 @@ std::string normalise_root(std::string root) {
 }
 
 std::vector<std::string> parse_string_array(std::string_view json) {
-  simdjson::dom::parser parser;
-  simdjson::dom::array array;
-  if (parser.parse(json.data(), json.size()).get(array) != simdjson::SUCCESS) {
+  // One parser for the thread: argv is parsed for every session and child,
+  // and a parser's first use allocates its buffers.
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element value;
+  if (parser.parse(json.data(), json.size()).get(value) != simdjson::SUCCESS || !value.is_array()) {
     return {std::string(json)};
   }
-  std::vector<std::string> out;
-  for (simdjson::dom::element element : array) {
-    std::string_view text;
-    if (element.get(text) == simdjson::SUCCESS) {
-      out.emplace_back(text);
-    } else {
-      out.emplace_back(simdjson::minify(element));
-    }
-  }
-  return out;
+  return string_array(value);
 }
 
 std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
                                            const LoadOptions& options) {
   std::vector<ProcessRows> all;
   {
-    db::Statement sessions = db.prepare(sessions_sql(k_tree_where, LastEvent::wanted));
+    // FullLoader finds their last event (k_last_event_sql).
+    db::Statement sessions = db.prepare(sessions_sql(k_tree_where, LastEvent::not_wanted));
     sessions.bind_text(1, root);
     while (sessions.step()) {
       all.push_back(ProcessRows{read_process(sessions), {}, {}, {}, {}});
@@ -473,7 +841,7 @@ class ExportRowLoader::Impl {
  public:
   Impl(db::Database& db, const LoadOptions& options)
       : m_full_loader(db, options, Sessions::many),
-        m_session(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::wanted))),
+        m_session(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::not_wanted))),
         m_ancestor(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::not_wanted))),
         m_by_pid(db.prepare(k_children_by_pid_sql)),
         m_before(db.prepare(k_children_before_sql)),

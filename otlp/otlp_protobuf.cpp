@@ -1,5 +1,6 @@
 #include "otlp/otlp_protobuf.hpp"
 
+#include <array>
 #include <cstring>
 
 #include "proto/utf8.hpp"
@@ -12,12 +13,21 @@ constexpr std::uint32_t k_varint = 0;
 constexpr std::uint32_t k_fixed64 = 1;
 constexpr std::uint32_t k_length_delimited = 2;
 
-void put_varint(std::string& out, std::uint64_t value) {
+// A varint's bytes, at most 10.
+using Varint = std::array<char, 10>;
+std::size_t encode_varint(std::uint64_t value, Varint& bytes) {
+  std::size_t used = 0;
   while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    bytes[used++] = static_cast<char>((value & 0x7f) | 0x80);
     value >>= 7;
   }
-  out.push_back(static_cast<char>(value));
+  bytes[used++] = static_cast<char>(value);
+  return used;
+}
+
+void put_varint(std::string& out, std::uint64_t value) {
+  Varint bytes{};
+  out.append(bytes.data(), encode_varint(value, bytes));
 }
 
 void put_tag(std::string& out, std::uint32_t field, std::uint32_t wire_type) { put_varint(out, (field << 3) | wire_type); }
@@ -46,16 +56,23 @@ void put_string(std::string& out, std::uint32_t field, std::string_view text) {
 }
 
 // A nested message: its length goes first, so it is written after the tag
-// into the same buffer and its length spliced in front once known.
+// into the same buffer and its length put in front once known. A byte is
+// kept for it: most messages (an attribute, its value) are shorter than 128
+// bytes, and only a longer one is moved to make room (splicing every
+// length in moved each byte of a request once per level it is nested in).
 template <typename Body>
 void put_message(std::string& out, std::uint32_t field, Body&& body) {
   put_tag(out, field, k_length_delimited);
   const std::size_t start = out.size();
+  out.push_back('\0');
   body(out);
-  const std::size_t size = out.size() - start;
-  std::string length;
-  put_varint(length, size);
-  out.insert(start, length);
+  const std::size_t size = out.size() - start - 1;
+  if (size < 0x80) {
+    out[start] = static_cast<char>(size);
+    return;
+  }
+  Varint length{};
+  out.replace(start, 1, length.data(), encode_varint(size, length));
 }
 
 // AnyValue: string_value 1, bool_value 2, int_value 3, double_value 4, array_value 5.

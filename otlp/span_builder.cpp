@@ -370,11 +370,14 @@ class Builder {
         continue;
       }
       Span span;
-      span.trace_id = trace_id_of(sid);
+      span.trace_id = trace_of(sid);
       span.parent_span_id = parent;
       span.start_time_unix_nano = *start;
       span.end_time_unix_nano = after(*start, node.elapsed);
       auto& a = span.attributes;
+      if (emit) {
+        a.reserve(8);  // a region's or child's; growing one by one cost more
+      }
       if (const model::RegionInfo* r = node.region()) {
         span.span_id = inner_span_id(sid, fmt::format("region {}", r->seq));
         if (emit) {
@@ -458,8 +461,19 @@ class Builder {
     }
   }
 
+  // The trace of a process's spans, hashed once for them all.
+  const TraceId& trace_of(const std::string& sid) {
+    if (m_trace_sid != sid) {
+      m_trace_sid = sid;
+      m_trace = trace_id_of(sid);
+    }
+    return m_trace;
+  }
+
   const model::ProcessTree& m_tree;
   std::vector<Span>& m_spans;
+  std::optional<std::string> m_trace_sid;
+  TraceId m_trace{};
   const ProcessFilter& m_include;
   const ExportRules& m_rules;
   std::vector<std::int64_t>* m_session_of;

@@ -20,11 +20,16 @@ const EVP_MD* sha256_md() {
 }
 
 Digest sha256(std::string_view text) {
+  // One context for the thread: EVP_Digest() allocates and frees one per
+  // call, every span id.
+  thread_local const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
+                                                                                       &EVP_MD_CTX_free);
   Digest digest{};
   unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, sha256_md(), nullptr) != 1 ||
-      size != digest.size()) {
-    throw std::runtime_error("SHA-256 failed (OpenSSL EVP_Digest)");
+  if (!context || EVP_DigestInit_ex(context.get(), sha256_md(), nullptr) != 1 ||
+      EVP_DigestUpdate(context.get(), text.data(), text.size()) != 1 ||
+      EVP_DigestFinal_ex(context.get(), digest.data(), &size) != 1 || size != digest.size()) {
+    throw std::runtime_error("SHA-256 failed (OpenSSL EVP_DigestInit_ex/Update/Final_ex)");
   }
   return digest;
 }

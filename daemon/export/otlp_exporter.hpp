@@ -10,7 +10,8 @@
 // collector outage neither loses nor repeats what was acknowledged.
 // Retries (429, 502, 503, 504, no answer) wait for Retry-After or back off
 // exponentially with jitter, up to a minute; the queue waits in the database
-// meanwhile, so memory stays bounded by one request.
+// meanwhile, so memory stays bounded by one request, whose sessions are
+// bounded in number, likely spans and stored bytes.
 
 #include <atomic>
 #include <chrono>
@@ -41,6 +42,11 @@ struct ExporterOptions {
   TlsFiles tls;                 // for https
   std::size_t max_sessions_per_request = 256;
   std::size_t max_spans_per_request = 8192;
+  // What one round loads, in the stored bytes of its sessions' events
+  // (sessions.stored_bytes): their rows, spans and the request are made
+  // from them, so this bounds the exporter's memory whatever the sessions
+  // hold. A session over it goes alone.
+  std::size_t max_bytes_per_request = 4 << 20;
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
   std::chrono::milliseconds max_backoff{60000};
   otlp::ResourceSettings resource;

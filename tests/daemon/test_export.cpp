@@ -12,6 +12,9 @@
 #include <mutex>
 #include <chrono>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 #include <cstdlib>
 #include <thread>
 
@@ -320,6 +323,11 @@ class RecordingCollector {
   [[nodiscard]] int requests() const { return m_requests.load(); }
   // 1 for the first request, 0 while none held it.
   [[nodiscard]] int found_in() const { return m_found_in.load(); }
+  // The SIDs ("sid-N") of each request's spans, in the order they came.
+  [[nodiscard]] std::vector<std::set<std::string>> sids_by_request() {
+    std::lock_guard lock(m_mutex);
+    return m_sids;
+  }
 
  private:
   void serve() {
@@ -341,8 +349,21 @@ class RecordingCollector {
           const std::size_t length = at < head ? std::stoul(buffer.substr(at + 16)) : 0;
           if (buffer.size() >= head + 4 + length) {
             const int n = m_requests.fetch_add(1) + 1;
-            if (m_found_in.load() == 0 && buffer.substr(head + 4, length).find(m_wanted) != std::string::npos) {
+            const std::string body = buffer.substr(head + 4, length);
+            if (m_found_in.load() == 0 && body.find(m_wanted) != std::string::npos) {
               m_found_in.store(n);
+            }
+            std::set<std::string> sids;
+            for (auto sid_at = body.find("sid-"); sid_at != std::string::npos; sid_at = body.find("sid-", sid_at + 4)) {
+              auto end = sid_at + 4;
+              while (end < body.size() && body[end] >= '0' && body[end] <= '9') {
+                ++end;
+              }
+              sids.insert(body.substr(sid_at, end - sid_at));
+            }
+            {
+              std::lock_guard lock(m_mutex);
+              m_sids.push_back(std::move(sids));
             }
             buffer.erase(0, head + 4 + length);
             const std::string_view answer = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
@@ -371,6 +392,7 @@ class RecordingCollector {
   std::atomic<bool> m_stop{false};
   std::atomic<int> m_requests{0};
   std::atomic<int> m_found_in{0};
+  std::vector<std::set<std::string>> m_sids;
   std::thread m_thread;
 };
 
@@ -393,6 +415,15 @@ TEST(OtlpExporter, AnotherUidsSessionLeavesWithinTwoRequestsOfAFlood) {
   while (collector.found_in() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Seen by the collector is not yet acknowledged: stopping now would abort
+  // the request in flight, and the session would rightly stay queued.
+  const auto acknowledged = [&path] {
+    db::Database check(path, db::OpenMode::read_only);
+    return check.query_int("SELECT count(*) FROM otlp_pending WHERE session_id = 200000") == 0;
+  };
+  while (collector.found_in() > 0 && !acknowledged() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   exporter.stop();
   ASSERT_GT(collector.found_in(), 0) << "uid 1001's session never left, after " << collector.requests()
                                      << " requests";
@@ -401,6 +432,56 @@ TEST(OtlpExporter, AnotherUidsSessionLeavesWithinTwoRequestsOfAFlood) {
   EXPECT_EQ(check.query_int("SELECT count(*) FROM otlp_pending WHERE session_id = 200000"), 0);
   EXPECT_GT(check.query_int("SELECT count(*) FROM otlp_pending WHERE uid = 1000"), 90'000)
       << "the flood is still being sent, a share per round";
+}
+
+// A round loads only the sessions whose stored bytes fit its bound (a
+// session over it alone): sessions with huge values or many children cannot
+// make the exporter hold more than that, and nothing is lost or sent twice.
+TEST(OtlpExporter, ARoundHoldsSessionsUpToItsBoundInStoredBytesABigOneAlone) {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db");
+  constexpr std::int64_t k_sessions = 40;
+  constexpr std::int64_t k_big = 20;
+  {
+    db::Database db = db::open_for_writing(path);
+    db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+    add_sessions(db, 1000, 1, k_sessions);
+    db.exec("UPDATE sessions SET stored_bytes = 300 * 1024");
+    db.exec("UPDATE sessions SET stored_bytes = 10 * 1024 * 1024 WHERE id = " + std::to_string(k_big));
+  }
+  RecordingCollector collector("sid-" + std::to_string(k_big));
+  ExporterOptions options;
+  options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
+  options.resource.host_name = "test-host";
+  options.max_bytes_per_request = 1024 * 1024;  // three sessions of 300 KiB, not four
+  OtlpExporter exporter(path, options);
+  exporter.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::int64_t left = k_sessions;
+  while (left > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    db::Database check(path, db::OpenMode::read_only);
+    left = check.query_int("SELECT count(*) FROM otlp_pending").value_or(-1);
+  }
+  exporter.stop();
+  ASSERT_EQ(left, 0) << "sessions still queued after " << collector.requests() << " requests";
+  const std::vector<std::set<std::string>> requests = collector.sids_by_request();
+  std::map<std::string, int> sent;
+  for (const std::set<std::string>& sids : requests) {
+    EXPECT_GE(sids.size(), 1u);
+    EXPECT_LE(sids.size(), 3u) << "a request over the bound in stored bytes";
+    if (sids.contains("sid-" + std::to_string(k_big))) {
+      EXPECT_EQ(sids.size(), 1u) << "the session over the bound went with others";
+    }
+    for (const std::string& sid : sids) {
+      ++sent[sid];
+    }
+  }
+  EXPECT_EQ(sent.size(), static_cast<std::size_t>(k_sessions)) << "every session sent";
+  for (const auto& [sid, times] : sent) {
+    EXPECT_EQ(times, 1) << sid << " sent more than once";
+  }
+  EXPECT_GE(requests.size(), static_cast<std::size_t>(k_sessions / 3));
 }
 
 }  // namespace
