@@ -637,7 +637,38 @@ ALTER TABLE daemon_status ADD COLUMN live_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE daemon_status ADD COLUMN values_cut INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 13> k_migrations{{
+// Version 14: one index fewer on `sessions`, and the query planner's
+// statistics. No query reads sessions_root_sid (trees are found through the
+// SID's primary key, the exporter's placement by id), yet every session row
+// paid for it, inserted and deleted. trace2d never runs ANALYZE (its plans
+// must not change with what one sender stored), and without statistics
+// SQLite started `regions` joined to `sessions` on a time window or a
+// command from a scan of every region. These fixed statistics describe the
+// shape of any trace2d database (a session: 20 events, 10 regions, a few
+// children; a parent: a few children; a sender: many sessions), not its
+// size, so the plans are the same from the first session on. A user's
+// ANALYZE replaces them with measured ones.
+constexpr std::string_view k_v14 = R"sql(
+DROP INDEX sessions_root_sid;
+ANALYZE sqlite_schema;
+DELETE FROM sqlite_stat1;
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('sessions', 'sqlite_autoindex_sessions_1', '1000000 1'),
+  ('sessions', 'sqlite_autoindex_sessions_2', '1000000 1'),
+  ('sessions', 'sessions_start_time', '1000000 2'),
+  ('sessions', 'sessions_first_received', '1000000 2'),
+  ('sessions', 'sessions_parent', '1000000 4 1'),
+  ('sessions', 'sessions_parent_argv', '1000000 4 2 1'),
+  ('sessions', 'sessions_uid', '1000000 50000 2'),
+  ('event_store', 'event_store', '20000000 20 1'),
+  ('region_store', 'region_store', '10000000 10 1'),
+  ('child_store', 'child_store', '300000 3 1'),
+  ('child_store', 'child_store_pid', '300000 3 1'),
+  ('child_store', 'child_store_start', '300000 3 1');
+ANALYZE sqlite_schema;
+)sql";
+
+constexpr std::array<Migration, 14> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -651,6 +682,7 @@ constexpr std::array<Migration, 13> k_migrations{{
     {11, "export queue by sender, retention leaves it; child_starts and child sessions found by index", k_v11},
     {12, "the storage rule: sessions withheld, per uid and rule", k_v12},
     {13, "daemon status: bytes held for live sessions, values cut in memory", k_v13},
+    {14, "sessions: no root_sid index; fixed query planner statistics", k_v14},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's
@@ -695,7 +727,9 @@ int current_schema_version(Database& db) {
   return static_cast<int>(db.query_int("SELECT max(version) FROM schema_version").value_or(0));
 }
 
-int apply_migrations(Database& db) {
+int apply_migrations(Database& db) { return apply_migrations(db, latest_schema_version()); }
+
+int apply_migrations(Database& db, int up_to) {
   const bool fresh =
       db.query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0;
   if (fresh) {
@@ -713,7 +747,7 @@ int apply_migrations(Database& db) {
   }
   int applied = 0;
   for (const Migration& m : k_migrations) {
-    if (m.version <= current) {
+    if (m.version <= current || m.version > up_to) {
       continue;
     }
     Transaction txn(db);

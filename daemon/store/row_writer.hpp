@@ -37,7 +37,11 @@ class RowWriter {
 
  private:
   void write_events(const WriteBatch& batch);
-  void write_session(const stitch::SessionRecord& session);
+  // `added_bytes`: the bytes of this batch's events of the session, added
+  // to its stored_bytes in the same write.
+  void write_session(const stitch::SessionRecord& session, std::int64_t added_bytes);
+  // This batch's bytes of `session` (then 0: counted once).
+  std::int64_t take_session_bytes(std::int64_t session);
   void write_regions(const WriteBatch& batch);
   void write_child(const stitch::ChildRecord& child);
   void withhold(const stitch::WithheldRecord& withheld, const std::string& now);
