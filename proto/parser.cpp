@@ -723,27 +723,30 @@ struct Parser::Impl {
       return reject("empty line");
     }
 
-    // Invalid UTF-8 (git copies raw bytes into strings): parse a repaired copy.
     std::string_view input = line;
-    if (!is_valid_utf8(line)) {
-      repaired.clear();
-      append_repaired_utf8(repaired, line);
-      repaired.append(simdjson::SIMDJSON_PADDING, '\0');
-      input = std::string_view(repaired.data(), repaired.size() - simdjson::SIMDJSON_PADDING);
-      readable_after = simdjson::SIMDJSON_PADDING;
-      out.utf8_repaired = true;
-    }
     if (readable_after < simdjson::SIMDJSON_PADDING) {
       padded.assign(input);
       padded.append(simdjson::SIMDJSON_PADDING, '\0');
       input = std::string_view(padded.data(), input.size());
     }
-    out.json = input;
-
     od::document doc;
-    if (auto e = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING)
-                     .get(doc)) {
-      return reject_with("not JSON", e);
+    simdjson::error_code indexed = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING)
+                                       .get(doc);
+    // Invalid UTF-8 (git copies raw bytes into strings): stage 1 has found
+    // it while indexing (it reports control characters and unclosed strings
+    // first, which a repair would not change), so the bytes are checked once
+    // and only such a line is read twice, as a repaired copy.
+    if (indexed == simdjson::UTF8_ERROR) {
+      repaired.clear();
+      append_repaired_utf8(repaired, line);
+      repaired.append(simdjson::SIMDJSON_PADDING, '\0');
+      input = std::string_view(repaired.data(), repaired.size() - simdjson::SIMDJSON_PADDING);
+      out.utf8_repaired = true;
+      indexed = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING).get(doc);
+    }
+    out.json = input;
+    if (indexed) {
+      return reject_with("not JSON", indexed);
     }
     od::object object;
     if (auto e = doc.get_object().get(object)) {
