@@ -1,8 +1,9 @@
 #include "proto/event.hpp"
 
 #include <array>
-#include <cstdint>
 #include <utility>
+
+#include "proto/length_buckets.hpp"
 
 namespace trace2d::proto {
 namespace {
@@ -56,28 +57,9 @@ constexpr bool names_follow_the_enum() {
 }
 static_assert(names_follow_the_enum());
 
-// The names grouped by length: every event is looked up, and a compare
-// per candidate name of the same length (two or three at most) is all it costs.
-struct NameBuckets {
-  static constexpr std::size_t k_max_length = 14;  // "too_many_files"
-  static constexpr std::size_t k_max_per_length = 6;
-  std::array<std::array<std::uint8_t, k_max_per_length>, k_max_length + 1> entries{};
-  std::array<std::uint8_t, k_max_length + 1> count{};
-};
+constexpr auto name_at = [](std::size_t index) { return k_names[index].first; };  // a type of its own: inlined
 
-constexpr NameBuckets make_name_buckets() {
-  NameBuckets buckets;
-  for (std::size_t i = 0; i < k_names.size(); ++i) {
-    const std::size_t length = k_names[i].first.size();
-    if (length > NameBuckets::k_max_length || buckets.count[length] == NameBuckets::k_max_per_length) {
-      throw "NameBuckets too small";  // fails the constant evaluation
-    }
-    buckets.entries[length][buckets.count[length]++] = static_cast<std::uint8_t>(i);
-  }
-  return buckets;
-}
-
-constexpr NameBuckets k_name_buckets = make_name_buckets();
+constexpr LengthBuckets<14, 6> k_name_buckets(k_names.size(), name_at);  // 14: "too_many_files"
 
 }  // namespace
 
@@ -87,17 +69,8 @@ std::string_view to_string(EventKind kind) {
 }
 
 EventKind event_kind_from_name(std::string_view name) {
-  if (name.empty() || name.size() > NameBuckets::k_max_length) {
-    return EventKind::unknown;
-  }
-  const auto& candidates = k_name_buckets.entries[name.size()];
-  for (std::size_t i = 0; i < k_name_buckets.count[name.size()]; ++i) {
-    const auto& [known, kind] = k_names[candidates[i]];
-    if (known.front() == name.front() && known == name) {
-      return kind;
-    }
-  }
-  return EventKind::unknown;
+  const std::optional<std::size_t> index = k_name_buckets.find(name, name_at);
+  return index ? k_names[*index].second : EventKind::unknown;
 }
 
 bool is_terminal(EventKind kind) {
