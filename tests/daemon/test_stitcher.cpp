@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "daemon/stitch/session_catalog.hpp"
+#include "proto/parser.hpp"
 #include "tests/daemon/store_fixture.hpp"
 
 namespace trace2d::test {
@@ -250,6 +254,131 @@ TEST_F(StitcherTest, NewSessionsGetFreshKeysAfterARestart) {
   }
   EXPECT_EQ(number("SELECT count(DISTINCT id) FROM sessions"), 2);
   EXPECT_EQ(number("SELECT event_count FROM sessions WHERE sid = 'first'"), 2);
+}
+
+
+// git's SIDs, started `seconds` after 2026-11-21T10:00:00Z.
+std::string git_sid(int seconds, int pid) {
+  char sid[64];
+  std::snprintf(sid, sizeof sid, "20261121T1000%02d.000000Z-H0a7c9cdf-P%08x", seconds, pid);
+  return sid;
+}
+
+const std::int64_t k_ten_o_clock_us = *proto::parse_utc_timestamp("2026-11-21T10:00:00Z");
+
+// A catalog that holds nothing and notes every SID it is asked about.
+class AskedCatalog final : public stitch::SessionCatalog {
+ public:
+  std::optional<stitch::SessionRecord> find(std::string_view sid) override {
+    asked.emplace_back(sid);
+    return std::nullopt;
+  }
+  std::vector<std::string> asked;
+};
+
+class StitcherLookupTest : public ::testing::Test {
+ protected:
+  StitcherLookupTest() : m_stitcher(m_catalog, 1, options()) {}
+
+  static stitch::Stitcher::Options options() {
+    stitch::Stitcher::Options o;
+    o.catalog_sids_until_us = k_ten_o_clock_us + 10'000'000;  // 10:00:10
+    return o;
+  }
+
+  void place(const std::string& sid, const std::string& event, std::uint64_t channel) {
+    const std::string text = line(sid, event);
+    ASSERT_TRUE(m_parser.parse(text, 0, m_event).ok) << text;
+    ASSERT_TRUE(m_stitcher.place(m_event, ingest::Origin{ingest::SourceKind::stream, channel, {}, {}},
+                                 proto::unix_now_us()));
+  }
+
+  AskedCatalog m_catalog;
+  stitch::Stitcher m_stitcher;
+  proto::Parser m_parser;
+  proto::Event m_event;
+};
+
+// A session whose git SID started after every SID the catalog holds cannot
+// be there: neither it nor its parent is looked up. Anything else is.
+TEST_F(StitcherLookupTest, OnlySessionsThatMayBeStoredAreLookedUp) {
+  place(git_sid(20, 1), "version", 1);                         // after: new
+  place(git_sid(20, 1) + "/" + git_sid(21, 2), "version", 1);  // its child, parent in memory
+  place(git_sid(30, 3) + "/" + git_sid(31, 4), "version", 1);  // parent after: not stored either
+  place(git_sid(5, 5), "version", 1);                          // before: may be stored
+  place(git_sid(5, 5) + "/" + git_sid(22, 6), "version", 1);   // parent in memory
+  place(git_sid(6, 7) + "/" + git_sid(23, 8), "version", 1);   // parent before: may be stored
+  place(git_sid(10, 9), "version", 1);                         // at the limit: may be stored
+  place("not-git", "version", 1);
+  place("not-git/" + git_sid(24, 10), "version", 1);
+  EXPECT_EQ(m_catalog.asked, (std::vector<std::string>{git_sid(5, 5), git_sid(6, 7), git_sid(10, 9), "not-git"}));
+}
+
+// A session forgotten from memory has its row in the catalog: its SID, and
+// any that started before it, are looked up again from then on.
+TEST_F(StitcherLookupTest, SessionsForgottenFromMemoryAreLookedUpAgain) {
+  place(git_sid(30, 1), "version", 1);
+  place(git_sid(30, 1), "atexit", 1);
+  stitch::StitchChanges changes;
+  m_stitcher.collect_changes(changes, 1);
+  m_stitcher.end_of_channel(1);
+  m_stitcher.collect_changes(changes, 2);
+  m_stitcher.evict(2, proto::unix_now_us());
+  ASSERT_EQ(m_stitcher.live_sessions(), 0u);
+  ASSERT_TRUE(m_catalog.asked.empty());
+  place(git_sid(30, 1), "version", 2);
+  place(git_sid(25, 2), "version", 2);
+  place(git_sid(31, 3), "version", 2);
+  EXPECT_EQ(m_catalog.asked, (std::vector<std::string>{git_sid(30, 1), git_sid(25, 2)}));
+}
+
+// The same with the database: a session evicted, then resumed, keeps its
+// key and its numbering though its SID is newer than the daemon's start.
+TEST_F(StitcherTest, ResumesANewGitSessionAfterEviction) {
+  stitch::Stitcher::Options options;
+  options.catalog_sids_until_us = k_ten_o_clock_us;
+  TempDir dir;
+  StorePipeline store(dir, options);
+  const std::string sid = git_sid(30, 1);
+  store.ingest({line(sid, "version"), line(sid, "start", R"(,"argv":["git","gc"])")});
+  store.end_channel(0);
+  store.stitcher().evict(1000, proto::unix_now_us() + 3600LL * 1000000);
+  ASSERT_EQ(store.stitcher().live_sessions(), 0u);
+  store.ingest({line(sid, "atexit", R"(,"t_abs":1.5,"code":0)")});
+  EXPECT_EQ(store.db().query_int("SELECT count(*) FROM sessions"), 1);
+  EXPECT_EQ(store.db().query_int("SELECT event_count FROM sessions"), 3);
+  EXPECT_EQ(store.db().query_int("SELECT count(DISTINCT session) FROM event_store"), 1);
+  EXPECT_EQ(store.db().query_text("SELECT status FROM sessions"), "complete");
+}
+
+// After a restart (or an import), the limit is the start, or the newest
+// row's receipt when that is later (the clock went back): a session of the
+// previous run, and a child whose parent it ran, find their rows.
+TEST_F(StitcherTest, ARestartFindsTheSessionsAndParentsOfThePreviousRun) {
+  const std::string parent = git_sid(30, 1);
+  const std::string child = parent + "/" + git_sid(31, 2);
+  m_store.ingest({line(parent, "version"), line(parent, "start", R"(,"argv":["git","pull"])")});
+  {
+    store::DatabaseSessionCatalog catalog(m_store.path());
+    stitch::Stitcher::Options options;
+    options.catalog_sids_until_us = catalog.sids_until_us();
+    EXPECT_GE(*options.catalog_sids_until_us, proto::unix_now_us() - 60'000'000);
+    StorePipeline restarted(m_dir, options);
+    restarted.ingest({line(parent, "atexit", R"(,"t_abs":1.5,"code":0)"), line(child, "version")});
+  }
+  EXPECT_EQ(number("SELECT count(*) FROM sessions"), 2);
+  EXPECT_EQ(number("SELECT event_count FROM sessions WHERE sid = '" + parent + "'"), 3);
+  EXPECT_EQ(text("SELECT root_sid FROM sessions WHERE sid = '" + child + "'"), parent);
+  EXPECT_EQ(number("SELECT depth FROM sessions WHERE sid = '" + child + "'"), 1);
+}
+
+// The clock went back since the newest row was received: the limit is
+// that receipt, not now.
+TEST_F(StitcherTest, TheLimitCoversSessionsReceivedAfterNow) {
+  m_store.ingest({line("first", "version")});
+  m_store.db().exec("UPDATE sessions SET last_received = '2999-01-01T00:00:00.000000Z'");
+  store::DatabaseSessionCatalog catalog(m_store.path());
+  EXPECT_EQ(catalog.sids_until_us(), *proto::parse_utc_timestamp("2999-01-01T00:00:00Z"));
 }
 
 }  // namespace
