@@ -54,9 +54,7 @@ Encoded encode(const bench::Payload& payload, ingest::SourceKind kind, db::Datab
   store::NameTable names;
   names.load(db);
   store::DatabaseSessionCatalog catalog(db_path);
-  stitch::Stitcher::Options options;
-  options.catalog_sids_until_us = catalog.sids_until_us();  // as trace2d's Backend
-  stitch::Stitcher stitcher(catalog, catalog.next_session_id(), options);
+  stitch::Stitcher stitcher(catalog, catalog.next_session_id(), stitch::Stitcher::Options{});
   store::EventEncoder encoder(names);
   proto::Parser parser;
   proto::Event event;

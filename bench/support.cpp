@@ -143,18 +143,12 @@ Payload make_payload(const PayloadOptions& options) {
   const int clients = options.client_count();
   Payload payload;
   payload.clients.resize(static_cast<std::size_t>(clients));
-  // git's SID begins with the time its process started, which is after the
-  // collector did: a minute from now (trace2d does not ask its database
-  // about sessions that started after it, docs/architecture.md).
-  std::string started = trace2d::proto::format_utc_timestamp(trace2d::proto::unix_now_us() + 60'000'000);
-  started.erase(std::remove_if(started.begin(), started.end(), [](char c) { return c == '-' || c == ':'; }),
-                started.end());
   std::size_t next_trace = 0;
   for (int c = 0; target_sessions > 0 ? payload.sessions < target_sessions : payload.events < target_events;
        c = (c + 1) % clients) {
     const ProcessTrace& trace = traces[next_trace++ % traces.size()];
-    char sid[80];
-    std::snprintf(sid, sizeof sid, "%s-H%.16s%03d-P%08llx", started.c_str(), options.sid_host.c_str(), c,
+    char sid[64];
+    std::snprintf(sid, sizeof sid, "20261121T100000.000000Z-H%.16s%03d-P%08llx", options.sid_host.c_str(), c,
                   static_cast<unsigned long long>(payload.sessions));
     Connection connection;
     connection.sid = sid;

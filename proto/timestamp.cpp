@@ -2,8 +2,6 @@
 
 #include <chrono>
 
-#include "proto/sid.hpp"
-
 namespace trace2d::proto {
 namespace {
 
@@ -200,30 +198,6 @@ std::int64_t unix_now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::optional<std::int64_t> sid_time_us(std::string_view sid) {
-  const std::string_view leaf = sid_leaf(sid);
-  if (leaf.size() < 24 || leaf[8] != 'T' || leaf[15] != '.' || leaf[22] != 'Z' || leaf[23] != '-') {
-    return std::nullopt;
-  }
-  // "20261121T100000.123456Z" as "2026-11-21T10:00:00.123456Z": the timestamp
-  // parser checks the digits, the month, the day and the range.
-  char text[27] = {};
-  const auto copy = [&](std::size_t at, std::size_t from, std::size_t count) {
-    leaf.copy(text + at, count, from);
-  };
-  copy(0, 0, 4);
-  copy(5, 4, 2);
-  copy(8, 6, 2);
-  copy(11, 9, 2);
-  copy(14, 11, 2);
-  copy(17, 13, 2);
-  copy(19, 15, 8);  // ".123456Z"
-  text[4] = text[7] = '-';
-  text[10] = 'T';
-  text[13] = text[16] = ':';
-  return parse_utc_timestamp(std::string_view(text, sizeof text));
 }
 
 }  // namespace trace2d::proto

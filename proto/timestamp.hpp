@@ -22,11 +22,6 @@ namespace trace2d::proto {
 void append_utc_timestamp(std::string& out, std::int64_t unix_us);
 [[nodiscard]] std::string format_utc_timestamp(std::int64_t unix_us);
 
-// The time git wrote into a SID: its last component's
-// "<YYYYMMDD>T<HHMMSS>.<usec>Z-" start (when git computed the SID, at its
-// start), or nullopt for another producer's component.
-[[nodiscard]] std::optional<std::int64_t> sid_time_us(std::string_view sid);
-
 // Microseconds since the epoch, now.
 [[nodiscard]] std::int64_t unix_now_us();
 

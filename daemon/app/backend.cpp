@@ -45,9 +45,6 @@ Backend::Backend(BackendOptions options)
   stitcher_options.max_live_bytes_per_uid = m_options.per_uid_live_bytes;
   stitcher_options.nickname_key = m_options.nickname_key;
   stitcher_options.storage_drop = m_options.storage_drop;
-  // Sessions that started after this point (git's SID says when) cannot be
-  // stored yet: their first event needs no database lookup.
-  stitcher_options.catalog_sids_until_us = m_catalog->sids_until_us();
   m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(), stitcher_options);
   m_encoder = std::make_unique<store::EventEncoder>(m_names);
   pipeline::IngestWorker::Options worker_options;

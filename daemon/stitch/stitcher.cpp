@@ -10,7 +10,6 @@
 
 #include "proto/command_name.hpp"
 #include "proto/sid.hpp"
-#include "proto/timestamp.hpp"
 
 namespace trace2d::stitch {
 namespace {
@@ -342,7 +341,6 @@ Stitcher::Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Option
     : m_catalog(catalog),
       m_next_id(next_session_id),
       m_options(std::move(options)),
-      m_catalog_sids_until_us(m_options.catalog_sids_until_us),
       m_memory(m_options.max_live_bytes_per_uid) {
   set_storage_drop(m_options.storage_drop);
 }
@@ -384,7 +382,7 @@ Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Ori
     refuse_over_bound(uid);
     return nullptr;
   }
-  std::optional<SessionRecord> stored = find_stored(sid);
+  std::optional<SessionRecord> stored = m_catalog.find(sid);
   if (stored && !same_owner(stored->peer_uid, origin.peer_uid)) {
     refuse_other_owner(sid, *stored->peer_uid, *origin.peer_uid);
     return nullptr;
@@ -420,19 +418,6 @@ Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Ori
   return &ref;
 }
 
-// A database lookup costs about as much as parsing, encoding and stitching
-// 20 events: a short git process's new session (and its parent's) is only
-// looked up when its SID's time does not prove it new. A SID without git's
-// time, or from before, is always looked up.
-std::optional<SessionRecord> Stitcher::find_stored(std::string_view sid) {
-  if (m_catalog_sids_until_us) {
-    if (const auto time = proto::sid_time_us(sid); time && *time > *m_catalog_sids_until_us) {
-      return std::nullopt;
-    }
-  }
-  return m_catalog.find(sid);
-}
-
 // A child's SID names its parent, but only the parent's owner may hang
 // children under it: another uid's "child" becomes a root of its own, so
 // that nobody can graft processes into someone else's tree.
@@ -447,7 +432,7 @@ void Stitcher::set_lineage(SessionRecord& r) {
   if (auto found = m_sessions.find(*parent_sid); found != m_sessions.end()) {
     parent_lineage = found->second->record.lineage;
     parent_uid = found->second->record.peer_uid;
-  } else if (auto stored = find_stored(*parent_sid)) {
+  } else if (auto stored = m_catalog.find(*parent_sid)) {
     parent_lineage = stored->lineage;
     parent_uid = stored->peer_uid;
   }
@@ -713,12 +698,6 @@ void Stitcher::evict(std::uint64_t committed_batch, std::int64_t now_us) {
         live.last_batch <= committed_batch &&
         (live.had_channel || now_us - live.record.last_received_us >= linger_us)) {
       release(live, live.charged);
-      // Its row stays in the catalog: from now on its SID must be looked up.
-      if (m_catalog_sids_until_us) {
-        if (const auto time = proto::sid_time_us(live.record.sid); time && *time > *m_catalog_sids_until_us) {
-          m_catalog_sids_until_us = time;
-        }
-      }
       it = m_sessions.erase(it);
     } else {
       ++it;

@@ -72,12 +72,6 @@ class Stitcher {
     // was written of it before is deleted, and it is counted
     // (docs/configuration.md, "[storage]").
     std::vector<std::string> storage_drop{};
-    // Every SID the catalog held when this stitcher started carries a time
-    // (proto::sid_time_us) no later than this: a session whose SID is later
-    // cannot be there unless this stitcher put it there, and the catalog is
-    // not asked (raised past each session forgotten from memory, see
-    // evict()). Unset: the catalog is asked for every new session.
-    std::optional<std::int64_t> catalog_sids_until_us{};
   };
 
   Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);
@@ -133,8 +127,6 @@ class Stitcher {
   // nullptr (and m_refusal set) when a new session is over its uid's bound.
   Live* find_or_create(std::string_view sid, const ingest::Origin& origin, std::int64_t received_us);
   void set_lineage(SessionRecord& record);
-  // The catalog's row for `sid`, when it may have one.
-  std::optional<SessionRecord> find_stored(std::string_view sid);
   void refuse_other_owner(std::string_view sid, std::int64_t owner, std::int64_t sender);
   void refuse_over_bound(std::int64_t uid);
   void attach(Live& live, Channel& channel);
@@ -160,7 +152,6 @@ class Stitcher {
   SessionCatalog& m_catalog;
   std::int64_t m_next_id;
   Options m_options;
-  std::optional<std::int64_t> m_catalog_sids_until_us;
   std::unordered_map<std::string, std::unique_ptr<Live>, Hash, std::equal_to<>> m_sessions;
   std::unordered_set<std::string, Hash, std::equal_to<>> m_storage_drop;
   std::unordered_map<std::uint64_t, Channel> m_channels;  // open channels, by id

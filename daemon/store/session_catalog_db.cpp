@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "proto/timestamp.hpp"
@@ -115,13 +114,6 @@ std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_vi
 std::int64_t DatabaseSessionCatalog::next_session_id() {
   reopen_if_recreated();
   return m_db.query_int("SELECT max(id) FROM sessions").value_or(0) + 1;
-}
-
-std::int64_t DatabaseSessionCatalog::sids_until_us() {
-  reopen_if_recreated();
-  const std::optional<std::int64_t> newest = parse_time(
-      m_db.query_text("SELECT max(first_received, last_received) FROM sessions ORDER BY id DESC LIMIT 1"));
-  return std::max(proto::unix_now_us(), newest.value_or(0));
 }
 
 }  // namespace trace2d::store

@@ -25,11 +25,6 @@ class DatabaseSessionCatalog final : public stitch::SessionCatalog {
   [[nodiscard]] std::optional<stitch::SessionRecord> find(std::string_view sid) override;
   // One more than the largest session key stored.
   [[nodiscard]] std::int64_t next_session_id();
-  // A time no git SID stored is later than (Stitcher::Options::
-  // catalog_sids_until_us): git's SID carries the time its process started,
-  // before its first event was received, so it is now, or when the newest
-  // session (the largest key) was received if the clock has gone back since.
-  [[nodiscard]] std::int64_t sids_until_us();
 
  private:
   void reopen_if_recreated();

@@ -196,21 +196,3 @@ TEST(Timestamp, NowIsPlausible) {
   const std::int64_t later = proto::unix_now_us();
   EXPECT_GE(later, now);
 }
-
-TEST(Timestamp, GitsSidCarriesItsStart) {
-  const auto start = proto::parse_utc_timestamp("2026-11-21T10:00:00.123456Z");
-  ASSERT_TRUE(start);
-  EXPECT_EQ(proto::sid_time_us("20261121T100000.123456Z-H0a7c9cdf-P00001c64"), start);
-  // A child's SID: its own (last) component counts.
-  EXPECT_EQ(proto::sid_time_us("20190419T161423.876487Z-Hf8b8ab6a-P00001c60/20261121T100000.123456Z-H0a7c9cdf-P1"),
-            start);
-  EXPECT_EQ(proto::sid_time_us("ci-job-42/step 7/20261121T100000.123456Z-H0a7c9cdf-P00001b0d"), start);
-  // Other producers' components, and what only looks like git's.
-  EXPECT_EQ(proto::sid_time_us("20261121T100000.123456Z-H0a7c9cdf-P1/3f2504e0-4f89-11d3-9a0c-0305e82c3301"),
-            std::nullopt);
-  EXPECT_EQ(proto::sid_time_us("repo-20261121T100000.123456Z-P00001c64"), std::nullopt);
-  EXPECT_EQ(proto::sid_time_us("20261121T100000.123456Z"), std::nullopt);
-  EXPECT_EQ(proto::sid_time_us("20261321T100000.123456Z-H0a7c9cdf-P1"), std::nullopt);  // month 13
-  EXPECT_EQ(proto::sid_time_us("2026112xT100000.123456Z-H0a7c9cdf-P1"), std::nullopt);
-  EXPECT_EQ(proto::sid_time_us(""), std::nullopt);
-}
