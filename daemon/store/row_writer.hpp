@@ -52,11 +52,11 @@ class RowWriter {
       for (std::size_t k = 0; k < k_rows_per_insert; ++k) {
         bind_row(multi, static_cast<int>(k) * columns, rows[i + k]);
       }
-      multi.run();
+      multi.run_rebinding_all();
     }
     for (; i < rows.size(); ++i) {
       bind_row(single, 0, rows[i]);
-      single.run();
+      single.run_rebinding_all();
     }
   }
 
