@@ -12,5 +12,8 @@ namespace trace2d::db {
 [[nodiscard]] int current_schema_version(Database& db);
 // Brings `db` to the latest version; returns how many migrations ran.
 int apply_migrations(Database& db);
+// Brings `db` to version `up_to` at most: tests build the databases an
+// earlier trace2d wrote, to migrate them.
+int apply_migrations(Database& db, int up_to);
 
 }  // namespace trace2d::db

@@ -60,7 +60,7 @@ class RowWriter {
     }
   }
 
-  static constexpr int k_event_columns = 9;
+  static constexpr int k_event_columns = 15;
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 
