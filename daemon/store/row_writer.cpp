@@ -32,7 +32,8 @@ std::string multi_row_sql(std::string_view head, int columns, std::size_t rows, 
 }
 
 constexpr std::string_view k_insert_events =
-    "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw)";
+    "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw, repo, t_abs_us,"
+    " t_rel_us, nesting, category, label)";
 // A region flushed while still open is written again when it closes.
 constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
@@ -262,6 +263,12 @@ void RowWriter::write_events(const WriteBatch& batch) {
     } else {
       stmt.bind_null(base + 9);
     }
+    stmt.bind(base + 10, row.repo);
+    stmt.bind(base + 11, row.t_abs_us);
+    stmt.bind(base + 12, row.t_rel_us);
+    stmt.bind(base + 13, row.nesting);
+    stmt.bind(base + 14, row.category);
+    stmt.bind(base + 15, row.label);
   };
   write_rows(batch.events, k_event_columns, m_insert_events_multi, m_insert_event, bind_row);
 }

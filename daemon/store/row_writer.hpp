@@ -56,15 +56,15 @@ class RowWriter {
       for (std::size_t k = 0; k < k_rows_per_insert; ++k) {
         bind_row(multi, static_cast<int>(k) * columns, rows[i + k]);
       }
-      multi.run();
+      multi.run_rebinding_all();
     }
     for (; i < rows.size(); ++i) {
       bind_row(single, 0, rows[i]);
-      single.run();
+      single.run_rebinding_all();
     }
   }
 
-  static constexpr int k_event_columns = 9;
+  static constexpr int k_event_columns = 15;
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 
