@@ -14,6 +14,7 @@
 // trace2d stopped and checks `events.json` against the sent lines.
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +162,7 @@ int run_trace2d(const Options& options, Sender& sender) {
     emptied = wait_until_empty(sender.work + "/watched", done);
   }
   const std::int64_t peak_kib = proc_status_kib(daemon.pid(), "VmHWM");
+  const std::map<std::string, double> thread_cpu = thread_cpu_seconds(daemon.pid());
   const int code = daemon.terminate();
   const LossReport loss = read_loss(db_path);
   const double elapsed = seconds_between(start, done);
@@ -181,6 +183,22 @@ int run_trace2d(const Options& options, Sender& sender) {
       static_cast<long long>(stats.failed_writes), emptied ? "yes" : "no", code,
       static_cast<long long>(poller.polls()), static_cast<long long>(poller.rows_read()), poller.poll_seconds(),
       lossless ? "none" : "YES");
+  // Where trace2d's CPU went, per event (the main thread is start-up, the
+  // signal handling and, with --io-threads 1, the datagram and directory
+  // sources and the listener).
+  const auto us_per_event = [&](std::initializer_list<const char*> names) {
+    double total = 0;
+    for (const char* name : names) {
+      if (const auto it = thread_cpu.find(name); it != thread_cpu.end()) {
+        total += it->second;
+      }
+    }
+    return total * 1e6 / static_cast<double>(std::max<std::int64_t>(1, sender.payload.events));
+  };
+  std::printf("THREADS stream_us_per_event=%.2f parse_us_per_event=%.2f store_us_per_event=%.2f "
+              "main_us_per_event=%.2f export_us_per_event=%.2f\n",
+              us_per_event({"trace2d-stream"}), us_per_event({"trace2d-parse"}), us_per_event({"trace2d-store"}),
+              us_per_event({"trace2d", "trace2d-io"}), us_per_event({"trace2d-otlp"}));
   bool ok = lossless;
   if (options.rate > 0) {
     const LatencyReport latency = measure_latency(db_path, poller);

@@ -376,6 +376,25 @@ $(throughput_row long "(ii) long: 16 connections, a 4,553-event process each")
 $(throughput_row dgram "dgram: 20 writers, a datagram per event, blocking")
 $(throughput_row dir "dir: $dir_files files renamed into a watched directory")
 
+### Where trace2d's CPU went
+
+CPU time (user + system) of each of trace2d's threads during the ingest
+runs above (\`/proc/<pid>/task/*/stat\`, read before trace2d stops), in µs
+per event. The main thread runs the datagram receiver and the directory
+watcher, start-up and signals; the stream thread accepts and reads every
+stream connection.
+
+| shape | stream thread | parse thread | store thread | main thread | all |
+|---|---|---|---|---|---|
+$(for shape in short long dgram dir; do
+    echo "| $shape | $(values "$shape-trace2d" THREADS stream_us_per_event | cell %.2f) |" \
+         "$(values "$shape-trace2d" THREADS parse_us_per_event | cell %.2f) |" \
+         "$(values "$shape-trace2d" THREADS store_us_per_event | cell %.2f) |" \
+         "$(values "$shape-trace2d" THREADS main_us_per_event | cell %.2f) |" \
+         "$(awk -v tag="$shape-trace2d" '$1 == tag && $3 == "THREADS" { t = 0
+             for (i = 4; i <= NF; i++) { split($i, kv, "="); t += kv[2] } print t }' "$raw" | cell %.2f) |"
+  done)
+
 ### Loss
 
 Stored must equal sent, with no rejects, no lines dropped at the memory

@@ -336,6 +336,35 @@ std::int64_t proc_status_kib(pid_t pid, const std::string& field) {
   return -1;
 }
 
+std::map<std::string, double> thread_cpu_seconds(pid_t pid) {
+  std::map<std::string, double> seconds;
+  const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    // "tid (name) state ppid ...": the name may hold spaces; fields count
+    // from after its closing parenthesis, utime and stime being the 14th
+    // and 15th of the line.
+    const auto open = stat.find('(');
+    const auto close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) {
+      continue;
+    }
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int index = 3; index <= 15 && fields >> field; ++index) {
+      if (index >= 14) {
+        ticks += std::stod(field);
+      }
+    }
+    seconds[stat.substr(open + 1, close - open - 1)] += ticks / ticks_per_second;
+  }
+  return seconds;
+}
+
 WorkDir::WorkDir(const std::string& given, const std::string& parent) {
   if (!given.empty()) {
     std::filesystem::create_directories(given);

@@ -142,6 +142,9 @@ class Child {
 
 // A field of /proc/<pid>/status in KiB (VmHWM, VmRSS), or -1.
 [[nodiscard]] std::int64_t proc_status_kib(pid_t pid, const std::string& field);
+// CPU seconds (user + system) of each thread of `pid` so far, summed by
+// thread name ("trace2d-parse"): /proc/<pid>/task/*/stat.
+[[nodiscard]] std::map<std::string, double> thread_cpu_seconds(pid_t pid);
 
 // `given`, or a fresh directory under `parent` removed on destruction.
 class WorkDir {
