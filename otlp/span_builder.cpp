@@ -24,11 +24,11 @@ std::string_view parent_component(std::string_view sid) {
   return last_component(sid.substr(0, slash));
 }
 
-void add(std::vector<Attribute>& attributes, std::string key, AttributeValue value) {
+void add(std::vector<Attribute>& attributes, AttributeKey key, AttributeValue value) {
   attributes.push_back(Attribute{std::move(key), std::move(value)});
 }
 
-void add_if(std::vector<Attribute>& attributes, std::string key, const std::string& text) {
+void add_if(std::vector<Attribute>& attributes, AttributeKey key, const std::string& text) {
   if (!text.empty()) {
     add(attributes, std::move(key), text);
   }
@@ -142,9 +142,10 @@ void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p) {
     for (const auto& [category, names] : categories) {
       values.emplace(category, json_object(names, false));
     }
-    const std::string key = kind == "data" ? "trace2.process.data" : kind == "timer" ? "trace2.process.timers"
-                                                                                     : "trace2.process.counters";
-    add(a, key, json_object(values, false));
+    AttributeKey key = kind == "data"    ? AttributeKey("trace2.process.data")
+                       : kind == "timer" ? AttributeKey("trace2.process.timers")
+                                         : AttributeKey("trace2.process.counters");
+    add(a, std::move(key), json_object(values, false));
   }
 }
 
