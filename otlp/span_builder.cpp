@@ -73,19 +73,21 @@ struct RegionTimer {
   double seconds = 0;
 };
 
-void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut) {
+// `name` is the caller's buffer: a name is copied only when it is new.
+void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut,
+                           std::string& name) {
   for (const model::Node& inner_node : node.children) {
     if (inner_node.process() != nullptr) {
       continue;  // its own span has its own summary
     }
     if (const model::RegionInfo* r = inner_node.region(); r != nullptr && r->elapsed) {
-      std::string name = r->category + '/' + r->label;
+      name.assign(r->category).append(1, '/').append(r->label);
       auto it = timers.find(name);
       if (it == timers.end()) {
         if (timers.size() >= k_max_summary_entries) {
           cut = true;
         } else {
-          it = timers.emplace(std::move(name), RegionTimer{}).first;
+          it = timers.emplace(name, RegionTimer{}).first;
         }
       }
       if (it != timers.end()) {
@@ -93,7 +95,7 @@ void collect_region_timers(const model::Node& node, std::map<std::string, Region
         it->second.seconds += *r->elapsed;
       }
     }
-    collect_region_timers(inner_node, timers, cut);
+    collect_region_timers(inner_node, timers, cut, name);
   }
 }
 
@@ -103,7 +105,8 @@ void collect_region_timers(const model::Node& node, std::map<std::string, Region
 void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p) {
   std::map<std::string, RegionTimer> timers;
   bool cut = false;
-  collect_region_timers(node, timers, cut);
+  std::string name_buffer;
+  collect_region_timers(node, timers, cut, name_buffer);
   if (!timers.empty()) {
     std::map<std::string, std::string> values;
     for (const auto& [name, timer] : timers) {
@@ -213,6 +216,7 @@ class Builder {
     span.end_time_unix_nano = process_end(p, node, span.start_time_unix_nano);
 
     auto& a = span.attributes;
+    a.reserve(24);  // a process span's usual count: growing one by one copies them again and again
     add(a, "trace2.span.type", std::string("process"));
     add(a, "trace2.cmd.sid", p.sid);
     add(a, "trace2.cmd.argv", p.argv);
