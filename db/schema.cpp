@@ -637,7 +637,159 @@ ALTER TABLE daemon_status ADD COLUMN live_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE daemon_status ADD COLUMN values_cut INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 13> k_migrations{{
+// Version 14: one index fewer on `sessions`, and the query planner's
+// statistics. No query reads sessions_root_sid (trees are found through the
+// SID's primary key, the exporter's placement by id), yet every session row
+// paid for it, inserted and deleted. trace2d never runs ANALYZE (its plans
+// must not change with what one sender stored), and without statistics
+// SQLite started `regions` joined to `sessions` on a time window or a
+// command from a scan of every region. These fixed statistics describe the
+// shape of any trace2d database (a session: 20 events, 10 regions, a few
+// children; a parent: a few children; a sender: many sessions), not its
+// size, so the plans are the same from the first session on. A user's
+// ANALYZE replaces them with measured ones.
+constexpr std::string_view k_v14 = R"sql(
+DROP INDEX sessions_root_sid;
+ANALYZE sqlite_schema;
+DELETE FROM sqlite_stat1;
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('sessions', 'sqlite_autoindex_sessions_1', '1000000 1'),
+  ('sessions', 'sqlite_autoindex_sessions_2', '1000000 1'),
+  ('sessions', 'sessions_start_time', '1000000 2'),
+  ('sessions', 'sessions_first_received', '1000000 2'),
+  ('sessions', 'sessions_parent', '1000000 4 1'),
+  ('sessions', 'sessions_parent_argv', '1000000 4 2 1'),
+  ('sessions', 'sessions_uid', '1000000 50000 2'),
+  ('event_store', 'event_store', '20000000 20 1'),
+  ('region_store', 'region_store', '10000000 10 1'),
+  ('child_store', 'child_store', '300000 3 1'),
+  ('child_store', 'child_store_pid', '300000 3 1'),
+  ('child_store', 'child_store_start', '300000 3 1');
+ANALYZE sqlite_schema;
+)sql";
+
+// Version 15: the members most events begin with are kept as numbers, not
+// text. After git's common members, a line's remainder starts with some of
+// "repo", "t_abs", "t_rel", "nesting", "category" and "label", in that
+// order (region_enter, region_leave, data, timer, start, exit ...); the
+// encoder moves the ones it can give back byte for byte into columns
+// (repo, nesting: integers; t_abs, t_rel: microseconds of git's "%.6f";
+// category, label: ids into `names`), and `body` keeps what follows. The
+// key text was most of a region event's row (docs/architecture.md, "Storage
+// layout"). Rows written before keep their whole remainder in `body`, with
+// these columns NULL: the same view reads both.
+constexpr std::string_view k_v15 = R"sql(
+ALTER TABLE event_store ADD COLUMN repo INTEGER;
+ALTER TABLE event_store ADD COLUMN t_abs_us INTEGER;
+ALTER TABLE event_store ADD COLUMN t_rel_us INTEGER;
+ALTER TABLE event_store ADD COLUMN nesting INTEGER;
+ALTER TABLE event_store ADD COLUMN category INTEGER;
+ALTER TABLE event_store ADD COLUMN label INTEGER;
+
+DROP VIEW event_parts;
+CREATE VIEW event_parts AS
+SELECT e.session, e.seq, e.type, e.thread, e.time_us, e.file, e.line,
+       CASE WHEN e.repo IS NULL AND e.t_abs_us IS NULL AND e.t_rel_us IS NULL AND e.nesting IS NULL
+                 AND e.category IS NULL AND e.label IS NULL THEN e.body
+            ELSE CASE WHEN e.repo IS NULL THEN '' ELSE ',"repo":' || e.repo END
+              || CASE WHEN e.t_abs_us IS NULL THEN ''
+                      ELSE printf(',"t_abs":%d.%06d', e.t_abs_us / 1000000, e.t_abs_us % 1000000) END
+              || CASE WHEN e.t_rel_us IS NULL THEN ''
+                      ELSE printf(',"t_rel":%d.%06d', e.t_rel_us / 1000000, e.t_rel_us % 1000000) END
+              || CASE WHEN e.nesting IS NULL THEN '' ELSE ',"nesting":' || e.nesting END
+              || CASE WHEN e.category IS NULL THEN '' ELSE ',"category":' || json_quote(ca.text) END
+              || CASE WHEN e.label IS NULL THEN '' ELSE ',"label":' || json_quote(la.text) END
+              || e.body END AS body,
+       e.raw,
+       CASE WHEN substr(e.body, 1, 1) = '{' THEN e.body
+            ELSE '{' || substr(
+                   CASE WHEN e.repo IS NULL THEN '' ELSE ',"repo":' || e.repo END
+                || CASE WHEN e.t_abs_us IS NULL THEN ''
+                        ELSE printf(',"t_abs":%d.%06d', e.t_abs_us / 1000000, e.t_abs_us % 1000000) END
+                || CASE WHEN e.t_rel_us IS NULL THEN ''
+                        ELSE printf(',"t_rel":%d.%06d', e.t_rel_us / 1000000, e.t_rel_us % 1000000) END
+                || CASE WHEN e.nesting IS NULL THEN '' ELSE ',"nesting":' || e.nesting END
+                || CASE WHEN e.category IS NULL THEN '' ELSE ',"category":' || json_quote(ca.text) END
+                || CASE WHEN e.label IS NULL THEN '' ELSE ',"label":' || json_quote(la.text) END
+                || e.body, 2) || '}' END AS obj,
+       substr(e.body, 1, 1) = '{' AS whole,
+       e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label
+  FROM event_store e
+  LEFT JOIN names ca ON ca.id = e.category
+  LEFT JOIN names la ON la.id = e.label;
+
+-- What was taken out of the body is read from its columns where it can be
+-- (the body is rebuilt for `json`, and for the members that stayed in it).
+DROP VIEW events;
+CREATE VIEW events AS
+SELECT id, sid, seq, event, thread, time,
+       CASE WHEN t_abs_us IS NULL THEN json_extract(obj, '$.t_abs')
+            ELSE CAST(printf('%d.%06d', t_abs_us / 1000000, t_abs_us % 1000000) AS REAL) END AS t_abs,
+       CASE WHEN t_rel_us IS NULL THEN json_extract(obj, '$.t_rel')
+            ELSE CAST(printf('%d.%06d', t_rel_us / 1000000, t_rel_us % 1000000) AS REAL) END AS t_rel,
+       coalesce(repo_id, json_extract(obj, '$.repo')) AS repo,
+       coalesce(nesting_n, json_extract(obj, '$.nesting')) AS nesting,
+       coalesce(category_text, json_extract(obj, '$.category')) AS category,
+       CASE
+         WHEN event IN ('data', 'data_json') THEN json_extract(obj, '$.key')
+         WHEN event IN ('region_enter', 'region_leave') THEN coalesce(label_text, json_extract(obj, '$.label'))
+         WHEN event IN ('cmd_name', 'cmd_mode', 'timer', 'th_timer', 'counter', 'th_counter')
+           THEN json_extract(obj, '$.name')
+         WHEN event = 'def_param' THEN json_extract(obj, '$.param')
+         WHEN event = 'alias' THEN json_extract(obj, '$.alias')
+         WHEN event IN ('child_start', 'child_exit', 'child_ready') THEN json_extract(obj, '$.child_id')
+         WHEN event IN ('exec', 'exec_result') THEN json_extract(obj, '$.exec_id')
+       END AS label,
+       CASE
+         WHEN event IN ('data', 'data_json', 'def_param') THEN json_extract(obj, '$.value')
+         WHEN event IN ('error', 'printf', 'region_enter', 'region_leave') THEN json_extract(obj, '$.msg')
+         WHEN event = 'version' THEN json_extract(obj, '$.exe')
+         WHEN event IN ('start', 'alias', 'child_start', 'exec') THEN json_extract(obj, '$.argv')
+         WHEN event IN ('exit', 'atexit', 'child_exit', 'exec_result') THEN json_extract(obj, '$.code')
+         WHEN event = 'signal' THEN json_extract(obj, '$.signo')
+         WHEN event = 'cmd_path' THEN json_extract(obj, '$.path')
+         WHEN event = 'cmd_name' THEN json_extract(obj, '$.hierarchy')
+         WHEN event = 'cmd_ancestry' THEN json_extract(obj, '$.ancestry')
+         WHEN event = 'def_repo' THEN json_extract(obj, '$.worktree')
+         WHEN event = 'child_ready' THEN json_extract(obj, '$.ready')
+         WHEN event IN ('timer', 'th_timer') THEN json_extract(obj, '$.t_total')
+         WHEN event IN ('counter', 'th_counter') THEN json_extract(obj, '$.count')
+       END AS value,
+       CASE WHEN whole THEN body
+            ELSE '{"event":' || json_quote(event) || ',"sid":' || json_quote(sid)
+                 || CASE WHEN thread_id IS NULL THEN '' ELSE ',"thread":' || json_quote(thread) END
+                 || CASE WHEN time_us IS NULL THEN '' ELSE ',"time":"' || time || '"' END
+                 || CASE WHEN file_id IS NULL THEN '' ELSE ',"file":' || json_quote(file) END
+                 || CASE WHEN line IS NULL THEN '' ELSE ',"line":' || line END
+                 || body || '}'
+       END AS json,
+       raw,
+       file,
+       line
+  FROM (
+    SELECT (p.session << 32) | p.seq AS id, s.sid, p.seq,
+           COALESCE(et.text, json_extract(p.obj, '$.event')) AS event,
+           p.thread AS thread_id, p.file AS file_id, p.time_us, p.line, p.body, p.raw,
+           p.obj, p.whole, p.repo AS repo_id, p.t_abs_us, p.t_rel_us, p.nesting AS nesting_n,
+           ca.text AS category_text, la.text AS label_text,
+           COALESCE(th.text, CASE WHEN p.whole THEN json_extract(p.obj, '$.thread') END) AS thread,
+           COALESCE(fi.text, CASE WHEN p.whole THEN json_extract(p.obj, '$.file') END) AS file,
+           CASE WHEN p.time_us IS NOT NULL
+                THEN strftime('%Y-%m-%dT%H:%M:%S', (s.time_base_us + p.time_us) / 1000000, 'unixepoch')
+                     || printf('.%06dZ', (s.time_base_us + p.time_us) % 1000000)
+                WHEN p.whole THEN json_extract(p.obj, '$.time')
+           END AS time
+      FROM event_parts p
+      JOIN sessions s ON s.id = p.session
+      LEFT JOIN names et ON et.id = p.type
+      LEFT JOIN names th ON th.id = p.thread
+      LEFT JOIN names fi ON fi.id = p.file
+      LEFT JOIN names ca ON ca.id = p.category
+      LEFT JOIN names la ON la.id = p.label
+  );
+)sql";
+
+constexpr std::array<Migration, 15> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -651,6 +803,8 @@ constexpr std::array<Migration, 13> k_migrations{{
     {11, "export queue by sender, retention leaves it; child_starts and child sessions found by index", k_v11},
     {12, "the storage rule: sessions withheld, per uid and rule", k_v12},
     {13, "daemon status: bytes held for live sessions, values cut in memory", k_v13},
+    {14, "sessions: no root_sid index; fixed query planner statistics", k_v14},
+    {15, "event_store: the leading repo, t_abs, t_rel, nesting, category and label as numbers", k_v15},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's
@@ -695,7 +849,9 @@ int current_schema_version(Database& db) {
   return static_cast<int>(db.query_int("SELECT max(version) FROM schema_version").value_or(0));
 }
 
-int apply_migrations(Database& db) {
+int apply_migrations(Database& db) { return apply_migrations(db, latest_schema_version()); }
+
+int apply_migrations(Database& db, int up_to) {
   const bool fresh =
       db.query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0;
   if (fresh) {
@@ -713,7 +869,7 @@ int apply_migrations(Database& db) {
   }
   int applied = 0;
   for (const Migration& m : k_migrations) {
-    if (m.version <= current) {
+    if (m.version <= current || m.version > up_to) {
       continue;
     }
     Transaction txn(db);

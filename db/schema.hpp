@@ -12,5 +12,8 @@ namespace trace2d::db {
 [[nodiscard]] int current_schema_version(Database& db);
 // Brings `db` to the latest version; returns how many migrations ran.
 int apply_migrations(Database& db);
+// Brings `db` to version `up_to` only: a database as an earlier trace2d
+// wrote it, for testing the later migrations on it.
+int apply_migrations(Database& db, int up_to);
 
 }  // namespace trace2d::db

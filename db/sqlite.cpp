@@ -187,6 +187,12 @@ void Statement::run() {
   reset();
 }
 
+void Statement::run_rebinding_all() {
+  while (step()) {
+  }
+  sqlite3_reset(m_stmt);
+}
+
 void Statement::reset() {
   sqlite3_reset(m_stmt);
   sqlite3_clear_bindings(m_stmt);

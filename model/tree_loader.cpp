@@ -1,5 +1,7 @@
 #include "model/tree_loader.hpp"
 
+#include <fmt/format.h>
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -99,7 +101,11 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
 // not a lookup per row. (Ranges, not IN (...): SQLite tests a list by a
 // seek in a temporary index, per row.)
 constexpr std::string_view k_events_sql = R"sql(
-SELECT e.seq, e.type, e.time_us, e.body, e.thread, s.time_base_us, s.process_start_us, s.sid
+SELECT e.seq, e.type, e.time_us, e.body, e.thread, s.time_base_us, s.process_start_us,
+       e.repo, e.t_abs_us, e.t_rel_us, e.nesting,
+       CASE WHEN e.category IS NOT NULL THEN (SELECT json_quote(ca.text) FROM names ca WHERE ca.id = e.category) END,
+       CASE WHEN e.label IS NOT NULL THEN (SELECT json_quote(la.text) FROM names la WHERE la.id = e.label) END,
+       s.sid
   FROM sessions s
   JOIN event_store e ON e.session = s.id
  WHERE s.sid {sid} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
@@ -633,6 +639,32 @@ class FullLoader {
     r.elapsed = stmt.column_optional_double(10);
   }
 
+  // The members event_parts writes in front of the body, from columns 7
+  // to 12 of k_events_sql: each with its leading comma.
+  static void append_leading_members(const db::Statement& stmt, std::string& out) {
+    const auto micros = [&](int column, std::string_view key) {
+      if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
+        out += fmt::format(",\"{}\":{}.{:06}", key, *us / 1000000, *us % 1000000);
+      }
+    };
+    const auto integer = [&](int column, std::string_view key) {
+      if (const std::optional<std::int64_t> n = stmt.column_optional_int(column)) {
+        out += fmt::format(",\"{}\":{}", key, *n);
+      }
+    };
+    const auto quoted = [&](int column, std::string_view key) {
+      if (!stmt.column_is_null(column)) {
+        out += fmt::format(",\"{}\":{}", key, stmt.column_text(column));
+      }
+    };
+    integer(7, "repo");
+    micros(8, "t_abs");
+    micros(9, "t_rel");
+    integer(10, "nesting");
+    quoted(11, "category");
+    quoted(12, "label");
+  }
+
   // One row of k_events_sql.
   void read_event(const db::Statement& stmt, ProcessRows& rows, EventScan& scan) {
     const std::optional<std::int64_t> time_us = stmt.column_optional_int(2);
@@ -667,15 +699,19 @@ class FullLoader {
     if (!wanted) {
       return;
     }
-    // The event_parts view's obj: the body in braces, or the whole event.
+    // The event_parts view's obj: the whole event, or the members schema
+    // v15 keeps in columns (written back as that view writes them) and the
+    // body, in braces.
     const std::string_view body = stmt.column_text(3);
     m_obj.clear();
-    m_obj.reserve(body.size() + 2 + simdjson::SIMDJSON_PADDING);  // parsed in place
+    m_obj.reserve(body.size() + 128 + simdjson::SIMDJSON_PADDING);  // parsed in place
     if (!body.empty() && body.front() == '{') {
       m_obj.append(body);
     } else {
       m_obj += '{';
-      m_obj.append(body.substr(std::min<std::size_t>(1, body.size())));
+      append_leading_members(stmt, m_obj);
+      m_obj.append(body);
+      m_obj.erase(1, std::min<std::size_t>(1, m_obj.size() - 1));  // the first member's comma
       m_obj += '}';
     }
     simdjson::dom::object obj;

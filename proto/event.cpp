@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "proto/length_buckets.hpp"
+
 namespace trace2d::proto {
 namespace {
 
@@ -43,24 +45,32 @@ constexpr std::array<std::pair<std::string_view, EventKind>, 32> k_names{{
     {"data-json", EventKind::data_json},
 }};
 
+// The enum's values are the table's first entries, in order: to_string()
+// is an index.
+constexpr bool names_follow_the_enum() {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(EventKind::unknown); ++i) {
+    if (static_cast<std::size_t>(k_names[i].second) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(names_follow_the_enum());
+
+constexpr auto name_at = [](std::size_t index) { return k_names[index].first; };  // a type of its own: inlined
+
+constexpr LengthBuckets<14, 6> k_name_buckets(k_names.size(), name_at);  // 14: "too_many_files"
+
 }  // namespace
 
 std::string_view to_string(EventKind kind) {
-  for (const auto& [name, k] : k_names) {
-    if (k == kind) {
-      return name;
-    }
-  }
-  return "unknown";
+  const auto index = static_cast<std::size_t>(kind);
+  return index < static_cast<std::size_t>(EventKind::unknown) ? k_names[index].first : "unknown";
 }
 
 EventKind event_kind_from_name(std::string_view name) {
-  for (const auto& [n, kind] : k_names) {
-    if (n == name) {
-      return kind;
-    }
-  }
-  return EventKind::unknown;
+  const std::optional<std::size_t> index = k_name_buckets.find(name, name_at);
+  return index ? k_names[*index].second : EventKind::unknown;
 }
 
 bool is_terminal(EventKind kind) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "proto/length_buckets.hpp"
 #include "proto/timestamp.hpp"
 #include "proto/utf8.hpp"
 
@@ -52,41 +53,13 @@ constexpr std::array<KeyInfo, static_cast<std::size_t>(Key::count_of_keys)> k_ke
     {"subcommands", Shape::string_list},
 }};
 
-// The keys grouped by name length: a lookup is a few byte compares, with no
-// hashing (it runs for every field of every line).
-struct KeyBuckets {
-  static constexpr std::size_t k_max_length = 11;  // "child_class"
-  static constexpr std::size_t k_max_per_length = 16;
-  std::array<std::array<Key, k_max_per_length>, k_max_length + 1> keys{};
-  std::array<std::size_t, k_max_length + 1> count{};
-};
+constexpr auto key_name = [](std::size_t index) { return k_keys[index].name; };  // a type of its own: inlined
 
-constexpr KeyBuckets make_key_buckets() {
-  KeyBuckets buckets;
-  for (std::size_t i = 0; i < k_keys.size(); ++i) {
-    const std::size_t length = k_keys[i].name.size();
-    if (length > KeyBuckets::k_max_length || buckets.count[length] == KeyBuckets::k_max_per_length) {
-      throw "KeyBuckets too small";  // fails the constant evaluation
-    }
-    buckets.keys[length][buckets.count[length]++] = static_cast<Key>(i);
-  }
-  return buckets;
-}
-
-constexpr KeyBuckets k_key_buckets = make_key_buckets();
+constexpr LengthBuckets<11, 16> k_key_buckets(k_keys.size(), key_name);  // 11: "child_class"
 
 std::optional<Key> find_key(std::string_view name) {
-  if (name.empty() || name.size() > KeyBuckets::k_max_length) {
-    return std::nullopt;
-  }
-  const auto& candidates = k_key_buckets.keys[name.size()];
-  for (std::size_t i = 0; i < k_key_buckets.count[name.size()]; ++i) {
-    const std::string_view known = k_keys[static_cast<std::size_t>(candidates[i])].name;
-    if (known.front() == name.front() && known == name) {
-      return candidates[i];
-    }
-  }
-  return std::nullopt;
+  const std::optional<std::size_t> index = k_key_buckets.find(name, key_name);
+  return index ? std::optional<Key>(static_cast<Key>(*index)) : std::nullopt;
 }
 
 constexpr std::string_view json_type_name(od::json_type t) {
@@ -723,27 +696,30 @@ struct Parser::Impl {
       return reject("empty line");
     }
 
-    // Invalid UTF-8 (git copies raw bytes into strings): parse a repaired copy.
     std::string_view input = line;
-    if (!is_valid_utf8(line)) {
-      repaired.clear();
-      append_repaired_utf8(repaired, line);
-      repaired.append(simdjson::SIMDJSON_PADDING, '\0');
-      input = std::string_view(repaired.data(), repaired.size() - simdjson::SIMDJSON_PADDING);
-      readable_after = simdjson::SIMDJSON_PADDING;
-      out.utf8_repaired = true;
-    }
     if (readable_after < simdjson::SIMDJSON_PADDING) {
       padded.assign(input);
       padded.append(simdjson::SIMDJSON_PADDING, '\0');
       input = std::string_view(padded.data(), input.size());
     }
-    out.json = input;
-
     od::document doc;
-    if (auto e = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING)
-                     .get(doc)) {
-      return reject_with("not JSON", e);
+    simdjson::error_code indexed = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING)
+                                       .get(doc);
+    // Invalid UTF-8 (git copies raw bytes into strings): stage 1 has found
+    // it while indexing (it reports control characters and unclosed strings
+    // first, which a repair would not change), so the bytes are checked once
+    // and only such a line is read twice, as a repaired copy.
+    if (indexed == simdjson::UTF8_ERROR) {
+      repaired.clear();
+      append_repaired_utf8(repaired, line);
+      repaired.append(simdjson::SIMDJSON_PADDING, '\0');
+      input = std::string_view(repaired.data(), repaired.size() - simdjson::SIMDJSON_PADDING);
+      out.utf8_repaired = true;
+      indexed = parser.iterate(input.data(), input.size(), input.size() + simdjson::SIMDJSON_PADDING).get(doc);
+    }
+    out.json = input;
+    if (indexed) {
+      return reject_with("not JSON", indexed);
     }
     od::object object;
     if (auto e = doc.get_object().get(object)) {

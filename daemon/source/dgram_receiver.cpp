@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <memory>
 #include <cstdio>
 #include <cerrno>
 #include <cstring>
@@ -67,14 +68,16 @@ void raise_receive_buffer(int fd, std::size_t wanted_bytes) {
 
 // recvmmsg's buffers, allocated once.
 struct DgramReceiver::Batch {
-  std::vector<char> data = std::vector<char>(k_message_bytes * k_messages_per_call);
+  // Left uninitialised: zeroing would make all 4 MiB resident from the
+  // start, where the kernel only ever writes the pages a datagram fills.
+  std::unique_ptr<char[]> data = std::make_unique_for_overwrite<char[]>(k_message_bytes * k_messages_per_call);
   std::array<iovec, k_messages_per_call> iov{};
   std::array<mmsghdr, k_messages_per_call> headers{};
   std::array<std::array<char, k_control_bytes>, k_messages_per_call> control{};
 
   void reset() {
     for (unsigned i = 0; i < k_messages_per_call; ++i) {
-      iov[i] = {data.data() + i * k_message_bytes, k_message_bytes};
+      iov[i] = {data.get() + i * k_message_bytes, k_message_bytes};
       headers[i] = {};
       headers[i].msg_hdr.msg_iov = &iov[i];
       headers[i].msg_hdr.msg_iovlen = 1;

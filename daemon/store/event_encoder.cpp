@@ -87,7 +87,121 @@ struct PrefixCursor {
   }
 };
 
+// The text of `member` at the start of `rest` (`,"member":`), consumed.
+bool take_key(std::string_view& rest, std::string_view member) {
+  if (rest.size() < member.size() + 4 || rest[0] != ',' || rest[1] != '"' ||
+      rest.substr(2, member.size()) != member || rest[2 + member.size()] != '"' ||
+      rest[3 + member.size()] != ':') {
+    return false;
+  }
+  rest.remove_prefix(member.size() + 4);
+  return true;
+}
+
+// Where a member's value ends: at the next ',' or at the end.
+std::string_view value_text(std::string_view rest) { return rest.substr(0, rest.find(',')); }
+
+// An integer written as SQLite writes it back (no '+', no leading zeros, no "-0").
+std::optional<std::int64_t> exact_integer(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  char buf[24];
+  const char* const out = std::to_chars(buf, buf + sizeof buf, value).ptr;
+  if (std::string_view(buf, static_cast<std::size_t>(out - buf)) != text) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// git's "%.6f" of a non-negative number of seconds, as microseconds: the
+// view's printf('%d.%06d') writes the same text back.
+std::optional<std::int64_t> exact_microseconds(std::string_view text) {
+  const auto dot = text.find('.');
+  if (dot == std::string_view::npos || dot == 0 || text.size() - dot != 7 || (dot > 1 && text[0] == '0') ||
+      dot > 12) {
+    return std::nullopt;
+  }
+  std::int64_t value = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (i == dot) {
+      continue;
+    }
+    if (text[i] < '0' || text[i] > '9') {
+      return std::nullopt;
+    }
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+// A string without escapes, whose text json_quote() writes back as it was.
+std::optional<std::string_view> plain_string(std::string_view rest) {
+  if (rest.empty() || rest.front() != '"') {
+    return std::nullopt;
+  }
+  const auto close = rest.find('"', 1);
+  if (close == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const std::string_view text = rest.substr(1, close - 1);
+  if (needs_json_escape(text)) {  // a backslash: an escape, left in the body
+    return std::nullopt;
+  }
+  if (close + 1 < rest.size() && rest[close + 1] != ',') {
+    return std::nullopt;
+  }
+  return text;
+}
+
 }  // namespace
+
+std::string_view EventEncoder::take_leading_members(std::string_view body, EventRow& row, WriteBatch& batch,
+                                                    std::optional<std::int64_t> uid) {
+  // A member is taken only when it is first in what is left: the view
+  // writes them back in this order, in front of the rest of the body. One
+  // that is absent is skipped; one that is present but cannot be given back
+  // exactly ends the taking.
+  std::string_view rest = body;
+  bool open = true;
+  const auto number = [&](std::string_view member, std::optional<std::int64_t>& to,
+                          std::optional<std::int64_t> (*exact)(std::string_view)) {
+    std::string_view after = rest;
+    if (!open || !take_key(after, member)) {
+      return;
+    }
+    const std::string_view text = value_text(after);
+    if (const auto value = exact(text)) {
+      to = value;
+      rest = after.substr(text.size());
+    } else {
+      open = false;
+    }
+  };
+  const auto name = [&](std::string_view member, std::optional<std::int64_t>& to) {
+    std::string_view after = rest;
+    if (!open || !take_key(after, member)) {
+      return;
+    }
+    const auto text = plain_string(after);
+    const auto id = text ? m_names.intern(*text, batch, uid) : std::nullopt;
+    if (id) {
+      to = id;
+      rest = after.substr(text->size() + 2);
+    } else {
+      open = false;
+    }
+  };
+  number("repo", row.repo, exact_integer);
+  number("t_abs", row.t_abs_us, exact_microseconds);
+  number("t_rel", row.t_rel_us, exact_microseconds);
+  number("nesting", row.nesting, exact_integer);
+  name("category", row.category);
+  name("label", row.label);
+  return rest;
+}
 
 void EventEncoder::encode(const proto::Event& event, std::string_view original,
                           const stitch::EventPlacement& placement, WriteBatch& batch,
@@ -152,6 +266,9 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
     if (canonical) {
       body = cursor.rest.substr(0, cursor.rest.size() - 1);
       canonical = body.empty() || body.front() == ',';
+      if (canonical) {
+        body = take_leading_members(body, row, batch, uid);
+      }
     }
   }
   std::string_view stored_json = json;

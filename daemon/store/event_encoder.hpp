@@ -40,6 +40,11 @@ class EventEncoder {
   void encode(const stitch::StitchChanges& changes, WriteBatch& batch);
 
  private:
+  // Moves the leading members of `body` it can give back byte for byte
+  // into `row`; returns what is left of the body.
+  std::string_view take_leading_members(std::string_view body, EventRow& row, WriteBatch& batch,
+                                         std::optional<std::int64_t> uid);
+
   NameTable& m_names;
   std::string m_quote_scratch;  // a string that needs escaping, quoted for comparison
   // The sender of each session encoded since the last changes: whom the

@@ -40,11 +40,28 @@ Retention::Retention(db::Database& db, Options options)
       m_eraser(db),
       m_delete_reject(db.prepare("DELETE FROM rejects WHERE id = ?")) {}
 
-std::uint64_t Retention::used_bytes() {
-  const auto pages = m_db.query_int("PRAGMA page_count").value_or(0);
-  const auto free = m_db.query_int("PRAGMA freelist_count").value_or(0);
-  const auto size = m_db.query_int("PRAGMA page_size").value_or(4096);
-  return static_cast<std::uint64_t>((pages - free) * size);
+Retention::Pages Retention::pages() {
+  Pages p;
+  p.count = static_cast<std::uint64_t>(std::max<std::int64_t>(0, m_db.query_int("PRAGMA page_count").value_or(0)));
+  p.free = static_cast<std::uint64_t>(std::max<std::int64_t>(0, m_db.query_int("PRAGMA freelist_count").value_or(0)));
+  p.size = static_cast<std::uint64_t>(std::max<std::int64_t>(512, m_db.query_int("PRAGMA page_size").value_or(4096)));
+  return p;
+}
+
+std::uint64_t Retention::used_bytes() { return pages().used_bytes(); }
+
+std::uint64_t Retention::pages_to_give_back(const Pages& p, bool deleted) const {
+  if (m_options.max_db_bytes == 0) {
+    // No size bound: what a deletion freed goes back, as it always did.
+    return deleted ? std::min<std::uint64_t>(p.free, k_vacuum_pages_per_step) : 0;
+  }
+  // The file down to its bound, and free pages beyond the slack kept for
+  // the next inserts (a deletion by age frees more than that).
+  const std::uint64_t bound_pages = m_options.max_db_bytes / p.size;
+  const std::uint64_t over_bound = p.count > bound_pages ? p.count - bound_pages : 0;
+  const std::uint64_t slack_pages = slack_bytes() / p.size;
+  const std::uint64_t beyond_slack = p.free > slack_pages ? p.free - slack_pages : 0;
+  return std::min({p.free, k_vacuum_pages_per_step, std::max(over_bound, beyond_slack)});
 }
 
 void Retention::bind_uid(db::Statement& stmt, int index, std::int64_t uid) {
@@ -155,7 +172,7 @@ void Retention::load_usage() {
   m_usage_loaded = true;
 }
 
-void Retention::collect_by_size(Doomed& doomed, std::uint64_t used) {
+void Retention::collect_by_size(Doomed& doomed, std::uint64_t used, std::uint64_t keep) {
   if (!m_usage_loaded) {
     load_usage();
   }
@@ -165,7 +182,7 @@ void Retention::collect_by_size(Doomed& doomed, std::uint64_t used) {
   }
   // Stored bytes are what the rows hold; pages also hold indexes and
   // slack. Free the excess in proportion: the next step measures again.
-  const std::uint64_t excess = used - m_options.max_db_bytes;
+  const std::uint64_t excess = used - keep;
   const std::uint64_t target =
       stored == 0 ? 1 : std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(excess) *
                                                                             static_cast<double>(stored) /
@@ -227,9 +244,13 @@ bool Retention::step() {
     collect_by_age(doomed);
   }
   if (doomed.empty() && m_options.max_db_bytes > 0) {
-    const std::uint64_t used = used_bytes();
-    if (used > m_options.max_db_bytes) {
-      collect_by_size(doomed, used);
+    // Pages in use are kept under the bound less the slack, so that the
+    // pages a step frees are there for the next inserts: the file stays
+    // at its bound without pages moved back and forth at full rate.
+    const std::uint64_t used = pages().used_bytes();
+    const std::uint64_t keep = m_options.max_db_bytes - slack_bytes();
+    if (used > keep) {
+      collect_by_size(doomed, used, keep);
     }
   }
   for (const std::int64_t id : doomed.sessions) {
@@ -239,19 +260,29 @@ bool Retention::step() {
     m_delete_reject.bind_int(1, id);
     m_delete_reject.run();
   }
-  if (!doomed.empty()) {
-    // Give freed pages back to the file system, a bounded amount per step.
-    m_db.exec("PRAGMA incremental_vacuum(2000)");
+  // Incremental vacuum moves each page it gives back (the file's last
+  // ones, into free places) and rewrites its parent: only what takes the
+  // file over its bound, or frees more than the slack, a bounded amount
+  // per step.
+  const Pages after = pages();
+  m_over_bound = m_options.max_db_bytes > 0 && after.used_bytes() > m_options.max_db_bytes;
+  std::uint64_t given_back = 0;
+  if (const std::uint64_t give_back = pages_to_give_back(after, !doomed.empty()); give_back > 0) {
+    m_db.exec("PRAGMA incremental_vacuum(" + std::to_string(give_back) + ")");
+    // Measured, not assumed: a database made without incremental
+    // auto-vacuum gives nothing back, and must not keep retention busy.
+    const std::uint64_t count = pages().count;
+    given_back = after.count > count ? after.count - count : 0;
   }
   txn.commit();
   m_sessions_deleted += doomed.sessions.size();
   m_events_deleted += doomed.events;
   m_rejects_deleted += doomed.rejects.size();
   if (!doomed.empty()) {
-    spdlog::debug("retention: deleted {} sessions ({} events) and {} rejects", doomed.sessions.size(),
-                  doomed.events, doomed.rejects.size());
+    spdlog::debug("retention: deleted {} sessions ({} events) and {} rejects, gave back {} pages",
+                  doomed.sessions.size(), doomed.events, doomed.rejects.size(), given_back);
   }
-  return !doomed.empty();
+  return !doomed.empty() || given_back > 0;
 }
 
 }  // namespace trace2d::store

@@ -2,8 +2,12 @@
 // Keeps the database within its configured age and size: deletes whole
 // sessions and rejects, a few at a time. Each step is one short transaction
 // on the writer's connection, run only when no batch is waiting, so pruning
-// never holds up ingestion; freed pages go back to the file system through
-// incremental vacuum.
+// never holds up ingestion. Under a size bound, pages in use are kept 1%
+// below it, and the file is given back (incremental vacuum) only what takes
+// it over the bound or what is free beyond that 1%: at full rate the inserts
+// fill the pages the deletions free, rather than every freed page being
+// given back and the file grown again (each page given back is a page
+// moved and its parent rewritten).
 //
 // Every local user can write into the database, so the size bound must not
 // let one of them push everyone else out: over the bound, the sender (uid)
@@ -12,6 +16,7 @@
 // only once it holds the most. By age, everything goes: rejects, and
 // sessions left `running` that have not sent anything for that long.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -46,6 +51,12 @@ class Retention {
   [[nodiscard]] std::uint64_t rejects_deleted() const { return m_rejects_deleted; }
   // Bytes of the database in use (pages minus free pages).
   [[nodiscard]] std::uint64_t used_bytes();
+  // Under the size bound, pages in use are kept this much below it: the
+  // room inside the file that the next inserts fill.
+  [[nodiscard]] std::uint64_t slack_bytes() const { return m_options.max_db_bytes / 100; }
+  // The last step left more pages in use than the bound: the next must not
+  // wait for a pause in ingest (there may be none at full rate).
+  [[nodiscard]] bool over_bound() const { return m_over_bound; }
   // A batch was committed: what it stored counts for its senders from now
   // on, so the per-uid totals never need reading again. The sessions the
   // storage rule withheld in it count neither this batch's rows (erased
@@ -62,11 +73,24 @@ class Retention {
     std::uint64_t bytes = 0;  // stored bytes, as counted in `sessions.stored_bytes`
     [[nodiscard]] bool empty() const { return sessions.empty() && rejects.empty(); }
   };
+  struct Pages {
+    std::uint64_t count = 0;
+    std::uint64_t free = 0;
+    std::uint64_t size = 4096;
+    [[nodiscard]] std::uint64_t used_bytes() const { return (count - std::min(count, free)) * size; }
+  };
+  // Pages given back to the file system in one step, at most.
+  static constexpr std::uint64_t k_vacuum_pages_per_step = 2000;
   // uid as stored (NULL for senders without one), for a std::map key.
   static constexpr std::int64_t k_no_uid = INT64_MIN;
 
   void collect_by_age(Doomed& doomed);
-  void collect_by_size(Doomed& doomed, std::uint64_t used);
+  // Deletes toward `keep` bytes of pages in use, from `used`.
+  void collect_by_size(Doomed& doomed, std::uint64_t used, std::uint64_t keep);
+  Pages pages();
+  // Free pages the step gives back (incremental vacuum); `deleted`: the
+  // step deleted something.
+  [[nodiscard]] std::uint64_t pages_to_give_back(const Pages& p, bool deleted) const;
   // Stored bytes per uid, from the database (one scan of sessions and
   // rejects), once: from then on kept by add_committed() and the deletions.
   void load_usage();
@@ -87,6 +111,7 @@ class Retention {
   // at tens of millions of events, while git's events pile up behind it.
   std::map<std::int64_t, std::uint64_t> m_usage;
   bool m_usage_loaded = false;
+  bool m_over_bound = false;
   std::vector<std::pair<std::int64_t, std::int64_t>> m_batch_uids;  // session id, uid: add_committed()
   std::uint64_t m_sessions_deleted = 0;
   std::uint64_t m_events_deleted = 0;

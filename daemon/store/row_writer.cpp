@@ -1,6 +1,9 @@
 #include "daemon/store/row_writer.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <string>
+#include <utility>
 
 #include "proto/sid.hpp"
 #include "proto/timestamp.hpp"
@@ -29,7 +32,8 @@ std::string multi_row_sql(std::string_view head, int columns, std::size_t rows, 
 }
 
 constexpr std::string_view k_insert_events =
-    "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw)";
+    "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw, repo, t_abs_us,"
+    " t_rel_us, nesting, category, label)";
 // A region flushed while still open is written again when it closes.
 constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
@@ -38,14 +42,17 @@ constexpr std::string_view k_write_regions =
 // The three session statements share their parameter numbers, so that one
 // function binds them all: ?1..?21 the columns a later snapshot can change,
 // ?22 and ?23 the indexed ones (start_time, sid_pid), ?24 the id, ?25..?32
-// what only the first write sets.
+// what only the first write sets, ?33 the bytes of the batch's events of
+// the session (added to stored_bytes in the same write of the row).
 constexpr int k_session_update_parameters = 24;
 constexpr int k_session_parameters = 32;
+constexpr int k_session_bytes_parameter = 33;
 constexpr std::string_view k_update_session_head =
     "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
     " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
     " status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16, last_received = ?17,"
-    " time_base_us = ?18, argv_key = ?19, process_start_us = ?20, nickname = ?21";
+    " time_base_us = ?18, argv_key = ?19, process_start_us = ?20, nickname = ?21,"
+    " stored_bytes = stored_bytes + ?33";
 
 void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
@@ -76,14 +83,14 @@ RowWriter::RowWriter(db::Database& db)
           "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
           " end_time, elapsed, exit_code, signo, status, event_count, error_count, problem_count,"
           " last_received, time_base_us, argv_key, process_start_us, nickname, start_time, sid_pid, id,"
-          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received)"
+          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes)"
           " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,"
-          "?24,?25,?26,?27,?28,?29,?30,?31,?32)"
+          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33)"
           " ON CONFLICT (sid) DO UPDATE SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5,"
           " cmd_mode = ?6, worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11,"
           " signo = ?12, status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16,"
           " last_received = ?17, time_base_us = ?18, argv_key = ?19, process_start_us = ?20,"
-          " nickname = ?21, start_time = ?22, sid_pid = ?23")),
+          " nickname = ?21, start_time = ?22, sid_pid = ?23, stored_bytes = stored_bytes + ?33")),
       // The columns a later snapshot of a session can change; the indexed
       // ones (start_time, sid_pid) only when they did.
       m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?24")),
@@ -134,8 +141,40 @@ void RowWriter::write(const WriteBatch& batch) {
     m_insert_name.bind_text(2, batch.text(name.text));
     m_insert_name.run();
   }
+  // What each sender holds, for retention's size bound: the bytes of the
+  // batch's events per session, added as its row is written.
+  m_session_bytes.clear();
+  for (const EventRow& row : batch.events) {
+    const auto bytes = static_cast<std::int64_t>(stored_bytes(row));
+    if (m_session_bytes.empty() || m_session_bytes.back().first != row.session) {
+      m_session_bytes.emplace_back(row.session, bytes);
+    } else {
+      m_session_bytes.back().second += bytes;
+    }
+  }
+  // Events come in runs of one session (a batch mostly holds few, long
+  // runs): one total per session.
+  std::sort(m_session_bytes.begin(), m_session_bytes.end());
+  std::size_t merged = 0;
+  for (std::size_t i = 0; i < m_session_bytes.size(); ++i) {
+    if (merged > 0 && m_session_bytes[merged - 1].first == m_session_bytes[i].first) {
+      m_session_bytes[merged - 1].second += m_session_bytes[i].second;
+    } else {
+      m_session_bytes[merged++] = m_session_bytes[i];
+    }
+  }
+  m_session_bytes.resize(merged);
   for (const stitch::SessionRecord& session : batch.sessions) {
-    write_session(session);
+    write_session(session, take_session_bytes(session.id));
+  }
+  // Not expected (an event changes its session's snapshot, so the batch
+  // holds it), but counted all the same.
+  for (const auto& [session, bytes] : m_session_bytes) {
+    if (bytes != 0) {
+      m_add_stored_bytes.bind_int(1, session);
+      m_add_stored_bytes.bind_int(2, bytes);
+      m_add_stored_bytes.run();
+    }
   }
   write_events(batch);
   write_regions(batch);
@@ -224,28 +263,25 @@ void RowWriter::write_events(const WriteBatch& batch) {
     } else {
       stmt.bind_null(base + 9);
     }
+    stmt.bind(base + 10, row.repo);
+    stmt.bind(base + 11, row.t_abs_us);
+    stmt.bind(base + 12, row.t_rel_us);
+    stmt.bind(base + 13, row.nesting);
+    stmt.bind(base + 14, row.category);
+    stmt.bind(base + 15, row.label);
   };
   write_rows(batch.events, k_event_columns, m_insert_events_multi, m_insert_event, bind_row);
-
-  // What each sender holds, for retention's size bound: one update per run
-  // of a session's events (a batch mostly holds few, long runs).
-  m_session_bytes.clear();
-  for (const EventRow& row : batch.events) {
-    const auto bytes = static_cast<std::int64_t>(stored_bytes(row));
-    if (m_session_bytes.empty() || m_session_bytes.back().first != row.session) {
-      m_session_bytes.emplace_back(row.session, bytes);
-    } else {
-      m_session_bytes.back().second += bytes;
-    }
-  }
-  for (const auto& [session, bytes] : m_session_bytes) {
-    m_add_stored_bytes.bind_int(1, session);
-    m_add_stored_bytes.bind_int(2, bytes);
-    m_add_stored_bytes.run();
-  }
 }
 
-void RowWriter::write_session(const stitch::SessionRecord& r) {
+std::int64_t RowWriter::take_session_bytes(std::int64_t session) {
+  const auto it = std::lower_bound(m_session_bytes.begin(), m_session_bytes.end(), std::pair{session, INT64_MIN});
+  if (it == m_session_bytes.end() || it->first != session) {
+    return 0;
+  }
+  return std::exchange(it->second, 0);
+}
+
+void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added_bytes) {
   using Write = stitch::SessionRecord::Write;
   // Binds ?1..?`count` of the session statements (see k_session_parameters).
   const auto bind = [&r](db::Statement& s, int count) {
@@ -298,6 +334,7 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
   if (r.write != Write::upsert) {
     db::Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
     bind(u, k_session_update_parameters);
+    u.bind_int(k_session_bytes_parameter, added_bytes);
     u.run();
     if (m_db.changes() > 0) {
       return;
@@ -305,6 +342,7 @@ void RowWriter::write_session(const stitch::SessionRecord& r) {
     // The row is gone (retention pruned it meanwhile): write it whole.
   }
   bind(m_upsert_session, k_session_parameters);
+  m_upsert_session.bind_int(k_session_bytes_parameter, added_bytes);
   m_upsert_session.run();
 }
 

@@ -37,7 +37,11 @@ class RowWriter {
 
  private:
   void write_events(const WriteBatch& batch);
-  void write_session(const stitch::SessionRecord& session);
+  // `added_bytes`: the bytes of this batch's events of the session, added
+  // to its stored_bytes in the same write.
+  void write_session(const stitch::SessionRecord& session, std::int64_t added_bytes);
+  // This batch's bytes of `session` (then 0: counted once).
+  std::int64_t take_session_bytes(std::int64_t session);
   void write_regions(const WriteBatch& batch);
   void write_child(const stitch::ChildRecord& child);
   void withhold(const stitch::WithheldRecord& withheld, const std::string& now);
@@ -52,15 +56,15 @@ class RowWriter {
       for (std::size_t k = 0; k < k_rows_per_insert; ++k) {
         bind_row(multi, static_cast<int>(k) * columns, rows[i + k]);
       }
-      multi.run();
+      multi.run_rebinding_all();
     }
     for (; i < rows.size(); ++i) {
       bind_row(single, 0, rows[i]);
-      single.run();
+      single.run_rebinding_all();
     }
   }
 
-  static constexpr int k_event_columns = 9;
+  static constexpr int k_event_columns = 15;
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 

@@ -47,16 +47,23 @@ StoreWriter::StoreWriter(db::Database db, ingest::WorkQueue<WriteBatch>& input,
 void StoreWriter::maintain() {
   const auto now = std::chrono::steady_clock::now();
   Retention& retention = m_conn->retention;
-  if (!retention.enabled() || m_in_transaction || now < m_next_retention || !m_input.empty()) {
+  if (!retention.enabled() || m_in_transaction || now < m_next_retention) {
+    return;
+  }
+  // Between batches while none waits; over the size bound, also between
+  // two commits while they keep coming, one step each: at full rate the
+  // queue is never empty, and the file would grow until the burst ended.
+  if (!m_input.empty() && !(retention.over_bound() && m_committed_since_retention > 0)) {
     return;
   }
   try {
     m_committed_since_retention = 0;
     const bool more = retention.step();
     m_sessions_pruned.store(m_pruned_before + retention.sessions_deleted());
-    // While there is more to prune, a step every 20 ms between batches;
-    // otherwise look again in five seconds (two indexed queries).
-    m_next_retention = now + (more ? std::chrono::milliseconds(20) : std::chrono::milliseconds(5000));
+    // While there is more to prune, the next step as soon as no batch
+    // waits (or, over the bound, after the next commit); otherwise look
+    // again in five seconds (two indexed queries).
+    m_next_retention = more ? now : now + std::chrono::milliseconds(5000);
   } catch (const db::SqliteError& e) {
     if (!e.is_busy()) {
       spdlog::warn("retention: {}", e.what());

@@ -28,6 +28,14 @@ struct EventRow {
   std::optional<std::int64_t> time_us;  // relative to the session's time base
   std::optional<std::int64_t> file;
   std::optional<std::int64_t> line;
+  // The members a remainder may begin with, when the encoder took them out
+  // of `body` (EventEncoder::take_leading_members).
+  std::optional<std::int64_t> repo;
+  std::optional<std::int64_t> t_abs_us;
+  std::optional<std::int64_t> t_rel_us;
+  std::optional<std::int64_t> nesting;
+  std::optional<std::int64_t> category;  // names id
+  std::optional<std::int64_t> label;     // names id
   TextRef body;
   TextRef raw;
 };

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "db/schema.hpp"
 #include "proto/utf8.hpp"
 #include "tests/daemon/store_fixture.hpp"
 
@@ -16,6 +17,26 @@ std::string sid_of(const std::string& line) {
   const std::string key = "\"sid\":\"";
   const auto begin = line.find(key) + key.size();
   return line.substr(begin, line.find('"', begin) - begin);
+}
+
+// Every column of every row of `view`, each as its type and text.
+std::vector<std::vector<std::string>> rows_of(db::Database& db, const std::string& view, const std::string& order) {
+  db::Statement s = db.prepare("SELECT * FROM " + view + " ORDER BY " + order);
+  std::vector<std::vector<std::string>> rows;
+  while (s.step()) {
+    auto& row = rows.emplace_back();
+    for (int c = 0; c < s.column_count(); ++c) {
+      row.push_back(std::to_string(s.column_type(c)) + ":" + std::string(s.column_blob(c)));
+    }
+  }
+  return rows;
+}
+
+void ingest_captured_traces(StorePipeline& store) {
+  const std::string traces = std::string(TRACE2D_TEST_DATA) + "/traces";
+  for (const auto& entry : std::filesystem::directory_iterator(traces)) {
+    ASSERT_TRUE(store.ingest(read_lines(entry.path().string())).empty()) << entry.path();
+  }
 }
 
 class EventEncoderTest : public ::testing::Test {
@@ -64,6 +85,10 @@ TEST_F(EventEncoderTest, RealGitTracesRoundTripExactly) {
   EXPECT_GE(repaired, 1u);  // invalid_utf8.jsonl
   // Nothing had to be stored whole: git's lines are all in canonical form.
   EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM event_store WHERE substr(body, 1, 1) = '{'"), 0);
+  // And every region event's leading members were taken out of its body.
+  EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM event_store WHERE type IN"
+                                   " (SELECT id FROM names WHERE text IN ('region_enter', 'region_leave')) AND (nesting IS NULL OR body LIKE '%\"nesting\":%')"),
+            0);
 }
 
 TEST_F(EventEncoderTest, ViewColumnsComeFromTheRightFields) {
@@ -221,6 +246,142 @@ TEST_F(EventEncoderTest, NamesAreInternedOnce) {
   m_store.ingest(lines);
   EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM names WHERE text IN ('main', 'a.c')"), 2);
   EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM names"), 32);  // 30 event types + 2
+}
+
+// The members taken out of the body come back as they were sent, and only
+// those that can: other number formats, escapes, another order, a sender
+// over its share of names all stay in the body.
+TEST_F(EventEncoderTest, LeadingMembersAreTakenOnlyWhenTheyComeBackExactly) {
+  const std::string head =
+      R"({"event":"region_enter","sid":"s5","thread":"main","time":"2026-11-21T23:51:01.566003Z","file":"a.c","line":7)";
+  const std::string leave =
+      R"({"event":"region_leave","sid":"s5","thread":"main","time":"2026-11-21T23:51:01.566009Z","file":"a.c","line":8)";
+  const std::string data =
+      R"({"event":"data","sid":"s5","thread":"main","time":"2026-11-21T23:51:01.566010Z","file":"a.c","line":9)";
+  struct Case {
+    std::string line;
+    int taken;  // how many of the six columns hold a value
+  };
+  const std::vector<Case> cases = {
+      {head + R"(,"repo":1,"nesting":1,"category":"index","label":"do_read_index","msg":".git/index"})", 4},
+      {leave + R"(,"repo":1,"t_rel":0.000089,"nesting":1,"category":"index","label":"do_read_index"})", 5},
+      {data + R"(,"repo":1,"t_abs":12.000741,"t_rel":0.000043,"nesting":2,"category":"index","key":"k","value":"2"})", 5},
+      {head + R"(,"nesting":-1,"category":"caf\u00e9"})", 1},       // an escape stays
+      {head + R"(,"nesting":2,"category":"café","label":"a,b"})", 3},  // UTF-8 and a comma are fine
+      {head + R"(,"nesting":2,"label":"l","category":"c"})", 2},        // category after label stays
+      {leave + R"(,"t_rel":1.5,"nesting":1})", 0},                      // not git's %.6f: all stay
+      {leave + R"(,"t_rel":0.0000010,"nesting":1})", 0},
+      {leave + R"(,"t_rel":-0.000001,"nesting":1})", 0},
+      {leave + R"(,"t_rel":1e-06,"nesting":1})", 0},
+      {head + R"(,"repo":1.0,"nesting":1})", 0},
+      {head + R"(,"repo":99999999999999999999,"nesting":1})", 0},
+      {head + R"(,"repo":1,"nesting":3,"category":5,"label":"x"})", 2},
+      {head + R"(,"repo":1,"nesting":3,"category":"","label":"x"})", 4},
+      {head + R"(,"repo":2})", 1},
+      {head + R"(,"msg":"m","repo":2})", 0},
+      {head + R"(})", 0},
+  };
+  std::vector<std::string> lines;
+  for (const Case& c : cases) {
+    lines.push_back(c.line);
+  }
+  const auto rejects = m_store.ingest(lines);
+  ASSERT_TRUE(rejects.empty()) << rejects.front();
+  db::Statement s = m_store.db().prepare(
+      "SELECT v.json, (e.repo IS NOT NULL) + (e.t_abs_us IS NOT NULL) + (e.t_rel_us IS NOT NULL)"
+      " + (e.nesting IS NOT NULL) + (e.category IS NOT NULL) + (e.label IS NOT NULL), e.body"
+      " FROM events v JOIN event_store e ON e.session = v.id >> 32 AND e.seq = v.seq ORDER BY v.seq");
+  for (const Case& c : cases) {
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.column_text(0), c.line);
+    EXPECT_EQ(s.column_int(1), c.taken) << c.line << " kept " << s.column_text(2);
+  }
+  EXPECT_FALSE(s.step());
+  // The typed columns read the same whether a member was taken or not.
+  EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM events WHERE seq IN (0, 1, 2) AND category = 'index'"
+                                   " AND repo = 1 AND typeof(nesting) = 'integer'"),
+            3);
+  EXPECT_EQ(m_store.db().query_int("SELECT t_abs = 12.000741 AND t_rel = 0.000043 FROM events WHERE seq = 2"), 1);
+  EXPECT_EQ(m_store.db().query_int("SELECT t_rel = 0.000089 FROM events WHERE seq = 1"), 1);
+  EXPECT_EQ(m_store.db().query_text("SELECT category FROM events WHERE seq = 4"), "caf\xC3\xA9");
+  EXPECT_EQ(m_store.db().query_text("SELECT label FROM events WHERE seq = 5"), "l");
+  EXPECT_EQ(m_store.db().query_text("SELECT category FROM data WHERE seq = 2"), "index");
+}
+
+// A sender over its share of names keeps its categories and labels in the
+// body: nothing of theirs is lost, and nobody else's share is used.
+TEST(EventEncoderNames, OverItsShareASenderKeepsItsNamesInTheBody) {
+  TempDir dir;
+  StorePipeline store{dir, {}, store::NameTable::k_default_max_names, 8};
+  std::vector<std::string> lines;
+  for (int i = 0; i < 20; ++i) {
+    lines.push_back(R"({"event":"region_enter","sid":"s6","thread":"main","time":"2026-11-21T23:51:01.566003Z",)"
+                    R"("file":"a.c","line":7,"repo":1,"nesting":1,"category":"c)" +
+                    std::to_string(i) + R"(","label":"l"})");
+  }
+  ASSERT_TRUE(store.ingest(lines, from(1000, 1)).empty());
+  EXPECT_GT(store.db().query_int("SELECT count(*) FROM event_store WHERE category IS NULL AND nesting = 1"
+                                 " AND body LIKE ',\"category\":%'"),
+            0);
+  db::Statement s = store.db().prepare("SELECT json FROM events ORDER BY seq");
+  for (const std::string& line : lines) {
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.column_text(0), line);
+  }
+}
+
+// Schema v15 on a database trace2d 13 wrote (its rows keep the whole
+// remainder in `body`): every row of the views reads the same after the
+// migration, and new rows, in the new layout, read beside them.
+TEST(EventStoreMigration, RowsOfVersion13ReadTheSameAfterMigrating) {
+  TempDir source_dir;
+  StorePipeline source{source_dir};
+  ingest_captured_traces(source);
+  ASSERT_GT(source.db().query_int("SELECT count(*) FROM event_store WHERE category IS NOT NULL"), 100);
+
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> views = {
+      {"events", "id"}, {"data", "sid, seq"},    {"regions", "id"},         {"errors", "sid, seq"},
+      {"params", "sid, seq"}, {"timers", "sid, seq"}, {"counters", "sid, seq"}, {"threads", "sid, start_seq"},
+      {"execs", "sid, seq"}};
+  std::vector<std::vector<std::vector<std::string>>> before;
+  {
+    db::Database old(dir.file("store.db"), db::OpenMode::read_write_create);
+    db::apply_migrations(old, 13);
+    ASSERT_EQ(db::current_schema_version(old), 13);
+    // The rows trace2d 13 wrote for the same lines: the whole remainder in
+    // `body`, which v15's event_parts gives back.
+    old.exec("ATTACH '" + source.path() + "' AS latest");
+    old.exec("INSERT OR IGNORE INTO names SELECT * FROM latest.names");
+    old.exec("INSERT INTO sessions SELECT * FROM latest.sessions");
+    old.exec("INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw)"
+             " SELECT session, seq, type, thread, time_us, file, line, body, raw FROM latest.event_parts");
+    for (const char* table : {"region_store", "child_store", "problem_store"}) {
+      old.exec(std::string("INSERT INTO ") + table + " SELECT * FROM latest." + table);
+    }
+    old.exec("DETACH latest");
+    for (const auto& [view, order] : views) {
+      before.push_back(rows_of(old, view, order));
+    }
+  }
+  ASSERT_GT(before[0].size(), 500u);
+
+  StorePipeline migrated{dir};  // opening for writing migrates
+  EXPECT_EQ(db::current_schema_version(migrated.db()), db::latest_schema_version());
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    EXPECT_EQ(rows_of(migrated.db(), views[i].first, views[i].second), before[i]) << views[i].first;
+    // And the same as the new layout gives for the same lines.
+    EXPECT_EQ(rows_of(source.db(), views[i].first, views[i].second), before[i]) << views[i].first;
+  }
+  EXPECT_EQ(migrated.db().query_int("SELECT count(*) FROM event_store WHERE nesting IS NOT NULL"), 0);
+
+  const std::string line =
+      R"({"event":"region_enter","sid":"s7","thread":"main","time":"2026-11-21T23:51:01.566003Z",)"
+      R"("file":"a.c","line":7,"repo":1,"nesting":1,"category":"index","label":"refresh"})";
+  ASSERT_TRUE(migrated.ingest({line}).empty());
+  EXPECT_EQ(migrated.db().query_text("SELECT json FROM events WHERE sid = 's7'"), line);
+  EXPECT_EQ(migrated.db().query_int("SELECT count(*) FROM event_store WHERE nesting IS NOT NULL"), 1);
+  EXPECT_EQ(rows_of(migrated.db(), "events", "id").size(), before[0].size() + 1);
 }
 
 }  // namespace

@@ -79,6 +79,56 @@ TEST(Schema, RunningSessionsOfAPreviousRunBecomeIncomplete) {
   EXPECT_EQ(db.query_text("SELECT status FROM sessions WHERE sid = 'b'"), "complete");
 }
 
+// The plan SQLite chooses for `sql`, one line per step.
+std::string plan_of(Database& db, const std::string& sql) {
+  Statement explain = db.prepare("EXPLAIN QUERY PLAN " + sql);
+  std::string plan;
+  while (explain.step()) {
+    plan += std::string(explain.column_text(3)) + "\n";
+  }
+  return plan;
+}
+
+TEST(Schema, Version14DropsAnIndexNoQueryUsesAndGivesThePlannerItsStatistics) {
+  test::TempDir dir;
+  {
+    // As trace2d wrote it up to version 13.
+    Database db(dir.file("s.db"), OpenMode::read_write_create);
+    EXPECT_EQ(apply_migrations(db, 13), 13);
+    db.exec("INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, cmd_name, status, source, start_time,"
+            " first_received, last_received, sid_pid, peer_uid) VALUES"
+            " ('r', 1, NULL, 'r', 0, 'fetch', 'complete', 'stream', '2026-01-02T00:00:00.000000Z', 'x', 'x', 7, 0),"
+            " ('r/c', 2, 'r', 'r', 1, 'status', 'complete', 'stream', '2026-01-02T00:00:01.000000Z', 'x', 'x', 8, 0)");
+    db.exec("INSERT INTO region_store (session, seq, label_text, elapsed) VALUES (2, 3, 'refresh', 0.5)");
+    db.exec("INSERT INTO child_store (session, child_id, pid, argv_key) VALUES (1, 0, 8, 'git')");
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sessions_root_sid'"), 1);
+  }
+  SetupReport report;
+  Database db = open_for_writing(dir.file("s.db"), &report);
+  EXPECT_EQ(report.migrations_applied, latest_schema_version() - 13);
+  EXPECT_EQ(current_schema_version(db), latest_schema_version());
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sessions_root_sid'"), 0);
+  EXPECT_GT(db.query_int("SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'sessions'"), 0);
+  // The data and the views over it are unchanged.
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions"), 2);
+  EXPECT_EQ(db.query_text("SELECT child_sid FROM children WHERE sid = 'r'"), "r/c");
+  const std::string regions_of_a_window =
+      "SELECT r.label, s.sid FROM regions r JOIN sessions s ON s.sid = r.sid"
+      " WHERE s.start_time >= '2026-01-02T00:00:00.500000Z'";
+  EXPECT_EQ(db.query_text("SELECT label || ' ' || sid FROM (" + regions_of_a_window + ")"), "refresh r/c");
+  // A window of sessions first, then their regions by key: not every region.
+  const std::string plan = plan_of(db, regions_of_a_window);
+  EXPECT_EQ(plan.find("SEARCH s USING INDEX sessions_start_time"), 0u) << plan;
+  EXPECT_EQ(plan.find("SCAN r"), std::string::npos) << plan;
+  // trace2d's own lookups keep their indexes.
+  EXPECT_NE(plan_of(db, "SELECT id FROM sessions WHERE peer_uid IS 0 ORDER BY first_received LIMIT 1000")
+                .find("sessions_uid"),
+            std::string::npos);
+  EXPECT_NE(plan_of(db, "SELECT child_sid FROM children WHERE sid = 'r'").find("sessions_parent "),
+            std::string::npos);
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+}
+
 TEST(Schema, DatabaseFileIsNotWorldReadable) {
   test::TempDir dir;
   Database db = open_for_writing(dir.file("sub/dir/s.db"));

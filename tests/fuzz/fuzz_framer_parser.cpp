@@ -125,6 +125,25 @@ std::string view_json(const store::EventRow& row, const store::WriteBatch& batch
   if (row.line) {
     json.append(",\"line\":").append(std::to_string(*row.line));
   }
+  // The leading members the encoder took out of the body (schema v14).
+  if (row.repo) {
+    json.append(",\"repo\":").append(std::to_string(*row.repo));
+  }
+  for (const auto& [key, us] : {std::pair{",\"t_abs\":", row.t_abs_us}, std::pair{",\"t_rel\":", row.t_rel_us}}) {
+    if (us) {
+      const std::string fraction = std::to_string(*us % 1000000 + 1000000);
+      json.append(key).append(std::to_string(*us / 1000000)).append(".").append(fraction.substr(1));
+    }
+  }
+  if (row.nesting) {
+    json.append(",\"nesting\":").append(std::to_string(*row.nesting));
+  }
+  for (const auto& [key, id] : {std::pair{",\"category\":", row.category}, std::pair{",\"label\":", row.label}}) {
+    if (id) {
+      json.append(key);
+      proto::append_json_quoted(json, names.at(*id));
+    }
+  }
   json.append(body).push_back('}');
   return json;
 }

@@ -1194,6 +1194,16 @@ TEST_P(ParserTest, InvalidUtf8OutsideStringsIsStillRejected) {
   reject("\xEF\xBB\xBF{\"event\":\"error\",\"sid\":\"s\"}");  // a BOM
 }
 
+// Stage 1 reports a control character or an unclosed string before
+// invalid UTF-8 in the same line: the reason is the same as it would be for
+// the repaired line, which is then never parsed.
+TEST_P(ParserTest, InvalidUtf8BesideOtherFaultsGivesTheirReason) {
+  EXPECT_EQ(reject("{\"event\":\"error\",\"sid\":\"s\xFF\",\"msg\":\"a\tb\"}"),
+            "not JSON: unescaped control character in a string");
+  EXPECT_EQ(reject("{\"event\":\"error\",\"sid\":\"s\xFF\",\"msg\":\"a"), "not JSON: unterminated string");
+  EXPECT_EQ(reject("{\"event\":\"error\",\"sid\":\"s\xFF\",\"msg\":tru}"), "not JSON: invalid literal in field 'msg'");
+}
+
 TEST_P(ParserTest, InvalidUtf8InDataJsonValue) {
   const std::string line = head("data_json", "x.c", 1) +
                            ",\"category\":\"c\",\"key\":\"k\",\"value\":{\"path\":\"\xF0\x80\x80\"}}";
