@@ -97,12 +97,11 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
 // counters come from (proto::EventKind + 1, as seed_event_names() numbers
 // them), read once (the views each read every event of the session again)
 // and their text parsed once with simdjson rather than by the views'
-// json_extract() calls. Their threads' names, but a thread_exit's. (Ranges,
-// not IN (...): SQLite tests a list by a seek in a temporary index, per row.)
+// json_extract() calls. Their threads' names come from FullLoader's cache,
+// not a lookup per row. (Ranges, not IN (...): SQLite tests a list by a
+// seek in a temporary index, per row.)
 constexpr std::string_view k_events_sql = R"sql(
-SELECT e.seq, e.type, e.time_us, e.body, e.thread,
-       CASE WHEN e.type <> 17 THEN (SELECT th.text FROM names th WHERE th.id = e.thread) END,
-       s.time_base_us, s.process_start_us,
+SELECT e.seq, e.type, e.time_us, e.body, e.thread, s.time_base_us, s.process_start_us,
        e.repo, e.t_abs_us, e.t_rel_us, e.nesting,
        CASE WHEN e.category IS NOT NULL THEN (SELECT json_quote(ca.text) FROM names ca WHERE ca.id = e.category) END,
        CASE WHEN e.label IS NOT NULL THEN (SELECT json_quote(la.text) FROM names la WHERE la.id = e.label) END,
@@ -543,6 +542,7 @@ class FullLoader {
     run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
     std::unordered_map<ProcessRows*, EventScan> scans;
     run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
+    m_name.reset();
     // Only a session that never said how long it ran ends at its last
     // event: finding it reads every event's row, most sessions need not.
     std::vector<ProcessRows*> unfinished;
@@ -602,18 +602,22 @@ class FullLoader {
     stmt.reset();
   }
 
+  // names.text of an id, from the cache.
+  const std::optional<std::string>& cached_name(std::int64_t id) {
+    auto found = m_names.find(id);
+    if (found == m_names.end()) {
+      m_name.reset();
+      m_name.bind_int(1, id);
+      found = m_names.emplace(id, m_name.step() ? m_name.column_optional_text(0) : std::nullopt).first;
+    }
+    return found->second;
+  }
+
   // names.text of an id, else `fallback` (the regions view's coalesce()).
   std::string name(const db::Statement& stmt, int id_column, int text_column) {
     if (!stmt.column_is_null(id_column)) {
-      const std::int64_t id = stmt.column_int(id_column);
-      auto found = m_names.find(id);
-      if (found == m_names.end()) {
-        m_name.reset();
-        m_name.bind_int(1, id);
-        found = m_names.emplace(id, m_name.step() ? m_name.column_optional_text(0) : std::nullopt).first;
-      }
-      if (found->second) {
-        return *found->second;
+      if (const std::optional<std::string>& text = cached_name(stmt.column_int(id_column))) {
+        return *text;
       }
     }
     return text_or_empty(stmt, text_column);
@@ -635,8 +639,8 @@ class FullLoader {
     r.elapsed = stmt.column_optional_double(10);
   }
 
-  // The members event_parts writes in front of the body, from columns 8
-  // to 13 of k_events_sql: each with its leading comma.
+  // The members event_parts writes in front of the body, from columns 7
+  // to 12 of k_events_sql: each with its leading comma.
   static void append_leading_members(const db::Statement& stmt, std::string& out) {
     const auto micros = [&](int column, std::string_view key) {
       if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
@@ -653,12 +657,12 @@ class FullLoader {
         out += fmt::format(",\"{}\":{}", key, stmt.column_text(column));
       }
     };
-    integer(8, "repo");
-    micros(9, "t_abs");
-    micros(10, "t_rel");
-    integer(11, "nesting");
-    quoted(12, "category");
-    quoted(13, "label");
+    integer(7, "repo");
+    micros(8, "t_abs");
+    micros(9, "t_rel");
+    integer(10, "nesting");
+    quoted(11, "category");
+    quoted(12, "label");
   }
 
   // One row of k_events_sql.
@@ -666,11 +670,16 @@ class FullLoader {
     const std::optional<std::int64_t> time_us = stmt.column_optional_int(2);
     const std::int64_t type = stmt.column_int(1);
     const std::int64_t seq = stmt.column_int(0);
-    const std::optional<std::string_view> thread =
-        stmt.column_is_null(5) ? std::nullopt : std::optional(stmt.column_text(5));
     const std::optional<std::int64_t> thread_id = stmt.column_optional_int(4);
-    const std::optional<std::int64_t> time_base = stmt.column_optional_int(6);
-    const std::optional<std::int64_t> process_start = stmt.column_optional_int(7);
+    // A thread_exit's thread is not read (it names the thread it ends).
+    std::optional<std::string_view> thread;
+    if (thread_id && type != k_thread_exit) {
+      if (const std::optional<std::string>& text = cached_name(*thread_id)) {
+        thread = *text;
+      }
+    }
+    const std::optional<std::int64_t> time_base = stmt.column_optional_int(5);
+    const std::optional<std::int64_t> process_start = stmt.column_optional_int(6);
     // Seconds since the process start, as the threads view computes them.
     std::optional<double> t;
     if (time_us && time_base && process_start) {

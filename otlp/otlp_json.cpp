@@ -43,7 +43,7 @@ void append_attributes(std::string& out, const std::vector<Attribute>& attribute
   out += "\"attributes\":[";
   for (std::size_t i = 0; i < attributes.size(); ++i) {
     out += i == 0 ? "{\"key\":" : ",{\"key\":";
-    proto::append_json_string(out, attributes[i].key);
+    proto::append_json_string(out, attributes[i].key.view());
     out += ",\"value\":";
     append_value(out, attributes[i].value);
     out += '}';

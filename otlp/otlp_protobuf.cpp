@@ -108,7 +108,11 @@ void put_any_value(std::string& out, const AttributeValue& value) {
 void put_attributes(std::string& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
   for (const Attribute& attribute : attributes) {
     put_message(out, field, [&attribute](std::string& kv) {
-      put_string(kv, 1, attribute.key);
+      if (attribute.key.is_ascii_literal()) {
+        put_bytes(kv, 1, attribute.key.view().data(), attribute.key.view().size());
+      } else {
+        put_string(kv, 1, attribute.key.view());
+      }
       put_message(kv, 2, [&attribute](std::string& any) { put_any_value(any, attribute.value); });
     });
   }

@@ -39,13 +39,13 @@ int hex_digit(char c) {
   return -1;
 }
 
-void set(std::vector<Attribute>& attributes, const std::string& key, std::string value) {
+void set(std::vector<Attribute>& attributes, AttributeKey key, std::string value) {
   const auto found =
-      std::find_if(attributes.begin(), attributes.end(), [&](const Attribute& a) { return a.key == key; });
+      std::find_if(attributes.begin(), attributes.end(), [&](const Attribute& a) { return a.key == key.view(); });
   if (found != attributes.end()) {
     found->value = std::move(value);
   } else {
-    attributes.push_back(Attribute{key, std::move(value)});
+    attributes.push_back(Attribute{std::move(key), std::move(value)});
   }
 }
 

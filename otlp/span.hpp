@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -17,8 +19,41 @@ using SpanId = std::array<std::uint8_t, 8>;
 
 using AttributeValue = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
 
+// An attribute's key. Almost every key is one of docs/otlp.md's fixed
+// names, and most of those are longer than std::string's inline buffer: a
+// heap string each would be an allocation per attribute of every span. A
+// fixed key is kept as a view of its literal, which the consteval
+// constructor admits only from a constant (a literal lives as long as the
+// program: no view can dangle); a key made at run time (a data key,
+// OTEL_RESOURCE_ATTRIBUTES) is owned. A literal key is ASCII (a non-ASCII
+// one does not compile), so the encoders need not check it is UTF-8.
+class AttributeKey {
+ public:
+  template <std::size_t N>
+  consteval AttributeKey(const char (&literal)[N])  // NOLINT(google-explicit-constructor): keys are written as literals
+      : m_literal(literal, N - 1) {
+    for (const char c : m_literal) {
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        throw "an attribute key literal must be ASCII";  // in a consteval constructor: a compile error
+      }
+    }
+  }
+  AttributeKey(std::string owned)  // NOLINT(google-explicit-constructor)
+      : m_owned(std::move(owned)) {}
+
+  [[nodiscard]] bool is_ascii_literal() const { return !m_owned; }
+  [[nodiscard]] std::string_view view() const { return m_owned ? std::string_view(*m_owned) : m_literal; }
+  friend bool operator==(const AttributeKey& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  std::string_view m_literal;
+  // Optional, not an empty string: a constant cannot hold a std::string,
+  // whose inline buffer points into itself.
+  std::optional<std::string> m_owned;
+};
+
 struct Attribute {
-  std::string key;
+  AttributeKey key;
   AttributeValue value;
 };
 

@@ -24,11 +24,11 @@ std::string_view parent_component(std::string_view sid) {
   return last_component(sid.substr(0, slash));
 }
 
-void add(std::vector<Attribute>& attributes, std::string key, AttributeValue value) {
+void add(std::vector<Attribute>& attributes, AttributeKey key, AttributeValue value) {
   attributes.push_back(Attribute{std::move(key), std::move(value)});
 }
 
-void add_if(std::vector<Attribute>& attributes, std::string key, const std::string& text) {
+void add_if(std::vector<Attribute>& attributes, AttributeKey key, const std::string& text) {
   if (!text.empty()) {
     add(attributes, std::move(key), text);
   }
@@ -73,19 +73,21 @@ struct RegionTimer {
   double seconds = 0;
 };
 
-void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut) {
+// `name` is the caller's buffer: a name is copied only when it is new.
+void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut,
+                           std::string& name) {
   for (const model::Node& inner_node : node.children) {
     if (inner_node.process() != nullptr) {
       continue;  // its own span has its own summary
     }
     if (const model::RegionInfo* r = inner_node.region(); r != nullptr && r->elapsed) {
-      std::string name = r->category + '/' + r->label;
+      name.assign(r->category).append(1, '/').append(r->label);
       auto it = timers.find(name);
       if (it == timers.end()) {
         if (timers.size() >= k_max_summary_entries) {
           cut = true;
         } else {
-          it = timers.emplace(std::move(name), RegionTimer{}).first;
+          it = timers.emplace(name, RegionTimer{}).first;
         }
       }
       if (it != timers.end()) {
@@ -93,7 +95,7 @@ void collect_region_timers(const model::Node& node, std::map<std::string, Region
         it->second.seconds += *r->elapsed;
       }
     }
-    collect_region_timers(inner_node, timers, cut);
+    collect_region_timers(inner_node, timers, cut, name);
   }
 }
 
@@ -103,7 +105,8 @@ void collect_region_timers(const model::Node& node, std::map<std::string, Region
 void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p) {
   std::map<std::string, RegionTimer> timers;
   bool cut = false;
-  collect_region_timers(node, timers, cut);
+  std::string name_buffer;
+  collect_region_timers(node, timers, cut, name_buffer);
   if (!timers.empty()) {
     std::map<std::string, std::string> values;
     for (const auto& [name, timer] : timers) {
@@ -142,9 +145,10 @@ void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p) {
     for (const auto& [category, names] : categories) {
       values.emplace(category, json_object(names, false));
     }
-    const std::string key = kind == "data" ? "trace2.process.data" : kind == "timer" ? "trace2.process.timers"
-                                                                                     : "trace2.process.counters";
-    add(a, key, json_object(values, false));
+    AttributeKey key = kind == "data"    ? AttributeKey("trace2.process.data")
+                       : kind == "timer" ? AttributeKey("trace2.process.timers")
+                                         : AttributeKey("trace2.process.counters");
+    add(a, std::move(key), json_object(values, false));
   }
 }
 
@@ -212,6 +216,7 @@ class Builder {
     span.end_time_unix_nano = process_end(p, node, span.start_time_unix_nano);
 
     auto& a = span.attributes;
+    a.reserve(24);  // a process span's usual count: growing one by one copies them again and again
     add(a, "trace2.span.type", std::string("process"));
     add(a, "trace2.cmd.sid", p.sid);
     add(a, "trace2.cmd.argv", p.argv);

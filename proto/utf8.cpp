@@ -65,6 +65,18 @@ std::size_t scan_sequence(std::string_view s, std::size_t i, bool& valid) {
 }  // namespace
 
 bool is_valid_utf8(std::string_view bytes) {
+  // Most strings checked are short ASCII (an exporter's attribute values):
+  // a plain loop answers before simdjson's dispatch has begun.
+  constexpr std::size_t k_short = 64;
+  if (bytes.size() <= k_short) {
+    bool ascii = true;
+    for (const char c : bytes) {
+      ascii &= static_cast<unsigned char>(c) < 0x80;
+    }
+    if (ascii) {
+      return true;
+    }
+  }
   return simdjson::validate_utf8(bytes.data(), bytes.size());
 }
 

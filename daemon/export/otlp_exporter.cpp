@@ -230,7 +230,8 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     // first, saying how many were left out.
     for (const auto& [id, left_out] : stats.left_out) {
       if (SessionSpans& session = sessions[slot.at(id)]; !session.spans.empty()) {
-        session.spans.front().attributes.push_back({"trace2d.spans_left_out", static_cast<std::int64_t>(left_out)});
+        session.spans.front().attributes.emplace_back(otlp::AttributeKey("trace2d.spans_left_out"),
+                                                      static_cast<std::int64_t>(left_out));
       }
     }
     const std::unordered_set<std::int64_t> dropped(stats.dropped_sessions.begin(), stats.dropped_sessions.end());

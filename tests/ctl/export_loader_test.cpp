@@ -68,7 +68,8 @@ std::vector<std::string> describe(const std::vector<otlp::Span>& spans) {
                        " status " + std::to_string(static_cast<int>(s.status)) + " events " +
                        std::to_string(s.events.size());
     for (const otlp::Attribute& a : s.attributes) {
-      line += " " + a.key;
+      line += " ";
+      line += a.key.view();
     }
     out.push_back(std::move(line));
   }

@@ -19,6 +19,26 @@
 namespace trace2d::otlp {
 namespace {
 
+// A key made at run time is owned: copies and moves of its attribute keep
+// its text after what it was made from is gone; a literal key is a view.
+TEST(AttributeKey, OwnedKeysOutliveWhatTheyWereMadeFromLiteralsAreViews) {
+  std::vector<Attribute> attributes;
+  {
+    std::string made = "trace2.data.category.a_key_longer_than_sso";
+    attributes.push_back(Attribute{AttributeKey(made), std::string("v")});
+    made.assign(made.size(), 'x');
+  }
+  attributes.push_back(Attribute{"trace2.region.label", std::int64_t{1}});
+  std::vector<Attribute> copied = attributes;
+  std::vector<Attribute> moved = std::move(attributes);
+  for (const std::vector<Attribute>* list : {&copied, &moved}) {
+    EXPECT_EQ((*list)[0].key.view(), "trace2.data.category.a_key_longer_than_sso");
+    EXPECT_FALSE((*list)[0].key.is_ascii_literal());
+    EXPECT_TRUE((*list)[1].key == "trace2.region.label");
+    EXPECT_TRUE((*list)[1].key.is_ascii_literal());
+  }
+}
+
 // SHA-256("abc") = ba7816bf 8f01cfea 414140de 5dae2223 | b00361a3 96177a9c | b410ff61 f20015ad
 TEST(SpanIds, AreTrace2receiversSha256Slices) {
   EXPECT_EQ(to_hex(trace_id_of("abc")), "ba7816bf8f01cfea414140de5dae2223");

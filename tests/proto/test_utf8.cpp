@@ -171,6 +171,20 @@ TEST(Utf8Valid, RejectsMalformedText) {
   EXPECT_FALSE(proto::is_valid_utf8("\xF0\x9F\x98"));
 }
 
+// Short ASCII is answered without simdjson: a bad byte anywhere around the
+// cut-over is still found, whatever the length.
+TEST(Utf8Valid, ShortAndLongAsciiWithABadByteAnywhere) {
+  for (std::size_t size = 1; size <= 130; ++size) {
+    std::string text(size, 'a');
+    EXPECT_TRUE(proto::is_valid_utf8(text)) << size;
+    for (const std::size_t at : {std::size_t{0}, size / 2, size - 1}) {
+      std::string bad = text;
+      bad[at] = '\xFF';
+      EXPECT_FALSE(proto::is_valid_utf8(bad)) << size << " at " << at;
+    }
+  }
+}
+
 TEST(Utf8Repair, ValidTextIsCopiedUnchanged) {
   const std::string text = "git \xE2\x80\x94 gr\xC3\xBC\xC3\x9F \xF0\x9F\x98\x80\x7F";
   std::string out = "prefix:";
