@@ -4,6 +4,7 @@
 // encoders (otlp_json.hpp, otlp_protobuf.hpp).
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +54,15 @@ class AttributeKey {
 };
 
 struct Attribute {
+  // A constructor, not an aggregate, so that emplace_back builds one in
+  // place with every compiler (clang before 16 has no C++20 parenthesized
+  // aggregate initialization); the value is made from what is given, not
+  // moved from a temporary variant (which GCC 12 -O2 misreads as
+  // maybe-uninitialized).
+  template <typename Value>
+    requires std::constructible_from<AttributeValue, Value&&>
+  Attribute(AttributeKey key_, Value&& value_) : key(std::move(key_)), value(std::forward<Value>(value_)) {}
+
   AttributeKey key;
   AttributeValue value;
 };
