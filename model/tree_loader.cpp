@@ -483,15 +483,25 @@ struct EventScan {
   std::unordered_map<std::int64_t, std::optional<double>> thread_exits;
 };
 
+// An annotation's members every kind has: its thread, and the category and
+// name (`name_key`: "key" for data, "name" for counters and timers).
+Annotation& add_annotation(std::vector<Annotation>& annotations, const char* kind,
+                           std::optional<std::string_view> thread, const simdjson::dom::object& obj,
+                           std::string_view name_key) {
+  Annotation& a = annotations.emplace_back();
+  a.kind = kind;
+  a.thread = thread ? std::string(*thread) : std::string();
+  a.category = text_or_empty(member(obj, "category"));
+  a.name = text_or_empty(member(obj, name_key));
+  return a;
+}
+
 // data and data_json as the data view and the annotations query gave them:
 // `value_type` 'json' for an array or object (or a data_json's value that
 // is not a string), 'integer', else 'string', which is JSON-quoted.
 void add_data(std::int64_t type, const simdjson::dom::object& obj, std::optional<std::string_view> thread,
-              Annotation& a, simdjson::dom::parser& value_parser) {
-  a.kind = "data";
-  a.thread = thread ? std::string(*thread) : std::string();
-  a.category = text_or_empty(member(obj, "category"));
-  a.name = text_or_empty(member(obj, "key"));
+              std::vector<Annotation>& annotations, simdjson::dom::parser& value_parser) {
+  Annotation& a = add_annotation(annotations, "data", thread, obj, "key");
   const SqlValue value = member(obj, "value");
   const bool json = value.kind == SqlValue::Kind::json ||
                     (type == k_data_json && value.kind != SqlValue::Kind::text && value.kind != SqlValue::Kind::null);
@@ -747,26 +757,18 @@ class FullLoader {
         break;
       case k_data:
       case k_data_json:
-        add_data(type, obj, thread, rows.info.annotations.emplace_back(), m_value_parser);
+        add_data(type, obj, thread, rows.info.annotations, m_value_parser);
         break;
       case k_counter:
       case k_th_counter: {
-        Annotation& a = rows.info.annotations.emplace_back();
-        a.kind = "counter";
-        a.thread = thread ? std::string(*thread) : std::string();
-        a.category = text_or_empty(member(obj, "category"));
-        a.name = text_or_empty(member(obj, "name"));
+        Annotation& a = add_annotation(rows.info.annotations, "counter", thread, obj, "name");
         const std::optional<std::string> count = as_text(member(obj, "count"));
         a.json_value = count ? as_json(*count, m_value_parser) : std::string("null");
         break;
       }
       case k_timer:
       case k_th_timer: {
-        Annotation& a = rows.info.annotations.emplace_back();
-        a.kind = "timer";
-        a.thread = thread ? std::string(*thread) : std::string();
-        a.category = text_or_empty(member(obj, "category"));
-        a.name = text_or_empty(member(obj, "name"));
+        Annotation& a = add_annotation(rows.info.annotations, "timer", thread, obj, "name");
         std::string value = "{";
         for (const std::string_view key : {"intervals", "t_total", "t_min", "t_max"}) {
           if (value.size() > 1) {
