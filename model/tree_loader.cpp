@@ -1,11 +1,10 @@
 #include "model/tree_loader.hpp"
 
-#include <fmt/format.h>
-
 #include <simdjson.h>
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -102,10 +101,7 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
 // seek in a temporary index, per row.)
 constexpr std::string_view k_events_sql = R"sql(
 SELECT e.seq, e.type, e.time_us, e.body, e.thread, s.time_base_us, s.process_start_us,
-       e.repo, e.t_abs_us, e.t_rel_us, e.nesting,
-       CASE WHEN e.category IS NOT NULL THEN (SELECT json_quote(ca.text) FROM names ca WHERE ca.id = e.category) END,
-       CASE WHEN e.label IS NOT NULL THEN (SELECT json_quote(la.text) FROM names la WHERE la.id = e.label) END,
-       s.sid
+       e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label, s.sid
   FROM sessions s
   JOIN event_store e ON e.session = s.id
  WHERE s.sid {sid} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
@@ -374,6 +370,11 @@ SqlValue member(const simdjson::dom::object& obj, std::string_view key) {
     return {};
   }
   return sql_value(element);
+}
+
+void append_integer(std::string& out, std::int64_t n) {
+  std::array<char, 24> digits{};
+  out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), n).ptr);
 }
 
 // A real as SQLite turns it into text (sqlite3_column_text, json_quote).
@@ -650,21 +651,52 @@ class FullLoader {
   }
 
   // The members event_parts writes in front of the body, from columns 7
-  // to 12 of k_events_sql: each with its leading comma.
-  static void append_leading_members(const db::Statement& stmt, std::string& out) {
-    const auto micros = [&](int column, std::string_view key) {
-      if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
-        out += fmt::format(",\"{}\":{}.{:06}", key, *us / 1000000, *us % 1000000);
-      }
+  // to 12 of k_events_sql: each with its leading comma. A category's and a
+  // label's names come from the cache (a lookup in SQL for each row cost
+  // more than the rest of the row), quoted as the view's json_quote() does;
+  // an id without a name is left out.
+  void append_leading_members(const db::Statement& stmt, std::string& out) {
+    const auto key = [&out](std::string_view name) {
+      out += ",\"";
+      out += name;
+      out += "\":";
     };
-    const auto integer = [&](int column, std::string_view key) {
+    const auto integer = [&](int column, std::string_view name) {
       if (const std::optional<std::int64_t> n = stmt.column_optional_int(column)) {
-        out += fmt::format(",\"{}\":{}", key, *n);
+        key(name);
+        append_integer(out, *n);
       }
     };
-    const auto quoted = [&](int column, std::string_view key) {
+    // printf('%d.%06d', us / 1000000, us % 1000000), as the view writes it.
+    const auto micros = [&](int column, std::string_view name) {
+      if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
+        key(name);
+        append_integer(out, *us / 1000000);
+        out += '.';
+        // %06d: six wide with the sign, zeros after it (-5 is "-00005").
+        const std::int64_t fraction = *us % 1000000;
+        std::array<char, 24> digits{};
+        std::string_view text(digits.data(),
+                              std::to_chars(digits.data(), digits.data() + digits.size(), fraction).ptr);
+        std::size_t width = 6;
+        if (fraction < 0) {
+          out += '-';
+          text.remove_prefix(1);
+          --width;
+        }
+        out.append(text.size() < width ? width - text.size() : 0, '0');
+        out += text;
+      }
+    };
+    const auto quoted = [&](int column, std::string_view name) {
       if (!stmt.column_is_null(column)) {
-        out += fmt::format(",\"{}\":{}", key, stmt.column_text(column));
+        if (const std::optional<std::string>& text = cached_name(stmt.column_int(column))) {
+          key(name);
+          SqlValue value;
+          value.kind = SqlValue::Kind::text;
+          value.text = *text;
+          out += sql_json(value);
+        }
       }
     };
     integer(7, "repo");

@@ -245,6 +245,18 @@ TEST(TreeLoaderViews, OddValuesGiveWhatTheViewsGive) {
     insert.bind_text(5, body);
     insert.run();
   }
+  // Rows as schema v15 writes them, their leading members in columns: the
+  // loader writes them back as event_parts does (a name quoted as
+  // json_quote() quotes it; an id without a name, as if the member were null).
+  db.exec("INSERT INTO names (id, text) VALUES (1003, 'quo\"te' || char(9) || 'tab\\ ' || char(1))");
+  db.exec(
+      "INSERT INTO event_store (session, seq, type, thread, time_us, body, repo, t_abs_us, t_rel_us, nesting,"
+      " category, label) VALUES"
+      " (1, 50, 24, 1000, 50000, ',\"key\":\"columns\",\"value\":\"v\"', 1, 1500000, 250, 2, 1003, NULL),"
+      " (1, 51, 24, NULL, NULL, ',\"key\":\"no name\",\"value\":7', NULL, 0, 999999, NULL, 1004, NULL),"
+      " (1, 52, 26, 1000, 52000, ',\"name\":\"t\",\"intervals\":1,\"t_total\":0.5,\"t_min\":0.5,\"t_max\":0.5',"
+      "  NULL, 12000001, NULL, 1, 1003, 1000),"
+      " (1, 53, 7, 1000, 53000, ',\"msg\":\"m\",\"fmt\":\"f\"', 3, 7, 8, NULL, NULL, NULL)");
   // Regions whose names are ids, or text the names table had no room for.
   db.exec(
       "INSERT INTO region_store (session, seq, thread, nesting, category, label, msg, repo, t_start, elapsed,"

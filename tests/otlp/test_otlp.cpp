@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdint>
 #include <fstream>
 
 #include "model/process_tree.hpp"
@@ -46,6 +47,17 @@ TEST(SpanIds, AreTrace2receiversSha256Slices) {
   EXPECT_EQ(to_hex(process_span_id("abc")), "b00361a396177a9c");
   EXPECT_NE(inner_span_id("abc", "region 1"), inner_span_id("abc", "region 2"));
   EXPECT_EQ(inner_span_id("abc", "region 1"), inner_span_id("abc", "region 1"));  // stable across exports
+}
+
+// An inner span's id is SHA-256(SID, 0x1f, what names it)[16:24] (docs/otlp.md), whether the
+// number is given as text or as a number; the digests are Python's hashlib's.
+TEST(SpanIds, InnerIdsAreTheSha256OfTheSidAndTheirName) {
+  EXPECT_EQ(to_hex(inner_span_id("abc", "region 12")), "59ec91c236641937");
+  EXPECT_EQ(to_hex(inner_span_id("abc", "region ", 12)), "59ec91c236641937");
+  EXPECT_EQ(to_hex(inner_span_id("abc", "child ", 0)), "319f285c68a8eb23");
+  EXPECT_EQ(to_hex(inner_span_id("abc/def", "exec ", -3)), "6c1e9f376e3cc599");
+  EXPECT_EQ(to_hex(inner_span_id("abc", "thread th01:worker")), "4e8b9234c78570e0");
+  EXPECT_EQ(to_hex(inner_span_id("20231201T120000.123456Z-H1-P00000001", "region ", INT64_MAX)), "180ed34b9f8da39f");
 }
 
 TEST(Resource, ServiceNameHostAndTheOtelVariables) {
