@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,7 +19,7 @@ namespace {
 
 constexpr std::string_view k_session_columns =
     "SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,"
-    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, ";
+    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, ";
 constexpr std::string_view k_last_event =
     "time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)";
 
@@ -83,13 +84,14 @@ SELECT thread, start_seq, t_start, elapsed, sid FROM threads WHERE sid {sid}
 // regions view looks up the session and three names for every row; here
 // the names come from a cache (FullLoader::name). As the view gives them:
 // a name the names table had no room for is in the row's *_text column.
+// By session id ({id}), which the session's row gave: through the SID each
+// session cost two more seeks (its SID's index, its row) in every query.
 constexpr std::string_view k_region_rows_sql = R"sql(
 SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.category, r.label, r.msg, r.repo,
-       r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, s.sid
-  FROM sessions s
-  JOIN region_store r ON r.session = s.id
- WHERE s.sid {sid}
- ORDER BY s.sid, r.seq
+       r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, r.session
+  FROM region_store r
+ WHERE r.session {id}
+ ORDER BY r.session, r.seq
 )sql";
 
 // The events that threads, execs, errors, params, data, timers and
@@ -100,27 +102,26 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
 // not a lookup per row. (Ranges, not IN (...): SQLite tests a list by a
 // seek in a temporary index, per row.)
 constexpr std::string_view k_events_sql = R"sql(
-SELECT e.seq, e.type, e.time_us, e.body, e.thread, s.time_base_us, s.process_start_us,
-       e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label, s.sid
-  FROM sessions s
-  JOIN event_store e ON e.session = s.id
- WHERE s.sid {sid} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
- ORDER BY s.sid, e.seq
+SELECT e.seq, e.type, e.time_us, e.body, e.thread, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label,
+       e.session
+  FROM event_store e
+ WHERE e.session {id} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
+ ORDER BY e.session, e.seq
 )sql";
 
-// The time of each session's last event, for those without `elapsed`.
+// The time of each session's last event (relative to its time base), for
+// those without `elapsed`.
 constexpr std::string_view k_last_event_sql = R"sql(
-SELECT s.time_base_us + max(e.time_us), s.sid
-  FROM sessions s
-  JOIN event_store e ON e.session = s.id
- WHERE s.sid {sid}
- GROUP BY s.sid
+SELECT max(e.time_us), e.session
+  FROM event_store e
+ WHERE e.session {id}
+ GROUP BY e.session
 )sql";
 
-// The queries above read one session ({sid}: = ?1, its SID; {session}:
-// ?2, its id), or, for the exporter, every session of a JSON array of SIDs
-// at once (?1): one execution for a round's sessions instead of one each.
-// Their last column is the row's SID.
+// The queries above read one session ({sid}: = ?1, its SID; {id}: = ?1,
+// its id; {session}: ?2, its id), or, for the exporter, every session of a
+// JSON array of SIDs or ids at once (?1): one execution for a round's
+// sessions instead of one each. Their last column is the row's SID or id.
 enum class Sessions : std::uint8_t { one, many };
 
 std::string query(std::string_view text, Sessions sessions) {
@@ -131,6 +132,7 @@ std::string query(std::string_view text, Sessions sessions) {
     }
   };
   replace("{sid}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
+  replace("{id}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
   replace("{session}", sessions == Sessions::one ? "?2" : "(SELECT k.id FROM sessions k WHERE k.sid = c.sid)");
   return sql;
 }
@@ -181,7 +183,8 @@ ProcessInfo read_process(const db::Statement& stmt) {
   info.cmd_mode = text_or_empty(stmt, 14);
   info.version = text_or_empty(stmt, 15);
   info.error_count = stmt.column_optional_int(16).value_or(0);
-  info.last_event_us = stmt.column_optional_int(17);
+  info.time_base_us = stmt.column_optional_int(17);
+  info.last_event_us = stmt.column_optional_int(18);
   return info;
 }
 
@@ -548,11 +551,11 @@ class FullLoader {
     // Names are few and repeat (threads, categories, labels); the cache
     // lives for one load, so a hostile sender's million labels do not stay.
     m_names.clear();
-    run(m_regions, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
+    run(m_regions, Key::id, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
     m_name.reset();
-    run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
+    run(m_children, Key::sid, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
     std::unordered_map<ProcessRows*, EventScan> scans;
-    run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
+    run(m_events, Key::id, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
     m_name.reset();
     // Only a session that never said how long it ran ends at its last
     // event: finding it reads every event's row, most sessions need not.
@@ -563,20 +566,39 @@ class FullLoader {
         unfinished.push_back(r);
       }
     }
-    run(m_last_event, unfinished,
-        [](const db::Statement& s, ProcessRows& r) { r.info.last_event_us = s.column_optional_int(0); });
+    run(m_last_event, Key::id, unfinished, [](const db::Statement& s, ProcessRows& r) {
+      // time_base_us + max(time_us), as SQL added them: a sum past 64 bits
+      // (a hostile time) is a real there, read back as the nearest integer.
+      const std::optional<std::int64_t> last = s.column_optional_int(0);
+      std::int64_t sum = 0;
+      if (!last || !r.info.time_base_us) {
+        r.info.last_event_us.reset();
+      } else if (__builtin_add_overflow(*r.info.time_base_us, *last, &sum)) {
+        r.info.last_event_us = *last > 0 ? std::numeric_limits<std::int64_t>::max()
+                                         : std::numeric_limits<std::int64_t>::min();
+      } else {
+        r.info.last_event_us = sum;
+      }
+    });
     for (ProcessRows* r : rows) {
       finish(*r, scans[r]);
     }
   }
 
  private:
+  // How a statement names its sessions: by SID ({sid}) or by id ({id}).
+  enum class Key : std::uint8_t { sid, id };
+
   template <typename Read>
-  void run(db::Statement& stmt, const std::vector<ProcessRows*>& rows, const Read& read) {
+  void run(db::Statement& stmt, Key key, const std::vector<ProcessRows*>& rows, const Read& read) {
     if (m_sessions == Sessions::one) {
       for (ProcessRows* r : rows) {
         stmt.reset();
-        stmt.bind_text(1, r->info.sid);
+        if (key == Key::id) {
+          stmt.bind_int(1, r->info.session_id);
+        } else {
+          stmt.bind_text(1, r->info.sid);
+        }
         if (&stmt == &m_children) {  // its thread is on its event row: ?2, the session id
           stmt.bind_int(2, r->info.session_id);
         }
@@ -586,25 +608,39 @@ class FullLoader {
       }
       return;
     }
-    std::string sids = "[";
+    std::string keys = "[";
     std::unordered_map<std::string_view, ProcessRows*> by_sid;
+    std::unordered_map<std::int64_t, ProcessRows*> by_id;
     for (ProcessRows* r : rows) {
-      if (sids.size() > 1) {
-        sids += ',';
+      if (keys.size() > 1) {
+        keys += ',';
       }
-      proto::append_json_string(sids, r->info.sid);
-      by_sid.emplace(r->info.sid, r);
+      if (key == Key::id) {
+        append_integer(keys, r->info.session_id);
+        by_id.emplace(r->info.session_id, r);
+      } else {
+        proto::append_json_string(keys, r->info.sid);
+        by_sid.emplace(r->info.sid, r);
+      }
     }
-    sids += ']';
+    keys += ']';
     stmt.reset();
-    stmt.bind_text(1, sids);
-    const int sid_column = stmt.column_count() - 1;
+    stmt.bind_text(1, keys);
+    const int key_column = stmt.column_count() - 1;
     ProcessRows* last = nullptr;  // rows come session by session: most need no lookup
     while (stmt.step()) {
-      const std::string_view sid = stmt.column_text(sid_column);
-      if (last == nullptr || last->info.sid != sid) {
-        const auto found = by_sid.find(sid);
-        last = found == by_sid.end() ? nullptr : found->second;
+      if (key == Key::id) {
+        const std::int64_t id = stmt.column_int(key_column);
+        if (last == nullptr || last->info.session_id != id) {
+          const auto found = by_id.find(id);
+          last = found == by_id.end() ? nullptr : found->second;
+        }
+      } else {
+        const std::string_view sid = stmt.column_text(key_column);
+        if (last == nullptr || last->info.sid != sid) {
+          const auto found = by_sid.find(sid);
+          last = found == by_sid.end() ? nullptr : found->second;
+        }
       }
       if (last != nullptr) {
         read(stmt, *last);
@@ -650,8 +686,8 @@ class FullLoader {
     r.elapsed = stmt.column_optional_double(10);
   }
 
-  // The members event_parts writes in front of the body, from columns 7
-  // to 12 of k_events_sql: each with its leading comma. A category's and a
+  // The members event_parts writes in front of the body, from columns 5
+  // to 10 of k_events_sql: each with its leading comma. A category's and a
   // label's names come from the cache (a lookup in SQL for each row cost
   // more than the rest of the row), quoted as the view's json_quote() does;
   // an id without a name is left out.
@@ -699,12 +735,12 @@ class FullLoader {
         }
       }
     };
-    integer(7, "repo");
-    micros(8, "t_abs");
-    micros(9, "t_rel");
-    integer(10, "nesting");
-    quoted(11, "category");
-    quoted(12, "label");
+    integer(5, "repo");
+    micros(6, "t_abs");
+    micros(7, "t_rel");
+    integer(8, "nesting");
+    quoted(9, "category");
+    quoted(10, "label");
   }
 
   // One row of k_events_sql.
@@ -720,8 +756,8 @@ class FullLoader {
         thread = *text;
       }
     }
-    const std::optional<std::int64_t> time_base = stmt.column_optional_int(5);
-    const std::optional<std::int64_t> process_start = stmt.column_optional_int(6);
+    const std::optional<std::int64_t>& time_base = rows.info.time_base_us;
+    const std::optional<std::int64_t>& process_start = rows.info.start_us;
     // Seconds since the process start, as the threads view computes them.
     std::optional<double> t;
     if (time_us && time_base && process_start) {

@@ -257,6 +257,12 @@ TEST(TreeLoaderViews, OddValuesGiveWhatTheViewsGive) {
       " (1, 52, 26, 1000, 52000, ',\"name\":\"t\",\"intervals\":1,\"t_total\":0.5,\"t_min\":0.5,\"t_max\":0.5',"
       "  NULL, 12000001, NULL, 1, 1003, 1000),"
       " (1, 53, 7, 1000, 53000, ',\"msg\":\"m\",\"fmt\":\"f\"', 3, 7, 8, NULL, NULL, NULL)");
+  // A session without `elapsed` whose last event's time is past 64 bits of
+  // microseconds (SQL's sum turns real): it ends where the view says.
+  db.exec(
+      "INSERT INTO sessions (sid, id, root_sid, depth, status, source, first_received, last_received, time_base_us)"
+      " VALUES ('late', 2, 'late', 0, 'incomplete', 'stream', 'x', 'x', 9223372036854770000)");
+  db.exec("INSERT INTO event_store (session, seq, type, time_us, body) VALUES (2, 1, 1, 10000, ',\"evt\":\"4\"')");
   // Regions whose names are ids, or text the names table had no room for.
   db.exec(
       "INSERT INTO region_store (session, seq, thread, nesting, category, label, msg, repo, t_start, elapsed,"
