@@ -339,9 +339,9 @@ TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {
   EXPECT_EQ(stats.left_out[0], (std::pair<std::int64_t, std::size_t>{1, 1}));
 }
 
-// Every value kind, an invalid UTF-8 string and a negative integer, through
-// both encoders: the official decoder must read the protobuf back as the
-// same request the JSON says.
+// Every value kind, an invalid UTF-8 string, a negative integer and a long
+// value, through both encoders: the official decoder must read the protobuf
+// back as the same request the JSON says.
 TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJson) {
   std::vector<Span> spans;
   append_spans(sample_tree(), spans);
@@ -350,6 +350,9 @@ TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJso
   fetch.attributes.push_back({"test.bool", true});
   fetch.attributes.push_back({"test.negative", std::int64_t{-5}});
   fetch.attributes.push_back({"test.bytes", std::string("caf\xc3\xa9 \xff")});
+  // Longer than the encoder's first buffer, with lengths of three bytes in
+  // front of it and of the span that holds it.
+  fetch.attributes.push_back({"test.long", std::string(20000, 'x')});
   ResourceSettings settings;
   settings.host_name = "h";
   settings.trace2d_version = "0";
