@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
+#include <string_view>
 
 #include "proto/utf8.hpp"
 
@@ -14,25 +16,32 @@ constexpr std::uint32_t k_varint = 0;
 constexpr std::uint32_t k_fixed64 = 1;
 constexpr std::uint32_t k_length_delimited = 2;
 
-// The request as it is written: the caller's string, sized ahead and
-// written through a pointer, trimmed to what was written at the end.
-// (std::string's push_back() and append(), a call and a capacity test for
-// every tag, length and string, were a third of the encoder's time.)
+// The request as it is written: a buffer written through a pointer, grown
+// by doubling without being zeroed first, appended to the caller's string
+// once complete. (std::string's push_back() and append(), a call and a
+// capacity test for every tag, length and string, were a third of the
+// encoder's time; a string sized ahead zeroes what it makes room for.)
 class Writer {
  public:
-  explicit Writer(std::string& out) : m_out(out), m_size(out.size()) {}
+  Writer() = default;
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
-  ~Writer() { m_out.resize(m_size); }
 
   [[nodiscard]] std::size_t size() const { return m_size; }
+  [[nodiscard]] std::string_view written() const { return {m_data.get(), m_size}; }
 
-  // Room for `n` more bytes at at().
+  // Room for `n` more bytes, at the end of what is written.
   char* room(std::size_t n) {
-    if (m_out.size() - m_size < n) {
-      m_out.resize(std::max({m_out.size() * 2, m_size + n, std::size_t{4096}}));
+    if (m_capacity - m_size < n) {
+      const std::size_t capacity = std::max({m_capacity * 2, m_size + n, std::size_t{64} * 1024});
+      auto data = std::make_unique_for_overwrite<char[]>(capacity);
+      if (m_size > 0) {
+        std::memcpy(data.get(), m_data.get(), m_size);
+      }
+      m_data = std::move(data);
+      m_capacity = capacity;
     }
-    return m_out.data() + m_size;
+    return m_data.get() + m_size;
   }
   void wrote(std::size_t n) { m_size += n; }
 
@@ -46,11 +55,12 @@ class Writer {
       m_size += n;
     }
   }
-  char* at(std::size_t offset) { return m_out.data() + offset; }
+  char* at(std::size_t offset) { return m_data.get() + offset; }
 
  private:
-  std::string& m_out;
-  std::size_t m_size;  // written; m_out.size() is the room made
+  std::unique_ptr<char[]> m_data;
+  std::size_t m_capacity = 0;
+  std::size_t m_size = 0;
 };
 
 // A varint's bytes, at most 10.
@@ -209,7 +219,7 @@ void put_span(Writer& out, const Span& span) {
 // scope_spans 2. Resource: attributes 1. ScopeSpans: scope 1, spans 2.
 // InstrumentationScope: name 1, version 2.
 void append_protobuf_request(std::string& out, const TraceBatch& batch) {
-  Writer writer(out);
+  Writer writer;
   put_message(writer, 1, [&batch](Writer& resource_spans) {
     put_message(resource_spans, 1, [&batch](Writer& resource) {
       if (batch.resource != nullptr) {
@@ -229,6 +239,7 @@ void append_protobuf_request(std::string& out, const TraceBatch& batch) {
       }
     });
   });
+  out.append(writer.written());
 }
 
 }  // namespace trace2d::otlp

@@ -1,5 +1,6 @@
 #include "otlp/span_builder.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -130,7 +131,9 @@ void add_summaries(std::vector<Attribute>& a, const model::Node& node, const mod
         out += ',';
       }
       proto::append_json_string(out, name);
-      fmt::format_to(std::back_inserter(out), ":{{\"count\":{},\"seconds\":{:.6f}}}", timer.count, timer.seconds);
+      // Compiled: a format string parsed for each timer cost more than the numbers.
+      fmt::format_to(std::back_inserter(out), FMT_COMPILE(":{{\"count\":{},\"seconds\":{:.6f}}}"), timer.count,
+                     timer.seconds);
     }
     if (cut) {
       out += ",\"...\":true";

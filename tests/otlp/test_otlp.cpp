@@ -352,7 +352,7 @@ TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJso
   fetch.attributes.push_back({"test.bytes", std::string("caf\xc3\xa9 \xff")});
   // Longer than the encoder's first buffer, with lengths of three bytes in
   // front of it and of the span that holds it.
-  fetch.attributes.push_back({"test.long", std::string(20000, 'x')});
+  fetch.attributes.push_back({"test.long", std::string(100000, 'x')});
   ResourceSettings settings;
   settings.host_name = "h";
   settings.trace2d_version = "0";
