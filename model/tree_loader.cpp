@@ -50,7 +50,8 @@ SELECT enter_seq, leave_seq, parent_region & 4294967295, thread, nesting, catego
   FROM regions WHERE sid {sid}
 )sql";
 
-// The thread a child_start came from is on its event row.
+// The thread a child_start came from is on its event row. (An ancestor's
+// child, by SID; the sessions loaded in full read k_child_rows_sql.)
 constexpr std::string_view k_children_sql = R"sql(
 SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,
        c.ready, c.t_start, c.elapsed, c.child_sid, c.sid
@@ -94,6 +95,30 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
  ORDER BY r.session, r.seq
 )sql";
 
+// The children of the sessions loaded in full, by session id, from
+// child_store: the children view found each row's session again by its SID
+// (for the thread's event row) and its thread's name by a lookup, which
+// come here from the row and FullLoader's name cache. child_sid is the
+// view's expression, as it is (docs/schema.md, `children`).
+constexpr std::string_view k_child_rows_sql = R"sql(
+SELECT c.child_id, c.start_seq, e.thread, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,
+       c.ready, c.t_start, c.elapsed,
+       COALESCE(
+         CASE WHEN c.pid > 0 THEN
+           (SELECT k.sid FROM sessions k WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid) END,
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key
+             AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
+             AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
+           ORDER BY k.process_start_us LIMIT 1)),
+       c.session
+  FROM child_store c
+  JOIN sessions s ON s.id = c.session
+  LEFT JOIN event_store e ON e.session = c.session AND e.seq = c.start_seq
+ WHERE c.session {id}
+ ORDER BY c.session, c.child_id
+)sql";
+
 // The events that threads, execs, errors, params, data, timers and
 // counters come from (proto::EventKind + 1, as seed_event_names() numbers
 // them), read once (the views each read every event of the session again)
@@ -121,7 +146,8 @@ SELECT max(e.time_us), e.session
 // The queries above read one session ({sid}: = ?1, its SID; {id}: = ?1,
 // its id; {session}: ?2, its id), or, for the exporter, every session of a
 // JSON array of SIDs or ids at once (?1): one execution for a round's
-// sessions instead of one each. Their last column is the row's SID or id.
+// sessions instead of one each. FullLoader's (by id) give the row's session
+// id in their last column.
 enum class Sessions : std::uint8_t { one, many };
 
 std::string query(std::string_view text, Sessions sessions) {
@@ -204,11 +230,12 @@ void read_region(const db::Statement& stmt, ProcessRows& rows) {
   r.elapsed = stmt.column_optional_double(10);
 }
 
-void read_child(const db::Statement& stmt, ProcessRows& rows) {
+// All but the thread (column 2: its name, or its names.id for
+// k_child_rows_sql), which the caller sets.
+ChildInfo& read_child_columns(const db::Statement& stmt, ProcessRows& rows) {
   ChildInfo& c = rows.children.emplace_back();
   c.child_id = stmt.column_int(0);
   c.start_seq = stmt.column_optional_int(1);
-  c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
   c.child_class = text_or_empty(stmt, 3);
   c.hook_name = text_or_empty(stmt, 4);
   if (!stmt.column_is_null(5)) {
@@ -221,6 +248,12 @@ void read_child(const db::Statement& stmt, ProcessRows& rows) {
   c.t_start = stmt.column_optional_double(10);
   c.elapsed = stmt.column_optional_double(11);
   c.child_sid = stmt.column_optional_text(12);
+  return c;
+}
+
+void read_child(const db::Statement& stmt, ProcessRows& rows) {
+  ChildInfo& c = read_child_columns(stmt, rows);
+  c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
 }
 
 void read_thread(const db::Statement& stmt, ProcessRows& rows) {
@@ -533,7 +566,7 @@ class FullLoader {
       : m_sessions(sessions),
         m_options(options),
         m_regions(db.prepare(query(k_region_rows_sql, sessions))),
-        m_children(db.prepare(query(k_children_sql, sessions))),
+        m_children(db.prepare(query(k_child_rows_sql, sessions))),
         m_events(db.prepare(query(k_events_sql, sessions))),
         m_last_event(db.prepare(query(k_last_event_sql, sessions))),
         m_name(db.prepare("SELECT text FROM names WHERE id = ?1")) {}
@@ -551,11 +584,15 @@ class FullLoader {
     // Names are few and repeat (threads, categories, labels); the cache
     // lives for one load, so a hostile sender's million labels do not stay.
     m_names.clear();
-    run(m_regions, Key::id, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
+    run(m_regions, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
     m_name.reset();
-    run(m_children, Key::sid, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
+    run(m_children, rows, [this](const db::Statement& s, ProcessRows& r) {
+      ChildInfo& c = read_child_columns(s, r);
+      const std::optional<std::string>* thread = s.column_is_null(2) ? nullptr : &cached_name(s.column_int(2));
+      c.thread = thread != nullptr && *thread ? **thread : std::string("main");
+    });
     std::unordered_map<ProcessRows*, EventScan> scans;
-    run(m_events, Key::id, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
+    run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
     m_name.reset();
     // Only a session that never said how long it ran ends at its last
     // event: finding it reads every event's row, most sessions need not.
@@ -566,7 +603,7 @@ class FullLoader {
         unfinished.push_back(r);
       }
     }
-    run(m_last_event, Key::id, unfinished, [](const db::Statement& s, ProcessRows& r) {
+    run(m_last_event, unfinished, [](const db::Statement& s, ProcessRows& r) {
       // time_base_us + max(time_us), as SQL added them: a sum past 64 bits
       // (a hostile time) is a real there, read back as the nearest integer.
       const std::optional<std::int64_t> last = s.column_optional_int(0);
@@ -586,61 +623,38 @@ class FullLoader {
   }
 
  private:
-  // How a statement names its sessions: by SID ({sid}) or by id ({id}).
-  enum class Key : std::uint8_t { sid, id };
-
+  // Each statement names its sessions by id ({id}).
   template <typename Read>
-  void run(db::Statement& stmt, Key key, const std::vector<ProcessRows*>& rows, const Read& read) {
+  void run(db::Statement& stmt, const std::vector<ProcessRows*>& rows, const Read& read) {
     if (m_sessions == Sessions::one) {
       for (ProcessRows* r : rows) {
         stmt.reset();
-        if (key == Key::id) {
-          stmt.bind_int(1, r->info.session_id);
-        } else {
-          stmt.bind_text(1, r->info.sid);
-        }
-        if (&stmt == &m_children) {  // its thread is on its event row: ?2, the session id
-          stmt.bind_int(2, r->info.session_id);
-        }
+        stmt.bind_int(1, r->info.session_id);
         while (stmt.step()) {
           read(stmt, *r);
         }
       }
       return;
     }
-    std::string keys = "[";
-    std::unordered_map<std::string_view, ProcessRows*> by_sid;
+    std::string ids = "[";
     std::unordered_map<std::int64_t, ProcessRows*> by_id;
     for (ProcessRows* r : rows) {
-      if (keys.size() > 1) {
-        keys += ',';
+      if (ids.size() > 1) {
+        ids += ',';
       }
-      if (key == Key::id) {
-        append_integer(keys, r->info.session_id);
-        by_id.emplace(r->info.session_id, r);
-      } else {
-        proto::append_json_string(keys, r->info.sid);
-        by_sid.emplace(r->info.sid, r);
-      }
+      append_integer(ids, r->info.session_id);
+      by_id.emplace(r->info.session_id, r);
     }
-    keys += ']';
+    ids += ']';
     stmt.reset();
-    stmt.bind_text(1, keys);
-    const int key_column = stmt.column_count() - 1;
+    stmt.bind_text(1, ids);
+    const int id_column = stmt.column_count() - 1;
     ProcessRows* last = nullptr;  // rows come session by session: most need no lookup
     while (stmt.step()) {
-      if (key == Key::id) {
-        const std::int64_t id = stmt.column_int(key_column);
-        if (last == nullptr || last->info.session_id != id) {
-          const auto found = by_id.find(id);
-          last = found == by_id.end() ? nullptr : found->second;
-        }
-      } else {
-        const std::string_view sid = stmt.column_text(key_column);
-        if (last == nullptr || last->info.sid != sid) {
-          const auto found = by_sid.find(sid);
-          last = found == by_sid.end() ? nullptr : found->second;
-        }
+      const std::int64_t id = stmt.column_int(id_column);
+      if (last == nullptr || last->info.session_id != id) {
+        const auto found = by_id.find(id);
+        last = found == by_id.end() ? nullptr : found->second;
       }
       if (last != nullptr) {
         read(stmt, *last);
