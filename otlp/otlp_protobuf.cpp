@@ -85,7 +85,9 @@ std::size_t encode_varint(std::uint64_t value, char* bytes) {
   out.wrote(encode_varint(value, out.room(sizeof(Varint))));
 }
 
-[[gnu::always_inline]] inline void put_tag(Writer& out, std::uint32_t field, std::uint32_t wire_type) { put_varint(out, (field << 3) | wire_type); }
+[[gnu::always_inline]] inline void put_tag(Writer& out, std::uint32_t field, std::uint32_t wire_type) {
+  put_varint(out, (field << 3) | wire_type);
+}
 
 void put_fixed64(Writer& out, std::uint32_t field, std::uint64_t value) {
   put_tag(out, field, k_fixed64);

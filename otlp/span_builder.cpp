@@ -435,7 +435,8 @@ class Builder {
           } else if (!c->child_class.empty()) {
             span.name = concat({"child(class:", c->child_class, ")"});
           } else {
-            span.name = concat({"child(", c->argv.empty() ? std::string_view("?") : program_name(c->argv.front()), ")"});
+            const std::string_view program = c->argv.empty() ? std::string_view("?") : program_name(c->argv.front());
+            span.name = concat({"child(", program, ")"});
           }
           add(a, "trace2.span.type", std::string("child"));
           add(a, "trace2.child.id", std::to_string(c->child_id));
