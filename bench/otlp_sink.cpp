@@ -5,6 +5,9 @@
 // side alone: no decoding, no storage.
 //
 //   otlp_sink [--port N]       prints "port=N" once listening;
+//             [--save FILE]    appends each request's body to FILE, as
+//                              received (to compare two trace2d's requests
+//                              byte for byte);
 //                              on SIGTERM/SIGINT "SINK requests=N bytes=N"
 
 #include <arpa/inet.h>
@@ -16,6 +19,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <fstream>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +34,9 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<long long> g_requests{0};
 std::atomic<long long> g_bytes{0};
+
+std::mutex g_save_mutex;
+std::ofstream g_save;  // open with --save
 
 void on_signal(int) { g_stop.store(true); }
 
@@ -73,6 +81,11 @@ void serve(int fd) {
       if (buffer.size() >= total) {
         g_requests.fetch_add(1);
         g_bytes.fetch_add(length);
+        if (g_save.is_open()) {
+          const std::lock_guard lock(g_save_mutex);
+          g_save.write(buffer.data() + head_end + 4, static_cast<std::streamsize>(length));
+          g_save.flush();
+        }
         buffer.erase(0, total);
         if (!write_all(fd, k_answer)) {
           break;
@@ -96,6 +109,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string_view(argv[i]) == "--port") {
       port = std::atoi(argv[i + 1]);
+    } else if (std::string_view(argv[i]) == "--save") {
+      g_save.open(argv[i + 1], std::ios::binary | std::ios::trunc);
+      if (!g_save) {
+        std::perror("otlp_sink: --save");
+        return 1;
+      }
     }
   }
   std::signal(SIGTERM, on_signal);

@@ -100,6 +100,13 @@ class ProcessItems {
     return std::nullopt;
   }
 
+  // Room for `n` more nodes (a process's regions, threads, children and
+  // execs), so that adding them does not move those added before.
+  void reserve(std::size_t n) {
+    m_nodes.reserve(m_nodes.size() + n);
+    m_parents.reserve(m_parents.size() + n);
+  }
+
   std::size_t add(Node node, std::optional<std::size_t> parent) {
     m_nodes.push_back(std::move(node));
     m_parents.push_back(parent);
@@ -115,7 +122,17 @@ class ProcessItems {
       order[i] = i;
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] > depth[b]; });
+    // Each list sized once: grown one by one, it moved its nodes (and
+    // what they hold) again at every doubling.
+    std::vector<std::size_t> count(m_nodes.size() + 1);  // the last: the top level
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      ++count[m_parents[i].value_or(m_nodes.size())];
+    }
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+      m_nodes[i].children.reserve(m_nodes[i].children.size() + count[i]);
+    }
     std::vector<Node> top;
+    top.reserve(count.back());
     for (const std::size_t i : order) {
       sort_siblings(m_nodes[i].children);
       if (m_parents[i]) {
@@ -271,6 +288,8 @@ class TreeBuilder {
     // Its entries sit one level below it, at depths 0..max_depth among themselves.
     const std::size_t max_depth = budget - 2;
     ProcessItems items;
+    // Threads made up for regions without a thread_start come on top: few.
+    items.reserve(rows.regions.size() + rows.threads.size() + rows.children.size() + rows.execs.size() + 4);
     items.add_regions(rows.regions, node.offset);
     items.limit_depth(max_depth);  // also breaks loops, so walks up the regions end
     items.add_threads(rows.threads, node.offset);
@@ -356,13 +375,18 @@ class TreeBuilder {
 std::optional<double> Node::end() const { return plus(offset, elapsed); }
 
 void sort_siblings(std::vector<Node>& nodes) {
+  // Most lists come in order (a process's events are): a stable sort would
+  // leave them as they are, but moves every node twice to find that out.
+  const auto sort = [&nodes](const auto& less) {
+    if (!std::is_sorted(nodes.begin(), nodes.end(), less)) {
+      std::stable_sort(nodes.begin(), nodes.end(), less);
+    }
+  };
   const bool timed = std::all_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.offset.has_value(); });
   if (timed) {
-    std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
-      return *a.offset != *b.offset ? *a.offset < *b.offset : a.seq < b.seq;
-    });
+    sort([](const Node& a, const Node& b) { return *a.offset != *b.offset ? *a.offset < *b.offset : a.seq < b.seq; });
   } else {
-    std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) { return a.seq < b.seq; });
+    sort([](const Node& a, const Node& b) { return a.seq < b.seq; });
   }
 }
 

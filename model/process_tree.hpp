@@ -65,6 +65,7 @@ struct ProcessInfo {
   std::optional<std::int64_t> pid;       // the P<hex> of its SID
   std::optional<std::string> start_time;
   std::optional<std::int64_t> start_us;  // process start, microseconds since the epoch
+  std::optional<std::int64_t> time_base_us;  // its events' times are relative to this (sessions.time_base_us)
   std::optional<double> elapsed;
   std::optional<std::int64_t> exit_code;
   std::optional<std::int64_t> signo;

@@ -1,12 +1,12 @@
 #include "model/tree_loader.hpp"
 
-#include <fmt/format.h>
-
 #include <simdjson.h>
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::string_view k_session_columns =
     "SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,"
-    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, ";
+    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, ";
 constexpr std::string_view k_last_event =
     "time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)";
 
@@ -50,7 +50,8 @@ SELECT enter_seq, leave_seq, parent_region & 4294967295, thread, nesting, catego
   FROM regions WHERE sid {sid}
 )sql";
 
-// The thread a child_start came from is on its event row.
+// The thread a child_start came from is on its event row. (An ancestor's
+// child, by SID; the sessions loaded in full read k_child_rows_sql.)
 constexpr std::string_view k_children_sql = R"sql(
 SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,
        c.ready, c.t_start, c.elapsed, c.child_sid, c.sid
@@ -84,13 +85,38 @@ SELECT thread, start_seq, t_start, elapsed, sid FROM threads WHERE sid {sid}
 // regions view looks up the session and three names for every row; here
 // the names come from a cache (FullLoader::name). As the view gives them:
 // a name the names table had no room for is in the row's *_text column.
+// By session id ({id}), which the session's row gave: through the SID each
+// session cost two more seeks (its SID's index, its row) in every query.
 constexpr std::string_view k_region_rows_sql = R"sql(
 SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.category, r.label, r.msg, r.repo,
-       r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, s.sid
-  FROM sessions s
-  JOIN region_store r ON r.session = s.id
- WHERE s.sid {sid}
- ORDER BY s.sid, r.seq
+       r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, r.session
+  FROM region_store r
+ WHERE r.session {id}
+ ORDER BY r.session, r.seq
+)sql";
+
+// The children of the sessions loaded in full, by session id, from
+// child_store: the children view found each row's session again by its SID
+// (for the thread's event row) and its thread's name by a lookup, which
+// come here from the row and FullLoader's name cache. child_sid is the
+// view's expression, as it is (docs/schema.md, `children`).
+constexpr std::string_view k_child_rows_sql = R"sql(
+SELECT c.child_id, c.start_seq, e.thread, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,
+       c.ready, c.t_start, c.elapsed,
+       COALESCE(
+         CASE WHEN c.pid > 0 THEN
+           (SELECT k.sid FROM sessions k WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid) END,
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key
+             AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
+             AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
+           ORDER BY k.process_start_us LIMIT 1)),
+       c.session
+  FROM child_store c
+  JOIN sessions s ON s.id = c.session
+  LEFT JOIN event_store e ON e.session = c.session AND e.seq = c.start_seq
+ WHERE c.session {id}
+ ORDER BY c.session, c.child_id
 )sql";
 
 // The events that threads, execs, errors, params, data, timers and
@@ -101,30 +127,27 @@ SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.cat
 // not a lookup per row. (Ranges, not IN (...): SQLite tests a list by a
 // seek in a temporary index, per row.)
 constexpr std::string_view k_events_sql = R"sql(
-SELECT e.seq, e.type, e.time_us, e.body, e.thread, s.time_base_us, s.process_start_us,
-       e.repo, e.t_abs_us, e.t_rel_us, e.nesting,
-       CASE WHEN e.category IS NOT NULL THEN (SELECT json_quote(ca.text) FROM names ca WHERE ca.id = e.category) END,
-       CASE WHEN e.label IS NOT NULL THEN (SELECT json_quote(la.text) FROM names la WHERE la.id = e.label) END,
-       s.sid
-  FROM sessions s
-  JOIN event_store e ON e.session = s.id
- WHERE s.sid {sid} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
- ORDER BY s.sid, e.seq
+SELECT e.seq, e.type, e.time_us, e.body, e.thread, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label,
+       e.session
+  FROM event_store e
+ WHERE e.session {id} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
+ ORDER BY e.session, e.seq
 )sql";
 
-// The time of each session's last event, for those without `elapsed`.
+// The time of each session's last event (relative to its time base), for
+// those without `elapsed`.
 constexpr std::string_view k_last_event_sql = R"sql(
-SELECT s.time_base_us + max(e.time_us), s.sid
-  FROM sessions s
-  JOIN event_store e ON e.session = s.id
- WHERE s.sid {sid}
- GROUP BY s.sid
+SELECT max(e.time_us), e.session
+  FROM event_store e
+ WHERE e.session {id}
+ GROUP BY e.session
 )sql";
 
-// The queries above read one session ({sid}: = ?1, its SID; {session}:
-// ?2, its id), or, for the exporter, every session of a JSON array of SIDs
-// at once (?1): one execution for a round's sessions instead of one each.
-// Their last column is the row's SID.
+// The queries above read one session ({sid}: = ?1, its SID; {id}: = ?1,
+// its id; {session}: ?2, its id), or, for the exporter, every session of a
+// JSON array of SIDs or ids at once (?1): one execution for a round's
+// sessions instead of one each. FullLoader's (by id) give the row's session
+// id in their last column.
 enum class Sessions : std::uint8_t { one, many };
 
 std::string query(std::string_view text, Sessions sessions) {
@@ -135,6 +158,7 @@ std::string query(std::string_view text, Sessions sessions) {
     }
   };
   replace("{sid}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
+  replace("{id}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
   replace("{session}", sessions == Sessions::one ? "?2" : "(SELECT k.id FROM sessions k WHERE k.sid = c.sid)");
   return sql;
 }
@@ -185,7 +209,8 @@ ProcessInfo read_process(const db::Statement& stmt) {
   info.cmd_mode = text_or_empty(stmt, 14);
   info.version = text_or_empty(stmt, 15);
   info.error_count = stmt.column_optional_int(16).value_or(0);
-  info.last_event_us = stmt.column_optional_int(17);
+  info.time_base_us = stmt.column_optional_int(17);
+  info.last_event_us = stmt.column_optional_int(18);
   return info;
 }
 
@@ -205,11 +230,12 @@ void read_region(const db::Statement& stmt, ProcessRows& rows) {
   r.elapsed = stmt.column_optional_double(10);
 }
 
-void read_child(const db::Statement& stmt, ProcessRows& rows) {
+// All but the thread (column 2: its name, or its names.id for
+// k_child_rows_sql), which the caller sets.
+ChildInfo& read_child_columns(const db::Statement& stmt, ProcessRows& rows) {
   ChildInfo& c = rows.children.emplace_back();
   c.child_id = stmt.column_int(0);
   c.start_seq = stmt.column_optional_int(1);
-  c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
   c.child_class = text_or_empty(stmt, 3);
   c.hook_name = text_or_empty(stmt, 4);
   if (!stmt.column_is_null(5)) {
@@ -222,6 +248,12 @@ void read_child(const db::Statement& stmt, ProcessRows& rows) {
   c.t_start = stmt.column_optional_double(10);
   c.elapsed = stmt.column_optional_double(11);
   c.child_sid = stmt.column_optional_text(12);
+  return c;
+}
+
+void read_child(const db::Statement& stmt, ProcessRows& rows) {
+  ChildInfo& c = read_child_columns(stmt, rows);
+  c.thread = stmt.column_is_null(2) ? std::string("main") : std::string(stmt.column_text(2));
 }
 
 void read_thread(const db::Statement& stmt, ProcessRows& rows) {
@@ -374,6 +406,11 @@ SqlValue member(const simdjson::dom::object& obj, std::string_view key) {
     return {};
   }
   return sql_value(element);
+}
+
+void append_integer(std::string& out, std::int64_t n) {
+  std::array<char, 24> digits{};
+  out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), n).ptr);
 }
 
 // A real as SQLite turns it into text (sqlite3_column_text, json_quote).
@@ -529,7 +566,7 @@ class FullLoader {
       : m_sessions(sessions),
         m_options(options),
         m_regions(db.prepare(query(k_region_rows_sql, sessions))),
-        m_children(db.prepare(query(k_children_sql, sessions))),
+        m_children(db.prepare(query(k_child_rows_sql, sessions))),
         m_events(db.prepare(query(k_events_sql, sessions))),
         m_last_event(db.prepare(query(k_last_event_sql, sessions))),
         m_name(db.prepare("SELECT text FROM names WHERE id = ?1")) {}
@@ -549,7 +586,11 @@ class FullLoader {
     m_names.clear();
     run(m_regions, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
     m_name.reset();
-    run(m_children, rows, [](const db::Statement& s, ProcessRows& r) { read_child(s, r); });
+    run(m_children, rows, [this](const db::Statement& s, ProcessRows& r) {
+      ChildInfo& c = read_child_columns(s, r);
+      const std::optional<std::string>* thread = s.column_is_null(2) ? nullptr : &cached_name(s.column_int(2));
+      c.thread = thread != nullptr && *thread ? **thread : std::string("main");
+    });
     std::unordered_map<ProcessRows*, EventScan> scans;
     run(m_events, rows, [&](const db::Statement& s, ProcessRows& r) { read_event(s, r, scans[&r]); });
     m_name.reset();
@@ -562,48 +603,58 @@ class FullLoader {
         unfinished.push_back(r);
       }
     }
-    run(m_last_event, unfinished,
-        [](const db::Statement& s, ProcessRows& r) { r.info.last_event_us = s.column_optional_int(0); });
+    run(m_last_event, unfinished, [](const db::Statement& s, ProcessRows& r) {
+      // time_base_us + max(time_us), as SQL added them: a sum past 64 bits
+      // (a hostile time) is a real there, read back as the nearest integer.
+      const std::optional<std::int64_t> last = s.column_optional_int(0);
+      std::int64_t sum = 0;
+      if (!last || !r.info.time_base_us) {
+        r.info.last_event_us.reset();
+      } else if (__builtin_add_overflow(*r.info.time_base_us, *last, &sum)) {
+        r.info.last_event_us = *last > 0 ? std::numeric_limits<std::int64_t>::max()
+                                         : std::numeric_limits<std::int64_t>::min();
+      } else {
+        r.info.last_event_us = sum;
+      }
+    });
     for (ProcessRows* r : rows) {
       finish(*r, scans[r]);
     }
   }
 
  private:
+  // Each statement names its sessions by id ({id}).
   template <typename Read>
   void run(db::Statement& stmt, const std::vector<ProcessRows*>& rows, const Read& read) {
     if (m_sessions == Sessions::one) {
       for (ProcessRows* r : rows) {
         stmt.reset();
-        stmt.bind_text(1, r->info.sid);
-        if (&stmt == &m_children) {  // its thread is on its event row: ?2, the session id
-          stmt.bind_int(2, r->info.session_id);
-        }
+        stmt.bind_int(1, r->info.session_id);
         while (stmt.step()) {
           read(stmt, *r);
         }
       }
       return;
     }
-    std::string sids = "[";
-    std::unordered_map<std::string_view, ProcessRows*> by_sid;
+    std::string ids = "[";
+    std::unordered_map<std::int64_t, ProcessRows*> by_id;
     for (ProcessRows* r : rows) {
-      if (sids.size() > 1) {
-        sids += ',';
+      if (ids.size() > 1) {
+        ids += ',';
       }
-      proto::append_json_string(sids, r->info.sid);
-      by_sid.emplace(r->info.sid, r);
+      append_integer(ids, r->info.session_id);
+      by_id.emplace(r->info.session_id, r);
     }
-    sids += ']';
+    ids += ']';
     stmt.reset();
-    stmt.bind_text(1, sids);
-    const int sid_column = stmt.column_count() - 1;
+    stmt.bind_text(1, ids);
+    const int id_column = stmt.column_count() - 1;
     ProcessRows* last = nullptr;  // rows come session by session: most need no lookup
     while (stmt.step()) {
-      const std::string_view sid = stmt.column_text(sid_column);
-      if (last == nullptr || last->info.sid != sid) {
-        const auto found = by_sid.find(sid);
-        last = found == by_sid.end() ? nullptr : found->second;
+      const std::int64_t id = stmt.column_int(id_column);
+      if (last == nullptr || last->info.session_id != id) {
+        const auto found = by_id.find(id);
+        last = found == by_id.end() ? nullptr : found->second;
       }
       if (last != nullptr) {
         read(stmt, *last);
@@ -649,30 +700,61 @@ class FullLoader {
     r.elapsed = stmt.column_optional_double(10);
   }
 
-  // The members event_parts writes in front of the body, from columns 7
-  // to 12 of k_events_sql: each with its leading comma.
-  static void append_leading_members(const db::Statement& stmt, std::string& out) {
-    const auto micros = [&](int column, std::string_view key) {
-      if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
-        out += fmt::format(",\"{}\":{}.{:06}", key, *us / 1000000, *us % 1000000);
-      }
+  // The members event_parts writes in front of the body, from columns 5
+  // to 10 of k_events_sql: each with its leading comma. A category's and a
+  // label's names come from the cache (a lookup in SQL for each row cost
+  // more than the rest of the row), quoted as the view's json_quote() does;
+  // an id without a name is left out.
+  void append_leading_members(const db::Statement& stmt, std::string& out) {
+    const auto key = [&out](std::string_view name) {
+      out += ",\"";
+      out += name;
+      out += "\":";
     };
-    const auto integer = [&](int column, std::string_view key) {
+    const auto integer = [&](int column, std::string_view name) {
       if (const std::optional<std::int64_t> n = stmt.column_optional_int(column)) {
-        out += fmt::format(",\"{}\":{}", key, *n);
+        key(name);
+        append_integer(out, *n);
       }
     };
-    const auto quoted = [&](int column, std::string_view key) {
+    // printf('%d.%06d', us / 1000000, us % 1000000), as the view writes it.
+    const auto micros = [&](int column, std::string_view name) {
+      if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
+        key(name);
+        append_integer(out, *us / 1000000);
+        out += '.';
+        // %06d: six wide with the sign, zeros after it (-5 is "-00005").
+        const std::int64_t fraction = *us % 1000000;
+        std::array<char, 24> digits{};
+        std::string_view text(digits.data(),
+                              std::to_chars(digits.data(), digits.data() + digits.size(), fraction).ptr);
+        std::size_t width = 6;
+        if (fraction < 0) {
+          out += '-';
+          text.remove_prefix(1);
+          --width;
+        }
+        out.append(text.size() < width ? width - text.size() : 0, '0');
+        out += text;
+      }
+    };
+    const auto quoted = [&](int column, std::string_view name) {
       if (!stmt.column_is_null(column)) {
-        out += fmt::format(",\"{}\":{}", key, stmt.column_text(column));
+        if (const std::optional<std::string>& text = cached_name(stmt.column_int(column))) {
+          key(name);
+          SqlValue value;
+          value.kind = SqlValue::Kind::text;
+          value.text = *text;
+          out += sql_json(value);
+        }
       }
     };
-    integer(7, "repo");
-    micros(8, "t_abs");
-    micros(9, "t_rel");
-    integer(10, "nesting");
-    quoted(11, "category");
-    quoted(12, "label");
+    integer(5, "repo");
+    micros(6, "t_abs");
+    micros(7, "t_rel");
+    integer(8, "nesting");
+    quoted(9, "category");
+    quoted(10, "label");
   }
 
   // One row of k_events_sql.
@@ -688,8 +770,8 @@ class FullLoader {
         thread = *text;
       }
     }
-    const std::optional<std::int64_t> time_base = stmt.column_optional_int(5);
-    const std::optional<std::int64_t> process_start = stmt.column_optional_int(6);
+    const std::optional<std::int64_t>& time_base = rows.info.time_base_us;
+    const std::optional<std::int64_t>& process_start = rows.info.start_us;
     // Seconds since the process start, as the threads view computes them.
     std::optional<double> t;
     if (time_us && time_base && process_start) {

@@ -1,8 +1,10 @@
 #include "otlp/span_builder.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <unordered_map>
 #include <string_view>
@@ -22,6 +24,20 @@ std::string_view last_component(std::string_view sid) {
 std::string_view parent_component(std::string_view sid) {
   const auto slash = sid.rfind('/');
   return last_component(sid.substr(0, slash));
+}
+
+// The pieces one after the other, allocated once (a span's name).
+std::string concat(std::initializer_list<std::string_view> pieces) {
+  std::size_t size = 0;
+  for (const std::string_view piece : pieces) {
+    size += piece.size();
+  }
+  std::string out;
+  out.reserve(size);
+  for (const std::string_view piece : pieces) {
+    out.append(piece);
+  }
+  return out;
 }
 
 void add(std::vector<Attribute>& attributes, AttributeKey key, AttributeValue value) {
@@ -108,11 +124,22 @@ void add_summaries(std::vector<Attribute>& a, const model::Node& node, const mod
   std::string name_buffer;
   collect_region_timers(node, timers, cut, name_buffer);
   if (!timers.empty()) {
-    std::map<std::string, std::string> values;
+    // json_object() of the values, written where they go.
+    std::string out = "{";
     for (const auto& [name, timer] : timers) {
-      values.emplace(name, fmt::format("{{\"count\":{},\"seconds\":{:.6f}}}", timer.count, timer.seconds));
+      if (out.size() > 1) {
+        out += ',';
+      }
+      proto::append_json_string(out, name);
+      // Compiled: a format string parsed for each timer cost more than the numbers.
+      fmt::format_to(std::back_inserter(out), FMT_COMPILE(":{{\"count\":{},\"seconds\":{:.6f}}}"), timer.count,
+                     timer.seconds);
     }
-    add(a, "trace2d.summary.regions", json_object(values, cut));
+    if (cut) {
+      out += ",\"...\":true";
+    }
+    out += '}';
+    add(a, "trace2d.summary.regions", std::move(out));
   }
   if (!p.errors.empty()) {
     std::map<std::string, std::int64_t> patterns;
@@ -190,7 +217,7 @@ class Builder {
     const SpanId id = process_span_id(last_component(p.sid));
     if (emit) {
       ++m_stats.processes;
-      push(process_span(node, p, level, id, parent_id, start), p.session_id);
+      push(process_span(node, p, level, trace_of(p.sid), id, parent_id, start), p.session_id);
     }
     inner(node, p.sid, id, start, level, emit, p.session_id);
   }
@@ -204,10 +231,10 @@ class Builder {
   }
 
  private:
-  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const SpanId& id,
-                    const std::optional<SpanId>& parent, std::uint64_t start) const {
+  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const TraceId& trace,
+                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start) const {
     Span span;
-    span.trace_id = trace_id_of(p.sid);
+    span.trace_id = trace;
     span.span_id = id;
     span.parent_span_id = parent;
     span.name = process_name(p);
@@ -384,9 +411,9 @@ class Builder {
         a.reserve(8);  // a region's or child's; growing one by one cost more
       }
       if (const model::RegionInfo* r = node.region()) {
-        span.span_id = inner_span_id(sid, fmt::format("region {}", r->seq));
+        span.span_id = inner_span_id(sid, "region ", r->seq);
         if (emit) {
-          span.name = fmt::format("region({},{})", r->category, r->label);
+          span.name = concat({"region(", r->category, ",", r->label, ")"});
           add(a, "trace2.span.type", std::string("region"));
           add_if(a, "trace2.region.category", r->category);
           add_if(a, "trace2.region.label", r->label);
@@ -400,15 +427,16 @@ class Builder {
           add_if(a, "thread.name", r->thread);
         }
       } else if (const model::ChildInfo* c = node.child()) {
-        span.span_id = inner_span_id(sid, fmt::format("child {}", c->child_id));
+        span.span_id = inner_span_id(sid, "child ", c->child_id);
         span.kind = SpanKind::client;
         if (emit) {
           if (!c->hook_name.empty()) {
-            span.name = fmt::format("child(hook:{})", c->hook_name);
+            span.name = concat({"child(hook:", c->hook_name, ")"});
           } else if (!c->child_class.empty()) {
-            span.name = fmt::format("child(class:{})", c->child_class);
+            span.name = concat({"child(class:", c->child_class, ")"});
           } else {
-            span.name = fmt::format("child({})", c->argv.empty() ? std::string_view("?") : program_name(c->argv.front()));
+            const std::string_view program = c->argv.empty() ? std::string_view("?") : program_name(c->argv.front());
+            span.name = concat({"child(", program, ")"});
           }
           add(a, "trace2.span.type", std::string("child"));
           add(a, "trace2.child.id", std::to_string(c->child_id));
@@ -430,7 +458,7 @@ class Builder {
         }
       } else if (const model::ExecInfo* e = node.exec()) {
         // By seq, not exec_id: only the event's place in its session is unique.
-        span.span_id = inner_span_id(sid, fmt::format("exec {}", e->seq));
+        span.span_id = inner_span_id(sid, "exec ", e->seq);
         span.kind = SpanKind::client;  // as a child's: the process that replaced this one hangs below
         if (emit) {
           const std::string_view program = !e->exe.empty()    ? program_name(e->exe)
@@ -466,18 +494,20 @@ class Builder {
     }
   }
 
-  // The trace of a process's spans, hashed once for them all.
-  const TraceId& trace_of(const std::string& sid) {
-    if (m_trace_sid != sid) {
-      m_trace_sid = sid;
-      m_trace = trace_id_of(sid);
+  // The trace of a SID's spans (its first component's): hashed once for
+  // the processes of a tree and their spans, not once a process.
+  const TraceId& trace_of(std::string_view sid) {
+    const std::string_view first = sid.substr(0, sid.find('/'));
+    if (m_trace_root != first) {
+      m_trace_root = first;
+      m_trace = trace_id_of(first);
     }
     return m_trace;
   }
 
   const model::ProcessTree& m_tree;
   std::vector<Span>& m_spans;
-  std::optional<std::string> m_trace_sid;
+  std::optional<std::string> m_trace_root;
   TraceId m_trace{};
   const ProcessFilter& m_include;
   const ExportRules& m_rules;

@@ -18,6 +18,9 @@ namespace trace2d::otlp {
 [[nodiscard]] SpanId process_span_id(std::string_view sid_component);
 // `what` names the span within its process: "region 12", "child 3", ...
 [[nodiscard]] SpanId inner_span_id(std::string_view sid, std::string_view what);
+// inner_span_id(sid, what + the decimal number), without building the text:
+// ("region ", 12) is "region 12".
+[[nodiscard]] SpanId inner_span_id(std::string_view sid, std::string_view what, std::int64_t number);
 
 [[nodiscard]] std::string to_hex(const TraceId& id);
 [[nodiscard]] std::string to_hex(const SpanId& id);

@@ -34,6 +34,14 @@ std::string text(const db::Statement& s, int column) {
   return s.column_is_null(column) ? std::string() : std::string(s.column_text(column));
 }
 
+std::string joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& item : list) {
+    out += item + '|';
+  }
+  return out;
+}
+
 std::string optional_double(const std::optional<double>& v) { return v ? std::to_string(*v) : "NULL"; }
 std::string optional_int(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "NULL"; }
 
@@ -105,6 +113,25 @@ ORDER BY 7)sql");
                   optional_double(regions.column_optional_double(9)) + " " +
                   optional_double(regions.column_optional_double(10)));
   }
+  // The children view, and the thread of each child_start's event.
+  db::Statement children = db.prepare(
+      "SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.use_shell, c.pid, c.code,"
+      " c.ready, c.t_start, c.elapsed, c.child_sid FROM children c"
+      " LEFT JOIN event_store e ON e.session = (SELECT id FROM sessions WHERE sid = ?1) AND e.seq = c.start_seq"
+      " LEFT JOIN names th ON th.id = e.thread WHERE c.sid = ?1 ORDER BY c.child_id");
+  children.bind_text(1, sid);
+  while (children.step()) {
+    out.push_back("child " + std::to_string(children.column_int(0)) + " " +
+                  optional_int(children.column_optional_int(1)) + " [" +
+                  (children.column_is_null(2) ? std::string("main") : text(children, 2)) + "] [" +
+                  text(children, 3) + "] [" + text(children, 4) + "] " +
+                  (children.column_is_null(5) ? std::string() : joined(model::parse_string_array(text(children, 5)))) +
+                  " " +
+                  optional_int(children.column_optional_int(6).value_or(0) != 0 ? 1 : 0) + " " +
+                  optional_int(children.column_optional_int(7)) + " " + optional_int(children.column_optional_int(8)) +
+                  " [" + text(children, 9) + "] " + optional_double(children.column_optional_double(10)) + " " +
+                  optional_double(children.column_optional_double(11)) + " [" + text(children, 12) + "]");
+  }
   // Wanted only where a process never said how long it ran.
   db::Statement last = db.prepare(
       "SELECT time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)"
@@ -136,6 +163,19 @@ std::vector<std::string> from_loader(const model::ProcessRows& rows) {
                   optional_int(r.parent_seq) + " [" + r.thread + "] " + optional_int(r.nesting) + " [" + r.category +
                   "] [" + r.label + "] [" + r.msg + "] " + optional_int(r.repo) + " " + optional_double(r.t_start) +
                   " " + optional_double(r.elapsed));
+  }
+  std::vector<const model::ChildInfo*> children;
+  for (const model::ChildInfo& c : rows.children) {
+    children.push_back(&c);
+  }
+  std::sort(children.begin(), children.end(),
+            [](const model::ChildInfo* a, const model::ChildInfo* b) { return a->child_id < b->child_id; });
+  for (const model::ChildInfo* c : children) {
+    out.push_back("child " + std::to_string(c->child_id) + " " + optional_int(c->start_seq) + " [" + c->thread +
+                  "] [" + c->child_class + "] [" + c->hook_name + "] " + joined(c->argv) + " " +
+                  optional_int(c->use_shell ? 1 : 0) + " " + optional_int(c->pid) + " " + optional_int(c->code) +
+                  " [" + c->ready + "] " + optional_double(c->t_start) + " " + optional_double(c->elapsed) + " [" +
+                  c->child_sid.value_or("") + "]");
   }
   out.push_back("last event " + optional_int(rows.info.last_event_us));
   return out;
@@ -245,6 +285,40 @@ TEST(TreeLoaderViews, OddValuesGiveWhatTheViewsGive) {
     insert.bind_text(5, body);
     insert.run();
   }
+  // Rows as schema v15 writes them, their leading members in columns: the
+  // loader writes them back as event_parts does (a name quoted as
+  // json_quote() quotes it; an id without a name, as if the member were null).
+  db.exec("INSERT INTO names (id, text) VALUES (1003, 'quo\"te' || char(9) || 'tab\\ ' || char(1))");
+  db.exec(
+      "INSERT INTO event_store (session, seq, type, thread, time_us, body, repo, t_abs_us, t_rel_us, nesting,"
+      " category, label) VALUES"
+      " (1, 50, 24, 1000, 50000, ',\"key\":\"columns\",\"value\":\"v\"', 1, 1500000, 250, 2, 1003, NULL),"
+      " (1, 51, 24, NULL, NULL, ',\"key\":\"no name\",\"value\":7', NULL, 0, 999999, NULL, 1004, NULL),"
+      " (1, 52, 26, 1000, 52000, ',\"name\":\"t\",\"intervals\":1,\"t_total\":0.5,\"t_min\":0.5,\"t_max\":0.5',"
+      "  NULL, 12000001, NULL, 1, 1003, 1000),"
+      " (1, 53, 7, 1000, 53000, ',\"msg\":\"m\",\"fmt\":\"f\"', 3, 7, 8, NULL, NULL, NULL)");
+  // Children found by pid, through a shell (by command, in the window), or
+  // not at all, from threads with and without a name.
+  db.exec(
+      "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, status, source, first_received, last_received,"
+      " sid_pid, argv_key, process_start_us, time_base_us, elapsed) VALUES"
+      " ('odd/x', 3, 'odd', 'odd', 1, 'complete', 'stream', 'x', 'x', 77, 'git status', 1000002000, 1000002000, 1),"
+      " ('odd/y', 4, 'odd', 'odd', 1, 'complete', 'stream', 'x', 'x', 78, 'git log', 1000009000, 1000009000, 1)");
+  db.exec(
+      "INSERT INTO child_store (session, child_id, start_seq, child_class, hook_name, argv, argv_key, use_shell,"
+      " start_us, t_start, pid, code, ready, elapsed, end_us) VALUES"
+      " (1, 0, 2, 'git', NULL, '[\"git\",\"status\"]', 'git status', 0, 1000001000, 0.5, 77, 0, NULL, 1.5,"
+      "  1000003000),"
+      " (1, 1, 32, 'hook', 'pre-commit', '[\"sh\",\"-c\",\"x\"]', 'sh -c x', 1, NULL, NULL, 5, 1, 'ready', NULL,"
+      "  NULL),"
+      " (1, 2, NULL, NULL, NULL, '[\"git\",\"log\"]', 'git log', 1, 1000008000, 8.0, 12, NULL, NULL, NULL, NULL),"
+      " (1, 3, 999, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)");
+  // A session without `elapsed` whose last event's time is past 64 bits of
+  // microseconds (SQL's sum turns real): it ends where the view says.
+  db.exec(
+      "INSERT INTO sessions (sid, id, root_sid, depth, status, source, first_received, last_received, time_base_us)"
+      " VALUES ('late', 2, 'late', 0, 'incomplete', 'stream', 'x', 'x', 9223372036854770000)");
+  db.exec("INSERT INTO event_store (session, seq, type, time_us, body) VALUES (2, 1, 1, 10000, ',\"evt\":\"4\"')");
   // Regions whose names are ids, or text the names table had no room for.
   db.exec(
       "INSERT INTO region_store (session, seq, thread, nesting, category, label, msg, repo, t_start, elapsed,"

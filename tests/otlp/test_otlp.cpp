@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdint>
 #include <fstream>
 
 #include "model/process_tree.hpp"
@@ -46,6 +47,17 @@ TEST(SpanIds, AreTrace2receiversSha256Slices) {
   EXPECT_EQ(to_hex(process_span_id("abc")), "b00361a396177a9c");
   EXPECT_NE(inner_span_id("abc", "region 1"), inner_span_id("abc", "region 2"));
   EXPECT_EQ(inner_span_id("abc", "region 1"), inner_span_id("abc", "region 1"));  // stable across exports
+}
+
+// An inner span's id is SHA-256(SID, 0x1f, what names it)[16:24] (docs/otlp.md), whether the
+// number is given as text or as a number; the digests are Python's hashlib's.
+TEST(SpanIds, InnerIdsAreTheSha256OfTheSidAndTheirName) {
+  EXPECT_EQ(to_hex(inner_span_id("abc", "region 12")), "59ec91c236641937");
+  EXPECT_EQ(to_hex(inner_span_id("abc", "region ", 12)), "59ec91c236641937");
+  EXPECT_EQ(to_hex(inner_span_id("abc", "child ", 0)), "319f285c68a8eb23");
+  EXPECT_EQ(to_hex(inner_span_id("abc/def", "exec ", -3)), "6c1e9f376e3cc599");
+  EXPECT_EQ(to_hex(inner_span_id("abc", "thread th01:worker")), "4e8b9234c78570e0");
+  EXPECT_EQ(to_hex(inner_span_id("20231201T120000.123456Z-H1-P00000001", "region ", INT64_MAX)), "180ed34b9f8da39f");
 }
 
 TEST(Resource, ServiceNameHostAndTheOtelVariables) {
@@ -327,9 +339,9 @@ TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {
   EXPECT_EQ(stats.left_out[0], (std::pair<std::int64_t, std::size_t>{1, 1}));
 }
 
-// Every value kind, an invalid UTF-8 string and a negative integer, through
-// both encoders: the official decoder must read the protobuf back as the
-// same request the JSON says.
+// Every value kind, an invalid UTF-8 string, a negative integer and a long
+// value, through both encoders: the official decoder must read the protobuf
+// back as the same request the JSON says.
 TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJson) {
   std::vector<Span> spans;
   append_spans(sample_tree(), spans);
@@ -338,6 +350,9 @@ TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJso
   fetch.attributes.push_back({"test.bool", true});
   fetch.attributes.push_back({"test.negative", std::int64_t{-5}});
   fetch.attributes.push_back({"test.bytes", std::string("caf\xc3\xa9 \xff")});
+  // Longer than the encoder's first buffer, with lengths of three bytes in
+  // front of it and of the span that holds it.
+  fetch.attributes.push_back({"test.long", std::string(100000, 'x')});
   ResourceSettings settings;
   settings.host_name = "h";
   settings.trace2d_version = "0";
