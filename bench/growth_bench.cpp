@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -72,6 +73,9 @@ struct Options {
   int runs = 3;
   double history_days = 25;
   bool retention = true;
+  bool retention_only = false;
+  std::string retention_headroom;  // --retention-headroom-percent for trace2d, if given
+  double retention_under_percent = 1;  // the bound, this much under the file's size
 };
 
 // A captured process: its lines with "@SID@", and the `time` of each line
@@ -254,13 +258,16 @@ struct IngestResult {
   double events_per_s = 0;
   std::int64_t sessions = 0;
   bool lossless = false;
+  std::map<std::string, double> thread_cpu_s;  // by thread name, at the end of the run
 };
 
 // Sends one payload into a running trace2d and waits for all of it to be
 // committed; prints one INGEST line.
 IngestResult ingest_into(const Options& options, const std::string& work, const std::string& label,
                     const std::string& shape, std::int64_t events, const std::string& sid_host,
-                    const std::vector<std::string>& daemon_args, const std::function<void()>& while_running = {}) {
+                    const std::vector<std::string>& daemon_args, const std::function<void()>& while_running = {},
+                    const std::function<void()>& before_sending = {},
+                    std::chrono::seconds timeout = std::chrono::seconds(60)) {
   bench::PayloadOptions payload_options = options.payload;
   payload_options.shape = shape;
   payload_options.events = events;
@@ -271,6 +278,9 @@ IngestResult ingest_into(const Options& options, const std::string& work, const 
   const Counts before = Counts::read(db_path);
 
   bench::Child daemon = bench::start_trace2d(options.trace2d, work, daemon_args);
+  if (before_sending) {
+    before_sending();
+  }
   bench::CommitPoller poller(db_path, payload.events_by_sid(), false, first_id);
   const auto start = Clock::now();
   bench::WriteStats stats;
@@ -287,9 +297,10 @@ IngestResult ingest_into(const Options& options, const std::string& work, const 
   }
   Clock::time_point done;
   const bool complete =
-      poller.wait_for(payload.events, std::chrono::microseconds(1000), std::chrono::seconds(60), done);
+      poller.wait_for(payload.events, std::chrono::microseconds(1000), timeout, done);
   writers.join();
   const std::int64_t peak_kib = bench::proc_status_kib(daemon.pid(), "VmHWM");
+  std::map<std::string, double> thread_cpu = bench::thread_cpu_seconds(daemon.pid());
   const int code = daemon.terminate();
   stop = true;
   if (sampler.joinable()) {
@@ -303,6 +314,7 @@ IngestResult ingest_into(const Options& options, const std::string& work, const 
   IngestResult result;
   result.events_per_s = static_cast<double>(payload.events) / elapsed;
   result.sessions = payload.sessions;
+  result.thread_cpu_s = std::move(thread_cpu);
   result.lossless = complete && code == 0 && stored == payload.events && sessions == payload.sessions &&
                     after.rejects == before.rejects && after.dropped_lines == 0 && after.kernel_drops == 0 &&
                     stats.failed_writes == 0;
@@ -397,7 +409,7 @@ bool run_retention(const Options& options, const std::string& work, std::int64_t
   // every 5 s while it finds nothing to do), and must keep the file from
   // growing from the first batch on.
   const std::int64_t start_bytes = file_bytes(db_path);
-  const std::int64_t cap = start_bytes / 100 * 99;
+  const auto cap = static_cast<std::int64_t>(static_cast<double>(start_bytes) * (1 - options.retention_under_percent / 100));
   const std::int64_t sessions_before = query(db_path, "SELECT count(*) FROM sessions");
   std::atomic<std::int64_t> peak_file{0};
   std::atomic<std::int64_t> peak_wal{0};
@@ -409,22 +421,58 @@ bool run_retention(const Options& options, const std::string& work, std::int64_t
     peak_wal = std::max(peak_wal.load(), wal);
     peak_sum = std::max(peak_sum.load(), main + wal);
   };
+  // The burst comes once retention is done with what it does while ingest
+  // is quiet (pages in use steady for half a second): it finds the
+  // database kept at its bound, as a daemon that has been running holds it.
+  double settle_s = 0;
+  std::int64_t burst_used = 0;
+  const auto settle = [&] {
+    const auto start = Clock::now();
+    db::Database db(db_path, db::OpenMode::read_only);
+    db.set_busy_timeout(5000);
+    const auto used = [&] {
+      return (db.query_int("PRAGMA page_count").value_or(0) - db.query_int("PRAGMA freelist_count").value_or(0)) *
+             db.query_int("PRAGMA page_size").value_or(4096);
+    };
+    std::int64_t last = used();
+    int steady = 0;
+    while (steady < 5 && Clock::now() - start < std::chrono::seconds(180)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const std::int64_t now = used();
+      steady = now == last && now <= cap ? steady + 1 : 0;
+      last = now;
+    }
+    settle_s = bench::seconds_between(start, Clock::now());
+    burst_used = last;
+  };
   const std::string label = "size=" + std::to_string(size);
+  std::vector<std::string> args{"--retention-max-db-bytes", std::to_string(cap)};
+  if (!options.retention_headroom.empty()) {
+    args.insert(args.end(), {"--retention-headroom-percent", options.retention_headroom});
+  }
   const IngestResult result = ingest_into(options, work, label + " phase=retention", "short", options.retention_events,
-                                     "ret", {"--retention-max-db-bytes", std::to_string(cap)}, sample);
+                                     "ret", args, sample, settle,
+                                     // All is committed seconds after the burst; a
+                                     // run that lost lines need not wait a minute.
+                                     std::chrono::seconds(20));
   sample();
   const std::int64_t after = file_bytes(db_path);
   // Before, plus the run's own sessions (all kept: the oldest go first), minus after.
   const std::int64_t deleted = sessions_before + result.sessions - query(db_path, "SELECT count(*) FROM sessions");
+  const auto cpu_of = [&](const char* name) {
+    const auto it = result.thread_cpu_s.find(name);
+    return it == result.thread_cpu_s.end() ? 0.0 : it->second;
+  };
   std::printf(
       "RETENTION %s start_file_bytes=%lld cap_bytes=%lld peak_file_bytes=%lld peak_wal_bytes=%lld "
       "peak_file_over_start=%.4f final_file_bytes=%lld final_file_over_cap=%.4f sessions_deleted=%lld "
-      "events_per_s=%.0f loss=%s\n",
+      "events_per_s=%.0f settle_s=%.1f burst_used_over_cap=%.4f store_cpu_s=%.2f parse_cpu_s=%.2f loss=%s\n",
       label.c_str(), static_cast<long long>(start_bytes), static_cast<long long>(cap),
       static_cast<long long>(peak_file.load()), static_cast<long long>(peak_wal.load()),
       static_cast<double>(peak_file.load()) / static_cast<double>(start_bytes), static_cast<long long>(after),
       static_cast<double>(after) / static_cast<double>(cap), static_cast<long long>(deleted), result.events_per_s,
-      result.lossless ? "none" : "YES");
+      settle_s, static_cast<double>(burst_used) / static_cast<double>(cap), cpu_of("trace2d-store"),
+      cpu_of("trace2d-parse"), result.lossless ? "none" : "YES");
   return result.lossless;
 }
 
@@ -456,6 +504,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.01, 29.0))
       ->capture_default_str();
   cli.add_flag("!--no-retention", options.retention, "Skip the retention phase at the largest size");
+  cli.add_flag("--retention-only", options.retention_only,
+               "Only the retention phase, on the database already in --work-dir (a copy of an earlier run's: "
+               "the phase deletes from it), labelled with the events it holds");
+  cli.add_option("--retention-under", options.retention_under_percent,
+                 "Percent of the file's size the retention phase's bound is set under (negative: over)")
+      ->capture_default_str();
+  cli.add_option("--retention-headroom", options.retention_headroom,
+                 "trace2d's --retention-headroom-percent in the retention phase (default: trace2d's)");
   CLI11_PARSE(cli, argc, argv);
   try {
     bench::raise_fd_limit();
@@ -464,6 +520,15 @@ int main(int argc, char** argv) {
     sizes.insert(sizes.end(), options.sizes.begin(), options.sizes.end());
     bench::WorkDir work(options.work_dir);
     const std::string db_path = bench::database_in(work.path());
+    if (options.retention_only) {
+      if (options.work_dir.empty() || !std::filesystem::exists(db_path)) {
+        throw std::runtime_error("--retention-only needs --work-dir holding a filled database (" + db_path + ")");
+      }
+      return run_retention(options, work.path(),
+                           query(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions"))
+                 ? 0
+                 : 1;
+    }
     (void)db::open_for_writing(db_path);  // trace2d's schema, before the fill reads it
     Filler filler(options, db_path);
     const double per_day = static_cast<double>(std::max<std::int64_t>(sizes.back(), 1)) / options.history_days;

@@ -289,6 +289,8 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"retention", "max_age", "--retention-max-age"}, o.retention_max_age, duration_problem);
   v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes"}, o.retention_max_db_bytes,
             Range{0, 1LL << 50});
+  v.integer(Key{"retention", "headroom_percent", "--retention-headroom-percent"}, o.retention_headroom_percent,
+            Range{0, 50});
 
   v.list(Key{"storage", "drop", "--storage-drop", Reload::live}, o.storage_drop, storage_drop_problem);
 

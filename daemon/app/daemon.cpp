@@ -74,6 +74,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.status_hook = [&status](db::Database& db) { status.write(db); };
   o.retention.max_age = parse_duration(options.retention_max_age);
   o.retention.max_db_bytes = options.retention_max_db_bytes;
+  o.retention.idle_headroom_bytes = options.retention_max_db_bytes / 100 * options.retention_headroom_percent;
   o.per_uid_lines_per_second = options.per_uid_lines_per_second;
   o.per_uid_sessions = options.per_uid_sessions;
   o.per_uid_live_bytes = options.per_uid_live_bytes;

@@ -68,6 +68,9 @@ struct DaemonOptions {
   // user can fill the disk for good.
   std::string retention_max_age = "30d";
   std::uint64_t retention_max_db_bytes = 10ULL << 30;
+  // Percent of max_db_bytes freed once ingest is quiet, so that a burst is
+  // stored without deleting at the same time (at least 1%).
+  std::uint64_t retention_headroom_percent = 5;
   // The storage rule: commands whose sessions are not stored ("git:status").
   std::vector<std::string> storage_drop;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.

@@ -35,6 +35,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"limits.per_uid_live_mib", {"MIB", "Memory one uid's sessions in memory may hold (text, open regions)"}},
     {"retention.max_age", {"AGE", "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"}},
     {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},
+    {"retention.headroom_percent", {"PERCENT", "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"}},
     {"storage.drop", {"PATTERN", "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)"}},
     {"security.redact_url_credentials", {"", "Replace passwords in URLs before storing"}},
     {"shutdown.grace_ms", {"MS", "On SIGTERM, keep reading open connections this long"}},

@@ -55,13 +55,13 @@ std::uint64_t Retention::pages_to_give_back(const Pages& p, bool deleted) const 
     // No size bound: what a deletion freed goes back, as it always did.
     return deleted ? std::min<std::uint64_t>(p.free, k_vacuum_pages_per_step) : 0;
   }
-  // The file down to its bound, and free pages beyond the slack kept for
-  // the next inserts (a deletion by age frees more than that).
+  // The file down to its bound, and free pages beyond the headroom kept
+  // for the next inserts (a deletion by age frees more than that).
   const std::uint64_t bound_pages = m_options.max_db_bytes / p.size;
   const std::uint64_t over_bound = p.count > bound_pages ? p.count - bound_pages : 0;
-  const std::uint64_t slack_pages = slack_bytes() / p.size;
-  const std::uint64_t beyond_slack = p.free > slack_pages ? p.free - slack_pages : 0;
-  return std::min({p.free, k_vacuum_pages_per_step, std::max(over_bound, beyond_slack)});
+  const std::uint64_t headroom_pages = headroom_bytes() / p.size;
+  const std::uint64_t beyond_headroom = p.free > headroom_pages ? p.free - headroom_pages : 0;
+  return std::min({p.free, k_vacuum_pages_per_step, std::max(over_bound, beyond_headroom)});
 }
 
 void Retention::bind_uid(db::Statement& stmt, int index, std::int64_t uid) {
@@ -234,7 +234,11 @@ void Retention::collect_by_size(Doomed& doomed, std::uint64_t used, std::uint64_
   }
 }
 
-bool Retention::step() {
+bool Retention::due_while_busy() {
+  return m_options.max_db_bytes > 0 && pages().used_bytes() > m_options.max_db_bytes - slack_bytes();
+}
+
+bool Retention::step(bool quiet) {
   if (!enabled()) {
     return false;
   }
@@ -244,11 +248,12 @@ bool Retention::step() {
     collect_by_age(doomed);
   }
   if (doomed.empty() && m_options.max_db_bytes > 0) {
-    // Pages in use are kept under the bound less the slack, so that the
-    // pages a step frees are there for the next inserts: the file stays
-    // at its bound without pages moved back and forth at full rate.
+    // Pages in use are kept under the bound less the slack (the headroom
+    // once ingest is quiet), so that the pages a step frees are there for the
+    // next inserts: the file stays at its bound without pages moved back
+    // and forth at full rate.
     const std::uint64_t used = pages().used_bytes();
-    const std::uint64_t keep = m_options.max_db_bytes - slack_bytes();
+    const std::uint64_t keep = m_options.max_db_bytes - (quiet ? headroom_bytes() : slack_bytes());
     if (used > keep) {
       collect_by_size(doomed, used, keep);
     }

@@ -1,13 +1,22 @@
 #pragma once
 // Keeps the database within its configured age and size: deletes whole
 // sessions and rejects, a few at a time. Each step is one short transaction
-// on the writer's connection, run only when no batch is waiting, so pruning
-// never holds up ingestion. Under a size bound, pages in use are kept 1%
-// below it, and the file is given back (incremental vacuum) only what takes
-// it over the bound or what is free beyond that 1%: at full rate the inserts
-// fill the pages the deletions free, rather than every freed page being
-// given back and the file grown again (each page given back is a page
-// moved and its parent rewritten).
+// on the writer's connection. Under a size bound there are two levels:
+// - while batches come, steps delete back under 1% below the bound (the
+//   slack), and run between two commits too once pages in use pass it;
+// - once ingest is quiet (no commit for a second: StoreWriter), steps go on
+//   down to the headroom under the bound (Options::idle_headroom_bytes, at
+//   least the slack).
+// Deleting a session costs the store thread about what inserting it did
+// (its rows out of the same B-trees), so a burst that had to delete as
+// much as it stores gave the thread twice the work while the queue filled
+// (growth_bench); with the headroom freed beforehand, it only inserts until
+// the headroom is full.
+// The file is given back (incremental vacuum) only what takes it over the
+// bound or what is free beyond the headroom: the inserts fill the pages the
+// deletions free, rather than every freed page being given back and the
+// file grown again (each page given back is a page moved and its parent
+// rewritten).
 //
 // Every local user can write into the database, so the size bound must not
 // let one of them push everyone else out: over the bound, the sender (uid)
@@ -37,6 +46,10 @@ class Retention {
     std::optional<std::chrono::seconds> max_age;
     std::uint64_t max_db_bytes = 0;              // 0: no bound
     std::uint64_t max_events_per_step = 20000;   // keeps each transaction short
+    // Under a size bound, pages in use are brought this far under it once
+    // ingest is quiet (at least slack_bytes()): what the bound gives up for
+    // bursts to be stored without deleting at the same time.
+    std::uint64_t idle_headroom_bytes = 0;
   };
 
   Retention(db::Database& db, Options options);
@@ -44,7 +57,13 @@ class Retention {
   [[nodiscard]] bool enabled() const { return m_options.max_age || m_options.max_db_bytes > 0; }
   // Deletes one step's worth of sessions and rejects, in its own
   // transaction. Returns whether it found any (so more may be due).
-  bool step();
+  // `quiet`: ingest has paused, and the step deletes down to the headroom;
+  // otherwise only down to the slack.
+  bool step(bool quiet = true);
+  // Pages in use are over the bound less the slack: a step is due even
+  // while batches wait (there may be no pause at full rate). Reads the
+  // page counts (the database header): no table is read.
+  [[nodiscard]] bool due_while_busy();
 
   [[nodiscard]] std::uint64_t sessions_deleted() const { return m_sessions_deleted; }
   [[nodiscard]] std::uint64_t events_deleted() const { return m_events_deleted; }
@@ -54,8 +73,12 @@ class Retention {
   // Under the size bound, pages in use are kept this much below it: the
   // room inside the file that the next inserts fill.
   [[nodiscard]] std::uint64_t slack_bytes() const { return m_options.max_db_bytes / 100; }
-  // The last step left more pages in use than the bound: the next must not
-  // wait for a pause in ingest (there may be none at full rate).
+  // How far under the bound quiet steps bring pages in use: the configured
+  // headroom, at least the slack, at most half the bound.
+  [[nodiscard]] std::uint64_t headroom_bytes() const {
+    return std::clamp(m_options.idle_headroom_bytes, slack_bytes(), m_options.max_db_bytes / 2);
+  }
+  // The last step left more pages in use than the bound.
   [[nodiscard]] bool over_bound() const { return m_over_bound; }
   // A batch was committed: what it stored counts for its senders from now
   // on, so the per-uid totals never need reading again. The sessions the

@@ -24,6 +24,16 @@ constexpr std::chrono::seconds k_file_check_interval{1};
 // size bound before retention next looked (growth_bench).
 constexpr std::size_t k_retention_recheck_bytes = 1024 * 1024;
 constexpr std::chrono::milliseconds k_retention_recheck{20};
+// Retention frees its headroom (Retention::Options::idle_headroom_bytes)
+// only after this long without a commit: at full rate the queue is empty
+// for moments between batches, and deleting then is deleting during the
+// burst, which the headroom is there to spare.
+constexpr std::chrono::seconds k_quiet_before_headroom{1};
+// Past the slack while batches keep coming, steps follow one another until
+// pages in use are back under it, this many at most: one commit can store
+// more than a step deletes (50,000 rows against 20,000 events), and at one
+// step a commit the file grew past its bound for the length of a burst.
+constexpr int k_max_busy_steps = 8;
 
 // Removes `path` if it is still the file `identity` names.
 void remove_if_same(const std::string& path, const std::optional<db::FileIdentity>& identity) {
@@ -50,20 +60,33 @@ void StoreWriter::maintain() {
   if (!retention.enabled() || m_in_transaction || now < m_next_retention) {
     return;
   }
-  // Between batches while none waits; over the size bound, also between
-  // two commits while they keep coming, one step each: at full rate the
-  // queue is never empty, and the file would grow until the burst ended.
-  if (!m_input.empty() && !(retention.over_bound() && m_committed_since_retention > 0)) {
+  // Between batches while none waits; near the size bound (pages in use
+  // past its slack), also between two commits while they keep coming, until
+  // back under it: at full rate the queue is never empty, and the file
+  // would grow until the burst ended.
+  const bool batches_waiting = !m_input.empty();
+  if (batches_waiting && m_committed_since_retention == 0) {
     return;
   }
   try {
+    if (batches_waiting && !retention.due_while_busy()) {
+      m_next_retention = now + k_retention_recheck;
+      return;
+    }
+    const bool quiet = !batches_waiting && now - m_last_commit >= k_quiet_before_headroom;
     m_committed_since_retention = 0;
-    const bool more = retention.step();
+    bool more = retention.step(quiet);
+    for (int steps = 1; more && batches_waiting && steps < k_max_busy_steps && retention.due_while_busy(); ++steps) {
+      more = retention.step(false);
+    }
     m_sessions_pruned.store(m_pruned_before + retention.sessions_deleted());
     // While there is more to prune, the next step as soon as no batch
     // waits (or, over the bound, after the next commit); otherwise look
-    // again in five seconds (two indexed queries).
-    m_next_retention = more ? now : now + std::chrono::milliseconds(5000);
+    // again in five seconds (two indexed queries), or once ingest has been
+    // quiet long enough for the headroom.
+    m_next_retention = more    ? now
+                       : quiet ? now + std::chrono::milliseconds(5000)
+                               : std::max(now, m_last_commit + k_quiet_before_headroom);
   } catch (const db::SqliteError& e) {
     if (!e.is_busy()) {
       spdlog::warn("retention: {}", e.what());
@@ -192,6 +215,7 @@ void StoreWriter::after_commit(std::int64_t now_us) {
   }
   m_conn->retention.subtract_erased(m_conn->rows.take_erased());
   m_committed_since_retention += bytes;
+  m_last_commit = std::chrono::steady_clock::now();
   if (m_committed_since_retention >= k_retention_recheck_bytes) {
     m_next_retention = std::min(m_next_retention, std::chrono::steady_clock::now() + k_retention_recheck);
   }

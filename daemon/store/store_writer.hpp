@@ -134,6 +134,7 @@ class StoreWriter {
   std::unique_ptr<Connection> m_conn;
   std::chrono::steady_clock::time_point m_next_retention{};
   std::size_t m_committed_since_retention = 0;  // batch bytes committed since retention last looked
+  std::chrono::steady_clock::time_point m_last_commit{};  // of batches, for retention's headroom
   std::uint64_t m_pruned_before = 0;  // sessions pruned in databases since recreated
 
   db::DatabaseFiles m_files;  // what m_conn->db is on disk

@@ -69,6 +69,7 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.per_uid_lines_per_second, b.per_uid_lines_per_second);
   EXPECT_EQ(a.retention_max_age, b.retention_max_age);
   EXPECT_EQ(a.retention_max_db_bytes, b.retention_max_db_bytes);
+  EXPECT_EQ(a.retention_headroom_percent, b.retention_headroom_percent);
   EXPECT_EQ(a.redact_url_credentials, b.redact_url_credentials);
 }
 
@@ -105,6 +106,7 @@ per_uid_lines_per_second = 5000
 [retention]
 max_age = "30d"
 max_db_bytes = 1073741824
+headroom_percent = 12
 [security]
 redact_url_credentials = false
 [shutdown]
@@ -145,6 +147,7 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.per_uid_lines_per_second, 5000u);
   EXPECT_EQ(o.retention_max_age, "30d");
   EXPECT_EQ(o.retention_max_db_bytes, 1073741824u);
+  EXPECT_EQ(o.retention_headroom_percent, 12u);
   EXPECT_FALSE(o.redact_url_credentials);
   EXPECT_EQ(o.shutdown_grace.count(), 500);
   EXPECT_EQ(o.store_give_up_after.count(), 7000);
@@ -402,7 +405,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 52u);
+  EXPECT_EQ(describe_settings().size(), 53u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

@@ -121,6 +121,67 @@ TEST_F(RetentionTest, UnderItsSizeBoundTheFileKeepsSomeFreedPagesForTheNextInser
   EXPECT_EQ(m_store.db().query_text("PRAGMA integrity_check"), "ok");
 }
 
+TEST_F(RetentionTest, OnceIngestIsQuietPagesInUseGoDownToTheHeadroomWhichTheFileKeepsForTheNextBurst) {
+  for (int i = 0; i < 40; ++i) {
+    add_session("s" + std::to_string(100 + i), 50, 100 - i, false, std::nullopt, 2000);
+  }
+  const std::int64_t page_size = count("PRAGMA page_size");
+  store::Retention probe(m_store.db(), {});
+  const std::uint64_t cap = probe.used_bytes() * 3 / 4;
+  // Some six sessions' worth of headroom, far more than the 1% slack.
+  store::Retention retention(m_store.db(), {std::nullopt, cap, 20000, cap / 5});
+  ASSERT_EQ(retention.headroom_bytes(), cap / 5);
+  ASSERT_GT(retention.headroom_bytes(), retention.slack_bytes() * 10);
+  EXPECT_TRUE(retention.due_while_busy());
+  // While batches come, steps delete only back under the slack.
+  int steps = 0;
+  while (retention.step(false)) {
+    ASSERT_LT(++steps, 100);
+  }
+  EXPECT_FALSE(retention.due_while_busy());
+  EXPECT_LE(retention.used_bytes(), cap - retention.slack_bytes());
+  EXPECT_GT(retention.used_bytes(), cap - retention.headroom_bytes());
+  const std::int64_t busy_deleted = static_cast<std::int64_t>(retention.sessions_deleted());
+  // Once ingest is quiet, on down to the headroom, oldest first, each
+  // session with everything it owns.
+  while (retention.step(true)) {
+    ASSERT_LT(++steps, 200);
+  }
+  EXPECT_GT(static_cast<std::int64_t>(retention.sessions_deleted()), busy_deleted);
+  EXPECT_LE(retention.used_bytes(), cap - retention.headroom_bytes());
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 's139'"), 1);
+  const auto oldest_left = m_store.db().query_text("SELECT min(sid) FROM sessions").value_or("");
+  EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid >= '" + oldest_left + "'"),
+            count("SELECT count(*) FROM sessions"));
+  EXPECT_EQ(count("SELECT count(*) FROM event_store WHERE session NOT IN (SELECT id FROM sessions)"), 0);
+  // The freed pages stay in the file, within the bound: the next burst
+  // fills them without the file growing, and without a step being due.
+  const std::int64_t pages = count("PRAGMA page_count");
+  EXPECT_LE(static_cast<std::uint64_t>(pages * page_size), cap);
+  EXPECT_GE(static_cast<std::uint64_t>(count("PRAGMA freelist_count") * page_size),
+            retention.headroom_bytes() - retention.slack_bytes() - 2 * 100000);
+  for (int i = 0; i < 3; ++i) {
+    add_session("burst" + std::to_string(i), 50, 0, false, std::nullopt, 2000);
+  }
+  EXPECT_EQ(count("PRAGMA page_count"), pages);
+  EXPECT_FALSE(retention.due_while_busy());
+  // Past the slack again, a step is due even while batches come.
+  for (int i = 3; i < 12; ++i) {
+    add_session("burst" + std::to_string(i), 50, 0, false, std::nullopt, 2000);
+  }
+  EXPECT_TRUE(retention.due_while_busy());
+  EXPECT_EQ(m_store.db().query_text("PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(RetentionTest, TheHeadroomIsAtLeastTheSlackAndAtMostHalfTheBound) {
+  EXPECT_EQ(store::Retention(m_store.db(), {std::nullopt, 1000000, 20000, 0}).headroom_bytes(), 10000u);
+  EXPECT_EQ(store::Retention(m_store.db(), {std::nullopt, 1000000, 20000, 50000}).headroom_bytes(), 50000u);
+  EXPECT_EQ(store::Retention(m_store.db(), {std::nullopt, 1000000, 20000, 900000}).headroom_bytes(), 500000u);
+  // Without a bound nothing is due.
+  store::Retention unbounded(m_store.db(), {std::chrono::hours(24), 0, 20000, 50000});
+  EXPECT_FALSE(unbounded.due_while_busy());
+}
+
 TEST_F(RetentionTest, ADatabaseWithoutIncrementalVacuumDoesNotKeepRetentionBusy) {
   for (int i = 0; i < 20; ++i) {
     add_session("s" + std::to_string(100 + i), 50, 100 - i, false, std::nullopt, 2000);

@@ -162,12 +162,9 @@ TEST(Security, LogsDoNotCarryPayloadsAtInfoLevel) {
   EXPECT_EQ(stopped.err.find("SECRET-PAYLOAD"), std::string::npos) << stopped.err;
 }
 
-TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
-  constexpr std::int64_t k_bound = 2 * 1024 * 1024;
-  TempDir dir;
-  RunningDaemon daemon(dir, {"--retention-max-db-bytes", std::to_string(k_bound)});
-  // Five times the bound, in closed sessions.
-  for (int s = 0; s < 100; ++s) {
+// `count` closed sessions, bulk-1000 on, of 50 events of some 2 KB each.
+bool send_bulk_sessions(RunningDaemon& daemon, int count) {
+  for (int s = 0; s < count; ++s) {
     SocketClient client(daemon.socket_path());
     const std::string sid = "bulk-" + std::to_string(1000 + s);
     std::string burst;
@@ -177,8 +174,19 @@ TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
       burst += line;
     }
     burst += event_line(sid, "atexit", 50);
-    ASSERT_TRUE(client.send(burst));
+    if (!client.send(burst)) {
+      return false;
+    }
   }
+  return true;
+}
+
+TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
+  constexpr std::int64_t k_bound = 2 * 1024 * 1024;
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--retention-max-db-bytes", std::to_string(k_bound)});
+  // Five times the bound, in closed sessions.
+  ASSERT_TRUE(send_bulk_sessions(daemon, 100));
   const auto used = [&] {
     db::Database db = open_db(daemon.db_path());
     return (db.query_int("PRAGMA page_count").value_or(0) - db.query_int("PRAGMA freelist_count").value_or(0)) *
@@ -199,6 +207,40 @@ TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions s WHERE event_count !="
                          " (SELECT count(*) FROM event_store e WHERE e.session = s.id)"),
             0);
+}
+
+// Once nothing comes for a second, retention frees its headroom under the
+// bound (room a burst fills without deleting), and the file keeps it.
+TEST(Security, OnceIngestIsQuietRetentionFreesItsHeadroomWithinTheFile) {
+  constexpr std::int64_t k_bound = 2 * 1024 * 1024;
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--retention-max-db-bytes", std::to_string(k_bound), "--retention-headroom-percent", "25"});
+  ASSERT_TRUE(send_bulk_sessions(daemon, 60));
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path()).query_int("SELECT event_count FROM sessions WHERE sid = 'bulk-1059'") ==
+           std::optional<std::int64_t>(51);
+  }, std::chrono::seconds(30)));
+  struct Pages {
+    std::int64_t used = 0;
+    std::int64_t file = 0;
+  };
+  const auto pages = [&] {
+    db::Database db = open_db(daemon.db_path());
+    const std::int64_t size = db.query_int("PRAGMA page_size").value_or(0);
+    const std::int64_t count = db.query_int("PRAGMA page_count").value_or(0);
+    return Pages{(count - db.query_int("PRAGMA freelist_count").value_or(0)) * size, count * size};
+  };
+  ASSERT_TRUE(wait_until([&] { return pages().used <= k_bound / 4 * 3; }, std::chrono::seconds(30)))
+      << pages().used;
+  const Pages quiet = pages();
+  EXPECT_LE(quiet.file, k_bound);
+  EXPECT_GE(quiet.file - quiet.used, k_bound / 8);  // the freed pages stay in the file
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(db.query_int("SELECT event_count FROM sessions WHERE sid = 'bulk-1059'"), 51);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE sid = 'bulk-1000'"), 0);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM event_store WHERE session NOT IN (SELECT id FROM sessions)"), 0);
 }
 
 }  // namespace
