@@ -69,7 +69,7 @@ struct Options {
   std::vector<std::int64_t> sizes = {10'000'000, 50'000'000};
   std::int64_t short_events = 500'000;
   std::int64_t long_events = 1'000'000;
-  std::int64_t retention_events = 1'000'000;
+  std::int64_t retention_events = 500'000;
   int runs = 3;
   double history_days = 25;
   bool retention = true;
