@@ -284,7 +284,11 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   for (SessionSpans& session : batch) {
     std::move(session.spans.begin(), session.spans.end(), std::back_inserter(request.spans));
   }
-  std::string body;
+  // The request is written into the memory of the last one (at most what
+  // the round's bounds make, a few MiB): a new string each round was
+  // faulted in afresh, and given back to the kernel when freed.
+  std::string& body = m_body;
+  body.clear();
   if (m_options.json) {
     otlp::append_json_request(body, request);
   } else {
@@ -300,14 +304,15 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   }
   HttpClient::Headers headers = m_options.headers;
   headers.emplace_back("Content-Type", m_options.json ? "application/json" : "application/x-protobuf");
+  std::string compressed;
   if (m_options.gzip) {
-    body = gzip(body);
+    compressed = gzip(body);
     headers.emplace_back("Content-Encoding", "gzip");
   }
   std::string reason;
   std::optional<std::chrono::milliseconds> retry_after;
   try {
-    const HttpResponse response = m_client.post(headers, std::move(body));
+    const HttpResponse response = m_client.post(headers, m_options.gzip ? compressed : body);
     if (response.status >= 200 && response.status < 300) {
       const std::int64_t rejected = m_options.json ? 0 : rejected_spans_in(response.body);
       db::acknowledge(db, ids, static_cast<std::int64_t>(span_count), rejected);
