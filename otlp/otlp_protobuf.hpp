@@ -13,6 +13,8 @@
 
 namespace trace2d::otlp {
 
+// Appends the request to `out`, writing into its capacity: a string kept
+// from one request to the next is written with no new memory.
 void append_protobuf_request(std::string& out, const TraceBatch& batch);
 
 }  // namespace trace2d::otlp

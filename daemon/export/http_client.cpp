@@ -185,7 +185,7 @@ void HttpClient::connect() {
   c.connected = true;
 }
 
-HttpResponse HttpClient::post(const Headers& headers, std::string body) {
+HttpResponse HttpClient::post(const Headers& headers, std::string& body) {
   if (m_aborted.load()) {
     throw TransportError("stopping");
   }
@@ -216,6 +216,7 @@ HttpResponse HttpClient::post(const Headers& headers, std::string body) {
   } else {
     http::write(c.plain, request, ec);
   }
+  body = std::move(request.body());
   if (ec) {
     throw fail("sending to " + m_endpoint.host + ":" + m_endpoint.port);
   }

@@ -59,8 +59,10 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Throws TransportError when no answer came.
-  HttpResponse post(const Headers& headers, std::string body);
+  // Throws TransportError when no answer came. `body` is sent as it is,
+  // and moved back into `body` once written, so that its memory serves
+  // the caller's next request.
+  HttpResponse post(const Headers& headers, std::string& body);
   // Unblocks a post() in progress on another thread; later posts fail at once.
   void abort();
 

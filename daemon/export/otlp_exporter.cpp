@@ -125,6 +125,15 @@ void OtlpExporter::run() {
     try {
       db::Database db(m_db_path, db::OpenMode::read_write_create);
       db.set_busy_timeout(10000);
+      // The exporter's commits (the queue's acknowledgements, a round's
+      // counters) are as durable as the writer's: synchronous = NORMAL,
+      // which in WAL mode survives a crash of the daemon. An OS crash may
+      // lose the last acknowledgement, and its sessions are sent again, as
+      // when the daemon stops between the collector's answer and the
+      // commit: nothing is lost. SQLite's default, FULL, waited for an
+      // fdatasync of the WAL every round: a fifth of the time export_bench
+      // took (bench/README.md, "Export").
+      db.exec("PRAGMA synchronous = NORMAL");
       model::LoadOptions load;
       load.errors = true;
       load.params = true;
@@ -284,7 +293,11 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   for (SessionSpans& session : batch) {
     std::move(session.spans.begin(), session.spans.end(), std::back_inserter(request.spans));
   }
-  std::string body;
+  // The request is written into the memory of the last one (at most what
+  // the round's bounds make, a few MiB): a new string each round was
+  // faulted in afresh, and given back to the kernel when freed.
+  std::string& body = m_body;
+  body.clear();
   if (m_options.json) {
     otlp::append_json_request(body, request);
   } else {
@@ -300,14 +313,15 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   }
   HttpClient::Headers headers = m_options.headers;
   headers.emplace_back("Content-Type", m_options.json ? "application/json" : "application/x-protobuf");
+  std::string compressed;
   if (m_options.gzip) {
-    body = gzip(body);
+    compressed = gzip(body);
     headers.emplace_back("Content-Encoding", "gzip");
   }
   std::string reason;
   std::optional<std::chrono::milliseconds> retry_after;
   try {
-    const HttpResponse response = m_client.post(headers, std::move(body));
+    const HttpResponse response = m_client.post(headers, m_options.gzip ? compressed : body);
     if (response.status >= 200 && response.status < 300) {
       const std::int64_t rejected = m_options.json ? 0 : rejected_spans_in(response.body);
       db::acknowledge(db, ids, static_cast<std::int64_t>(span_count), rejected);

@@ -105,6 +105,9 @@ class OtlpExporter {
   std::chrono::milliseconds m_backoff{0};
   // The uid whose turn comes first in the next round (db::next_pending).
   std::int64_t m_next_uid = 0;
+  // The last request's body, whose memory the next one is written into
+  // (deliver()). On the exporter's thread only.
+  std::string m_body;
   std::atomic<std::uint64_t> m_exported_spans{0};
   std::atomic<std::uint64_t> m_failures{0};
   std::atomic<std::int64_t> m_backlog_sessions{0};

@@ -277,7 +277,8 @@ TEST(HttpClient, AbortEndsAConnectInProgressAtOnce) {
   std::string error;
   std::thread poster([&] {
     try {
-      (void)client.post({}, "x");
+      std::string body = "x";
+      (void)client.post({}, body);
     } catch (const TransportError& e) {
       error = e.what();
     }

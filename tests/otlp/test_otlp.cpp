@@ -384,5 +384,42 @@ TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJso
   EXPECT_EQ(int64_t(out.at(0)["status"]["code"].get_int64()), 2);
 }
 
+// The encoder keeps room for each length at its likely size and moves a
+// message only when the length takes another: many short spans (each and
+// the request shorter than guessed) must decode as the JSON says too, and
+// a request appended to a string that holds text, with room left from a
+// bigger one, is the same bytes after that text.
+TEST(Encoding, ShortSpansAndAStringReusedGiveTheSameRequest) {
+  std::vector<Span> spans(200);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    spans[i].trace_id[0] = 1;
+    spans[i].span_id[7] = static_cast<std::uint8_t>(i);
+    spans[i].name = "s";
+    spans[i].start_time_unix_nano = 1700000000000000000 + i;
+    spans[i].end_time_unix_nano = spans[i].start_time_unix_nano + 1;
+  }
+  const Scope scope{"trace2d", "0.1.0"};
+  const TraceBatch batch{nullptr, &scope, spans};
+
+  test::TempDir dir;
+  std::string pb;
+  append_protobuf_request(pb, batch);
+  std::string json;
+  append_json_request(json, batch);
+  std::ofstream(dir.file("request.pb"), std::ios::binary) << pb;
+  std::ofstream(dir.file("request.json"), std::ios::binary) << json;
+  test::ProcessSpec spec;
+  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "compare", dir.file("request.pb"),
+               dir.file("request.json")};
+  const test::ProcessResult result = test::run_process(spec);
+  ASSERT_EQ(result.exit_code, 0) << result.err << "\n(the decoder is installed by .ci/deps)";
+  EXPECT_EQ(result.out, "{\"same\":true,\"spans\":200}\n") << result.out;
+
+  std::string reused(pb.size() * 3, 'z');
+  reused.assign("before");
+  append_protobuf_request(reused, batch);
+  EXPECT_EQ(reused, "before" + pb);
+}
+
 }  // namespace
 }  // namespace trace2d::otlp
