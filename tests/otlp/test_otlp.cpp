@@ -339,6 +339,20 @@ TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {
   EXPECT_EQ(stats.left_out[0], (std::pair<std::int64_t, std::size_t>{1, 1}));
 }
 
+// The official OTLP definitions (.ci/deps installs them) decode `pb` to
+// the same request as `json`, with `spans` spans.
+void expect_decoder_reads_the_same(const std::string& pb, const std::string& json, int spans) {
+  test::TempDir dir;
+  std::ofstream(dir.file("request.pb"), std::ios::binary) << pb;
+  std::ofstream(dir.file("request.json"), std::ios::binary) << json;
+  test::ProcessSpec spec;
+  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "compare", dir.file("request.pb"),
+               dir.file("request.json")};
+  const test::ProcessResult result = test::run_process(spec);
+  ASSERT_EQ(result.exit_code, 0) << result.err << "\n(the decoder is installed by .ci/deps)";
+  EXPECT_EQ(result.out, "{\"same\":true,\"spans\":" + std::to_string(spans) + "}\n") << result.out;
+}
+
 // Every value kind, an invalid UTF-8 string, a negative integer and a long
 // value, through both encoders: the official decoder must read the protobuf
 // back as the same request the JSON says.
@@ -360,20 +374,11 @@ TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJso
   const Scope scope{"trace2d", "0.1.0"};
   const TraceBatch batch{&resource, &scope, spans};
 
-  test::TempDir dir;
   std::string pb;
   append_protobuf_request(pb, batch);
   std::string json;
   append_json_request(json, batch);
-  std::ofstream(dir.file("request.pb"), std::ios::binary) << pb;
-  std::ofstream(dir.file("request.json"), std::ios::binary) << json;
-
-  test::ProcessSpec spec;
-  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "compare", dir.file("request.pb"),
-               dir.file("request.json")};
-  const test::ProcessResult result = test::run_process(spec);
-  ASSERT_EQ(result.exit_code, 0) << result.err << "\n(the decoder is installed by .ci/deps)";
-  EXPECT_EQ(result.out, "{\"same\":true,\"spans\":4}\n") << result.out;
+  expect_decoder_reads_the_same(pb, json, 4);
 
   simdjson::dom::parser parser;
   const simdjson::dom::element request = parser.parse(json);
@@ -401,19 +406,11 @@ TEST(Encoding, ShortSpansAndAStringReusedGiveTheSameRequest) {
   const Scope scope{"trace2d", "0.1.0"};
   const TraceBatch batch{nullptr, &scope, spans};
 
-  test::TempDir dir;
   std::string pb;
   append_protobuf_request(pb, batch);
   std::string json;
   append_json_request(json, batch);
-  std::ofstream(dir.file("request.pb"), std::ios::binary) << pb;
-  std::ofstream(dir.file("request.json"), std::ios::binary) << json;
-  test::ProcessSpec spec;
-  spec.argv = {"node", TRACE2D_OTLP_CHECK_JS, TRACE2D_OTLP_DECODER_DIR, "compare", dir.file("request.pb"),
-               dir.file("request.json")};
-  const test::ProcessResult result = test::run_process(spec);
-  ASSERT_EQ(result.exit_code, 0) << result.err << "\n(the decoder is installed by .ci/deps)";
-  EXPECT_EQ(result.out, "{\"same\":true,\"spans\":200}\n") << result.out;
+  expect_decoder_reads_the_same(pb, json, 200);
 
   std::string reused(pb.size() * 3, 'z');
   reused.assign("before");
