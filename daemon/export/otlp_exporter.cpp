@@ -204,6 +204,13 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   std::vector<SessionSpans> batch;
   std::vector<bool> built(pending.size(), false);
   std::size_t spans = 0;
+  // Kept from tree to tree of the round, cleared, not made anew: growing
+  // them span by span again for every tree was about one allocation a
+  // span. They hold at most the largest tree's spans (moved-from shells
+  // after the move below), as one tree's walk did before; freed with the round.
+  std::vector<otlp::Span> tree_spans;
+  std::vector<std::int64_t> owners;
+  std::vector<std::size_t> per_slot;
   for (model::TreeRows& rows : trees) {
     if (spans >= m_options.max_spans_per_request) {
       break;  // the rest next round
@@ -223,14 +230,23 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     for (const std::size_t i : group) {
       slot.emplace(pending[i].session_id, slot.size());
     }
-    std::vector<otlp::Span> tree_spans;
-    std::vector<std::int64_t> owners;
+    tree_spans.clear();
+    owners.clear();
     const otlp::BuildStats stats = otlp::append_spans(
         tree, tree_spans, [&slot](const model::ProcessInfo& process) { return slot.contains(process.session_id); },
         m_options.rules, &owners, m_options.max_spans_per_request);
     std::vector<SessionSpans> sessions(group.size());
     for (const std::size_t i : group) {
       sessions[slot.at(pending[i].session_id)].session_id = pending[i].session_id;
+    }
+    // Each session's spans counted first, so that its vector is allocated
+    // once at its size, not regrown span by span.
+    per_slot.assign(sessions.size(), 0);
+    for (const std::int64_t owner : owners) {
+      ++per_slot[slot.at(owner)];
+    }
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      sessions[i].spans.reserve(per_slot[i]);
     }
     for (std::size_t s = 0; s < tree_spans.size(); ++s) {
       sessions[slot.at(owners[s])].spans.push_back(std::move(tree_spans[s]));
