@@ -496,12 +496,15 @@ The exporter emptying a backlog (\`export_bench\`: copies of the real git
 traces imported, every session queued, trace2d started with
 \`--otlp-endpoint\` on \`otlp_sink\`, a loopback receiver that reads each
 request and answers 200; timed from trace2d's start until the queue is
-empty), and the ingest benchmark with the export on (into the same kind of
-receiver) against the same run's ingest without it.
+empty; a backlog of $export_events events, so that trace2d's start-up, about
+45 ms, is not a tenth of the time), and the ingest benchmark with the export
+on (into the same kind of receiver) against the same run's ingest without it.
 
 | | median (min–max) |
 |---|---|
 | spans/s | $(values export RESULT spans_per_s | cell int) |
+| spans per CPU-second of the exporter thread (\`trace2d-otlp\`) | $(values export RESULT spans_per_cpu_s | cell int) |
+| spans exported | $(values export RESULT spans | cell int) |
 | sessions exported | $(values export RESULT exported_sessions | cell int) |
 | spans per request | $(ratios export spans export requests | cell %.0f) |
 | shape (i): events/s with the export on | $(values short-export RESULT events_per_s | cell int) |
