@@ -44,9 +44,10 @@ void add(std::vector<Attribute>& attributes, AttributeKey key, AttributeValue va
   attributes.push_back(Attribute{std::move(key), std::move(value)});
 }
 
+// `text` is the tree's: the attribute is a view of it.
 void add_if(std::vector<Attribute>& attributes, AttributeKey key, const std::string& text) {
   if (!text.empty()) {
-    add(attributes, std::move(key), text);
+    add(attributes, std::move(key), Text::view_of(text));
   }
 }
 
@@ -244,16 +245,16 @@ class Builder {
 
     auto& a = span.attributes;
     a.reserve(24);  // a process span's usual count: growing one by one copies them again and again
-    add(a, "trace2.span.type", std::string("process"));
-    add(a, "trace2.cmd.sid", p.sid);
-    add(a, "trace2.cmd.argv", p.argv);
+    add(a, "trace2.span.type", Text("process"));
+    add(a, "trace2.cmd.sid", Text::view_of(p.sid));
+    add(a, "trace2.cmd.argv", TextList::view_of(p.argv));
     add_if(a, "trace2.cmd.name", p.cmd_name);
     add_if(a, "trace2.cmd.mode", p.cmd_mode);
     add_if(a, "trace2.cmd.hierarchy", p.hierarchy);
     add_if(a, "trace2.cmd.version", p.version);
-    add(a, "process.command_args", p.argv);
+    add(a, "process.command_args", TextList::view_of(p.argv));
     if (!p.argv.empty()) {
-      add(a, "process.executable.name", std::string(program_name(p.argv.front())));
+      add(a, "process.executable.name", Text::view_of(program_name(p.argv.front())));
     }
     if (p.pid) {
       add(a, "process.pid", *p.pid);
@@ -265,9 +266,9 @@ class Builder {
     if (p.signo) {
       add(a, "trace2.cmd.signal", std::to_string(*p.signo));
     }
-    add(a, "trace2d.session.status", p.status);
-    add(a, "trace2d.placed_by", p.placed_by);
-    add(a, "trace2d.detail", std::string(to_string(level)));
+    add(a, "trace2d.session.status", Text::view_of(p.status));
+    add(a, "trace2d.placed_by", Text::view_of(p.placed_by));
+    add(a, "trace2d.detail", Text::view_of(to_string(level)));  // a literal's view
     if (!m_rules.nickname_key.empty()) {
       // The last setting wins, as in git's config.
       for (auto it = p.params.rbegin(); it != p.params.rend(); ++it) {
@@ -285,7 +286,7 @@ class Builder {
         }
         key = annotation.category + '/' + annotation.name;
         if (m_rules.important_data.contains(key)) {
-          add(a, "trace2.data." + annotation.category + '.' + annotation.name, annotation.text);
+          add(a, "trace2.data." + annotation.category + '.' + annotation.name, Text::view_of(annotation.text));
         }
       }
     }
@@ -414,7 +415,7 @@ class Builder {
         span.span_id = inner_span_id(sid, "region ", r->seq);
         if (emit) {
           span.name = concat({"region(", r->category, ",", r->label, ")"});
-          add(a, "trace2.span.type", std::string("region"));
+          add(a, "trace2.span.type", Text("region"));
           add_if(a, "trace2.region.category", r->category);
           add_if(a, "trace2.region.label", r->label);
           add_if(a, "trace2.region.message", r->msg);
@@ -438,9 +439,9 @@ class Builder {
             const std::string_view program = c->argv.empty() ? std::string_view("?") : program_name(c->argv.front());
             span.name = concat({"child(", program, ")"});
           }
-          add(a, "trace2.span.type", std::string("child"));
+          add(a, "trace2.span.type", Text("child"));
           add(a, "trace2.child.id", std::to_string(c->child_id));
-          add(a, "trace2.child.argv", c->argv);
+          add(a, "trace2.child.argv", TextList::view_of(c->argv));
           add_if(a, "trace2.child.class", c->child_class);
           add_if(a, "trace2.child.hook", c->hook_name);
           add_if(a, "trace2.child.ready", c->ready);
@@ -465,10 +466,10 @@ class Builder {
                                            : !e->argv.empty() ? program_name(e->argv.front())
                                                               : std::string_view("?");
           span.name = fmt::format("exec({})", program);
-          add(a, "trace2.span.type", std::string("exec"));
+          add(a, "trace2.span.type", Text("exec"));
           add(a, "trace2.exec.id", std::to_string(e->exec_id));
           add_if(a, "trace2.exec.exe", e->exe);
-          add(a, "trace2.exec.argv", e->argv);
+          add(a, "trace2.exec.argv", TextList::view_of(e->argv));
           if (e->code) {
             add(a, "trace2.exec.exitcode", std::to_string(*e->code));
             if (*e->code != 0) {
@@ -482,8 +483,8 @@ class Builder {
         span.span_id = inner_span_id(sid, "thread " + t->name);
         if (emit) {
           span.name = fmt::format("thread({})", t->name);
-          add(a, "trace2.span.type", std::string("thread"));
-          add(a, "thread.name", t->name);
+          add(a, "trace2.span.type", Text("thread"));
+          add(a, "thread.name", Text::view_of(t->name));
         }
       }
       const SpanId id = span.span_id;

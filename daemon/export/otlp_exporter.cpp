@@ -164,7 +164,8 @@ void OtlpExporter::run() {
 }
 
 std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, model::ExportRowLoader& loader,
-                                                            std::vector<std::int64_t>& withheld) {
+                                                            std::vector<std::int64_t>& withheld,
+                                                            std::vector<model::ProcessTree>& trees_built) {
   const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
   const db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
   // The round loads the sessions, in turn order, whose stored bytes and
@@ -211,6 +212,9 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   std::vector<otlp::Span> tree_spans;
   std::vector<std::int64_t> owners;
   std::vector<std::size_t> per_slot;
+  // Room for every tree up front: each stays where it is built, under the
+  // spans' views of its strings, until the round is delivered.
+  trees_built.reserve(trees.size());
   for (model::TreeRows& rows : trees) {
     if (spans >= m_options.max_spans_per_request) {
       break;  // the rest next round
@@ -224,7 +228,7 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
         group.push_back(found->second);
       }
     }
-    const model::ProcessTree tree = model::build_process_tree(rows.root, std::move(rows.rows));
+    const model::ProcessTree& tree = trees_built.emplace_back(model::build_process_tree(rows.root, std::move(rows.rows)));
     // One walk for the tree's sessions, each span tagged with its session.
     std::unordered_map<std::int64_t, std::size_t> slot;
     for (const std::size_t i : group) {
@@ -280,7 +284,8 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
 
 bool OtlpExporter::export_round(db::Database& db, model::ExportRowLoader& loader) {
   std::vector<std::int64_t> withheld;
-  std::vector<SessionSpans> batch = build(db, loader, withheld);
+  std::vector<model::ProcessTree> trees;  // the batch's spans refer to them: declared first, freed last
+  std::vector<SessionSpans> batch = build(db, loader, withheld, trees);
   if (!withheld.empty()) {
     db::withhold(db, withheld);
   }

@@ -113,9 +113,15 @@ model::ProcessTree fetch_tree() {
   return model::build_process_tree("R-P00000010", std::move(rows));
 }
 
+// One tree for every test: the spans built from it refer to its strings.
+const model::ProcessTree& the_tree() {
+  static const model::ProcessTree tree = fetch_tree();
+  return tree;
+}
+
 std::vector<Span> build(const ExportRules& rules, BuildStats* stats = nullptr) {
   std::vector<Span> spans;
-  const BuildStats s = append_spans(fetch_tree(), spans, {}, rules);
+  const BuildStats s = append_spans(the_tree(), spans, {}, rules);
   if (stats != nullptr) {
     *stats = s;
   }
@@ -138,7 +144,7 @@ const AttributeValue* attribute(const Span& span, const std::string& key) {
 
 std::string text(const Span& span, const std::string& key) {
   const AttributeValue* value = attribute(span, key);
-  return value == nullptr ? std::string("<absent>") : std::get<std::string>(*value);
+  return value == nullptr ? std::string("<absent>") : std::string(std::get<Text>(*value).view());
 }
 
 ExportRules at(DetailLevel level) {
@@ -186,7 +192,7 @@ TEST(SpanBuilderLevels, OnlyTheSessionsAskedForWhateverTheLevel) {
   // the same as in a whole build.
   ExportRules rules = at(DetailLevel::summary);
   std::vector<Span> spans;
-  append_spans(fetch_tree(), spans, [](const model::ProcessInfo& p) { return p.session_id == 2; }, rules);
+  append_spans(the_tree(), spans, [](const model::ProcessInfo& p) { return p.session_id == 2; }, rules);
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0].parent_span_id, process_span_id("R-P00000010"));
 }
