@@ -3,6 +3,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <map>
@@ -84,63 +85,94 @@ std::string json_object(const Map& entries, bool cut) {
 }
 
 // The region timers of one process (its regions on every thread, not its
-// child processes'): count and total seconds per "category/label".
-struct RegionTimer {
-  std::int64_t count = 0;
-  double seconds = 0;
+// child processes'): count and total seconds per "category/label", in the
+// order of their names. The builder keeps one from process to process, its
+// memory reused: a std::map<std::string, ...> made a node, and a string for
+// a long name, for each name of each process (about one allocation a span).
+class RegionTimers {
+ public:
+  void clear() {
+    m_names.clear();
+    m_entries.clear();
+    m_cut = false;
+  }
+
+  void add(std::string_view category, std::string_view label, double seconds) {
+    m_name.assign(category).append(1, '/').append(label);
+    auto it = std::lower_bound(m_entries.begin(), m_entries.end(), std::string_view(m_name),
+                               [this](const Entry& entry, std::string_view name) { return name_of(entry) < name; });
+    if (it == m_entries.end() || name_of(*it) != m_name) {
+      if (m_entries.size() >= k_max_summary_entries) {
+        m_cut = true;
+        return;
+      }
+      it = m_entries.insert(it, Entry{m_names.size(), m_name.size()});
+      m_names += m_name;
+    }
+    ++it->count;
+    it->seconds += seconds;
+  }
+
+  [[nodiscard]] bool empty() const { return m_entries.empty(); }
+
+  // {"category/label":{"count":n,"seconds":s},...}, by name.
+  [[nodiscard]] std::string json() const {
+    std::string out = "{";
+    for (const Entry& entry : m_entries) {
+      if (out.size() > 1) {
+        out += ',';
+      }
+      proto::append_json_string(out, name_of(entry));
+      // Compiled: a format string parsed for each timer cost more than the numbers.
+      fmt::format_to(std::back_inserter(out), FMT_COMPILE(":{{\"count\":{},\"seconds\":{:.6f}}}"), entry.count,
+                     entry.seconds);
+    }
+    if (m_cut) {
+      out += ",\"...\":true";
+    }
+    out += '}';
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::size_t offset = 0;  // of its name in m_names
+    std::size_t size = 0;
+    std::int64_t count = 0;
+    double seconds = 0;
+  };
+  [[nodiscard]] std::string_view name_of(const Entry& entry) const {
+    return std::string_view(m_names).substr(entry.offset, entry.size);
+  }
+
+  std::string m_names;           // the names, one after another
+  std::string m_name;            // the name looked up
+  std::vector<Entry> m_entries;  // by name
+  bool m_cut = false;            // a name left out: over k_max_summary_entries
 };
 
-// `name` is the caller's buffer: a name is copied only when it is new.
-void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut,
-                           std::string& name) {
+void collect_region_timers(const model::Node& node, RegionTimers& timers) {
   for (const model::Node& inner_node : node.children) {
     if (inner_node.process() != nullptr) {
       continue;  // its own span has its own summary
     }
     if (const model::RegionInfo* r = inner_node.region(); r != nullptr && r->elapsed) {
-      name.assign(r->category).append(1, '/').append(r->label);
-      auto it = timers.find(name);
-      if (it == timers.end()) {
-        if (timers.size() >= k_max_summary_entries) {
-          cut = true;
-        } else {
-          it = timers.emplace(name, RegionTimer{}).first;
-        }
-      }
-      if (it != timers.end()) {
-        ++it->second.count;
-        it->second.seconds += *r->elapsed;
-      }
+      timers.add(r->category, r->label, *r->elapsed);
     }
-    collect_region_timers(inner_node, timers, cut, name);
+    collect_region_timers(inner_node, timers);
   }
 }
 
 // The summaries every level but drop carries on the process span: region
 // timers ("trace2d.summary.regions") and error events grouped by their
 // message pattern, git's printf format ("trace2d.summary.errors").
-void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p) {
-  std::map<std::string, RegionTimer> timers;
-  bool cut = false;
-  std::string name_buffer;
-  collect_region_timers(node, timers, cut, name_buffer);
+// `timers` is the caller's, reused.
+void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p,
+                   RegionTimers& timers) {
+  timers.clear();
+  collect_region_timers(node, timers);
   if (!timers.empty()) {
-    // json_object() of the values, written where they go.
-    std::string out = "{";
-    for (const auto& [name, timer] : timers) {
-      if (out.size() > 1) {
-        out += ',';
-      }
-      proto::append_json_string(out, name);
-      // Compiled: a format string parsed for each timer cost more than the numbers.
-      fmt::format_to(std::back_inserter(out), FMT_COMPILE(":{{\"count\":{},\"seconds\":{:.6f}}}"), timer.count,
-                     timer.seconds);
-    }
-    if (cut) {
-      out += ",\"...\":true";
-    }
-    out += '}';
-    add(a, "trace2d.summary.regions", std::move(out));
+    add(a, "trace2d.summary.regions", timers.json());
   }
   if (!p.errors.empty()) {
     std::map<std::string, std::int64_t> patterns;
@@ -233,7 +265,7 @@ class Builder {
 
  private:
   Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const TraceId& trace,
-                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start) const {
+                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start) {
     Span span;
     span.trace_id = trace;
     span.span_id = id;
@@ -290,7 +322,7 @@ class Builder {
         }
       }
     }
-    add_summaries(a, node, p);
+    add_summaries(a, node, p, m_timers);
     if (level >= DetailLevel::process) {
       add_annotations(a, p);
     }
@@ -517,6 +549,7 @@ class Builder {
   std::unordered_map<std::int64_t, std::size_t> m_built;     // spans built, by session
   std::map<std::int64_t, std::size_t> m_left_out;            // spans left out, by session
   BuildStats m_stats;
+  RegionTimers m_timers;  // a process span's, reused
 };
 
 }  // namespace

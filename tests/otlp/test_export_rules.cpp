@@ -2,6 +2,7 @@
 // matches them, and the span builder at each level (nickname, important
 // data, summaries, a child git below a dropped or summarised parent).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -219,6 +220,53 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
 
   rules.nickname_key = "";  // no nickname
   EXPECT_EQ(text(*named(build(rules), "git:fetch"), "trace2.repo.nickname"), "<absent>");
+}
+
+// The region summary lists its names in byte order ('-' < '/' < '0': the
+// order of the whole "category/label", not of the category first), counts
+// a name again after the summary is full, and says that names were left
+// out (the first 256 distinct names are kept, in the order they came).
+TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
+  model::ProcessRows p;
+  p.info.session_id = 1;
+  p.info.sid = "S-P00000001";
+  p.info.cmd_name = "status";
+  p.info.start_us = 1'700'000'000'000'000;
+  p.info.elapsed = 1;
+  std::int64_t seq = 0;
+  const auto region = [&](std::string category, std::string label) {
+    model::RegionInfo r;
+    r.seq = ++seq;
+    r.leave_seq = ++seq;
+    r.thread = "main";
+    r.category = std::move(category);
+    r.label = std::move(label);
+    r.t_start = 0.001;
+    r.elapsed = 0.25;
+    p.regions.push_back(std::move(r));
+  };
+  region("a0", "x");
+  region("a", "y");
+  region("a-b", "z");
+  region("a", "y");
+  for (int i = 0; i < 300; ++i) {
+    region("n", fmt::format("{:03}", i));
+  }
+  region("a", "y");  // counted: admitted before the summary was full
+  region("a", "w");  // not: new after it
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(p));
+  const model::ProcessTree tree = model::build_process_tree("S-P00000001", std::move(rows));
+  std::vector<Span> spans;
+  append_spans(tree, spans, {}, at(DetailLevel::summary));
+  ASSERT_FALSE(spans.empty());
+  std::string expected = R"({"a-b/z":{"count":1,"seconds":0.250000},"a/y":{"count":3,"seconds":0.750000},)"
+                         R"("a0/x":{"count":1,"seconds":0.250000})";
+  for (int i = 0; i < 253; ++i) {
+    expected += fmt::format(R"(,"n/{:03}":{{"count":1,"seconds":0.250000}})", i);
+  }
+  expected += R"(,"...":true})";
+  EXPECT_EQ(text(spans.front(), "trace2d.summary.regions"), expected);
 }
 
 }  // namespace
