@@ -41,8 +41,11 @@ std::string concat(std::initializer_list<std::string_view> pieces) {
   return out;
 }
 
-void add(std::vector<Attribute>& attributes, AttributeKey key, AttributeValue value) {
-  attributes.push_back(Attribute{std::move(key), std::move(value)});
+// The value made in place, from what is given: through a temporary
+// AttributeValue it was moved once more, a variant visit each.
+template <typename Value>
+void add(std::vector<Attribute>& attributes, AttributeKey key, Value&& value) {
+  attributes.emplace_back(std::move(key), std::forward<Value>(value));
 }
 
 // `text` is the tree's: the attribute is a view of it.
