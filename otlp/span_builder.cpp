@@ -71,7 +71,15 @@ struct Parent {
 // JSON object text from sorted (name, JSON value) pairs.
 template <typename Map>
 std::string json_object(const Map& entries, bool cut) {
-  std::string out = "{";
+  // Sized once, for text without escapes: grown by appends, it was
+  // reallocated several times an object.
+  std::size_t size = 16;
+  for (const auto& [name, value] : entries) {
+    size += name.size() + value.size() + 4;
+  }
+  std::string out;
+  out.reserve(size);
+  out += '{';
   for (const auto& [name, value] : entries) {
     if (out.size() > 1) {
       out += ',';
@@ -120,7 +128,11 @@ class RegionTimers {
 
   // {"category/label":{"count":n,"seconds":s},...}, by name.
   [[nodiscard]] std::string json() const {
-    std::string out = "{";
+    // Sized once: a name's quotes and a timer's members, its numbers at
+    // their usual width (grown by appends, it was reallocated several times).
+    std::string out;
+    out.reserve(m_names.size() + m_entries.size() * 48 + 16);
+    out += '{';
     for (const Entry& entry : m_entries) {
       if (out.size() > 1) {
         out += ',';
