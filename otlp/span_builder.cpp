@@ -9,6 +9,7 @@
 #include <map>
 #include <unordered_map>
 #include <string_view>
+#include <tuple>
 
 #include "otlp/span_ids.hpp"
 #include "proto/utf8.hpp"
@@ -210,20 +211,56 @@ void add_summaries(std::vector<Attribute>& a, const model::Node& node, const mod
 
 // trace2receiver's process data, timers and counters: JSON text
 // {"category": {"name": value}} per kind.
-void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p) {
-  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> by_kind;
+// `sorted` is the caller's, reused: the annotations are put in order by
+// (kind, category, name), the last of each name winning as git's last
+// value does, and written as they come; a map of maps of maps copied
+// every kind, category, name and value into nodes of its own.
+void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p,
+                     std::vector<const model::Annotation*>& sorted) {
+  sorted.clear();
   for (const model::Annotation& annotation : p.annotations) {
-    by_kind[annotation.kind][annotation.category].insert_or_assign(annotation.name, annotation.json_value);
+    sorted.push_back(&annotation);
   }
-  for (const auto& [kind, categories] : by_kind) {
-    std::map<std::string, std::string> values;
-    for (const auto& [category, names] : categories) {
-      values.emplace(category, json_object(names, false));
+  std::stable_sort(sorted.begin(), sorted.end(), [](const model::Annotation* x, const model::Annotation* y) {
+    return std::tie(x->kind, x->category, x->name) < std::tie(y->kind, y->category, y->name);
+  });
+  for (std::size_t at = 0; at < sorted.size();) {
+    const std::string& kind = sorted[at]->kind;
+    std::size_t size = 2;
+    for (std::size_t i = at; i < sorted.size() && sorted[i]->kind == kind; ++i) {
+      size += sorted[i]->category.size() + sorted[i]->name.size() + sorted[i]->json_value.size() + 8;
     }
+    std::string out;
+    out.reserve(size);
+    out += '{';
+    while (at < sorted.size() && sorted[at]->kind == kind) {
+      const std::string& category = sorted[at]->category;
+      if (out.size() > 1) {
+        out += ',';
+      }
+      proto::append_json_string(out, category);
+      out += ":{";
+      bool first = true;
+      for (; at < sorted.size() && sorted[at]->kind == kind && sorted[at]->category == category; ++at) {
+        if (at + 1 < sorted.size() && sorted[at + 1]->kind == kind && sorted[at + 1]->category == category &&
+            sorted[at + 1]->name == sorted[at]->name) {
+          continue;  // a later value of the same name wins
+        }
+        if (!first) {
+          out += ',';
+        }
+        first = false;
+        proto::append_json_string(out, sorted[at]->name);
+        out += ':';
+        out += sorted[at]->json_value;
+      }
+      out += '}';
+    }
+    out += '}';
     AttributeKey key = kind == "data"    ? AttributeKey("trace2.process.data")
                        : kind == "timer" ? AttributeKey("trace2.process.timers")
                                          : AttributeKey("trace2.process.counters");
-    add(a, std::move(key), json_object(values, false));
+    add(a, std::move(key), std::move(out));
   }
 }
 
@@ -339,7 +376,7 @@ class Builder {
     }
     add_summaries(a, node, p, m_timers);
     if (level >= DetailLevel::process) {
-      add_annotations(a, p);
+      add_annotations(a, p, m_annotations);
     }
 
     for (const model::ErrorInfo& error : p.errors) {
@@ -565,6 +602,7 @@ class Builder {
   std::map<std::int64_t, std::size_t> m_left_out;            // spans left out, by session
   BuildStats m_stats;
   RegionTimers m_timers;  // a process span's, reused
+  std::vector<const model::Annotation*> m_annotations;  // a process span's, reused
 };
 
 }  // namespace

@@ -269,5 +269,33 @@ TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
   EXPECT_EQ(text(spans.front(), "trace2d.summary.regions"), expected);
 }
 
+// Data, timers and counters: one attribute a kind, categories and names
+// in byte order, the last value of a name winning (as git's last
+// def_param or data event does).
+TEST(SpanBuilderLevels, AnnotationsByKindCategoryAndNameTheLastValueWinning) {
+  model::ProcessRows p;
+  p.info.session_id = 1;
+  p.info.sid = "A-P00000001";
+  p.info.cmd_name = "status";
+  p.info.start_us = 1'700'000'000'000'000;
+  p.info.elapsed = 1;
+  p.info.annotations.push_back({"data", "main", "b", "x", "1", 0.1, "1"});
+  p.info.annotations.push_back({"timer", "main", "t", "n", R"({"count":1})", std::nullopt, ""});
+  p.info.annotations.push_back({"data", "main", "a", "y", "2", 0.2, "2"});
+  p.info.annotations.push_back({"counter", "main", "c", "k", "7", std::nullopt, ""});
+  p.info.annotations.push_back({"data", "main", "a-b", "z", "\"q\"", 0.3, "q"});
+  p.info.annotations.push_back({"data", "main", "a", "y", "3", 0.4, "3"});
+  p.info.annotations.push_back({"data", "main", "a", "b", "4", 0.5, "4"});
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(p));
+  const model::ProcessTree tree = model::build_process_tree("A-P00000001", std::move(rows));
+  std::vector<Span> spans;
+  append_spans(tree, spans, {}, at(DetailLevel::process));
+  ASSERT_FALSE(spans.empty());
+  EXPECT_EQ(text(spans.front(), "trace2.process.data"), R"({"a":{"b":4,"y":3},"a-b":{"z":"q"},"b":{"x":1}})");
+  EXPECT_EQ(text(spans.front(), "trace2.process.timers"), R"({"t":{"n":{"count":1}}})");
+  EXPECT_EQ(text(spans.front(), "trace2.process.counters"), R"({"c":{"k":7}})");
+}
+
 }  // namespace
 }  // namespace trace2d::otlp
