@@ -7,7 +7,6 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
-#include <unordered_map>
 #include <string_view>
 #include <tuple>
 
@@ -293,18 +292,20 @@ class Builder {
       // connected; below a dropped top process they keep trace2receiver's
       // parent id (the dropped span's), as a trace2receiver fleet has it.
       if (parent_id) {
-        inner(node, p.sid, parent_id, start, DetailLevel::drop, false, p.session_id);
+        Owner owner{p.session_id};
+        inner(node, p.sid, parent_id, start, DetailLevel::drop, false, owner);
       } else {
         inner_derived(node, start);
       }
       return;
     }
     const SpanId id = process_span_id(last_component(p.sid));
+    Owner owner{p.session_id};
     if (emit) {
       ++m_stats.processes;
-      push(process_span(node, p, level, trace_of(p.sid), id, parent_id, start), p.session_id);
+      push(process_span(node, p, level, trace_of(p.sid), id, parent_id, start), owner);
     }
-    inner(node, p.sid, id, start, level, emit, p.session_id);
+    inner(node, p.sid, id, start, level, emit, owner);
   }
 
   [[nodiscard]] BuildStats stats() const {
@@ -450,27 +451,34 @@ class Builder {
     }
   }
 
+  // A process's session and the spans built of it so far: counted in its
+  // walk, where a map by session id was a lookup a span and a node a session.
+  struct Owner {
+    std::int64_t session_id = 0;
+    std::size_t built = 0;
+  };
+
+  void push(Span span, Owner& owner) {
+    if (owner.built < m_max_spans) {
+      ++owner.built;
+    } else {
+      ++m_left_out[owner.session_id];
+      return;
+    }
+    m_spans.push_back(std::move(span));
+    if (m_session_of != nullptr) {
+      m_session_of->push_back(owner.session_id);
+    }
+  }
+
   // The regions, children and threads of one process. Walked even when the
   // process sends no spans (`emit` false: not sent now, or dropped), for
   // the processes below, which get the parents they would have in a whole
   // build: ids are derived, not looked up. A node the level leaves out
   // (regions and threads below verbose, children below process) gives its
   // contents to its parent.
-  void push(Span span, std::int64_t session_id) {
-    if (std::size_t& built = m_built[session_id]; built < m_max_spans) {
-      ++built;
-    } else {
-      ++m_left_out[session_id];
-      return;
-    }
-    m_spans.push_back(std::move(span));
-    if (m_session_of != nullptr) {
-      m_session_of->push_back(session_id);
-    }
-  }
-
   void inner(const model::Node& parent_node, const std::string& sid, const std::optional<SpanId>& parent,
-             std::uint64_t parent_start, DetailLevel level, bool emit, std::int64_t session_id) {
+             std::uint64_t parent_start, DetailLevel level, bool emit, Owner& owner) {
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
         process(node, Parent{parent, true}, parent_start);
@@ -483,7 +491,7 @@ class Builder {
         if (!start && shown && emit) {
           ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
         }
-        inner(node, sid, parent, start.value_or(parent_start), level, emit, session_id);
+        inner(node, sid, parent, start.value_or(parent_start), level, emit, owner);
         continue;
       }
       Span span;
@@ -573,9 +581,9 @@ class Builder {
       }
       const SpanId id = span.span_id;
       if (emit) {
-        push(std::move(span), session_id);
+        push(std::move(span), owner);
       }
-      inner(node, sid, id, *start, level, emit, session_id);
+      inner(node, sid, id, *start, level, emit, owner);
     }
   }
 
@@ -598,7 +606,6 @@ class Builder {
   const ExportRules& m_rules;
   std::vector<std::int64_t>* m_session_of;
   std::size_t m_max_spans;
-  std::unordered_map<std::int64_t, std::size_t> m_built;     // spans built, by session
   std::map<std::int64_t, std::size_t> m_left_out;            // spans left out, by session
   BuildStats m_stats;
   RegionTimers m_timers;  // a process span's, reused
