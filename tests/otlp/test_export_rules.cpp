@@ -222,17 +222,24 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
   EXPECT_EQ(text(*named(build(rules), "git:fetch"), "trace2.repo.nickname"), "<absent>");
 }
 
+// A tree of one finished process (session 1) holding what `p` holds.
+model::ProcessTree lone_process(model::ProcessRows p) {
+  p.info.session_id = 1;
+  p.info.sid = "S-P00000001";
+  p.info.cmd_name = "status";
+  p.info.start_us = 1'700'000'000'000'000;
+  p.info.elapsed = 1;
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(p));
+  return model::build_process_tree("S-P00000001", std::move(rows));
+}
+
 // The region summary lists its names in byte order ('-' < '/' < '0': the
 // order of the whole "category/label", not of the category first), counts
 // a name again after the summary is full, and says that names were left
 // out (the first 256 distinct names are kept, in the order they came).
 TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
   model::ProcessRows p;
-  p.info.session_id = 1;
-  p.info.sid = "S-P00000001";
-  p.info.cmd_name = "status";
-  p.info.start_us = 1'700'000'000'000'000;
-  p.info.elapsed = 1;
   std::int64_t seq = 0;
   const auto region = [&](std::string category, std::string label) {
     model::RegionInfo r;
@@ -254,9 +261,7 @@ TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
   }
   region("a", "y");  // counted: admitted before the summary was full
   region("a", "w");  // not: new after it
-  std::vector<model::ProcessRows> rows;
-  rows.push_back(std::move(p));
-  const model::ProcessTree tree = model::build_process_tree("S-P00000001", std::move(rows));
+  const model::ProcessTree tree = lone_process(std::move(p));
   std::vector<Span> spans;
   append_spans(tree, spans, {}, at(DetailLevel::summary));
   ASSERT_FALSE(spans.empty());
@@ -274,11 +279,6 @@ TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
 // def_param or data event does).
 TEST(SpanBuilderLevels, AnnotationsByKindCategoryAndNameTheLastValueWinning) {
   model::ProcessRows p;
-  p.info.session_id = 1;
-  p.info.sid = "A-P00000001";
-  p.info.cmd_name = "status";
-  p.info.start_us = 1'700'000'000'000'000;
-  p.info.elapsed = 1;
   p.info.annotations.push_back({"data", "main", "b", "x", "1", 0.1, "1"});
   p.info.annotations.push_back({"timer", "main", "t", "n", R"({"count":1})", std::nullopt, ""});
   p.info.annotations.push_back({"data", "main", "a", "y", "2", 0.2, "2"});
@@ -286,9 +286,7 @@ TEST(SpanBuilderLevels, AnnotationsByKindCategoryAndNameTheLastValueWinning) {
   p.info.annotations.push_back({"data", "main", "a-b", "z", "\"q\"", 0.3, "q"});
   p.info.annotations.push_back({"data", "main", "a", "y", "3", 0.4, "3"});
   p.info.annotations.push_back({"data", "main", "a", "b", "4", 0.5, "4"});
-  std::vector<model::ProcessRows> rows;
-  rows.push_back(std::move(p));
-  const model::ProcessTree tree = model::build_process_tree("A-P00000001", std::move(rows));
+  const model::ProcessTree tree = lone_process(std::move(p));
   std::vector<Span> spans;
   append_spans(tree, spans, {}, at(DetailLevel::process));
   ASSERT_FALSE(spans.empty());
