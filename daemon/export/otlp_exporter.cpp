@@ -168,7 +168,7 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
                                                             std::vector<std::int64_t>& withheld,
                                                             std::vector<model::ProcessTree>& trees_built) {
   const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
-  const db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
+  db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
   // The round loads the sessions, in turn order, whose stored bytes and
   // likely spans (one for two events: an enter and its leave) fit its
   // bounds, the first always: loading more only to send them next round
@@ -195,7 +195,9 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   wanted.reserve(taken);
   std::unordered_map<std::int64_t, std::size_t> index_of;  // session id -> index in pending
   for (std::size_t i = 0; i < taken; ++i) {
-    wanted.push_back({pending[i].sid, pending[i].root_sid});
+    // Its SID moves (nothing below reads it from the turn); the root is
+    // compared below.
+    wanted.push_back({std::move(turn.sessions[i].sid), pending[i].root_sid});
     index_of.emplace(pending[i].session_id, i);
   }
   std::vector<model::TreeRows> trees;
@@ -204,6 +206,7 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     trees = loader.load(wanted);
   }
   std::vector<SessionSpans> batch;
+  batch.reserve(taken);
   std::vector<bool> built(pending.size(), false);
   std::size_t spans = 0;
   // Kept from tree to tree of the round, cleared, not made anew: growing
