@@ -93,9 +93,9 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
   // short by its bound on spans has given every uid a session first.
   turn.sessions.reserve(taken);
   for (std::size_t rank = 0; turn.sessions.size() < taken; ++rank) {
-    for (const std::vector<PendingSession>& sessions : by_uid) {
+    for (std::vector<PendingSession>& sessions : by_uid) {
       if (rank < sessions.size()) {
-        turn.sessions.push_back(sessions[rank]);
+        turn.sessions.push_back(std::move(sessions[rank]));  // moved: two SIDs copied were two allocations a session
       }
     }
   }

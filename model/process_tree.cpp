@@ -27,17 +27,22 @@ std::optional<double> plus(const std::optional<double>& a, const std::optional<d
 class ProcessItems {
  public:
   void add_regions(std::vector<RegionInfo>& regions, const std::optional<double>& base) {
-    std::map<std::int64_t, std::size_t> by_seq;
+    // (seq, node index), sorted: for each region's parent, the first region
+    // with its seq. One vector, where a std::map made a node for every
+    // region (the tree's most frequent allocation).
+    std::vector<std::pair<std::int64_t, std::size_t>> by_seq;
+    by_seq.reserve(regions.size());
     for (RegionInfo& region : regions) {
       Node node;
       node.offset = plus(base, region.t_start);
       node.elapsed = region.elapsed;
       node.seq = region.seq;
-      by_seq.emplace(region.seq, m_nodes.size());
+      by_seq.emplace_back(region.seq, m_nodes.size());
       m_thread_regions[region.thread].push_back(m_nodes.size());
       node.item = std::move(region);
       m_nodes.push_back(std::move(node));
     }
+    std::sort(by_seq.begin(), by_seq.end());  // the loader's are in seq order already
     m_parents.resize(m_nodes.size());
     for (auto& [thread, list] : m_thread_regions) {
       std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return m_nodes[a].seq < m_nodes[b].seq; });
@@ -45,7 +50,8 @@ class ProcessItems {
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
       // A parent that is not there (corrupt data) leaves the region at the top.
       if (const auto& parent_seq = std::get<RegionInfo>(m_nodes[i].item).parent_seq) {
-        if (const auto found = by_seq.find(*parent_seq); found != by_seq.end()) {
+        const auto found = std::lower_bound(by_seq.begin(), by_seq.end(), std::pair(*parent_seq, std::size_t{0}));
+        if (found != by_seq.end() && found->first == *parent_seq) {
           m_parents[i] = found->second;
         }
       }

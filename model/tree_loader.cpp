@@ -584,6 +584,17 @@ class FullLoader {
     // Names are few and repeat (threads, categories, labels); the cache
     // lives for one load, so a hostile sender's million labels do not stay.
     m_names.clear();
+    // The rows by session id, sorted, for every statement of this load: a
+    // hash map made for each statement cost a node a session, four times.
+    m_by_id.clear();
+    if (m_sessions == Sessions::many) {
+      m_by_id.reserve(rows.size());
+      for (ProcessRows* r : rows) {
+        m_by_id.emplace_back(r->info.session_id, r);
+      }
+      std::stable_sort(m_by_id.begin(), m_by_id.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
     run(m_regions, rows, [this](const db::Statement& s, ProcessRows& r) { read_region_row(s, r); });
     m_name.reset();
     run(m_children, rows, [this](const db::Statement& s, ProcessRows& r) {
@@ -620,6 +631,7 @@ class FullLoader {
     for (ProcessRows* r : rows) {
       finish(*r, scans[r]);
     }
+    m_by_id.clear();  // its capacity kept; no pointer kept past the load
   }
 
  private:
@@ -637,13 +649,11 @@ class FullLoader {
       return;
     }
     std::string ids = "[";
-    std::unordered_map<std::int64_t, ProcessRows*> by_id;
     for (ProcessRows* r : rows) {
       if (ids.size() > 1) {
         ids += ',';
       }
       append_integer(ids, r->info.session_id);
-      by_id.emplace(r->info.session_id, r);
     }
     ids += ']';
     stmt.reset();
@@ -653,8 +663,10 @@ class FullLoader {
     while (stmt.step()) {
       const std::int64_t id = stmt.column_int(id_column);
       if (last == nullptr || last->info.session_id != id) {
-        const auto found = by_id.find(id);
-        last = found == by_id.end() ? nullptr : found->second;
+        // The first of its id, as a map's emplace kept it.
+        const auto found = std::lower_bound(m_by_id.begin(), m_by_id.end(), id,
+                                            [](const auto& entry, std::int64_t key) { return entry.first < key; });
+        last = found == m_by_id.end() || found->first != id ? nullptr : found->second;
       }
       if (last != nullptr) {
         read(stmt, *last);
@@ -896,6 +908,7 @@ class FullLoader {
   db::Statement m_last_event;
   db::Statement m_name;
   std::unordered_map<std::int64_t, std::optional<std::string>> m_names;
+  std::vector<std::pair<std::int64_t, ProcessRows*>> m_by_id;  // Sessions::many: this load's rows, by id
   simdjson::dom::parser m_parser;
   simdjson::dom::parser m_value_parser;  // as_json() while an event is parsed in m_parser
   std::string m_obj;

@@ -14,9 +14,9 @@ void append_value(std::string& out, const AttributeValue& value) {
   std::visit(
       [&out](const auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) {
+        if constexpr (std::is_same_v<T, Text>) {
           out += "{\"stringValue\":";
-          proto::append_json_string(out, v);
+          proto::append_json_string(out, v.view());
           out += '}';
         } else if constexpr (std::is_same_v<T, std::int64_t>) {
           out += fmt::format("{{\"intValue\":\"{}\"}}", v);
@@ -28,9 +28,10 @@ void append_value(std::string& out, const AttributeValue& value) {
           out += v ? "{\"boolValue\":true}" : "{\"boolValue\":false}";
         } else {
           out += "{\"arrayValue\":{\"values\":[";
-          for (std::size_t i = 0; i < v.size(); ++i) {
+          const std::vector<std::string>& items = v.items();
+          for (std::size_t i = 0; i < items.size(); ++i) {
             out += i == 0 ? "{\"stringValue\":" : ",{\"stringValue\":";
-            proto::append_json_string(out, v[i]);
+            proto::append_json_string(out, items[i]);
             out += '}';
           }
           out += "]}}";

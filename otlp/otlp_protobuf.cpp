@@ -160,8 +160,8 @@ void put_any_value(Writer& out, const AttributeValue& value) {
   std::visit(
       [&out](const auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) {
-          put_string(out, 1, v);
+        if constexpr (std::is_same_v<T, Text>) {
+          put_string(out, 1, v.view());
         } else if constexpr (std::is_same_v<T, bool>) {
           put_tag(out, 2, k_varint);
           put_varint(out, v ? 1 : 0);
@@ -175,7 +175,7 @@ void put_any_value(Writer& out, const AttributeValue& value) {
         } else {
           // ArrayValue: values 1.
           put_message(out, 5, [&v](Writer& array) {
-            for (const std::string& item : v) {
+            for (const std::string& item : v.items()) {
               put_message(array, 1, [&item](Writer& any) { put_string(any, 1, item); });
             }
           });

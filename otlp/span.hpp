@@ -18,7 +18,58 @@ namespace trace2d::otlp {
 using TraceId = std::array<std::uint8_t, 16>;
 using SpanId = std::array<std::uint8_t, 8>;
 
-using AttributeValue = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
+// A text attribute value: most are the process tree's own strings (a SID,
+// a region's label, argv), copied for each span they were about 1.5 heap
+// strings and two argv vectors a span, a sixth of the exporter's
+// allocations. Such a value is a view of the tree's string, which the
+// caller of append_spans() keeps alive while the spans are used
+// (span_builder.hpp); a literal is a view of itself; text made for the
+// span (a number, a summary) is owned.
+class Text {
+ public:
+  template <std::size_t N>
+  consteval Text(const char (&literal)[N])  // NOLINT(google-explicit-constructor): values are written as literals
+      : m_text(std::string_view(literal, N - 1)) {}
+  Text(std::string owned)  // NOLINT(google-explicit-constructor)
+      : m_text(std::move(owned)) {}
+
+  // A view of `text`, whose characters must outlive this value and its copies.
+  [[nodiscard]] static Text view_of(std::string_view text) { return Text(text); }
+  static Text view_of(std::string&&) = delete;  // a temporary would dangle
+
+  [[nodiscard]] std::string_view view() const {
+    return std::holds_alternative<std::string>(m_text) ? std::string_view(std::get<std::string>(m_text))
+                                                       : std::get<std::string_view>(m_text);
+  }
+  friend bool operator==(const Text& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  explicit Text(std::string_view view) : m_text(view) {}
+  std::variant<std::string_view, std::string> m_text;
+};
+
+// A list of text (argv): a view of the tree's vector (as Text's view of
+// its strings), or owned.
+class TextList {
+ public:
+  TextList(std::vector<std::string> owned)  // NOLINT(google-explicit-constructor)
+      : m_items(std::move(owned)) {}
+
+  // A view of `items`, which must outlive this value and its copies.
+  [[nodiscard]] static TextList view_of(const std::vector<std::string>& items) { return TextList(&items); }
+  static TextList view_of(std::vector<std::string>&&) = delete;  // a temporary would dangle
+
+  [[nodiscard]] const std::vector<std::string>& items() const {
+    return std::holds_alternative<std::vector<std::string>>(m_items) ? std::get<std::vector<std::string>>(m_items)
+                                                                     : *std::get<const std::vector<std::string>*>(m_items);
+  }
+
+ private:
+  explicit TextList(const std::vector<std::string>* view) : m_items(view) {}
+  std::variant<const std::vector<std::string>*, std::vector<std::string>> m_items;
+};
+
+using AttributeValue = std::variant<Text, std::int64_t, double, bool, TextList>;
 
 // An attribute's key. Almost every key is one of docs/otlp.md's fixed
 // names, and most of those are longer than std::string's inline buffer: a

@@ -3,11 +3,12 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <map>
-#include <unordered_map>
 #include <string_view>
+#include <tuple>
 
 #include "otlp/span_ids.hpp"
 #include "proto/utf8.hpp"
@@ -40,13 +41,17 @@ std::string concat(std::initializer_list<std::string_view> pieces) {
   return out;
 }
 
-void add(std::vector<Attribute>& attributes, AttributeKey key, AttributeValue value) {
-  attributes.push_back(Attribute{std::move(key), std::move(value)});
+// The value made in place, from what is given: through a temporary
+// AttributeValue it was moved once more, a variant visit each.
+template <typename Value>
+void add(std::vector<Attribute>& attributes, AttributeKey key, Value&& value) {
+  attributes.emplace_back(std::move(key), std::forward<Value>(value));
 }
 
+// `text` is the tree's: the attribute is a view of it.
 void add_if(std::vector<Attribute>& attributes, AttributeKey key, const std::string& text) {
   if (!text.empty()) {
-    add(attributes, std::move(key), text);
+    add(attributes, std::move(key), Text::view_of(text));
   }
 }
 
@@ -66,7 +71,15 @@ struct Parent {
 // JSON object text from sorted (name, JSON value) pairs.
 template <typename Map>
 std::string json_object(const Map& entries, bool cut) {
-  std::string out = "{";
+  // Sized once, for text without escapes: grown by appends, it was
+  // reallocated several times an object.
+  std::size_t size = 16;
+  for (const auto& [name, value] : entries) {
+    size += name.size() + value.size() + 4;
+  }
+  std::string out;
+  out.reserve(size);
+  out += '{';
   for (const auto& [name, value] : entries) {
     if (out.size() > 1) {
       out += ',';
@@ -83,63 +96,98 @@ std::string json_object(const Map& entries, bool cut) {
 }
 
 // The region timers of one process (its regions on every thread, not its
-// child processes'): count and total seconds per "category/label".
-struct RegionTimer {
-  std::int64_t count = 0;
-  double seconds = 0;
+// child processes'): count and total seconds per "category/label", in the
+// order of their names. The builder keeps one from process to process, its
+// memory reused: a std::map<std::string, ...> made a node, and a string for
+// a long name, for each name of each process (about one allocation a span).
+class RegionTimers {
+ public:
+  void clear() {
+    m_names.clear();
+    m_entries.clear();
+    m_cut = false;
+  }
+
+  void add(std::string_view category, std::string_view label, double seconds) {
+    m_name.assign(category).append(1, '/').append(label);
+    auto it = std::lower_bound(m_entries.begin(), m_entries.end(), std::string_view(m_name),
+                               [this](const Entry& entry, std::string_view name) { return name_of(entry) < name; });
+    if (it == m_entries.end() || name_of(*it) != m_name) {
+      if (m_entries.size() >= k_max_summary_entries) {
+        m_cut = true;
+        return;
+      }
+      it = m_entries.insert(it, Entry{m_names.size(), m_name.size()});
+      m_names += m_name;
+    }
+    ++it->count;
+    it->seconds += seconds;
+  }
+
+  [[nodiscard]] bool empty() const { return m_entries.empty(); }
+
+  // {"category/label":{"count":n,"seconds":s},...}, by name.
+  [[nodiscard]] std::string json() const {
+    // Sized once: a name's quotes and a timer's members, its numbers at
+    // their usual width (grown by appends, it was reallocated several times).
+    std::string out;
+    out.reserve(m_names.size() + m_entries.size() * 48 + 16);
+    out += '{';
+    for (const Entry& entry : m_entries) {
+      if (out.size() > 1) {
+        out += ',';
+      }
+      proto::append_json_string(out, name_of(entry));
+      // Compiled: a format string parsed for each timer cost more than the numbers.
+      fmt::format_to(std::back_inserter(out), FMT_COMPILE(":{{\"count\":{},\"seconds\":{:.6f}}}"), entry.count,
+                     entry.seconds);
+    }
+    if (m_cut) {
+      out += ",\"...\":true";
+    }
+    out += '}';
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::size_t offset = 0;  // of its name in m_names
+    std::size_t size = 0;
+    std::int64_t count = 0;
+    double seconds = 0;
+  };
+  [[nodiscard]] std::string_view name_of(const Entry& entry) const {
+    return std::string_view(m_names).substr(entry.offset, entry.size);
+  }
+
+  std::string m_names;           // the names, one after another
+  std::string m_name;            // the name looked up
+  std::vector<Entry> m_entries;  // by name
+  bool m_cut = false;            // a name left out: over k_max_summary_entries
 };
 
-// `name` is the caller's buffer: a name is copied only when it is new.
-void collect_region_timers(const model::Node& node, std::map<std::string, RegionTimer>& timers, bool& cut,
-                           std::string& name) {
+void collect_region_timers(const model::Node& node, RegionTimers& timers) {
   for (const model::Node& inner_node : node.children) {
     if (inner_node.process() != nullptr) {
       continue;  // its own span has its own summary
     }
     if (const model::RegionInfo* r = inner_node.region(); r != nullptr && r->elapsed) {
-      name.assign(r->category).append(1, '/').append(r->label);
-      auto it = timers.find(name);
-      if (it == timers.end()) {
-        if (timers.size() >= k_max_summary_entries) {
-          cut = true;
-        } else {
-          it = timers.emplace(name, RegionTimer{}).first;
-        }
-      }
-      if (it != timers.end()) {
-        ++it->second.count;
-        it->second.seconds += *r->elapsed;
-      }
+      timers.add(r->category, r->label, *r->elapsed);
     }
-    collect_region_timers(inner_node, timers, cut, name);
+    collect_region_timers(inner_node, timers);
   }
 }
 
 // The summaries every level but drop carries on the process span: region
 // timers ("trace2d.summary.regions") and error events grouped by their
 // message pattern, git's printf format ("trace2d.summary.errors").
-void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p) {
-  std::map<std::string, RegionTimer> timers;
-  bool cut = false;
-  std::string name_buffer;
-  collect_region_timers(node, timers, cut, name_buffer);
+// `timers` is the caller's, reused.
+void add_summaries(std::vector<Attribute>& a, const model::Node& node, const model::ProcessInfo& p,
+                   RegionTimers& timers) {
+  timers.clear();
+  collect_region_timers(node, timers);
   if (!timers.empty()) {
-    // json_object() of the values, written where they go.
-    std::string out = "{";
-    for (const auto& [name, timer] : timers) {
-      if (out.size() > 1) {
-        out += ',';
-      }
-      proto::append_json_string(out, name);
-      // Compiled: a format string parsed for each timer cost more than the numbers.
-      fmt::format_to(std::back_inserter(out), FMT_COMPILE(":{{\"count\":{},\"seconds\":{:.6f}}}"), timer.count,
-                     timer.seconds);
-    }
-    if (cut) {
-      out += ",\"...\":true";
-    }
-    out += '}';
-    add(a, "trace2d.summary.regions", std::move(out));
+    add(a, "trace2d.summary.regions", timers.json());
   }
   if (!p.errors.empty()) {
     std::map<std::string, std::int64_t> patterns;
@@ -162,20 +210,56 @@ void add_summaries(std::vector<Attribute>& a, const model::Node& node, const mod
 
 // trace2receiver's process data, timers and counters: JSON text
 // {"category": {"name": value}} per kind.
-void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p) {
-  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> by_kind;
+// `sorted` is the caller's, reused: the annotations are put in order by
+// (kind, category, name), the last of each name winning as git's last
+// value does, and written as they come; a map of maps of maps copied
+// every kind, category, name and value into nodes of its own.
+void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p,
+                     std::vector<const model::Annotation*>& sorted) {
+  sorted.clear();
   for (const model::Annotation& annotation : p.annotations) {
-    by_kind[annotation.kind][annotation.category].insert_or_assign(annotation.name, annotation.json_value);
+    sorted.push_back(&annotation);
   }
-  for (const auto& [kind, categories] : by_kind) {
-    std::map<std::string, std::string> values;
-    for (const auto& [category, names] : categories) {
-      values.emplace(category, json_object(names, false));
+  std::stable_sort(sorted.begin(), sorted.end(), [](const model::Annotation* x, const model::Annotation* y) {
+    return std::tie(x->kind, x->category, x->name) < std::tie(y->kind, y->category, y->name);
+  });
+  for (std::size_t at = 0; at < sorted.size();) {
+    const std::string& kind = sorted[at]->kind;
+    std::size_t size = 2;
+    for (std::size_t i = at; i < sorted.size() && sorted[i]->kind == kind; ++i) {
+      size += sorted[i]->category.size() + sorted[i]->name.size() + sorted[i]->json_value.size() + 8;
     }
+    std::string out;
+    out.reserve(size);
+    out += '{';
+    while (at < sorted.size() && sorted[at]->kind == kind) {
+      const std::string& category = sorted[at]->category;
+      if (out.size() > 1) {
+        out += ',';
+      }
+      proto::append_json_string(out, category);
+      out += ":{";
+      bool first = true;
+      for (; at < sorted.size() && sorted[at]->kind == kind && sorted[at]->category == category; ++at) {
+        if (at + 1 < sorted.size() && sorted[at + 1]->kind == kind && sorted[at + 1]->category == category &&
+            sorted[at + 1]->name == sorted[at]->name) {
+          continue;  // a later value of the same name wins
+        }
+        if (!first) {
+          out += ',';
+        }
+        first = false;
+        proto::append_json_string(out, sorted[at]->name);
+        out += ':';
+        out += sorted[at]->json_value;
+      }
+      out += '}';
+    }
+    out += '}';
     AttributeKey key = kind == "data"    ? AttributeKey("trace2.process.data")
                        : kind == "timer" ? AttributeKey("trace2.process.timers")
                                          : AttributeKey("trace2.process.counters");
-    add(a, std::move(key), json_object(values, false));
+    add(a, std::move(key), std::move(out));
   }
 }
 
@@ -208,18 +292,20 @@ class Builder {
       // connected; below a dropped top process they keep trace2receiver's
       // parent id (the dropped span's), as a trace2receiver fleet has it.
       if (parent_id) {
-        inner(node, p.sid, parent_id, start, DetailLevel::drop, false, p.session_id);
+        Owner owner{p.session_id};
+        inner(node, p.sid, parent_id, start, DetailLevel::drop, false, owner);
       } else {
         inner_derived(node, start);
       }
       return;
     }
     const SpanId id = process_span_id(last_component(p.sid));
+    Owner owner{p.session_id};
     if (emit) {
       ++m_stats.processes;
-      push(process_span(node, p, level, trace_of(p.sid), id, parent_id, start), p.session_id);
+      push(process_span(node, p, level, trace_of(p.sid), id, parent_id, start), owner);
     }
-    inner(node, p.sid, id, start, level, emit, p.session_id);
+    inner(node, p.sid, id, start, level, emit, owner);
   }
 
   [[nodiscard]] BuildStats stats() const {
@@ -232,7 +318,7 @@ class Builder {
 
  private:
   Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const TraceId& trace,
-                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start) const {
+                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start) {
     Span span;
     span.trace_id = trace;
     span.span_id = id;
@@ -244,16 +330,16 @@ class Builder {
 
     auto& a = span.attributes;
     a.reserve(24);  // a process span's usual count: growing one by one copies them again and again
-    add(a, "trace2.span.type", std::string("process"));
-    add(a, "trace2.cmd.sid", p.sid);
-    add(a, "trace2.cmd.argv", p.argv);
+    add(a, "trace2.span.type", Text("process"));
+    add(a, "trace2.cmd.sid", Text::view_of(p.sid));
+    add(a, "trace2.cmd.argv", TextList::view_of(p.argv));
     add_if(a, "trace2.cmd.name", p.cmd_name);
     add_if(a, "trace2.cmd.mode", p.cmd_mode);
     add_if(a, "trace2.cmd.hierarchy", p.hierarchy);
     add_if(a, "trace2.cmd.version", p.version);
-    add(a, "process.command_args", p.argv);
+    add(a, "process.command_args", TextList::view_of(p.argv));
     if (!p.argv.empty()) {
-      add(a, "process.executable.name", std::string(program_name(p.argv.front())));
+      add(a, "process.executable.name", Text::view_of(program_name(p.argv.front())));
     }
     if (p.pid) {
       add(a, "process.pid", *p.pid);
@@ -265,9 +351,9 @@ class Builder {
     if (p.signo) {
       add(a, "trace2.cmd.signal", std::to_string(*p.signo));
     }
-    add(a, "trace2d.session.status", p.status);
-    add(a, "trace2d.placed_by", p.placed_by);
-    add(a, "trace2d.detail", std::string(to_string(level)));
+    add(a, "trace2d.session.status", Text::view_of(p.status));
+    add(a, "trace2d.placed_by", Text::view_of(p.placed_by));
+    add(a, "trace2d.detail", Text::view_of(to_string(level)));  // a literal's view
     if (!m_rules.nickname_key.empty()) {
       // The last setting wins, as in git's config.
       for (auto it = p.params.rbegin(); it != p.params.rend(); ++it) {
@@ -285,13 +371,13 @@ class Builder {
         }
         key = annotation.category + '/' + annotation.name;
         if (m_rules.important_data.contains(key)) {
-          add(a, "trace2.data." + annotation.category + '.' + annotation.name, annotation.text);
+          add(a, "trace2.data." + annotation.category + '.' + annotation.name, Text::view_of(annotation.text));
         }
       }
     }
-    add_summaries(a, node, p);
+    add_summaries(a, node, p, m_timers);
     if (level >= DetailLevel::process) {
-      add_annotations(a, p);
+      add_annotations(a, p, m_annotations);
     }
 
     for (const model::ErrorInfo& error : p.errors) {
@@ -365,27 +451,34 @@ class Builder {
     }
   }
 
+  // A process's session and the spans built of it so far: counted in its
+  // walk, where a map by session id was a lookup a span and a node a session.
+  struct Owner {
+    std::int64_t session_id = 0;
+    std::size_t built = 0;
+  };
+
+  void push(Span span, Owner& owner) {
+    if (owner.built < m_max_spans) {
+      ++owner.built;
+    } else {
+      ++m_left_out[owner.session_id];
+      return;
+    }
+    m_spans.push_back(std::move(span));
+    if (m_session_of != nullptr) {
+      m_session_of->push_back(owner.session_id);
+    }
+  }
+
   // The regions, children and threads of one process. Walked even when the
   // process sends no spans (`emit` false: not sent now, or dropped), for
   // the processes below, which get the parents they would have in a whole
   // build: ids are derived, not looked up. A node the level leaves out
   // (regions and threads below verbose, children below process) gives its
   // contents to its parent.
-  void push(Span span, std::int64_t session_id) {
-    if (std::size_t& built = m_built[session_id]; built < m_max_spans) {
-      ++built;
-    } else {
-      ++m_left_out[session_id];
-      return;
-    }
-    m_spans.push_back(std::move(span));
-    if (m_session_of != nullptr) {
-      m_session_of->push_back(session_id);
-    }
-  }
-
   void inner(const model::Node& parent_node, const std::string& sid, const std::optional<SpanId>& parent,
-             std::uint64_t parent_start, DetailLevel level, bool emit, std::int64_t session_id) {
+             std::uint64_t parent_start, DetailLevel level, bool emit, Owner& owner) {
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
         process(node, Parent{parent, true}, parent_start);
@@ -398,7 +491,7 @@ class Builder {
         if (!start && shown && emit) {
           ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
         }
-        inner(node, sid, parent, start.value_or(parent_start), level, emit, session_id);
+        inner(node, sid, parent, start.value_or(parent_start), level, emit, owner);
         continue;
       }
       Span span;
@@ -414,7 +507,7 @@ class Builder {
         span.span_id = inner_span_id(sid, "region ", r->seq);
         if (emit) {
           span.name = concat({"region(", r->category, ",", r->label, ")"});
-          add(a, "trace2.span.type", std::string("region"));
+          add(a, "trace2.span.type", Text("region"));
           add_if(a, "trace2.region.category", r->category);
           add_if(a, "trace2.region.label", r->label);
           add_if(a, "trace2.region.message", r->msg);
@@ -438,9 +531,9 @@ class Builder {
             const std::string_view program = c->argv.empty() ? std::string_view("?") : program_name(c->argv.front());
             span.name = concat({"child(", program, ")"});
           }
-          add(a, "trace2.span.type", std::string("child"));
+          add(a, "trace2.span.type", Text("child"));
           add(a, "trace2.child.id", std::to_string(c->child_id));
-          add(a, "trace2.child.argv", c->argv);
+          add(a, "trace2.child.argv", TextList::view_of(c->argv));
           add_if(a, "trace2.child.class", c->child_class);
           add_if(a, "trace2.child.hook", c->hook_name);
           add_if(a, "trace2.child.ready", c->ready);
@@ -465,10 +558,10 @@ class Builder {
                                            : !e->argv.empty() ? program_name(e->argv.front())
                                                               : std::string_view("?");
           span.name = fmt::format("exec({})", program);
-          add(a, "trace2.span.type", std::string("exec"));
+          add(a, "trace2.span.type", Text("exec"));
           add(a, "trace2.exec.id", std::to_string(e->exec_id));
           add_if(a, "trace2.exec.exe", e->exe);
-          add(a, "trace2.exec.argv", e->argv);
+          add(a, "trace2.exec.argv", TextList::view_of(e->argv));
           if (e->code) {
             add(a, "trace2.exec.exitcode", std::to_string(*e->code));
             if (*e->code != 0) {
@@ -482,15 +575,15 @@ class Builder {
         span.span_id = inner_span_id(sid, "thread " + t->name);
         if (emit) {
           span.name = fmt::format("thread({})", t->name);
-          add(a, "trace2.span.type", std::string("thread"));
-          add(a, "thread.name", t->name);
+          add(a, "trace2.span.type", Text("thread"));
+          add(a, "thread.name", Text::view_of(t->name));
         }
       }
       const SpanId id = span.span_id;
       if (emit) {
-        push(std::move(span), session_id);
+        push(std::move(span), owner);
       }
-      inner(node, sid, id, *start, level, emit, session_id);
+      inner(node, sid, id, *start, level, emit, owner);
     }
   }
 
@@ -513,9 +606,10 @@ class Builder {
   const ExportRules& m_rules;
   std::vector<std::int64_t>* m_session_of;
   std::size_t m_max_spans;
-  std::unordered_map<std::int64_t, std::size_t> m_built;     // spans built, by session
   std::map<std::int64_t, std::size_t> m_left_out;            // spans left out, by session
   BuildStats m_stats;
+  RegionTimers m_timers;  // a process span's, reused
+  std::vector<const model::Annotation*> m_annotations;  // a process span's, reused
 };
 
 }  // namespace

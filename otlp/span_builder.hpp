@@ -44,9 +44,18 @@ using ProcessFilter = std::function<bool(const model::ProcessInfo&)>;
 // at most `max_spans_per_process` spans, its process span first: one
 // session may hold any number of regions (anyone can send them), and what
 // is built stays bounded; the rest are counted in BuildStats::left_out.
+//
+// The spans refer to `tree`: most of their text values and every argv are
+// views of the tree's strings and vectors (otlp::Text, otlp::TextList),
+// not copies. The tree must stay alive, unchanged and where it is until
+// the spans are encoded for the last time, and no longer used after; a
+// temporary tree does not compile.
 BuildStats append_spans(const model::ProcessTree& tree, std::vector<Span>& spans,
                         const ProcessFilter& include = {}, const ExportRules& rules = {},
                         std::vector<std::int64_t>* session_of = nullptr,
                         std::size_t max_spans_per_process = std::numeric_limits<std::size_t>::max());
+BuildStats append_spans(model::ProcessTree&& tree, std::vector<Span>& spans, const ProcessFilter& include = {},
+                        const ExportRules& rules = {}, std::vector<std::int64_t>* session_of = nullptr,
+                        std::size_t max_spans_per_process = std::numeric_limits<std::size_t>::max()) = delete;
 
 }  // namespace trace2d::otlp

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string_view>
@@ -164,9 +165,10 @@ void OtlpExporter::run() {
 }
 
 std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, model::ExportRowLoader& loader,
-                                                            std::vector<std::int64_t>& withheld) {
+                                                            std::vector<std::int64_t>& withheld,
+                                                            std::vector<model::ProcessTree>& trees_built) {
   const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
-  const db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
+  db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
   // The round loads the sessions, in turn order, whose stored bytes and
   // likely spans (one for two events: an enter and its leave) fit its
   // bounds, the first always: loading more only to send them next round
@@ -193,7 +195,9 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   wanted.reserve(taken);
   std::unordered_map<std::int64_t, std::size_t> index_of;  // session id -> index in pending
   for (std::size_t i = 0; i < taken; ++i) {
-    wanted.push_back({pending[i].sid, pending[i].root_sid});
+    // Its SID moves (nothing below reads it from the turn); the root is
+    // compared below.
+    wanted.push_back({std::move(turn.sessions[i].sid), pending[i].root_sid});
     index_of.emplace(pending[i].session_id, i);
   }
   std::vector<model::TreeRows> trees;
@@ -202,6 +206,7 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     trees = loader.load(wanted);
   }
   std::vector<SessionSpans> batch;
+  batch.reserve(taken);
   std::vector<bool> built(pending.size(), false);
   std::size_t spans = 0;
   // Kept from tree to tree of the round, cleared, not made anew: growing
@@ -211,50 +216,65 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   std::vector<otlp::Span> tree_spans;
   std::vector<std::int64_t> owners;
   std::vector<std::size_t> per_slot;
+  std::vector<std::size_t> group;
+  // Of each pending session: the tree it is sent with (its number in the
+  // round), and its slot among that tree's sessions. Vectors for the
+  // round, where a map made for each tree cost an allocation a session.
+  constexpr std::size_t k_no_tree = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> tree_of(pending.size(), k_no_tree);
+  std::vector<std::size_t> slot_of(pending.size(), 0);
+  const auto slot = [&index_of, &slot_of](std::int64_t session_id) { return slot_of[index_of.at(session_id)]; };
+  // Room for every tree up front: each stays where it is built, under the
+  // spans' views of its strings, until the round is delivered.
+  trees_built.reserve(trees.size());
   for (model::TreeRows& rows : trees) {
     if (spans >= m_options.max_spans_per_request) {
       break;  // the rest next round
     }
+    const std::size_t tree_number = trees_built.size();
     // The queued sessions of this tree (one may also be loaded, as an
     // ancestor, for another tree, where it is not sent).
-    std::vector<std::size_t> group;
+    group.clear();
     for (const model::ProcessRows& r : rows.rows) {
       if (const auto found = index_of.find(r.info.session_id);
-          found != index_of.end() && pending[found->second].root_sid == rows.root) {
+          found != index_of.end() && pending[found->second].root_sid == rows.root &&
+          tree_of[found->second] != tree_number) {
+        tree_of[found->second] = tree_number;
+        slot_of[found->second] = group.size();
         group.push_back(found->second);
       }
     }
-    const model::ProcessTree tree = model::build_process_tree(rows.root, std::move(rows.rows));
+    const model::ProcessTree& tree = trees_built.emplace_back(model::build_process_tree(rows.root, std::move(rows.rows)));
     // One walk for the tree's sessions, each span tagged with its session.
-    std::unordered_map<std::int64_t, std::size_t> slot;
-    for (const std::size_t i : group) {
-      slot.emplace(pending[i].session_id, slot.size());
-    }
     tree_spans.clear();
     owners.clear();
     const otlp::BuildStats stats = otlp::append_spans(
-        tree, tree_spans, [&slot](const model::ProcessInfo& process) { return slot.contains(process.session_id); },
+        tree, tree_spans,
+        [&](const model::ProcessInfo& process) {
+          const auto found = index_of.find(process.session_id);
+          return found != index_of.end() && tree_of[found->second] == tree_number;
+        },
         m_options.rules, &owners, m_options.max_spans_per_request);
     std::vector<SessionSpans> sessions(group.size());
     for (const std::size_t i : group) {
-      sessions[slot.at(pending[i].session_id)].session_id = pending[i].session_id;
+      sessions[slot_of[i]].session_id = pending[i].session_id;
     }
     // Each session's spans counted first, so that its vector is allocated
     // once at its size, not regrown span by span.
     per_slot.assign(sessions.size(), 0);
     for (const std::int64_t owner : owners) {
-      ++per_slot[slot.at(owner)];
+      ++per_slot[slot(owner)];
     }
     for (std::size_t i = 0; i < sessions.size(); ++i) {
       sessions[i].spans.reserve(per_slot[i]);
     }
     for (std::size_t s = 0; s < tree_spans.size(); ++s) {
-      sessions[slot.at(owners[s])].spans.push_back(std::move(tree_spans[s]));
+      sessions[slot(owners[s])].spans.push_back(std::move(tree_spans[s]));
     }
     // A session over the bound sends its first spans, the process span
     // first, saying how many were left out.
     for (const auto& [id, left_out] : stats.left_out) {
-      if (SessionSpans& session = sessions[slot.at(id)]; !session.spans.empty()) {
+      if (SessionSpans& session = sessions[slot(id)]; !session.spans.empty()) {
         session.spans.front().attributes.emplace_back(otlp::AttributeKey("trace2d.spans_left_out"),
                                                       static_cast<std::int64_t>(left_out));
       }
@@ -262,7 +282,7 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     const std::unordered_set<std::int64_t> dropped(stats.dropped_sessions.begin(), stats.dropped_sessions.end());
     for (const std::size_t i : group) {
       built[i] = true;
-      SessionSpans& session = sessions[slot.at(pending[i].session_id)];
+      SessionSpans& session = sessions[slot_of[i]];
       if (session.spans.empty() && dropped.contains(session.session_id)) {
         withheld.push_back(session.session_id);
         continue;
@@ -280,7 +300,8 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
 
 bool OtlpExporter::export_round(db::Database& db, model::ExportRowLoader& loader) {
   std::vector<std::int64_t> withheld;
-  std::vector<SessionSpans> batch = build(db, loader, withheld);
+  std::vector<model::ProcessTree> trees;  // the batch's spans refer to them: declared first, freed last
+  std::vector<SessionSpans> batch = build(db, loader, withheld, trees);
   if (!withheld.empty()) {
     db::withhold(db, withheld);
   }

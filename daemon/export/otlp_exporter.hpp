@@ -26,6 +26,7 @@
 
 #include "daemon/export/http_client.hpp"
 #include "db/sqlite.hpp"
+#include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
 #include "otlp/export_rules.hpp"
 #include "otlp/resource.hpp"
@@ -87,8 +88,11 @@ class OtlpExporter {
   bool export_round(db::Database& db, model::ExportRowLoader& loader);
   // The spans of the next queued sessions; `withheld` gets the sessions
   // a detail rule dropped (no spans to send: they leave the queue, counted).
+  // The spans are views of the trees they were built from, which `trees`
+  // gets: the caller keeps it until the spans are delivered (a 413's
+  // halves are encoded again from the same spans).
   std::vector<SessionSpans> build(db::Database& db, model::ExportRowLoader& loader,
-                                  std::vector<std::int64_t>& withheld);
+                                  std::vector<std::int64_t>& withheld, std::vector<model::ProcessTree>& trees);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
 

@@ -2,6 +2,7 @@
 // matches them, and the span builder at each level (nickname, important
 // data, summaries, a child git below a dropped or summarised parent).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -113,9 +114,15 @@ model::ProcessTree fetch_tree() {
   return model::build_process_tree("R-P00000010", std::move(rows));
 }
 
+// One tree for every test: the spans built from it refer to its strings.
+const model::ProcessTree& the_tree() {
+  static const model::ProcessTree tree = fetch_tree();
+  return tree;
+}
+
 std::vector<Span> build(const ExportRules& rules, BuildStats* stats = nullptr) {
   std::vector<Span> spans;
-  const BuildStats s = append_spans(fetch_tree(), spans, {}, rules);
+  const BuildStats s = append_spans(the_tree(), spans, {}, rules);
   if (stats != nullptr) {
     *stats = s;
   }
@@ -138,7 +145,7 @@ const AttributeValue* attribute(const Span& span, const std::string& key) {
 
 std::string text(const Span& span, const std::string& key) {
   const AttributeValue* value = attribute(span, key);
-  return value == nullptr ? std::string("<absent>") : std::get<std::string>(*value);
+  return value == nullptr ? std::string("<absent>") : std::string(std::get<Text>(*value).view());
 }
 
 ExportRules at(DetailLevel level) {
@@ -186,7 +193,7 @@ TEST(SpanBuilderLevels, OnlyTheSessionsAskedForWhateverTheLevel) {
   // the same as in a whole build.
   ExportRules rules = at(DetailLevel::summary);
   std::vector<Span> spans;
-  append_spans(fetch_tree(), spans, [](const model::ProcessInfo& p) { return p.session_id == 2; }, rules);
+  append_spans(the_tree(), spans, [](const model::ProcessInfo& p) { return p.session_id == 2; }, rules);
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0].parent_span_id, process_span_id("R-P00000010"));
 }
@@ -213,6 +220,79 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
 
   rules.nickname_key = "";  // no nickname
   EXPECT_EQ(text(*named(build(rules), "git:fetch"), "trace2.repo.nickname"), "<absent>");
+}
+
+// A tree of one finished process (session 1) holding what `p` holds.
+model::ProcessTree lone_process(model::ProcessRows p) {
+  p.info.session_id = 1;
+  p.info.sid = "S-P00000001";
+  p.info.cmd_name = "status";
+  p.info.start_us = 1'700'000'000'000'000;
+  p.info.elapsed = 1;
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(p));
+  return model::build_process_tree("S-P00000001", std::move(rows));
+}
+
+// The region summary lists its names in byte order ('-' < '/' < '0': the
+// order of the whole "category/label", not of the category first), counts
+// a name again after the summary is full, and says that names were left
+// out (the first 256 distinct names are kept, in the order they came).
+TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
+  model::ProcessRows p;
+  std::int64_t seq = 0;
+  const auto region = [&](std::string category, std::string label) {
+    model::RegionInfo r;
+    r.seq = ++seq;
+    r.leave_seq = ++seq;
+    r.thread = "main";
+    r.category = std::move(category);
+    r.label = std::move(label);
+    r.t_start = 0.001;
+    r.elapsed = 0.25;
+    p.regions.push_back(std::move(r));
+  };
+  region("a0", "x");
+  region("a", "y");
+  region("a-b", "z");
+  region("a", "y");
+  for (int i = 0; i < 300; ++i) {
+    region("n", fmt::format("{:03}", i));
+  }
+  region("a", "y");  // counted: admitted before the summary was full
+  region("a", "w");  // not: new after it
+  const model::ProcessTree tree = lone_process(std::move(p));
+  std::vector<Span> spans;
+  append_spans(tree, spans, {}, at(DetailLevel::summary));
+  ASSERT_FALSE(spans.empty());
+  std::string expected = R"({"a-b/z":{"count":1,"seconds":0.250000},"a/y":{"count":3,"seconds":0.750000},)"
+                         R"("a0/x":{"count":1,"seconds":0.250000})";
+  for (int i = 0; i < 253; ++i) {
+    expected += fmt::format(R"(,"n/{:03}":{{"count":1,"seconds":0.250000}})", i);
+  }
+  expected += R"(,"...":true})";
+  EXPECT_EQ(text(spans.front(), "trace2d.summary.regions"), expected);
+}
+
+// Data, timers and counters: one attribute a kind, categories and names
+// in byte order, the last value of a name winning (as git's last
+// def_param or data event does).
+TEST(SpanBuilderLevels, AnnotationsByKindCategoryAndNameTheLastValueWinning) {
+  model::ProcessRows p;
+  p.info.annotations.push_back({"data", "main", "b", "x", "1", 0.1, "1"});
+  p.info.annotations.push_back({"timer", "main", "t", "n", R"({"count":1})", std::nullopt, ""});
+  p.info.annotations.push_back({"data", "main", "a", "y", "2", 0.2, "2"});
+  p.info.annotations.push_back({"counter", "main", "c", "k", "7", std::nullopt, ""});
+  p.info.annotations.push_back({"data", "main", "a-b", "z", "\"q\"", 0.3, "q"});
+  p.info.annotations.push_back({"data", "main", "a", "y", "3", 0.4, "3"});
+  p.info.annotations.push_back({"data", "main", "a", "b", "4", 0.5, "4"});
+  const model::ProcessTree tree = lone_process(std::move(p));
+  std::vector<Span> spans;
+  append_spans(tree, spans, {}, at(DetailLevel::process));
+  ASSERT_FALSE(spans.empty());
+  EXPECT_EQ(text(spans.front(), "trace2.process.data"), R"({"a":{"b":4,"y":3},"a-b":{"z":"q"},"b":{"x":1}})");
+  EXPECT_EQ(text(spans.front(), "trace2.process.timers"), R"({"t":{"n":{"count":1}}})");
+  EXPECT_EQ(text(spans.front(), "trace2.process.counters"), R"({"c":{"k":7}})");
 }
 
 }  // namespace

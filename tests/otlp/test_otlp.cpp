@@ -40,6 +40,35 @@ TEST(AttributeKey, OwnedKeysOutliveWhatTheyWereMadeFromLiteralsAreViews) {
   }
 }
 
+// A span's text is a view of the tree's strings (the tree outlives the
+// spans) or owned; an owned value, copied or moved, keeps its text after
+// what it was made from changes, and a view follows the string it views.
+TEST(Text, OwnedValuesOutliveWhatTheyWereMadeFromViewsReadTheirString) {
+  std::string tree_string = "a string longer than the inline buffer";
+  const std::vector<std::string> tree_argv = {"git", "fetch"};
+  std::vector<Attribute> attributes;
+  {
+    std::string made = "an owned value longer than the inline buffer";
+    attributes.push_back(Attribute{"trace2.cmd.name", std::string(made)});
+    made.assign(made.size(), 'x');
+  }
+  attributes.push_back(Attribute{"trace2.cmd.sid", Text::view_of(tree_string)});
+  attributes.push_back(Attribute{"trace2.cmd.argv", TextList::view_of(tree_argv)});
+  attributes.push_back(Attribute{"trace2.span.type", Text("process")});
+  attributes.push_back(Attribute{"trace2.child.argv", std::vector<std::string>{"sh", "-c"}});
+  const std::vector<Attribute> copied = attributes;
+  const std::vector<Attribute> moved = std::move(attributes);
+  tree_string.assign(tree_string.size(), 'y');
+  for (const std::vector<Attribute>* list : {&copied, &moved}) {
+    EXPECT_EQ(std::get<Text>((*list)[0].value).view(), "an owned value longer than the inline buffer");
+    EXPECT_EQ(std::get<Text>((*list)[1].value).view(), tree_string);
+    EXPECT_EQ(std::get<Text>((*list)[1].value).view().data(), tree_string.data());
+    EXPECT_EQ(&std::get<TextList>((*list)[2].value).items(), &tree_argv);
+    EXPECT_EQ(std::get<Text>((*list)[3].value).view(), "process");
+    EXPECT_EQ(std::get<TextList>((*list)[4].value).items(), (std::vector<std::string>{"sh", "-c"}));
+  }
+}
+
 // SHA-256("abc") = ba7816bf 8f01cfea 414140de 5dae2223 | b00361a3 96177a9c | b410ff61 f20015ad
 TEST(SpanIds, AreTrace2receiversSha256Slices) {
   EXPECT_EQ(to_hex(trace_id_of("abc")), "ba7816bf8f01cfea414140de5dae2223");
@@ -67,7 +96,7 @@ TEST(Resource, ServiceNameHostAndTheOtelVariables) {
   const auto value_of = [](const Resource& r, const std::string& key) -> std::string {
     for (const Attribute& a : r.attributes) {
       if (a.key == key) {
-        return std::get<std::string>(a.value);
+        return std::string(std::get<Text>(a.value).view());
       }
     }
     return "<absent>";
@@ -161,7 +190,8 @@ const Span& named(const std::vector<Span>& spans, const std::string& name) {
 
 TEST(SpanBuilder, ProcessesRegionsAndChildrenWithTheChildGitUnderItsChildSpan) {
   std::vector<Span> spans;
-  const BuildStats stats = append_spans(sample_tree(), spans);
+  const model::ProcessTree tree = sample_tree();  // the spans refer to it
+  const BuildStats stats = append_spans(tree, spans);
   EXPECT_EQ(stats.processes, 2u);
   EXPECT_EQ(stats.untimed, 1u);
   ASSERT_EQ(spans.size(), 4u);  // fetch, its region, its child, upload-pack
@@ -207,7 +237,8 @@ TEST(SpanBuilder, ATopProcessWhoseParentIsNotExportedKeepsTrace2receiversParentI
   std::vector<model::ProcessRows> rows;
   rows.push_back(std::move(only));
   std::vector<Span> spans;
-  append_spans(model::build_process_tree("ci-job 42", std::move(rows)), spans);
+  const model::ProcessTree tree = model::build_process_tree("ci-job 42", std::move(rows));
+  append_spans(tree, spans);
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0].parent_span_id, process_span_id("ci-job 42"));
   EXPECT_EQ(spans[0].trace_id, trace_id_of("ci-job 42"));
@@ -261,7 +292,8 @@ model::ProcessTree exec_tree() {
 
 TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec) {
   std::vector<Span> spans;
-  append_spans(exec_tree(), spans);
+  const model::ProcessTree tree = exec_tree();  // the spans refer to it
+  append_spans(tree, spans);
   ASSERT_EQ(spans.size(), 4u);  // git-shell, two execs, upload-pack
   const auto attribute = [](const Span& span, const std::string& key) -> const AttributeValue* {
     for (const Attribute& a : span.attributes) {
@@ -275,7 +307,7 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   const auto exec_span = [&](const std::string& id) -> const Span& {
     for (const Span& span : spans) {
       const AttributeValue* value = attribute(span, "trace2.exec.id");
-      if (value != nullptr && std::get<std::string>(*value) == id) {
+      if (value != nullptr && std::get<Text>(*value) == id) {
         EXPECT_EQ(span.name, "exec(git)");
         return span;
       }
@@ -292,16 +324,16 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   // It lasts as long as the program that replaced the process.
   EXPECT_EQ(worked.end_time_unix_nano, 1'700'000'000'900'000'000ULL);
   ASSERT_NE(attribute(worked, "trace2.span.type"), nullptr);
-  EXPECT_EQ(std::get<std::string>(*attribute(worked, "trace2.span.type")), "exec");
-  EXPECT_EQ(std::get<std::string>(*attribute(worked, "trace2.exec.exe")), "git");
-  EXPECT_EQ(std::get<std::vector<std::string>>(*attribute(worked, "trace2.exec.argv")),
+  EXPECT_EQ(std::get<Text>(*attribute(worked, "trace2.span.type")).view(), "exec");
+  EXPECT_EQ(std::get<Text>(*attribute(worked, "trace2.exec.exe")).view(), "git");
+  EXPECT_EQ(std::get<TextList>(*attribute(worked, "trace2.exec.argv")).items(),
             (std::vector<std::string>{"git", "upload-pack", "r"}));
   EXPECT_EQ(attribute(worked, "trace2.exec.exitcode"), nullptr);  // it never returned
 
   const Span& failing = exec_span("0");
   EXPECT_EQ(failing.status, StatusCode::error);
   EXPECT_EQ(failing.status_message, "exec failed, code -1");
-  EXPECT_EQ(std::get<std::string>(*attribute(failing, "trace2.exec.exitcode")), "-1");
+  EXPECT_EQ(std::get<Text>(*attribute(failing, "trace2.exec.exitcode")).view(), "-1");
   EXPECT_EQ(attribute(failing, "trace2.exec.exe"), nullptr);
   EXPECT_EQ(failing.start_time_unix_nano, 1'700'000'000'100'000'000ULL);
   EXPECT_EQ(failing.end_time_unix_nano, 1'700'000'000'200'000'000ULL);  // at its exec_result
@@ -309,13 +341,14 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   const Span& git = named(spans, "git:upload-pack");
   EXPECT_EQ(git.parent_span_id, worked.span_id);  // not the shell's process span
   EXPECT_EQ(git.span_id, process_span_id("UP-P00000020"));
-  EXPECT_EQ(std::get<std::string>(*attribute(git, "trace2d.placed_by")), "exec");
+  EXPECT_EQ(std::get<Text>(*attribute(git, "trace2d.placed_by")).view(), "exec");
 
   // At the summary level there are no exec spans: the git hangs under the shell.
   ExportRules rules;
   rules.default_level = DetailLevel::summary;
   std::vector<Span> summary;
-  append_spans(exec_tree(), summary, {}, rules);
+  const model::ProcessTree summary_tree = exec_tree();  // the spans refer to it
+  append_spans(summary_tree, summary, {}, rules);
   ASSERT_EQ(summary.size(), 2u);
   EXPECT_EQ(named(summary, "git:upload-pack").parent_span_id, named(summary, "git-shell").span_id);
 }
@@ -325,7 +358,8 @@ TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {
   // walk builds both, each span tagged with its session.
   std::vector<Span> spans;
   std::vector<std::int64_t> owners;
-  const BuildStats stats = append_spans(sample_tree(), spans, {}, {}, &owners, 2);
+  const model::ProcessTree tree = sample_tree();  // the spans refer to it
+  const BuildStats stats = append_spans(tree, spans, {}, {}, &owners, 2);
   ASSERT_EQ(spans.size(), 3u);
   ASSERT_EQ(owners, (std::vector<std::int64_t>{1, 1, 2}));
   EXPECT_EQ(spans[0].name, "git:fetch");  // the process span comes first
@@ -333,7 +367,8 @@ TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {
   EXPECT_EQ(spans[2].name, "git-upload-pack:upload-pack");
   // upload-pack still hangs under the child span left out: ids are derived.
   std::vector<Span> whole;
-  append_spans(sample_tree(), whole);
+  const model::ProcessTree whole_tree = sample_tree();  // the spans refer to it
+  append_spans(whole_tree, whole);
   EXPECT_EQ(spans[2].parent_span_id, named(whole, "child(class:transport/file)").span_id);
   ASSERT_EQ(stats.left_out.size(), 1u);
   EXPECT_EQ(stats.left_out[0], (std::pair<std::int64_t, std::size_t>{1, 1}));
@@ -358,7 +393,8 @@ void expect_decoder_reads_the_same(const std::string& pb, const std::string& jso
 // back as the same request the JSON says.
 TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJson) {
   std::vector<Span> spans;
-  append_spans(sample_tree(), spans);
+  const model::ProcessTree tree = sample_tree();  // the spans refer to it
+  append_spans(tree, spans);
   Span& fetch = spans.front();
   fetch.attributes.push_back({"test.double", 2.5});
   fetch.attributes.push_back({"test.bool", true});
