@@ -207,7 +207,6 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   }
   std::vector<SessionSpans> batch;
   batch.reserve(taken);
-  std::vector<bool> built(pending.size(), false);
   std::size_t spans = 0;
   // Kept from tree to tree of the round, cleared, not made anew: growing
   // them span by span again for every tree was about one allocation a
@@ -218,8 +217,9 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   std::vector<std::size_t> per_slot;
   std::vector<std::size_t> group;
   // Of each pending session: the tree it is sent with (its number in the
-  // round), and its slot among that tree's sessions. Vectors for the
-  // round, where a map made for each tree cost an allocation a session.
+  // round; k_no_tree while none has taken it: it waits for the next round),
+  // and its slot among that tree's sessions. Vectors for the round, where a
+  // map made for each tree cost an allocation a session.
   constexpr std::size_t k_no_tree = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> tree_of(pending.size(), k_no_tree);
   std::vector<std::size_t> slot_of(pending.size(), 0);
@@ -281,7 +281,6 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     }
     const std::unordered_set<std::int64_t> dropped(stats.dropped_sessions.begin(), stats.dropped_sessions.end());
     for (const std::size_t i : group) {
-      built[i] = true;
       SessionSpans& session = sessions[slot_of[i]];
       if (session.spans.empty() && dropped.contains(session.session_id)) {
         withheld.push_back(session.session_id);
@@ -293,8 +292,9 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   }
   // The next round starts with the first uid whose session waits for room,
   // so a uid whose sessions are big cannot keep the others' out.
-  const auto waiting = std::find(built.begin(), built.end(), false);
-  m_next_uid = waiting == built.end() ? turn.next_uid : pending[static_cast<std::size_t>(waiting - built.begin())].uid;
+  const auto waiting = std::find(tree_of.begin(), tree_of.end(), k_no_tree);
+  m_next_uid =
+      waiting == tree_of.end() ? turn.next_uid : pending[static_cast<std::size_t>(waiting - tree_of.begin())].uid;
   return batch;
 }
 
