@@ -37,7 +37,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"retention.max_db_bytes", {"BYTES", "While the database is larger, delete the biggest sender's oldest data (0: no bound)"}},
     {"retention.headroom_percent", {"PERCENT", "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"}},
     {"storage.drop", {"PATTERN", "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)"}},
-    {"security.redact_url_credentials", {"", "Replace passwords in URLs before storing"}},
+    {"security.redact_url_credentials", {"", "Replace credentials (userinfo) in URLs before storing"}},
     {"shutdown.grace_ms", {"MS", "On SIGTERM, keep reading open connections this long"}},
     {"shutdown.give_up_after_ms", {"MS", "On SIGTERM, stop retrying a failing database after this long"}},
     {"status.interval_ms", {"MS", "How often the status tables are written"}},

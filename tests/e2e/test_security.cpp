@@ -40,17 +40,36 @@ TEST(Security, UrlPasswordsNeverReachTheDatabase) {
   // helper's argv, and in def_param.
   run_git(repo, {"ls-remote", "https://alice:s3cret@127.0.0.1:9/none.git"}, env);
   run_git(repo, {"fetch", "origin"}, env);
+  // Issue 24, finding 9: a token as the user name, and passwords with '@',
+  // a space, '?' and '#' (git takes them as typed), also inside a longer
+  // argument.
+  run_git(repo, {"ls-remote", "http://ghp_T0KENuser@127.0.0.1:9/t.git"}, env);
+  run_git(repo, {"ls-remote", "https://carol:p@ss w?rd#1@127.0.0.1:9/x.git"}, env);
+  run_git(repo, {"-c", "remote.other.url=https://dave:pa55?word@127.0.0.1:9/y.git", "ls-remote", "other"}, env);
+  run_git(repo, {"ls-remote", "https://oauth2:glpatSECRET@127.0.0.1:9/z.git"}, env);
   const ProcessResult stopped = daemon.stop();
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
 
   const std::string stored = everything_stored(daemon.db_path());
-  EXPECT_EQ(stored.find("s3cret"), std::string::npos);
-  EXPECT_EQ(stored.find("hunter2"), std::string::npos);
-  EXPECT_NE(stored.find("https://alice:<redacted>@127.0.0.1:9/none.git"), std::string::npos);
-  EXPECT_NE(stored.find("https://bob:<redacted>@127.0.0.1:9/r.git"), std::string::npos);
+  for (const char* secret : {"s3cret", "hunter2", "ghp_T0KENuser", "ss w?rd", "w?rd#1", "pa55", "glpatSECRET",
+                             "alice", "bob:", "carol", "dave"}) {
+    EXPECT_EQ(stored.find(secret), std::string::npos) << secret;
+  }
+  EXPECT_NE(stored.find("https://<redacted>@127.0.0.1:9/none.git"), std::string::npos);
+  EXPECT_NE(stored.find("https://<redacted>@127.0.0.1:9/r.git"), std::string::npos);
+  EXPECT_NE(stored.find("http://<redacted>@127.0.0.1:9/t.git"), std::string::npos);
+  EXPECT_NE(stored.find("https://<redacted>@127.0.0.1:9/x.git"), std::string::npos);
+  EXPECT_NE(stored.find("remote.other.url=https://<redacted>@127.0.0.1:9/y.git"), std::string::npos);
+  EXPECT_NE(stored.find("https://oauth2:<redacted>@127.0.0.1:9/z.git"), std::string::npos);
   db::Database db = open_db(daemon.db_path());
   EXPECT_GE(db.query_int("SELECT count(*) FROM params WHERE value LIKE '%<redacted>%'").value_or(0), 1);
-  EXPECT_EQ(stopped.err.find("s3cret"), std::string::npos);
+  // The summary columns too: sessions.argv and children.argv.
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE argv LIKE '%ghp_%' OR argv LIKE '%carol%'"), 0);
+  EXPECT_GE(db.query_int("SELECT count(*) FROM sessions WHERE argv LIKE '%<redacted>@127.0.0.1:9/t.git%'").value_or(0),
+            1);
+  for (const char* secret : {"s3cret", "ghp_T0KENuser", "w?rd"}) {
+    EXPECT_EQ(stopped.err.find(secret), std::string::npos) << secret;
+  }
 }
 
 TEST(Security, RedactionCanBeTurnedOff) {
