@@ -7,10 +7,54 @@
 #include <type_traits>
 #include <variant>
 
-#include "proto/json_quote.hpp"
+#include "ctl/output/unsafe_text.hpp"
 #include "proto/utf8.hpp"
 
 namespace trace2d::ctl {
+
+void append_json_string(std::string& out, std::string_view text) {
+  std::string repaired;
+  if (!proto::is_valid_utf8(text)) {
+    repaired = proto::repair_utf8(text);
+    text = repaired;
+  }
+  out.push_back('"');
+  std::size_t plain = 0;  // start of the run that needs no escape
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    char32_t code_point = 0;
+    const std::size_t length = c == '"' || c == '\\' ? 1 : unsafe_character_at(text, i, code_point);
+    if (length == 0) {
+      ++i;
+      continue;
+    }
+    out.append(text.substr(plain, i - plain));
+    switch (c == '"' || c == '\\' ? static_cast<char32_t>(c) : code_point) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
+      default: append_json_escape(out, code_point); break;
+    }
+    i += length;
+    plain = i;
+  }
+  out.append(text.substr(plain));
+  out.push_back('"');
+}
+
+void append_json_text(std::string& out, std::string_view json) {
+  append_with_unsafe_replaced(out, json, [](std::string& to, char32_t c) {
+    if (c < 0x20) {
+      to.push_back(static_cast<char>(c));  // whitespace between tokens: valid JSON has no other
+    } else {
+      append_json_escape(to, c);  // inside a string: valid JSON has them nowhere else
+    }
+  });
+}
 
 void append_json_value(std::string& out, const Value& value) {
   std::visit(
@@ -58,7 +102,7 @@ void append_json_object(std::string& out, const std::vector<std::string>& column
                        std::find(json_columns.begin(), json_columns.end(), columns[c]) != json_columns.end() &&
                        proto::is_valid_utf8(*text) && is_json(*text);
     if (embed) {
-      out += *text;
+      append_json_text(out, *text);
     } else {
       append_json_value(out, row[c]);
     }

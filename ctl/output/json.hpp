@@ -5,7 +5,10 @@
 // TEXT a string, NULL null, and BLOB a string of lowercase hex (two digits
 // per byte). Infinite REALs, which JSON cannot express, become null. Text
 // that is not valid UTF-8 has its invalid bytes replaced by U+FFFD, so every
-// document is valid JSON.
+// document is valid JSON. Controls, bidi and invisible characters
+// (ctl/output/unsafe_text.hpp) are written as \u escapes, never raw: a JSON
+// reader gets the stored text back, a terminal showing the document shows
+// what it holds.
 
 #include <ostream>
 #include <string>
@@ -13,12 +16,18 @@
 #include <vector>
 
 #include "ctl/output/result_set.hpp"
-#include "proto/utf8.hpp"
 
 namespace trace2d::ctl {
 
 void append_json_value(std::string& out, const Value& value);
-using proto::append_json_string;  // quoted, invalid UTF-8 repaired
+
+// `text` as a quoted JSON string, invalid UTF-8 repaired, unsafe characters
+// escaped; otherwise as git quotes (proto/json_quote.hpp).
+void append_json_string(std::string& out, std::string_view text);
+
+// Valid JSON text (a stored argv, an event's value) with the unsafe
+// characters inside its strings escaped.
+void append_json_text(std::string& out, std::string_view json);
 
 // {"column": value, ...}; the text of `json_columns` (see ResultSet)
 // embedded as JSON when it parses as such.

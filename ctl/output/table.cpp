@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "ctl/output/unsafe_text.hpp"
 #include "proto/utf8.hpp"
 
 namespace trace2d::ctl {
@@ -68,40 +69,24 @@ std::string escape_for_terminal(std::string_view text) {
     repaired = proto::repair_utf8(text);
     source = repaired;
   }
-  static constexpr char k_hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(source.size());
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    const char c = source[i];
-    const auto b = static_cast<unsigned char>(c);
-    // C1 controls (U+0080..U+009F, C2 80..C2 9F in UTF-8): terminals act on
-    // them as on ESC sequences (U+009B is CSI), so they are escaped too.
-    if (b == 0xC2 && i + 1 < source.size()) {
-      const auto next = static_cast<unsigned char>(source[i + 1]);
-      if (next >= 0x80 && next <= 0x9F) {
-        out += "\\u00";
-        out.push_back(k_hex[next >> 4]);
-        out.push_back(k_hex[next & 0xF]);
-        ++i;
-        continue;
-      }
-    }
-    if (b >= 0x20 && b != 0x7F) {
-      out.push_back(c);
-      continue;
-    }
-    out.push_back('\\');
+  append_with_unsafe_replaced(out, source, [](std::string& to, char32_t c) {
     switch (c) {
-      case '\n': out.push_back('n'); break;
-      case '\t': out.push_back('t'); break;
-      case '\r': out.push_back('r'); break;
-      default:
-        out.push_back('x');
-        out.push_back(k_hex[b >> 4]);
-        out.push_back(k_hex[b & 0xF]);
-        break;
+      case '\n': to += "\\n"; return;
+      case '\t': to += "\\t"; return;
+      case '\r': to += "\\r"; return;
+      default: break;
     }
-  }
+    if (c < 0x80) {
+      static constexpr char k_hex[] = "0123456789abcdef";
+      to += "\\x";
+      to.push_back(k_hex[c >> 4]);
+      to.push_back(k_hex[c & 0xF]);
+      return;
+    }
+    append_visible_escape(to, c);
+  });
   return out;
 }
 

@@ -5,9 +5,11 @@
 //   - NULL prints as an empty cell;
 //   - REAL always shows a decimal point or exponent, BLOB prints as x'hex';
 //   - control characters in text are escaped (\n, \t, \r, \xNN; the C1
-//     controls U+0080..U+009F as \u0080..\u009f) and invalid UTF-8 becomes
-//     U+FFFD, so one row is always one line of output and nothing stored
-//     reaches the terminal as a control sequence;
+//     controls U+0080..U+009F as \u0080..\u009f), and so are the bidi,
+//     invisible and separator characters of ctl/output/unsafe_text.hpp
+//     (\u202e); invalid UTF-8 becomes U+FFFD; so one row is always one line
+//     of output, nothing stored reaches the terminal as a control sequence,
+//     and what is shown reads as what is stored;
 //   - columns are two spaces apart, numeric columns right-aligned, and the
 //     last column is not padded (no trailing blanks).
 

@@ -67,9 +67,10 @@ class Object {
     m_text += std::to_string(value);
     return *this;
   }
+  // `json` is valid JSON: an event's value as stored, or built here.
   Object& raw(std::string_view key, std::string_view json) {
     append_key(key);
-    m_text += json;
+    append_json_text(m_text, json);
     return *this;
   }
   [[nodiscard]] std::string str() const { return m_text + "}"; }

@@ -1,5 +1,6 @@
 #include "ctl/render/html_text.hpp"
 
+#include "ctl/output/unsafe_text.hpp"
 #include "proto/utf8.hpp"
 
 namespace trace2d::ctl::render {
@@ -10,21 +11,40 @@ void append_html_escaped(std::string& out, std::string_view text) {
     repaired = proto::repair_utf8(text);
     text = repaired;
   }
-  for (const char c : text) {
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    const char* entity = nullptr;
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '\n':
-      case '\t': out.push_back(c); break;
-      default:
-        // XML 1.0 forbids most control characters even as references.
-        out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? std::string("\xEF\xBF\xBD") : std::string(1, c);
-        break;
+      case '&': entity = "&amp;"; break;
+      case '<': entity = "&lt;"; break;
+      case '>': entity = "&gt;"; break;
+      case '"': entity = "&quot;"; break;
+      case '\'': entity = "&#39;"; break;
+      default: break;
     }
+    char32_t code_point = 0;
+    std::size_t length = entity != nullptr ? 1 : 0;
+    if (entity == nullptr && c != '\n' && c != '\t') {
+      length = unsafe_character_at(text, i, code_point);
+    }
+    if (length == 0) {
+      ++i;
+      continue;
+    }
+    out.append(text.substr(plain, i - plain));
+    if (entity != nullptr) {
+      out += entity;
+    } else {
+      // Shown, not obeyed: a bidi override or a zero-width space in a label
+      // would otherwise reorder or hide the report's text, and XML 1.0
+      // forbids most controls even as references.
+      append_visible_escape(out, code_point);
+    }
+    i += length;
+    plain = i;
   }
+  out.append(text.substr(plain));
 }
 
 std::string html_escaped(std::string_view text) {

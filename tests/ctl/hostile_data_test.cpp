@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ctl/output/unsafe_text.hpp"
+#include "proto/utf8.hpp"
 #include "tests/ctl/imported_traces.hpp"
 #include "tests/ctl/sample_database.hpp"
 
@@ -167,6 +169,79 @@ TEST(HostileData, NoControlSequenceReachesTheTerminal) {
       ASSERT_NE(byte, 0x9B) << "a lone CSI byte at " << i;
     }
   }
+}
+
+// Issue 24, finding 9: U+202E, U+2028, U+200B, U+2066 reached the terminal
+// in `sessions`, `stats` and `top`, and U+009B was raw in JSON, CSV and TSV.
+// Every bidi, separator and invisible character, sent as JSON escapes and as
+// raw UTF-8 by a crafted line through the real pipeline, reaches no output
+// of any command in any format as itself; JSON keeps the data.
+TEST(HostileData, NoBidiOrInvisibleCharacterReachesAnyOutput) {
+  const std::string escapes =
+      "\\u202e\\u2028\\u2029\\u200b\\u2066\\u2067\\u2068\\u2069\\u202a\\u202b\\u202c\\u202d\\u200e\\u200f"
+      "\\u061c\\ufeff\\u009b\\u00ad";
+  const std::string decoded =
+      "\xe2\x80\xae\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\x8b\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9"
+      "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c\xef\xbb\xbf\xc2\x9b\xc2\xad";
+  const std::string name = "gpj" + escapes + "exe";  // the command's name, as a JSON escape
+  const std::string raw = "gpj" + decoded + "exe";   // a region's label, as raw UTF-8
+  const HostileDatabase db(
+      line("version", "main", "000010", R"(,"evt":"3","exe":"2.39.5")") +
+      line("start", "main", "000020", R"(,"t_abs":0.00002,"argv":["git",")" + name + R"(",")" + raw + R"("])") +
+      line("cmd_name", "main", "000030", R"(,"name":")" + name + R"(","hierarchy":")" + name + R"(")") +
+      line("region_enter", "main", "000100",
+           R"(,"nesting":1,"category":")" + name + R"(","label":")" + raw + R"(","msg":")" + name + R"(")") +
+      line("region_leave", "main", "000200",
+           R"(,"t_rel":0.0001,"nesting":1,"category":")" + name + R"(","label":")" + raw + R"(")") +
+      line("data", "main", "000300", R"(,"t_abs":0.0003,"t_rel":0.0003,"nesting":1,"category":")" + name +
+                                         R"(","key":")" + name + R"(","value":")" + raw + R"(")") +
+      line("exit", "main", "000500", R"(,"t_abs":1000,"code":0)"));
+  const std::string whole = "gpj" + decoded + "exe";
+  // What no output may hold: any unsafe character but the line breaks (and
+  // TSV's tab separators).
+  const auto expect_neutralised = [&](const std::string& out, bool tabs) {
+    ASSERT_TRUE(proto::is_valid_utf8(out));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      char32_t c = 0;
+      if (ctl::unsafe_character_at(out, i, c) > 0 && c != '\n' && !(tabs && c == '\t')) {
+        ADD_FAILURE() << "U+" << std::hex << static_cast<std::uint32_t>(c) << " at " << std::dec << i << " in:\n"
+                      << out.substr(i > 200 ? i - 200 : 0, 400);
+        return;
+      }
+    }
+    EXPECT_NE(out.find("gpj\\u202e\\u2028"), std::string::npos) << "shown, as its escape: " << out.substr(0, 2000);
+  };
+  for (const std::string format : {"table", "json", "csv", "tsv"}) {
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"sessions"}, {"top"}, {"top", "--by", "regions"}, {"stats"},
+          {"stats", "--by", "regions"}, {"sql", "SELECT cmd_name, argv, category, label, msg FROM sessions JOIN regions USING (sid)"},
+          {"tree", k_crafted_sid}, {"show", k_crafted_sid}, {"export", k_crafted_sid}}) {
+      const bool one_table = command.front() != "tree" && command.front() != "show" && command.front() != "export";
+      if (!one_table && (format == "csv" || format == "tsv")) {
+        continue;  // refused by those commands
+      }
+      if (command.front() == "export" && format != "table") {
+        continue;
+      }
+      std::vector<std::string> args{"--db", db.path(), "--format", format};
+      args.insert(args.end(), command.begin(), command.end());
+      SCOPED_TRACE(format + " " + command.front() + (command.size() > 1 ? " " + command[1] : ""));
+      const ProcessResult result = run_ctl(args);
+      ASSERT_EQ(result.exit_code, 0) << result.err;
+      expect_neutralised(result.out, format == "tsv");
+      if (format == "json" || command.front() == "export") {
+        simdjson::dom::parser parser;
+        simdjson::dom::element document;
+        ASSERT_EQ(parser.parse(result.out).get(document), simdjson::SUCCESS) << result.out;
+        EXPECT_NE(simdjson::to_string(document).find(whole), std::string::npos) << "JSON keeps the stored text";
+      }
+    }
+  }
+  const std::string html_file = db.file("r.html");
+  const ProcessResult report = run_ctl({"--db", db.path(), "report", "--html", html_file});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  SCOPED_TRACE("report --html");
+  expect_neutralised(read_file(html_file), true);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include "ctl/output/delimited.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
+#include "ctl/output/unsafe_text.hpp"
+#include "ctl/render/html_text.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -115,6 +117,105 @@ TEST(Trace2ctlOutput, CsvQuotesWhatNeedsItAndTsvEscapes) {
   EXPECT_EQ(tsv.str(),
             "a,b \"c\"\\nd\t7\t0.5\t\t01ff\t[\"git\",\"-c\",\"a=b\\\\tc\"]\n"
             "plain\t-1\t2.0\t\t\ttab\\there\\\\\n");
+}
+
+// Issue 24, finding 9: bidi overrides and isolates, separators, zero-width
+// and other invisible characters, as UTF-8, with the text each output
+// writes for them.
+struct UnsafeSample {
+  const char* utf8;
+  const char* escaped;  // as tables, CSV, TSV and HTML show it
+  const char* json;     // as a JSON escape
+};
+constexpr UnsafeSample k_unsafe_samples[] = {
+    {"\xe2\x80\xae", "\\u202e", "\\u202e"},  // RLO
+    {"\xe2\x80\xaa", "\\u202a", "\\u202a"},  // LRE
+    {"\xe2\x80\xab", "\\u202b", "\\u202b"},  // RLE
+    {"\xe2\x80\xac", "\\u202c", "\\u202c"},  // PDF
+    {"\xe2\x80\xad", "\\u202d", "\\u202d"},  // LRO
+    {"\xe2\x80\xa8", "\\u2028", "\\u2028"},  // line separator
+    {"\xe2\x80\xa9", "\\u2029", "\\u2029"},  // paragraph separator
+    {"\xe2\x80\x8b", "\\u200b", "\\u200b"},  // zero-width space
+    {"\xe2\x80\x8e", "\\u200e", "\\u200e"},  // LRM
+    {"\xe2\x80\x8f", "\\u200f", "\\u200f"},  // RLM
+    {"\xe2\x81\xa6", "\\u2066", "\\u2066"},  // LRI
+    {"\xe2\x81\xa7", "\\u2067", "\\u2067"},  // RLI
+    {"\xe2\x81\xa8", "\\u2068", "\\u2068"},  // FSI
+    {"\xe2\x81\xa9", "\\u2069", "\\u2069"},  // PDI
+    {"\xd8\x9c", "\\u061c", "\\u061c"},      // Arabic letter mark
+    {"\xef\xbb\xbf", "\\ufeff", "\\ufeff"},  // BOM
+    {"\xc2\x9b", "\\u009b", "\\u009b"},      // CSI (C1)
+    {"\xc2\xad", "\\u00ad", "\\u00ad"},      // soft hyphen
+    {"\xf3\xa0\x81\x81", "\\U000e0041", "\\udb40\\udc41"},  // TAG LATIN CAPITAL LETTER A
+};
+
+TEST(Trace2ctlOutput, UnsafeCharactersAreControlsSeparatorsBidiAndInvisibleFormats) {
+  for (const char32_t c : {U'\0', U'\x1b', U'\x7f', U'\x80', U'\x9b', U'\x9f', U'\u00ad', U'\u061c', U'\u200b',
+                           U'\u200d', U'\u200e', U'\u2028', U'\u2029', U'\u202e', U'\u2060', U'\u2066', U'\u2069',
+                           U'\u3164', U'\ufeff', U'\ufff9', U'\U000e0001', U'\U000e007f'}) {
+    EXPECT_TRUE(is_unsafe_code_point(c)) << std::hex << static_cast<std::uint32_t>(c);
+  }
+  for (const char32_t c : {U' ', U'a', U'~', U'\u00a0', U'\u00e9', U'\u05d0', U'\u0627', U'\u2010', U'\u2030',
+                           U'\u3000', U'\ufe0f', U'\ufffd', U'\U0001f600', U'\U000e0100'}) {
+    EXPECT_FALSE(is_unsafe_code_point(c)) << std::hex << static_cast<std::uint32_t>(c);
+  }
+}
+
+TEST(Trace2ctlOutput, EscapesBidiAndInvisibleCharactersInEveryFormat) {
+  for (const UnsafeSample& sample : k_unsafe_samples) {
+    SCOPED_TRACE(sample.escaped);
+    const std::string text = std::string("a") + sample.utf8 + "b";
+    EXPECT_EQ(escape_for_terminal(text), std::string("a") + sample.escaped + "b");
+    EXPECT_EQ(render::html_escaped(text), std::string("a") + sample.escaped + "b");
+
+    std::string json;
+    append_json_string(json, text);
+    EXPECT_EQ(json, std::string("\"a") + sample.json + "b\"");
+    simdjson::dom::parser parser;
+    std::string_view decoded;
+    ASSERT_EQ(parser.parse(json).get(decoded), simdjson::SUCCESS);
+    EXPECT_EQ(decoded, text) << "JSON keeps the data";
+
+    ResultSet result;
+    result.columns = {"v"};
+    result.rows.push_back({text});
+    std::ostringstream csv;
+    print_delimited(csv, result, Delimiter::csv, Header::omit);
+    EXPECT_EQ(csv.str(), std::string("a") + sample.escaped + "b\n");
+    std::ostringstream tsv;
+    print_delimited(tsv, result, Delimiter::tsv, Header::omit);
+    EXPECT_EQ(tsv.str(), std::string("a") + sample.escaped + "b\n");
+    std::ostringstream table;
+    print_table(table, result);
+    EXPECT_NE(table.str().find(std::string("a") + sample.escaped + "b"), std::string::npos);
+  }
+}
+
+TEST(Trace2ctlOutput, EmbeddedJsonHasItsUnsafeCharactersEscapedAndStaysValid) {
+  ResultSet result;
+  result.columns = {"argv"};
+  result.json_columns = {"argv"};
+  result.rows.push_back({std::string("[\"git\", \"x\xe2\x80\xae\xc2\x9b\"]")});
+  std::string text;
+  append_json_array(text, result);
+  EXPECT_EQ(text, "[\n{\"argv\":[\"git\", \"x\\u202e\\u009b\"]}\n]");
+  simdjson::dom::parser parser;
+  simdjson::dom::element element;
+  ASSERT_EQ(parser.parse(text).get(element), simdjson::SUCCESS);
+  EXPECT_EQ(std::string_view(element.at(0)["argv"].at(1).get_string().value()), "x\xe2\x80\xae\xc2\x9b");
+}
+
+TEST(Trace2ctlOutput, ControlsInCsvTsvAndHtmlAreVisible) {
+  ResultSet result;
+  result.columns = {"v"};
+  result.rows.push_back({std::string("e\x1b[2J\x7f")});
+  std::ostringstream csv;
+  print_delimited(csv, result, Delimiter::csv, Header::omit);
+  EXPECT_EQ(csv.str(), "e\\u001b[2J\\u007f\n");
+  std::ostringstream tsv;
+  print_delimited(tsv, result, Delimiter::tsv, Header::omit);
+  EXPECT_EQ(tsv.str(), "e\\u001b[2J\\u007f\n");
+  EXPECT_EQ(render::html_escaped("<e\x1b>\n\t"), "&lt;e\\u001b&gt;\n\t");
 }
 
 }  // namespace
