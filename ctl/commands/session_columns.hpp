@@ -1,7 +1,8 @@
 #pragma once
-// How the columns `sid` and `argv` read in a table (see
-// ctl/output/format.hpp): short SIDs and command lines. JSON, CSV and TSV
-// keep them as stored, argv embedded as an array in JSON.
+// How the columns `sid`, `argv` and `owner` read in a table (see
+// ctl/output/format.hpp): short SIDs, command lines, user names. JSON, CSV
+// and TSV keep sid and argv as stored, argv embedded as an array in JSON,
+// and have the owner's name beside the numeric `peer_uid`.
 
 #include "ctl/output/format.hpp"
 #include "ctl/output/result_set.hpp"
@@ -13,8 +14,10 @@ enum class SidForm { short_form, whole };
 
 // Marks `argv` as JSON for machine formats; for a table rewrites `argv`
 // from its JSON array to a command line and, with SidForm::short_form,
-// shortens `sid` (ctl/query/sid.hpp). Columns absent from `result` are
-// left alone.
+// shortens `sid` (ctl/query/sid.hpp). Rewrites `owner` (a uid, as
+// owner_columns() selects it) to the user's name: in a table the name or
+// the number (ctl/query/owner.hpp), `-` for no owner; in machine formats
+// the name, or null. Columns absent from `result` are left alone.
 void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form);
 
 }  // namespace trace2d::ctl

@@ -21,6 +21,7 @@
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/failed.hpp"
+#include "ctl/query/owner.hpp"
 #include "db/read_transaction.hpp"
 
 namespace trace2d::ctl {
@@ -45,12 +46,14 @@ struct SessionsOptions {
 
 // The columns, by format: see ctl/output/format.hpp. The table's argv is
 // rewritten from JSON to a command line, its sid shortened (decorate()).
+// The owner (a uid here) becomes a name in decorate().
 std::string select_columns(OutputFormat format) {
   if (is_machine_format(format)) {
-    return "s.sid, s.start_time, s.cmd_name, s.status, s.exit_code, s.signo, s.elapsed, s.event_count, s.argv";
+    return "s.sid, s.start_time, " + owner_columns("s", Units::seconds) +
+           ", s.cmd_name, s.status, s.exit_code, s.signo, s.elapsed, s.event_count, s.argv";
   }
-  return "s.sid, s.start_time, s.cmd_name, s.status, s.exit_code, round(s.elapsed * 1000, 3) AS elapsed_ms,"
-         " s.event_count, s.argv";
+  return "s.sid, s.start_time, " + owner_columns("s", Units::milliseconds) +
+         ", s.cmd_name, s.status, s.exit_code, round(s.elapsed * 1000, 3) AS elapsed_ms, s.event_count, s.argv";
 }
 
 // "AND ..." for the filters other than the window; no parameters.
@@ -169,6 +172,9 @@ class StreamingTable {
     }
     if (column == "start_time") {
       return 27;
+    }
+    if (column == "owner") {
+      return 8;
     }
     return column == "cmd_name" || column == "status" ? 10 : 0;
   }

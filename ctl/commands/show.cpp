@@ -9,6 +9,7 @@
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
+#include "ctl/query/owner.hpp"
 #include "ctl/query/sid.hpp"
 
 namespace trace2d::ctl {
@@ -22,18 +23,20 @@ struct ShowOptions {
   std::string sid;
 };
 
-// Every column of the row; for a table (`units` milliseconds) `elapsed`
-// as `elapsed_ms`, as every table shows durations.
+// Every column of the row, and after `peer_uid` the session's `owner`
+// (ctl/query/owner.hpp); for a table (`units` milliseconds) `elapsed` as
+// `elapsed_ms`, as every table shows durations.
 ResultSet query_session(db::Database& db, const std::string& sid, Units units) {
-  std::string columns = "*";
-  if (units == Units::milliseconds) {
-    columns.clear();
-    db::Statement info = db.prepare("SELECT name FROM pragma_table_info('sessions') ORDER BY cid");
-    while (info.step()) {
-      const std::string name(info.column_text(0));
-      columns += columns.empty() ? "" : ", ";
-      // Names come from the schema itself, not from the user.
-      columns += name == "elapsed" ? std::string("round(elapsed * 1000, 3) AS elapsed_ms") : "\"" + name + "\"";
+  std::string columns;
+  db::Statement info = db.prepare("SELECT name FROM pragma_table_info('sessions') ORDER BY cid");
+  while (info.step()) {
+    const std::string name(info.column_text(0));
+    columns += columns.empty() ? "" : ", ";
+    // Names come from the schema itself, not from the user.
+    columns += name == "elapsed" && units == Units::milliseconds ? std::string("round(elapsed * 1000, 3) AS elapsed_ms")
+                                                                  : "\"" + name + "\"";
+    if (name == "peer_uid") {
+      columns += ", " + owner_columns("", Units::milliseconds);
     }
   }
   db::Statement stmt = db.prepare("SELECT " + columns + " FROM sessions WHERE sid = ?");

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ctl/query/failed.hpp"
+#include "ctl/query/owner.hpp"
 
 namespace trace2d::ctl {
 std::string window_condition(const Window& window) {
@@ -98,7 +99,8 @@ ResultSet region_stats(db::Database& db, const Window& window, Units units) {
 
 ResultSet slowest_sessions(db::Database& db, const Window& window, int limit, Units units) {
   const std::string sql = "SELECT " + duration("s.elapsed", "elapsed", units) +
-                          ", s.cmd_name, s.exit_code, s.status, s.start_time, s.depth, s.sid, s.argv"
+                          ", s.cmd_name, s.exit_code, s.status, s.start_time, " + owner_columns("s", units) +
+                          ", s.depth, s.sid, s.argv"
                           " FROM sessions s WHERE s.elapsed IS NOT NULL" + window_condition(window) +
                           " ORDER BY s.elapsed DESC, s.id LIMIT " + std::to_string(limit);
   return run(db, sql, window);
@@ -114,7 +116,7 @@ ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Uni
       ") SELECT " + duration("t.elapsed", "elapsed", units) +
       ", coalesce(ca.text, t.category_text) AS category, coalesce(la.text, t.label_text) AS label, t.msg,"
       " coalesce(th.text, t.thread_text) AS thread, " + duration("t.t_start", "t_start", units) +
-      ", s.cmd_name, s.start_time, s.sid"
+      ", s.cmd_name, s.start_time, " + owner_columns("s", units) + ", s.sid"
       " FROM top t JOIN sessions s ON s.id = t.session LEFT JOIN names ca ON ca.id = t.category"
       " LEFT JOIN names la ON la.id = t.label LEFT JOIN names th ON th.id = t.thread"
       " ORDER BY t.elapsed DESC, t.session, t.seq";

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <thread>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   const auto lines = split_lines(result.out);
   ASSERT_EQ(lines.size(), 7u) << result.out;
   // Words of the header, in order, padded apart.
-  const std::vector<std::string> columns{"sid",       "start_time", "cmd_name",    "status",
+  const std::vector<std::string> columns{"sid",       "start_time", "owner",       "cmd_name", "status",
                                          "exit_code", "elapsed_ms", "event_count", "argv"};
   std::size_t pos = 0;
   for (const std::string& column : columns) {
@@ -147,7 +148,9 @@ TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
   ASSERT_EQ(argv.size(), 2u) << "argv is an array, as in `tree --json`";
   EXPECT_EQ(std::string_view(argv.at(1).get_string().value()), "status");
   EXPECT_TRUE(recent["signo"].is_null());
-  EXPECT_EQ(recent.size(), 9u);
+  EXPECT_TRUE(recent["peer_uid"].is_null()) << "no uid known";
+  EXPECT_TRUE(recent["owner"].is_null());
+  EXPECT_EQ(recent.size(), 11u);
 
   simdjson::dom::object nostart = rows.at(1).get_object().value();
   EXPECT_TRUE(nostart["cmd_name"].is_null());
@@ -222,12 +225,12 @@ TEST(Trace2ctlSessions, CsvAndTsvHaveTheSchemasColumns) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const auto lines = split_lines(csv.out);
   ASSERT_EQ(lines.size(), 3u) << csv.out;
-  EXPECT_EQ(lines[0], "sid,start_time,cmd_name,status,exit_code,signo,elapsed,event_count,argv");
-  EXPECT_EQ(lines[1], "sid-recent," + db.time_ago(k_hour_us) + R"(,status,complete,1,,0.0125,5,"[""git"",""status""]")");
+  EXPECT_EQ(lines[0], "sid,start_time,peer_uid,owner,cmd_name,status,exit_code,signo,elapsed,event_count,argv");
+  EXPECT_EQ(lines[1], "sid-recent," + db.time_ago(k_hour_us) + R"(,,,status,complete,1,,0.0125,5,"[""git"",""status""]")");
   const ProcessResult tsv = run_ctl({"--db", db.path(), "sessions", "--format", "tsv", "--cmd", "status"});
   ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
   EXPECT_EQ(split_lines(tsv.out)[1],
-            "sid-recent\t" + db.time_ago(k_hour_us) + "\tstatus\tcomplete\t1\t\t0.0125\t5\t[\"git\",\"status\"]");
+            "sid-recent\t" + db.time_ago(k_hour_us) + "\t\t\tstatus\tcomplete\t1\t\t0.0125\t5\t[\"git\",\"status\"]");
   const ProcessResult tree = run_ctl({"--db", db.path(), "--format", "csv", "tree", "sid-recent"});
   EXPECT_EQ(tree.exit_code, 1);
   EXPECT_NE(tree.err.find("`tree` prints no single table, so it has no --format csv"), std::string::npos) << tree.err;
@@ -311,6 +314,63 @@ TEST(Trace2ctlSessions, PagesAndColoursOnlyOnATerminal) {
   EXPECT_EQ(piped.exit_code, 0);
   EXPECT_NE(piped.out.find("sid-tie"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(paged));
+}
+
+// Issue 24, finding 9: without an owner, a session another user made to
+// look like root's could not be told from root's.
+TEST(Trace2ctlSessions, TheOwnerIsShownByNameAndItsUidKeptInMachineFormats) {
+  SampleDatabase db;
+  constexpr std::int64_t k_unknown_uid = 3999999;  // no passwd entry
+  db.writer().exec("UPDATE sessions SET peer_uid = 0 WHERE sid = 'sid-recent'");
+  db.writer().exec("UPDATE sessions SET peer_uid = " + std::to_string(k_unknown_uid) + " WHERE sid = 'sid-fetch'");
+  db.writer().exec("UPDATE sessions SET peer_uid = 0, source = 'import' WHERE sid = 'sid-old'");
+
+  const ProcessResult table = run_ctl({"--db", db.path(), "sessions", "--full-sid"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const auto lines = split_lines(table.out);
+  ASSERT_EQ(lines.size(), 7u) << table.out;
+  const std::size_t owner_at = lines[0].find("owner");
+  ASSERT_NE(owner_at, std::string::npos) << lines[0];
+  const auto owner_of = [&](const std::string& line) {
+    const std::size_t end = line.find(' ', owner_at);
+    return line.substr(owner_at, end - owner_at);
+  };
+  EXPECT_EQ(owner_of(lines[4]), "root") << lines[4];                          // sid-recent
+  EXPECT_EQ(owner_of(lines[5]), std::to_string(k_unknown_uid)) << lines[5];  // sid-fetch
+  EXPECT_EQ(owner_of(lines[6]), "-") << "imported: no one's\n" << lines[6];  // sid-old
+  EXPECT_EQ(owner_of(lines[2]), "-") << "no uid known\n" << lines[2];        // sid-tie
+
+  const ProcessResult json = run_ctl({"--db", db.path(), "--json", "sessions"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::array rows;
+  ASSERT_EQ(parser.parse(json.out).get(rows), simdjson::SUCCESS) << json.out;
+  std::map<std::string, std::pair<std::string, std::string>> owners;  // sid: peer_uid, owner as JSON
+  for (simdjson::dom::element row : rows) {
+    owners[std::string(row["sid"].get_string().value())] = {simdjson::to_string(row["peer_uid"]),
+                                                            simdjson::to_string(row["owner"])};
+  }
+  EXPECT_EQ(owners["sid-recent"], (std::pair<std::string, std::string>{"0", "\"root\""}));
+  EXPECT_EQ(owners["sid-fetch"], (std::pair<std::string, std::string>{std::to_string(k_unknown_uid), "null"}));
+  EXPECT_EQ(owners["sid-old"], (std::pair<std::string, std::string>{"0", "null"}));
+  EXPECT_EQ(owners["sid-tie"], (std::pair<std::string, std::string>{"null", "null"}));
+
+  const ProcessResult csv = run_ctl({"--db", db.path(), "--format", "csv", "sessions", "--cmd", "status"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(split_lines(csv.out)[1].rfind("sid-recent," + db.time_ago(k_hour_us) + ",0,root,status,", 0), 0u)
+      << csv.out;
+
+  const ProcessResult show = run_ctl({"--db", db.path(), "show", "sid-recent"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("\npeer_uid: 0\nowner: root\n"), std::string::npos) << show.out;
+  const ProcessResult show_json = run_ctl({"--db", db.path(), "--json", "show", "sid-old"});
+  ASSERT_EQ(show_json.exit_code, 0) << show_json.err;
+  EXPECT_NE(show_json.out.find(R"("peer_uid":0,"owner":null)"), std::string::npos) << show_json.out;
+
+  const ProcessResult top = run_ctl({"--db", db.path(), "top"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("  owner  "), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("  root  "), std::string::npos) << top.out;
 }
 
 }  // namespace
