@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <list>
@@ -75,8 +76,13 @@ http::response<http::string_body> answer(MetricsServer::State& state,
 
 }  // namespace
 
+using Clock = std::chrono::steady_clock;
+
 // One client connection: read a request, answer, again while it keeps the
-// connection alive. Runs on its own strand.
+// connection alive. Runs on its own strand. The reply is written a piece
+// at a time, each piece with its own deadline (`write_stall`) and all of
+// them within `timeout`, and the time of the last piece that moved is kept
+// for make_room().
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::shared_ptr<MetricsServer::State> state, tcp::socket socket)
@@ -86,6 +92,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Waiting for (the rest of) a request rather than answering one.
   [[nodiscard]] bool waiting() const { return m_waiting.load(); }
 
+  // While a reply is being written: how long since a byte of it last moved,
+  // and since it began. nullopt otherwise.
+  [[nodiscard]] std::optional<Clock::duration> stalled_for(Clock::time_point now) const {
+    return since(m_progress_at.load(), now);
+  }
+  [[nodiscard]] std::optional<Clock::duration> replying_for(Clock::time_point now) const {
+    return since(m_reply_started.load(), now);
+  }
+
   void start() {
     asio::dispatch(m_stream.get_executor(), [self = shared_from_this()] { self->read(); });
   }
@@ -94,6 +109,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  private:
+  static constexpr Clock::rep k_not_writing = 0;
+
+  static std::optional<Clock::duration> since(Clock::rep then, Clock::time_point now) {
+    if (then == k_not_writing) {
+      return std::nullopt;
+    }
+    return now - Clock::time_point(Clock::duration(then));
+  }
+
   void read() {
     m_waiting = true;
     m_parser.emplace();
@@ -113,18 +137,54 @@ class Connection : public std::enable_shared_from_this<Connection> {
       m_stream.close();
       return;
     }
-    m_waiting = false;
     m_response = answer(*m_state, m_parser->get());
-    m_stream.expires_after(m_state->limits.timeout);
-    http::async_write(m_stream, m_response, [self = shared_from_this()](beast::error_code write_ec, std::size_t) {
-      if (write_ec || !self->m_response.keep_alive()) {
-        beast::error_code ignored;
-        self->m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-        self->m_stream.close();
-        return;
+    m_serializer.emplace(m_response);
+    const Clock::time_point now = Clock::now();
+    m_reply_deadline = now + m_state->limits.timeout;
+    m_reply_started = now.time_since_epoch().count();
+    m_progress_at = now.time_since_epoch().count();
+    m_waiting = false;
+    write_some();
+  }
+
+  void write_some() {
+    const Clock::time_point now = Clock::now();
+    if (now >= m_reply_deadline) {
+      finish(beast::error::timeout);
+      return;
+    }
+    m_stream.expires_after(std::min<Clock::duration>(m_state->limits.write_stall, m_reply_deadline - now));
+    http::async_write_some(m_stream, *m_serializer,
+                           [self = shared_from_this()](beast::error_code ec, std::size_t written) {
+                             self->on_written(ec, written);
+                           });
+  }
+
+  void on_written(beast::error_code ec, std::size_t written) {
+    if (!ec && written > 0) {
+      m_progress_at = Clock::now().time_since_epoch().count();
+    }
+    if (!ec && !m_serializer->is_done()) {
+      write_some();
+      return;
+    }
+    finish(ec);
+  }
+
+  void finish(beast::error_code ec) {
+    m_reply_started = k_not_writing;
+    m_progress_at = k_not_writing;
+    m_serializer.reset();
+    if (ec || !m_response.keep_alive()) {
+      if (ec == beast::error::timeout) {
+        spdlog::debug("metrics: abandoning a reply its client does not read");
       }
-      self->read();
-    });
+      beast::error_code ignored;
+      m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      m_stream.close();
+      return;
+    }
+    read();
   }
 
   std::shared_ptr<MetricsServer::State> m_state;
@@ -132,15 +192,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer m_buffer;
   std::optional<http::request_parser<http::empty_body>> m_parser;
   http::response<http::string_body> m_response;
+  std::optional<http::response_serializer<http::string_body>> m_serializer;
+  Clock::time_point m_reply_deadline;
   std::atomic<bool> m_waiting{false};
+  std::atomic<Clock::rep> m_reply_started{k_not_writing};
+  std::atomic<Clock::rep> m_progress_at{k_not_writing};
 };
 
 // Any local user can connect, and TCP on loopback does not say who: a user
-// holding every slot with silent connections must not keep Prometheus out.
-// When full, the oldest connection still waiting for its request is closed
-// for the new one; a scraper sends its request as soon as it connects, so
-// only a silent holder loses its place. Closing is asynchronous: until the
-// closed ones are gone, twice the bound is the hard limit.
+// holding every slot must not keep Prometheus out. When full, the oldest
+// connection still waiting for its request is closed for the new one (a
+// scraper sends its request as soon as it connects, so only a silent
+// holder loses its place); failing that, the reply that has moved no byte
+// the longest, once stalled `evict_stalled` (or running ten times that): a
+// scraper reads its reply at once, a client that asks and never reads
+// loses its place. Closing is asynchronous: until the closed ones are
+// gone, twice the bound is the hard limit.
 bool MetricsServer::State::make_room() {
   if (open.load() < limits.max_connections) {
     return true;
@@ -159,7 +226,33 @@ bool MetricsServer::State::make_room() {
       return true;
     }
   }
-  return false;
+  const Clock::time_point now = Clock::now();
+  auto victim = connections.end();
+  std::shared_ptr<Connection> held;  // kept alive until closed
+  Clock::duration longest = Clock::duration::min();
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    const auto connection = it->lock();
+    if (!connection) {
+      continue;
+    }
+    const auto stalled = connection->stalled_for(now);
+    const auto running = connection->replying_for(now);
+    if (!stalled || !running || (*stalled < limits.evict_stalled && *running < 10 * limits.evict_stalled)) {
+      continue;
+    }
+    if (*stalled > longest) {
+      longest = *stalled;
+      victim = it;
+      held = connection;
+    }
+  }
+  if (victim == connections.end()) {
+    return false;
+  }
+  spdlog::debug("metrics: closing a connection that does not read its reply to take a new one");
+  held->close();
+  connections.erase(victim);
+  return true;
 }
 
 void MetricsServer::State::accept(const std::shared_ptr<State>& self) {

@@ -2,11 +2,12 @@
 // The `/metrics` endpoint: a small HTTP/1.1 server (Boost.Beast) on the
 // daemon's io_context. Any local user can connect, so it holds little and
 // nothing for long: connections are bounded (when full, the oldest one
-// still waiting for a request makes room for a new one, so silent holders
-// cannot keep a scraper out), a request is headers only and bounded in
-// bytes, every read and write has a deadline, and a scrape renders from
-// counters and a copy of the histograms, never from the database, so the io
-// thread is never held.
+// still waiting for a request, else the reply that has moved no byte the
+// longest, makes room for a new one, so neither silent holders nor clients
+// that ask and never read keep a scraper out), a request is headers only and
+// bounded in bytes, every read and every write has a deadline (a reply that
+// stalls is abandoned), and a scrape renders from counters and a copy of the
+// histograms, never from the database, so the io thread is never held.
 
 #include <chrono>
 #include <cstddef>
@@ -33,7 +34,14 @@ class MetricsServer {
   struct Limits {
     std::size_t max_connections = 16;
     std::size_t max_request_bytes = 8192;  // the request line and headers
-    std::chrono::milliseconds timeout{10000};  // per read, per write
+    std::chrono::milliseconds timeout{10000};  // per request read, per whole reply
+    // A reply that moves no byte this long is abandoned: its client does
+    // not read (a loopback scraper reads as fast as it is written).
+    std::chrono::milliseconds write_stall{2000};
+    // When every slot is taken and none waits for a request, a reply
+    // stalled this long (or running this long times ten) gives its slot to
+    // a new connection.
+    std::chrono::milliseconds evict_stalled{100};
   };
   using Render = std::function<std::string(Format)>;
 

@@ -21,6 +21,9 @@ class MetricsServerTest : public ::testing::Test {
         m_io, *parse_listen_address("0", error),
         [this](Format format) {
           ++m_renders;
+          if (m_big_replies) {
+            return std::string(4 << 20, 'x');  // more than any socket buffers
+          }
           return format == Format::openmetrics ? std::string("t 1\n# EOF\n") : std::string("t 1\n");
         },
         limits);
@@ -67,7 +70,19 @@ class MetricsServerTest : public ::testing::Test {
   asio::io_context m_client_io;
   std::unique_ptr<MetricsServer> m_server;
   std::thread m_thread;
+  // Connects with a small receive buffer, asks for /metrics and leaves the
+  // reply unread.
+  tcp::socket ask_and_never_read() {
+    tcp::socket socket(m_client_io);
+    socket.open(tcp::v4());
+    socket.set_option(asio::socket_base::receive_buffer_size(4096));
+    socket.connect(m_server->local_endpoint());
+    asio::write(socket, asio::buffer(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")));
+    return socket;
+  }
+
   std::atomic<int> m_renders{0};
+  bool m_big_replies = false;
 };
 
 TEST_F(MetricsServerTest, ServesTheFormatTheClientAsksFor) {
@@ -159,6 +174,58 @@ TEST_F(MetricsServerTest, SilentConnectionsMakeRoomForAScraper) {
   }
   EXPECT_LE(open, 3);
   EXPECT_GE(open, 1);
+}
+
+// Issue 24, finding 9: clients that ask and never read held every slot for
+// the whole write deadline, and a scraper was refused meanwhile. A reply
+// that moves nothing now yields its slot to a new connection.
+TEST_F(MetricsServerTest, RepliesNobodyReadsMakeRoomForAScraper) {
+  m_big_replies = true;
+  MetricsServer::Limits limits;
+  limits.max_connections = 4;
+  start(limits);  // the default deadlines: 10 s per reply, 2 s without progress
+  std::vector<tcp::socket> non_readers;
+  for (int i = 0; i < 4; ++i) {
+    non_readers.push_back(ask_and_never_read());
+  }
+  ASSERT_TRUE([&] {
+    for (int i = 0; i < 100 && m_renders.load() < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return m_renders.load() == 4;
+  }());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // every reply stalled
+  for (int i = 0; i < 3; ++i) {
+    const auto before = std::chrono::steady_clock::now();
+    tcp::socket scraper = connect();
+    const std::string answer = exchange(scraper, "GET /metrics HTTP/1.0\r\n\r\n");
+    EXPECT_NE(answer.find("200 OK"), std::string::npos) << "scrape " << i;
+    EXPECT_GT(answer.size(), std::size_t{4 << 20}) << "the whole reply, scrape " << i;
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2)) << "scrape " << i;
+  }
+}
+
+// Without eviction, the write deadline alone frees the slots: a reply that
+// moves nothing for `write_stall` is abandoned, not held for `timeout`.
+TEST_F(MetricsServerTest, AReplyThatMovesNothingIsAbandonedAtItsWriteDeadline) {
+  m_big_replies = true;
+  MetricsServer::Limits limits;
+  limits.max_connections = 2;
+  limits.write_stall = std::chrono::milliseconds(300);
+  limits.evict_stalled = std::chrono::hours(1);  // never: the deadline alone
+  start(limits);
+  std::vector<tcp::socket> non_readers;
+  for (int i = 0; i < 2; ++i) {
+    non_readers.push_back(ask_and_never_read());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  tcp::socket refused = connect();
+  EXPECT_TRUE(closed_by_server(refused)) << "full, and nothing stalled long enough to evict";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past the 300 ms write deadline
+  tcp::socket scraper = connect();
+  const std::string answer = exchange(scraper, "GET /metrics HTTP/1.0\r\n\r\n");
+  EXPECT_NE(answer.find("200 OK"), std::string::npos);
+  EXPECT_GT(answer.size(), std::size_t{4 << 20});
 }
 
 TEST_F(MetricsServerTest, StopClosesOpenConnectionsSoTheLoopEnds) {

@@ -12,10 +12,12 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "daemon/source/asio.hpp"
 #include "tests/e2e/daemon_fixture.hpp"
 #include "tests/e2e/http_loopback.hpp"
+#include "tests/support/socket_client.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -190,6 +192,59 @@ TEST(MetricsExport, TheBacklogAndFailuresOfAnUnreachableCollector) {
   EXPECT_EQ(figure(body, "trace2d_otlp_exported_spans_total"), 0);
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+}
+
+// Issue 24, finding 9: 16 connections that asked for /metrics and never
+// read their reply held every slot (each write waited out its 10 s
+// deadline) once a scrape outgrew the socket buffers, and Prometheus was
+// refused. Now a reply that moves nothing gives its slot to a new
+// connection, and is abandoned at its write deadline.
+TEST_F(MetricsE2E, ClientsThatNeverReadTheirReplyDoNotStarveAScrape) {
+  // 150 commands of made-up names (one uid's share of label sets): a
+  // scrape of some 300 KB, more than a non-reading client's socket takes.
+  {
+    SocketClient client(m_daemon->socket_path());
+    for (int i = 0; i < 150; ++i) {
+      const std::string sid = fmt::format("metrics-flood-{}", i);
+      const std::string fields = fmt::format(R"("sid":"{}","thread":"main","time":"2026-11-27T12:00:00.000000Z")", sid);
+      ASSERT_TRUE(client.send(fmt::format(
+          "{{\"event\":\"version\",{},\"evt\":\"3\",\"exe\":\"2.39.5\"}}\n"
+          "{{\"event\":\"start\",{},\"t_abs\":0.001,\"argv\":[\"git\",\"x\"]}}\n"
+          "{{\"event\":\"cmd_name\",{},\"name\":\"made-up-command-{:03}\",\"hierarchy\":\"x\"}}\n"
+          "{{\"event\":\"exit\",{},\"t_abs\":0.002,\"code\":0}}\n",
+          fields, fields, fields, i, fields)));
+    }
+  }
+  std::size_t scrape_bytes = 0;
+  ASSERT_TRUE(wait_until([&] {
+    scrape_bytes = http_get(m_port, "/metrics").body.size();
+    return scrape_bytes > 250'000;
+  })) << scrape_bytes;
+
+  asio::io_context io;
+  const tcp::endpoint at(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(m_port));
+  std::vector<tcp::socket> non_readers;
+  for (int i = 0; i < 16; ++i) {
+    tcp::socket& socket = non_readers.emplace_back(io);
+    socket.open(tcp::v4());
+    socket.set_option(asio::socket_base::receive_buffer_size(4096));
+    socket.connect(at);
+    asio::write(socket, asio::buffer(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // every reply stalled
+
+  // Scrapes succeed at once, again and again, while the 16 still hold
+  // their sockets open and unread.
+  for (int i = 0; i < 5; ++i) {
+    const auto before = std::chrono::steady_clock::now();
+    const HttpAnswer scrape = http_get(m_port, "/metrics");
+    EXPECT_EQ(scrape.status, 200) << "scrape " << i;
+    EXPECT_GT(scrape.body.size(), 250'000u) << "the whole scrape, " << i;
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2)) << "scrape " << i;
+  }
+  // Past the write deadline (2 s without progress) too.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(http_get(m_port, "/metrics").status, 200);
 }
 
 }  // namespace
