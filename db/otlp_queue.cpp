@@ -31,7 +31,7 @@ void set_export_enabled(Database& db, bool enabled, const std::string& endpoint)
 PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid) {
   Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
   Statement select = db.prepare(
-      "SELECT p.session_id, s.sid, s.root_sid, s.stored_bytes, s.event_count"
+      "SELECT p.session_id, s.sid, coalesce(s.tree_sid, s.root_sid), s.stored_bytes, s.event_count"
       "  FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
       " WHERE p.uid = ?1 AND p.session_id > ?2 AND s.status != 'running' ORDER BY p.session_id LIMIT ?3");
   const auto uid_from = [&](std::int64_t from) -> std::optional<std::int64_t> {

@@ -15,7 +15,7 @@ namespace trace2d::db {
 struct PendingSession {
   std::int64_t session_id = 0;
   std::string sid;
-  std::string root_sid;
+  std::string tree_sid;  // the top of its tree (sessions.tree_sid): which tree it is sent with
   std::int64_t uid = -1;  // the sender (-1: none known, as for imported files)
   // What loading it costs: the bytes of its stored events (sessions.stored_bytes)
   // and their number; the exporter bounds a round by them.

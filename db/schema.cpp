@@ -789,7 +789,54 @@ SELECT id, sid, seq, event, thread, time,
   );
 )sql";
 
-constexpr std::array<Migration, 15> k_migrations{{
+// Version 16: lineage with ownership. parent_sid, root_sid and depth state
+// what the SID says, always; tree_sid is the top of the session's owner's
+// tree (docs/schema.md, `tree_sid`), which every view of a tree (trace2ctl,
+// the OTLP export) follows, so that a session of one uid is never drawn in
+// another uid's tree, nor moves its timeline. Rows stored before were
+// re-rooted by the old rule (another uid's parent: parent_sid NULL, depth
+// 0, root_sid its own SID, and its children's root_sid and depth counted
+// from it): that root_sid is their tree_sid, and their SID's word is put
+// back. (rtrim() by every character but '/' leaves the SID up to its last
+// '/'.) A session's child_sid is only a session of the same owner: another
+// uid's session with the right parent and pid must not take a child's
+// place in its parent's tree. No index: a tree is read by its SID's range
+// on the primary key, and tree_sid and peer_uid are tested on those rows.
+constexpr std::string_view k_v16 = R"sql(
+ALTER TABLE sessions ADD COLUMN tree_sid TEXT;
+UPDATE sessions SET tree_sid = root_sid;
+UPDATE sessions
+   SET parent_sid = substr(rtrim(sid, replace(sid, '/', '')), 1, length(rtrim(sid, replace(sid, '/', ''))) - 1),
+       root_sid = substr(sid, 1, instr(sid, '/') - 1),
+       depth = length(sid) - length(replace(sid, '/', ''))
+ WHERE instr(sid, '/') > 0
+   AND (parent_sid IS NULL OR root_sid != substr(sid, 1, instr(sid, '/') - 1)
+        OR depth != length(sid) - length(replace(sid, '/', '')));
+DROP VIEW children;
+CREATE VIEW children AS
+SELECT s.sid, c.child_id, c.child_class, c.hook_name, c.argv, c.use_shell, c.cd, c.pid, c.code,
+       c.ready, c.elapsed, c.t_start,
+       CASE WHEN c.start_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.start_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.start_us % 1000000) END AS start_time,
+       CASE WHEN c.end_us IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%S', c.end_us / 1000000, 'unixepoch')
+                 || printf('.%06dZ', c.end_us % 1000000) END AS end_time,
+       COALESCE(
+         CASE WHEN c.pid > 0 THEN
+           (SELECT k.sid FROM sessions k
+             WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid AND k.peer_uid IS s.peer_uid) END,
+         (SELECT k.sid FROM sessions k
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key AND k.peer_uid IS s.peer_uid
+             AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
+             AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
+           ORDER BY k.process_start_us LIMIT 1)) AS child_sid,
+       c.start_seq, c.end_seq
+  FROM child_store c
+  JOIN sessions s ON s.id = c.session;
+)sql";
+
+constexpr std::array<Migration, 16> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -805,6 +852,7 @@ constexpr std::array<Migration, 15> k_migrations{{
     {13, "daemon status: bytes held for live sessions, values cut in memory", k_v13},
     {14, "sessions: no root_sid index; fixed query planner statistics", k_v14},
     {15, "event_store: the leading repo, t_abs, t_rel, nesting, category and label as numbers", k_v15},
+    {16, "sessions.tree_sid: lineage with ownership; parent_sid, root_sid and depth as the SID says", k_v16},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

@@ -52,11 +52,22 @@ struct ErrorInfo {
   std::optional<std::int64_t> time_us;  // microseconds since the epoch
 };
 
+// Whose a session is: the uid that sent it (none for `trace2d import`'s).
+// A tree is one owner's.
+struct Owner {
+  std::optional<std::int64_t> uid;
+  bool operator==(const Owner&) const = default;
+};
+
 struct ProcessInfo {
   std::int64_t session_id = 0;
   std::string sid;
   std::optional<std::string> parent_sid;
   std::int64_t depth = 0;
+  // The top of its owner's tree (sessions.tree_sid), and its owner: a
+  // session hangs only under a session of the same tree and owner.
+  std::string tree_sid;
+  Owner owner;
   std::string cmd_name;
   std::string hierarchy;
   std::string cmd_mode;
@@ -184,7 +195,8 @@ struct BuildOptions {
   std::optional<int> max_depth;
 };
 
-// Arranges `rows` (the sessions under `root`, any order) into a tree:
+// Arranges `rows` (the sessions under `root`, any order; see
+// model/tree_loader.hpp for which) into a tree:
 //   - regions nest by their parent region; a child_start goes into the
 //     innermost region of its thread open when it was sent (by event order),
 //     a thread_start into the innermost open main-thread region;
@@ -195,7 +207,9 @@ struct BuildOptions {
 //     session no child_start or exec claims (an "orphan") hangs under a child_start
 //     of its parent that claims none and ran when it started (a hook), else
 //     at the top level of its nearest ancestor session in the set, else at
-//     the top of the tree (see ProcessInfo::placed_by);
+//     the top of the tree (see ProcessInfo::placed_by); a session hangs
+//     only under a session of its own tree and owner (ProcessInfo::tree_sid,
+//     owner), found by its stored parent_sid;
 //   - siblings are ordered by start time, or by event order where times
 //     are missing.
 [[nodiscard]] ProcessTree build_process_tree(const std::string& root, std::vector<ProcessRows> rows,

@@ -75,6 +75,8 @@ std::optional<std::int64_t> replaced_exec(const ProcessRows& parent, const ExecT
   return after == execs.begin() ? std::nullopt : std::optional<std::int64_t>((after - 1)->second);
 }
 
+bool same_tree(const ProcessInfo& a, const ProcessInfo& b) { return a.owner == b.owner && a.tree_sid == b.tree_sid; }
+
 }  // namespace
 
 TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
@@ -101,7 +103,10 @@ TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
       }
       // Two child_starts can match one session (same command through a
       // shell, started in overlapping windows): the first keeps it.
-      if (found != by_sid.end() && found->second != p && claimed.insert(found->second).second) {
+      if (!same_tree(rows[p].info, rows[found->second].info)) {
+        continue;  // another owner's session with the child's SID and pid: not the child
+      }
+      if (found->second != p && claimed.insert(found->second).second) {
         placement.by_child[{p, child.child_id}].push_back(found->second);
         claimed_children.insert({p, child.child_id});
         rows[found->second].info.placed_by = "child_sid";
@@ -112,17 +117,17 @@ TreePlacement place_sessions(std::vector<ProcessRows>& rows) {
     if (claimed.contains(i)) {
       continue;
     }
-    std::optional<std::string> ancestor = parent_of(rows[i].info.sid);
+    std::optional<std::string> ancestor = rows[i].info.parent_sid;
     while (ancestor && !by_sid.contains(*ancestor)) {
       ancestor = parent_of(*ancestor);
     }
-    if (!ancestor) {
+    if (!ancestor || !same_tree(rows[by_sid.at(*ancestor)].info, rows[i].info)) {
       rows[i].info.placed_by = "root";
       placement.top.push_back(i);
       continue;
     }
     const std::size_t a = by_sid.at(*ancestor);
-    if (const auto parent = parent_of(rows[i].info.sid); parent && *parent == *ancestor && !rows[a].execs.empty()) {
+    if (const auto& parent = rows[i].info.parent_sid; parent && *parent == *ancestor && !rows[a].execs.empty()) {
       const auto cached = execs_of.find(a);
       const ExecTimes& execs =
           cached != execs_of.end() ? cached->second : execs_of.emplace(a, successful_execs(rows[a])).first->second;

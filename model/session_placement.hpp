@@ -11,6 +11,12 @@
 //     cannot link by pid;
 //   - else at the top level of its nearest ancestor session in the tree;
 //   - else at the top of the tree.
+// Parent and ancestors are found from the session's stored parent_sid, and
+// only among the sessions of its own tree and owner (ProcessInfo::tree_sid,
+// owner): a session whose nearest ancestor in the set is another owner's,
+// or of another tree, is a top, and a child_start claims no session of
+// another owner. (The loader gives one owner's tree; the rule holds for
+// any set of rows.)
 // Sets `placed_by` on every session of `rows`.
 
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "proto/utf8.hpp"
@@ -19,17 +20,46 @@ namespace {
 
 constexpr std::string_view k_session_columns =
     "SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,"
-    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, ";
+    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, coalesce(tree_sid, root_sid),"
+    " peer_uid, ";
 constexpr std::string_view k_last_event =
     "time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)";
 
-// The session itself and every SID below it. The range keeps the primary
-// key index usable ('/' sorts just before '0'); the second test drops SIDs
-// that merely share the prefix ("abc-x" for "abc").
+// (A row that trace2d did not write may lack tree_sid: its root_sid stands
+// for it, as the migration that added the column set it.)
+//
+// The session itself and every SID below it, of one tree and owner
+// (?2, ?3: the session's tree_sid and peer_uid). The range keeps the
+// primary key index usable ('/' sorts just before '0') and is only where
+// rows are looked for; the second test drops SIDs that merely share the
+// prefix ("abc-x" for "abc"); tree_sid and peer_uid say which of them are
+// the tree: another uid's sessions under the SID, and sessions re-rooted
+// below it, are trees of their own.
 constexpr std::string_view k_tree_where = R"sql(
   FROM sessions
  WHERE sid >= ?1 AND sid < ?1 || '0'
    AND (sid = ?1 OR substr(sid, 1, length(?1) + 1) = ?1 || '/')
+   AND coalesce(tree_sid, root_sid) = ?2 AND peer_uid IS ?3
+)sql";
+
+// Under a prefix that is no session ("ci-job 42"): the sessions whose tree
+// begins at or above it (not re-rooted below it), of one owner (?3).
+constexpr std::string_view k_prefix_where = R"sql(
+  FROM sessions
+ WHERE sid >= ?1 AND sid < ?1 || '0'
+   AND substr(sid, 1, length(?1) + 1) = ?1 || '/'
+   AND length(coalesce(tree_sid, root_sid)) <= length(?1) AND peer_uid IS ?3
+)sql";
+
+// Who has such sessions under a prefix: a tree is one owner's. At most a
+// few are reported; reading the owners costs what the range holds.
+constexpr std::string_view k_prefix_owners_sql = R"sql(
+SELECT DISTINCT peer_uid
+  FROM sessions
+ WHERE sid >= ?1 AND sid < ?1 || '0'
+   AND substr(sid, 1, length(?1) + 1) = ?1 || '/'
+   AND length(coalesce(tree_sid, root_sid)) <= length(?1)
+ LIMIT 8
 )sql";
 
 // An ancestor's last event is not needed (it sends no span now), and
@@ -105,9 +135,10 @@ SELECT c.child_id, c.start_seq, e.thread, c.child_class, c.hook_name, c.argv, c.
        c.ready, c.t_start, c.elapsed,
        COALESCE(
          CASE WHEN c.pid > 0 THEN
-           (SELECT k.sid FROM sessions k WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid) END,
+           (SELECT k.sid FROM sessions k
+             WHERE k.parent_sid = s.sid AND k.sid_pid = c.pid AND k.peer_uid IS s.peer_uid) END,
          (SELECT k.sid FROM sessions k
-           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key
+           WHERE k.parent_sid = s.sid AND k.argv_key = c.argv_key AND k.peer_uid IS s.peer_uid
              AND (c.start_us IS NULL OR k.process_start_us >= c.start_us)
              AND (c.end_us IS NULL OR k.process_start_us <= c.end_us)
            ORDER BY k.process_start_us LIMIT 1)),
@@ -210,7 +241,9 @@ ProcessInfo read_process(const db::Statement& stmt) {
   info.version = text_or_empty(stmt, 15);
   info.error_count = stmt.column_optional_int(16).value_or(0);
   info.time_base_us = stmt.column_optional_int(17);
-  info.last_event_us = stmt.column_optional_int(18);
+  info.tree_sid = text_or_empty(stmt, 18);
+  info.owner = Owner{stmt.column_optional_int(19)};
+  info.last_event_us = stmt.column_optional_int(20);
   return info;
 }
 
@@ -956,13 +989,59 @@ std::vector<std::string> parse_string_array(std::string_view json) {
   return string_array(value);
 }
 
+SeveralOwnersError::SeveralOwnersError(const std::string& root, std::vector<Owner> owners)
+    : std::runtime_error([&] {
+        std::string text = "sessions of several owners are under '" + root + "' (";
+        for (std::size_t i = 0; i < owners.size(); ++i) {
+          text += i > 0 ? ", " : "";
+          text += owners[i].uid ? "uid " + std::to_string(*owners[i].uid) : std::string("imported, no uid");
+        }
+        return text + "), and a tree is one owner's: name one of their SIDs, or the owner";
+      }()),
+      m_owners(std::move(owners)) {}
+
 std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
                                            const LoadOptions& options) {
   std::vector<ProcessRows> all;
   {
+    // A session names its tree and owner. Under a prefix that is no
+    // session, or that is another owner's session (sent after the owner
+    // asked for had sessions under it), the tree is the owner's asked for,
+    // or the only one's there.
+    std::optional<std::string> tree_sid;
+    Owner owner;
+    db::Statement session = db.prepare("SELECT coalesce(tree_sid, root_sid), peer_uid FROM sessions WHERE sid = ?1");
+    session.bind_text(1, root);
+    if (session.step()) {
+      tree_sid = text_or_empty(session, 0);
+      owner = Owner{session.column_optional_int(1)};
+    }
+    session.reset();
+    if (options.owner && (!tree_sid || *options.owner != owner)) {
+      tree_sid.reset();
+      owner = *options.owner;
+    } else if (!tree_sid) {
+      db::Statement owners = db.prepare(k_prefix_owners_sql);
+      owners.bind_text(1, root);
+      std::vector<Owner> found;
+      while (owners.step()) {
+        found.push_back(Owner{owners.column_optional_int(0)});
+      }
+      if (found.size() > 1) {
+        throw SeveralOwnersError(root, std::move(found));
+      }
+      if (found.empty()) {
+        return all;
+      }
+      owner = found.front();
+    }
     // FullLoader finds their last event (k_last_event_sql).
-    db::Statement sessions = db.prepare(sessions_sql(k_tree_where, LastEvent::not_wanted));
+    db::Statement sessions = db.prepare(sessions_sql(tree_sid ? k_tree_where : k_prefix_where, LastEvent::not_wanted));
     sessions.bind_text(1, root);
+    if (tree_sid) {
+      sessions.bind_text(2, *tree_sid);
+    }
+    sessions.bind(3, owner.uid);
     while (sessions.step()) {
       all.push_back(ProcessRows{read_process(sessions), {}, {}, {}, {}});
     }
@@ -984,7 +1063,12 @@ class ExportRowLoader::Impl {
   Impl(db::Database& db, const LoadOptions& options)
       : m_full_loader(db, options, Sessions::many),
         m_session(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::not_wanted))),
-        m_ancestor(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::not_wanted))),
+        // An ancestor only of the tree's own: another owner's session, or
+        // one re-rooted into a tree of its own, is skipped like a SID that
+        // is no session.
+        m_ancestor(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1 AND coalesce(tree_sid, root_sid) = ?2"
+                                           " AND peer_uid IS ?3",
+                                           LastEvent::not_wanted))),
         m_by_pid(db.prepare(k_children_by_pid_sql)),
         m_before(db.prepare(k_children_before_sql)),
         m_child(db.prepare(query(k_children_sql, Sessions::one) + " AND c.child_id = ?3")),
@@ -993,7 +1077,8 @@ class ExportRowLoader::Impl {
         m_region(db.prepare(query(k_regions_sql, Sessions::one) + " AND enter_seq = ?2")),
         m_thread(db.prepare(query(k_threads_sql, Sessions::one) + " AND thread = ?2")),
         m_execs(db.prepare(query(k_execs_sql, Sessions::one))),
-        m_replacement(db.prepare(sessions_sql(" FROM sessions WHERE parent_sid = ?1 AND sid_pid = ?2 LIMIT 16",
+        m_replacement(db.prepare(sessions_sql(" FROM sessions WHERE parent_sid = ?1 AND sid_pid = ?2"
+                                              " AND coalesce(tree_sid, root_sid) = ?3 AND peer_uid IS ?4 LIMIT 16",
                                               LastEvent::wanted))) {}
 
   std::vector<TreeRows> load(const std::vector<ExportSession>& sessions) {
@@ -1001,8 +1086,8 @@ class ExportRowLoader::Impl {
     m_parts.clear();
     m_index.clear();
     for (const ExportSession& session : sessions) {
-      if (!m_index.contains({session.root, session.sid})) {
-        add(session.sid, session.root, m_session, true);
+      if (!m_index.contains({Tree{session.root, session.owner}, session.sid})) {
+        add(session.sid, Tree{session.root, session.owner}, m_session, true);
       }
     }
     // Before any ancestor is added: the pointers stay valid.
@@ -1043,22 +1128,31 @@ class ExportRowLoader::Impl {
       statement->reset();
     }
     std::vector<TreeRows> trees;
-    std::map<std::string_view, std::size_t> tree_of;
+    std::map<Tree, std::size_t> tree_of;
     for (const Parts& parts : m_parts) {
-      if (tree_of.try_emplace(parts.root, trees.size()).second) {
-        trees.push_back(TreeRows{parts.root, {}});
+      if (tree_of.try_emplace(parts.tree, trees.size()).second) {
+        trees.push_back(TreeRows{parts.tree.root, parts.tree.owner, {}});
       }
     }
     for (std::size_t i = 0; i < m_rows.size(); ++i) {
-      trees[tree_of.at(m_parts[i].root)].rows.push_back(std::move(m_rows[i]));
+      trees[tree_of.at(m_parts[i].tree)].rows.push_back(std::move(m_rows[i]));
     }
     return trees;
   }
 
  private:
+  // A tree: its top (tree_sid) and owner.
+  struct Tree {
+    std::string root;
+    Owner owner;
+    bool operator<(const Tree& other) const {
+      return std::tie(root, owner.uid) < std::tie(other.root, other.owner.uid);
+    }
+  };
+
   // What a partly loaded ancestor holds so far.
   struct Parts {
-    std::string root;  // of the tree it was loaded for
+    Tree tree;  // it was loaded for
     bool full = false;
     bool execs = false;  // its execs are loaded
     std::set<std::int64_t> children;
@@ -1066,16 +1160,20 @@ class ExportRowLoader::Impl {
     std::set<std::string> threads;
   };
 
-  std::optional<std::size_t> add(const std::string& sid, const std::string& root, db::Statement& select, bool full) {
+  std::optional<std::size_t> add(const std::string& sid, const Tree& tree, db::Statement& select, bool full) {
     select.reset();
     select.bind_text(1, sid);
+    if (!full) {
+      select.bind_text(2, tree.root);
+      select.bind(3, tree.owner.uid);
+    }
     if (!select.step()) {
       return std::nullopt;
     }
     const std::size_t index = m_rows.size();
     m_rows.push_back(ProcessRows{read_process(select), {}, {}, {}, {}});
-    m_parts.push_back(Parts{root, full, false, {}, {}, {}});
-    m_index.emplace(std::pair{root, sid}, index);
+    m_parts.push_back(Parts{tree, full, false, {}, {}, {}});
+    m_index.emplace(std::pair{tree, sid}, index);
     return index;
   }
 
@@ -1084,17 +1182,17 @@ class ExportRowLoader::Impl {
   // does; none shorter than the root is tried, nor more than a tree is deep.
   std::optional<std::size_t> nearest_ancestor(std::size_t i) {
     std::string sid = m_rows[i].info.sid;
-    const std::string root = m_parts[i].root;
+    const Tree tree = m_parts[i].tree;
     for (std::size_t tries = 0; tries < k_max_tree_depth; ++tries) {
       const auto slash = sid.rfind('/');
-      if (slash == std::string::npos || slash < root.size()) {
+      if (slash == std::string::npos || slash < tree.root.size()) {
         return std::nullopt;
       }
       sid.resize(slash);
-      if (const auto found = m_index.find({root, sid}); found != m_index.end()) {
+      if (const auto found = m_index.find({tree, sid}); found != m_index.end()) {
         return found->second;
       }
-      if (const auto added = add(sid, root, m_ancestor, false)) {
+      if (const auto added = add(sid, tree, m_ancestor, false)) {
         return added;
       }
     }
@@ -1138,17 +1236,19 @@ class ExportRowLoader::Impl {
 
   void add_replacements(std::size_t i) {
     const std::string sid = m_rows[i].info.sid;
-    const std::string root = m_parts[i].root;
+    const Tree tree = m_parts[i].tree;
     std::vector<ProcessRows> found;
     m_replacement.reset();
     m_replacement.bind_text(1, sid);
     m_replacement.bind_int(2, *m_rows[i].info.pid);
+    m_replacement.bind_text(3, tree.root);
+    m_replacement.bind(4, tree.owner.uid);
     while (m_replacement.step()) {
       found.push_back(ProcessRows{read_process(m_replacement), {}, {}, {}, {}});
     }
     for (ProcessRows& rows : found) {
-      if (m_index.emplace(std::pair{root, rows.info.sid}, m_rows.size()).second) {
-        m_parts.push_back(Parts{root, false, false, {}, {}, {}});
+      if (m_index.emplace(std::pair{tree, rows.info.sid}, m_rows.size()).second) {
+        m_parts.push_back(Parts{tree, false, false, {}, {}, {}});
         m_rows.push_back(std::move(rows));
       }
     }
@@ -1265,8 +1365,8 @@ class ExportRowLoader::Impl {
   simdjson::dom::parser m_parser;
   std::vector<ProcessRows> m_rows;
   std::vector<Parts> m_parts;
-  // (root, SID) -> row: a session is loaded once for each tree it serves.
-  std::map<std::pair<std::string, std::string>, std::size_t> m_index;
+  // (tree, SID) -> row: a session is loaded once for each tree it serves.
+  std::map<std::pair<Tree, std::string>, std::size_t> m_index;
 };
 
 ExportRowLoader::ExportRowLoader(db::Database& db, const LoadOptions& options)

@@ -1,12 +1,17 @@
 #pragma once
 // Reads the sessions of one process tree from the database: the session
-// `root` and every session whose SID starts with `root` + "/", or, when
-// `root` is only a prefix (a GIT_TRACE2_PARENT_SID such as "ci-job 42"),
-// every session under it. Each with its regions, children and threads
-// (the `regions`, `children` and `threads` views), and optionally the data,
+// `root` and the sessions below it (their SIDs start with `root` + "/") of
+// its tree and owner (sessions.tree_sid, peer_uid: docs/schema.md); or,
+// when `root` is only a prefix (a GIT_TRACE2_PARENT_SID such as
+// "ci-job 42"), one owner's sessions under it whose tree begins at or above
+// it. Another uid's sessions under a SID are never in its tree, whatever
+// their SIDs say. Each with its regions, children and threads (the
+// `regions`, `children` and `threads` views), and optionally the data,
 // counters and timers it reported.
 
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +25,22 @@ struct LoadOptions {
   bool annotations = false;  // data, counters, timers (for the Chrome export)
   bool errors = false;       // error events (for the OTLP export)
   bool params = false;       // def_param events (the OTLP export's nickname)
+  // Whose tree: under a prefix that is no session, when several owners
+  // have sessions there; for a session's SID of another owner, this
+  // owner's sessions under it whose tree begins at or above it (as under a
+  // prefix: the SID was sent after they were).
+  std::optional<Owner> owner;
+};
+
+// load_process_rows() of a prefix under which several owners have trees,
+// and no owner asked for.
+class SeveralOwnersError : public std::runtime_error {
+ public:
+  SeveralOwnersError(const std::string& root, std::vector<Owner> owners);
+  [[nodiscard]] const std::vector<Owner>& owners() const { return m_owners; }
+
+ private:
+  std::vector<Owner> m_owners;
 };
 
 // Run it inside a ReadTransaction, so that a live daemon's commits do not
@@ -27,18 +48,20 @@ struct LoadOptions {
 [[nodiscard]] std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& root,
                                                          const LoadOptions& options = {});
 
-// A session to export, and the root of its tree (its sessions.root_sid).
-// Nothing above the root is looked at: a session whose SID names another
-// uid's session as its parent was made a root of its own by the stitcher,
-// and must not be placed in that session's tree.
+// A session to export, the top of its tree (its sessions.tree_sid) and its
+// owner. Nothing above the top is looked at, and no session of another
+// owner or tree: a session re-rooted for ownership is a tree of its own,
+// and must not be placed in the tree its SID names.
 struct ExportSession {
   std::string sid;
   std::string root;
+  Owner owner;
 };
 
 // The rows of one tree, for build_process_tree(root, rows).
 struct TreeRows {
   std::string root;
+  Owner owner;
   std::vector<ProcessRows> rows;
 };
 

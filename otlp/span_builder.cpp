@@ -279,8 +279,11 @@ class Builder {
     const bool emit = !m_include || m_include(p);
     const DetailLevel level = m_rules.level_of(p);
     std::optional<SpanId> parent_id = parent.id;
-    if (!parent.given && p.sid.find('/') != std::string::npos) {
-      parent_id = process_span_id(parent_component(p.sid));  // trace2receiver's parent
+    // trace2receiver's parent, from the SID; none for the top of a tree
+    // re-rooted for ownership: the session its SID names is another
+    // owner's, in another trace.
+    if (!parent.given && p.sid.find('/') != std::string::npos && p.tree_sid != p.sid) {
+      parent_id = process_span_id(parent_component(p.sid));
     }
     const std::uint64_t start = time_of(node.offset).value_or(parent_start);
     if (level == DetailLevel::drop) {
@@ -293,7 +296,7 @@ class Builder {
       // parent id (the dropped span's), as a trace2receiver fleet has it.
       if (parent_id) {
         Owner owner{p.session_id};
-        inner(node, p.sid, parent_id, start, DetailLevel::drop, false, owner);
+        inner(node, p, parent_id, start, DetailLevel::drop, false, owner);
       } else {
         inner_derived(node, start);
       }
@@ -303,9 +306,9 @@ class Builder {
     Owner owner{p.session_id};
     if (emit) {
       ++m_stats.processes;
-      push(process_span(node, p, level, trace_of(p.sid), id, parent_id, start), owner);
+      push(process_span(node, p, level, trace_of(p), id, parent_id, start), owner);
     }
-    inner(node, p.sid, id, start, level, emit, owner);
+    inner(node, p, id, start, level, emit, owner);
   }
 
   [[nodiscard]] BuildStats stats() const {
@@ -353,6 +356,11 @@ class Builder {
     }
     add(a, "trace2d.session.status", Text::view_of(p.status));
     add(a, "trace2d.placed_by", Text::view_of(p.placed_by));
+    if (p.tree_sid.find('/') != std::string::npos) {
+      // A tree re-rooted for ownership: its trace id is this text's, not
+      // the SID's first component's (trace_id_of_tree()).
+      add(a, "trace2d.tree_sid", Text::view_of(p.tree_sid));
+    }
     add(a, "trace2d.detail", Text::view_of(to_string(level)));  // a literal's view
     if (!m_rules.nickname_key.empty()) {
       // The last setting wins, as in git's config.
@@ -477,8 +485,10 @@ class Builder {
   // build: ids are derived, not looked up. A node the level leaves out
   // (regions and threads below verbose, children below process) gives its
   // contents to its parent.
-  void inner(const model::Node& parent_node, const std::string& sid, const std::optional<SpanId>& parent,
-             std::uint64_t parent_start, DetailLevel level, bool emit, Owner& owner) {
+  void inner(const model::Node& parent_node, const model::ProcessInfo& process_info,
+             const std::optional<SpanId>& parent, std::uint64_t parent_start, DetailLevel level, bool emit,
+             Owner& owner) {
+    const std::string& sid = process_info.sid;
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
         process(node, Parent{parent, true}, parent_start);
@@ -491,11 +501,11 @@ class Builder {
         if (!start && shown && emit) {
           ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
         }
-        inner(node, sid, parent, start.value_or(parent_start), level, emit, owner);
+        inner(node, process_info, parent, start.value_or(parent_start), level, emit, owner);
         continue;
       }
       Span span;
-      span.trace_id = trace_of(sid);
+      span.trace_id = trace_of(process_info);
       span.parent_span_id = parent;
       span.start_time_unix_nano = *start;
       span.end_time_unix_nano = after(*start, node.elapsed);
@@ -583,17 +593,19 @@ class Builder {
       if (emit) {
         push(std::move(span), owner);
       }
-      inner(node, sid, id, *start, level, emit, owner);
+      inner(node, process_info, id, *start, level, emit, owner);
     }
   }
 
-  // The trace of a SID's spans (its first component's): hashed once for
-  // the processes of a tree and their spans, not once a process.
-  const TraceId& trace_of(std::string_view sid) {
-    const std::string_view first = sid.substr(0, sid.find('/'));
-    if (m_trace_root != first) {
-      m_trace_root = first;
-      m_trace = trace_id_of(first);
+  // The trace of a process's spans: its tree's (trace_id_of_tree(); rows
+  // that name no tree, as tests build them, its SID's root's), hashed once
+  // for the processes of a tree and their spans, not once a process.
+  const TraceId& trace_of(const model::ProcessInfo& p) {
+    const std::string_view tree =
+        p.tree_sid.empty() ? std::string_view(p.sid).substr(0, p.sid.find('/')) : std::string_view(p.tree_sid);
+    if (m_trace_root != tree) {
+      m_trace_root = tree;
+      m_trace = trace_id_of_tree(tree);
     }
     return m_trace;
   }

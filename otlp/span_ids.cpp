@@ -72,6 +72,16 @@ TraceId trace_id_of(std::string_view sid) {
   return id;
 }
 
+TraceId trace_id_of_tree(std::string_view tree_sid) {
+  if (tree_sid.find('/') == std::string_view::npos) {
+    return trace_id_of(tree_sid);
+  }
+  const Digest digest = sha256({tree_sid});
+  TraceId id{};
+  std::copy_n(digest.begin(), id.size(), id.begin());
+  return id;
+}
+
 SpanId process_span_id(std::string_view sid_component) { return span_id_of(sha256({sid_component})); }
 
 SpanId inner_span_id(std::string_view sid, std::string_view what) {

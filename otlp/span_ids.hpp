@@ -15,6 +15,14 @@
 namespace trace2d::otlp {
 
 [[nodiscard]] TraceId trace_id_of(std::string_view sid);
+// The trace of a tree's spans, from its sessions' tree_sid (docs/otlp.md,
+// "Ids"): for a tree that begins at a SID's root (no '/'), trace2receiver's,
+// trace_id_of(); for a tree re-rooted for ownership (its top is a session
+// whose SID names another uid's session, or a session under one, as its
+// ancestor), SHA-256(the whole tree_sid)[0:16], so that it is a trace of its
+// own and not the one its SID names. A deliberate difference from
+// trace2receiver, which trusts SIDs.
+[[nodiscard]] TraceId trace_id_of_tree(std::string_view tree_sid);
 [[nodiscard]] SpanId process_span_id(std::string_view sid_component);
 // `what` names the span within its process: "region 12", "child 3", ...
 [[nodiscard]] SpanId inner_span_id(std::string_view sid, std::string_view what);

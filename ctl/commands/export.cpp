@@ -13,6 +13,7 @@
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/commands/owner_option.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/query/database.hpp"
@@ -37,6 +38,7 @@ struct ExportOptions {
   std::vector<std::string> rules;
   std::string nickname_key{otlp::k_default_nickname_key};
   std::vector<std::string> important_data;
+  std::optional<std::int64_t> uid;
 };
 
 otlp::ExportRules rules_of(const ExportOptions& options) {
@@ -102,13 +104,17 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
   std::size_t trees = 0;
   std::size_t spans = 0;
   const db::ReadTransaction snapshot(db);
-  std::vector<std::string> roots;
+  // A tree is its top (tree_sid) and owner: a session re-rooted for
+  // ownership is a tree of its own, and owners that share a prefix nobody
+  // sent have a tree each.
+  std::vector<std::pair<std::string, model::Owner>> roots;
   {
-    db::Statement select = db.prepare("SELECT s.root_sid FROM sessions s WHERE 1 = 1 " + window_condition(window) +
-                                      " GROUP BY s.root_sid ORDER BY min(s.first_received), s.root_sid");
+    db::Statement select = db.prepare(
+        "SELECT coalesce(s.tree_sid, s.root_sid) AS tree, s.peer_uid FROM sessions s WHERE 1 = 1 " +
+        window_condition(window) + " GROUP BY tree, s.peer_uid ORDER BY min(s.first_received), tree, s.peer_uid");
     bind_window(select, window);
     while (select.step()) {
-      roots.emplace_back(select.column_text(0));
+      roots.emplace_back(select.column_text(0), model::Owner{select.column_optional_int(1)});
     }
   }
   const otlp::ExportRules rules = rules_of(options);
@@ -116,7 +122,8 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
   load.annotations = true;  // data, timers, counters
   load.errors = true;
   load.params = true;
-  for (const std::string& root : roots) {
+  for (const auto& [root, owner] : roots) {
+    load.owner = owner;
     std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, load);
     if (rows.empty()) {
       continue;
@@ -145,7 +152,7 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   std::vector<model::ProcessRows> rows;
   {
     const db::ReadTransaction snapshot(db);
-    model::LoadOptions load;
+    model::LoadOptions load = load_options_for(options.uid);
     load.annotations = true;  // the Chrome trace's annotations; OTLP's data, timers, counters
     load.errors = otlp_json;
     load.params = otlp_json;
@@ -208,6 +215,7 @@ Command add_export_command(CLI::App& cli) {
   app->add_option("--nickname-key", options->nickname_key,
                   "otlp-json: the def_param whose value is the repository's nickname")
       ->capture_default_str();
+  add_owner_option(*app, options->uid);
   app->add_option("--important-data", options->important_data,
                   "otlp-json: a data event (category/key) sent verbatim at any level");
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};

@@ -10,6 +10,7 @@
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/commands/owner_option.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/sid.hpp"
 #include "db/read_transaction.hpp"
@@ -28,16 +29,19 @@ struct TreeOptions {
   bool sids = false;
   bool last = false;
   std::string cmd;
+  std::optional<std::int64_t> uid;
 };
 
 // --last [--cmd C]: the latest top-level session (of that command).
 std::string latest_root(db::Database& db, const std::string& cmd) {
-  // A session without a parent session in the database is the top of its
-  // tree; with --cmd, the latest of that command, top-level or not
+  // A session is the top of its tree when it has no parent session of its
+  // owner in the database, or was re-rooted for ownership (tree_sid);
+  // with --cmd, the latest of that command, top-level or not
   // (`tree --last --cmd fetch` shows a fetch even when a script ran it).
   db::Statement stmt = db.prepare(
-      cmd.empty() ? std::string("SELECT s.sid FROM sessions s WHERE s.parent_sid IS NULL OR NOT EXISTS"
-                                " (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid)"
+      cmd.empty() ? std::string("SELECT s.sid FROM sessions s WHERE s.parent_sid IS NULL OR s.tree_sid = s.sid"
+                                " OR NOT EXISTS (SELECT 1 FROM sessions p"
+                                " WHERE p.sid = s.parent_sid AND p.peer_uid IS s.peer_uid)"
                                 " ORDER BY s.first_received DESC, s.id DESC LIMIT 1")
                   : std::string("SELECT s.sid FROM sessions s WHERE s.cmd_name = ?1"
                                 " ORDER BY s.first_received DESC, s.id DESC LIMIT 1"));
@@ -65,7 +69,7 @@ void run_tree(const Context& ctx, const TreeOptions& options) {
     } else {
       root = resolve_sid(db, model::normalise_root(options.root), PrefixRoot::allow);
     }
-    rows = model::load_process_rows(db, root);
+    rows = model::load_process_rows(db, root, load_options_for(options.uid));
   }
   if (rows.empty()) {
     throw CommandError("no session with sid '" + root + "' (nor any under it)");
@@ -114,6 +118,7 @@ Command add_tree_command(CLI::App& cli) {
       ->check(non_negative_number());
   app->add_flag("--no-times", options->no_times, "Leave out the time columns (output that diffs across runs)");
   app->add_flag("--sids", options->sids, "Print each process's SID");
+  add_owner_option(*app, options->uid);
   return {app, [options](const Context& ctx) { run_tree(ctx, *options); }, [] { return true; }};
 }
 

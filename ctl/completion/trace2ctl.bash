@@ -50,8 +50,8 @@ _trace2ctl() {
         stats) flags="--since --until --cmd --by" ;;
         status) flags="" ;;
         top) flags="--since --until --cmd --limit --by --full-sid" ;;
-        tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids" ;;
-        export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data" ;;
+        tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid" ;;
+        export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
         report) flags="--html --since --until --cmd --limit --min-ms" ;;
     esac
     COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))

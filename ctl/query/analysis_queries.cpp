@@ -134,7 +134,8 @@ ResultSet failed_sessions(db::Database& db, const Window& window, int limit) {
 std::vector<std::string> slowest_roots(db::Database& db, const Window& window, int limit) {
   const std::string sql =
       "SELECT s.sid FROM sessions s WHERE s.elapsed IS NOT NULL"
-      " AND (s.parent_sid IS NULL OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid))" +
+      " AND (s.parent_sid IS NULL OR s.tree_sid = s.sid OR NOT EXISTS"
+      " (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid AND p.peer_uid IS s.peer_uid))" +
       window_condition(window) + " ORDER BY s.elapsed DESC, s.id LIMIT " + std::to_string(limit);
   db::Statement stmt = db.prepare(sql);
   bind_window(stmt, window);

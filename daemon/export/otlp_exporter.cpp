@@ -78,6 +78,12 @@ std::int64_t rejected_spans_in(std::string_view body) {
 
 bool retryable(int status) { return status == 429 || status == 502 || status == 503 || status == 504; }
 
+// A queued session's owner: its sender (the queue's -1 is none, an
+// imported session's, though those are not queued).
+model::Owner owner_of(const db::PendingSession& session) {
+  return model::Owner{session.uid == -1 ? std::nullopt : std::optional<std::int64_t>(session.uid)};
+}
+
 }  // namespace
 
 OtlpExporter::OtlpExporter(std::string db_path, ExporterOptions options)
@@ -197,7 +203,7 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
   for (std::size_t i = 0; i < taken; ++i) {
     // Its SID moves (nothing below reads it from the turn); the root is
     // compared below.
-    wanted.push_back({std::move(turn.sessions[i].sid), pending[i].root_sid});
+    wanted.push_back({std::move(turn.sessions[i].sid), pending[i].tree_sid, owner_of(pending[i])});
     index_of.emplace(pending[i].session_id, i);
   }
   std::vector<model::TreeRows> trees;
@@ -237,7 +243,8 @@ std::vector<OtlpExporter::SessionSpans> OtlpExporter::build(db::Database& db, mo
     group.clear();
     for (const model::ProcessRows& r : rows.rows) {
       if (const auto found = index_of.find(r.info.session_id);
-          found != index_of.end() && pending[found->second].root_sid == rows.root &&
+          found != index_of.end() && pending[found->second].tree_sid == rows.root &&
+          owner_of(pending[found->second]) == rows.owner &&
           tree_of[found->second] != tree_number) {
         tree_of[found->second] = tree_number;
         slot_of[found->second] = group.size();

@@ -25,18 +25,13 @@ enum class SessionStatus : std::uint8_t { running, complete, incomplete };
 
 [[nodiscard]] std::optional<SessionStatus> session_status_from_string(std::string_view text);
 
-// Where a session hangs in its process tree. Usually what its SID says; a
-// session whose parent belongs to another uid is a root of its own.
-struct SessionLineage {
-  std::optional<std::string> parent_sid;
-  std::string root_sid;
-  std::int64_t depth = 0;
-};
-
 struct SessionRecord {
   std::int64_t id = 0;  // integer key that event rows refer to
   std::string sid;
-  SessionLineage lineage;
+  // The top of its owner's tree (docs/schema.md, `tree_sid`; set by
+  // Stitcher::set_lineage). parent_sid, root_sid and depth are not kept:
+  // they are what the SID says, and the row writer derives them from it.
+  std::string tree_sid;
   std::optional<std::string> evt;
   std::optional<std::string> exe;
   std::optional<std::string> argv;  // JSON array text

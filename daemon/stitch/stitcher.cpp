@@ -85,6 +85,11 @@ constexpr std::int64_t k_unknown_uid = UidMemory::k_unknown_uid;
 // Children a session may have running at once, for their durations (git
 // runs a handful; the rest of a flood is stored, just not timed this way).
 constexpr std::size_t k_max_open_children = 512;
+// Unseen SID levels set_lineage() looks through for a session's nearest
+// seen ancestor before it asks the SID's root (git nests a few levels; the
+// gaps it walks are levels that sent nothing, such as a prefix in
+// GIT_TRACE2_PARENT_SID or a withheld session).
+constexpr std::size_t k_max_lineage_walk = 8;
 
 // What a session costs besides its text (live_memory.hpp): the Live
 // itself, its map node and bucket, the heap blocks of its strings. An
@@ -100,7 +105,7 @@ std::int64_t uid_of(const SessionRecord& r) { return r.peer_uid.value_or(k_unkno
 std::size_t text_size(const std::optional<std::string>& text) { return text ? text->size() : 0; }
 
 std::size_t text_bytes(const SessionRecord& r) {
-  std::size_t bytes = r.sid.size() + text_size(r.lineage.parent_sid) + r.lineage.root_sid.size();
+  std::size_t bytes = r.sid.size() + r.tree_sid.size();
   for (const auto* field : {&r.evt, &r.exe, &r.argv, &r.cmd_name, &r.hierarchy, &r.cmd_mode, &r.worktree,
                             &r.cmd_path, &r.nickname, &r.argv_key}) {
     bytes += text_size(*field);
@@ -418,32 +423,47 @@ Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Ori
   return &ref;
 }
 
-// A child's SID names its parent, but only the parent's owner may hang
-// children under it: another uid's "child" becomes a root of its own, so
-// that nobody can graft processes into someone else's tree.
+// The tree (parent_sid, root_sid and depth are the SID's word, written from
+// it by the row writer) from the nearest ancestor trace2d has seen (in memory, else stored): the same
+// uid's gives its tree, another uid's makes this session the top of a tree
+// of its own (whichever came first: a child under someone else's session,
+// or someone else's session squatting the SID a child names as its
+// parent), none the SID's root. The walk is bounded: a SID deeper than
+// k_max_lineage_walk unseen levels is decided by its root alone, so a new
+// session costs at most that many lookups, however deep its SID is.
 void Stitcher::set_lineage(SessionRecord& r) {
-  const std::optional<std::string_view> parent_sid = proto::sid_parent(r.sid);
-  if (!parent_sid) {
-    r.lineage = SessionLineage{std::nullopt, r.sid, 0};
-    return;
+  const std::string_view root = proto::sid_root(r.sid);
+  struct Seen {
+    std::optional<std::int64_t> uid;
+    std::string tree_sid;
+  };
+  const auto seen = [this](std::string_view sid) -> std::optional<Seen> {
+    if (auto found = m_sessions.find(sid); found != m_sessions.end()) {
+      return Seen{found->second->record.peer_uid, found->second->record.tree_sid};
+    }
+    if (auto stored = m_catalog.find(sid)) {
+      return Seen{stored->peer_uid, std::move(stored->tree_sid)};
+    }
+    return std::nullopt;
+  };
+  std::optional<Seen> nearest;
+  std::optional<std::string_view> ancestor = proto::sid_parent(r.sid);
+  for (std::size_t level = 0; ancestor && level < k_max_lineage_walk && !nearest; ++level) {
+    nearest = seen(*ancestor);
+    ancestor = proto::sid_parent(*ancestor);
   }
-  std::optional<SessionLineage> parent_lineage;
-  std::optional<std::int64_t> parent_uid;
-  if (auto found = m_sessions.find(*parent_sid); found != m_sessions.end()) {
-    parent_lineage = found->second->record.lineage;
-    parent_uid = found->second->record.peer_uid;
-  } else if (auto stored = m_catalog.find(*parent_sid)) {
-    parent_lineage = stored->lineage;
-    parent_uid = stored->peer_uid;
+  if (!nearest && ancestor) {
+    nearest = seen(root);
   }
-  if (!parent_lineage) {
-    // Not seen (yet): the SID's own word, as git's tree will fill it in.
-    r.lineage = SessionLineage{std::string(*parent_sid), std::string(proto::sid_root(r.sid)),
-                               static_cast<std::int64_t>(proto::sid_depth(r.sid))};
-  } else if (!same_owner(parent_uid, r.peer_uid)) {
-    r.lineage = SessionLineage{std::nullopt, r.sid, 0};
+  if (!nearest) {
+    r.tree_sid = std::string(root);
+  } else if (nearest->uid != r.peer_uid) {  // imports (no uid) are nobody's but their own
+    r.tree_sid = r.sid;
   } else {
-    r.lineage = SessionLineage{std::string(*parent_sid), parent_lineage->root_sid, parent_lineage->depth + 1};
+    // A row stored before tree_sid existed reads it as its root_sid (the
+    // migration's backfill), never empty; one from a catalog that lacks it
+    // still must not put this session in no tree.
+    r.tree_sid = nearest->tree_sid.empty() ? std::string(root) : std::move(nearest->tree_sid);
   }
 }
 

@@ -47,6 +47,7 @@ constexpr std::string_view k_write_regions =
 constexpr int k_session_update_parameters = 24;
 constexpr int k_session_parameters = 32;
 constexpr int k_session_bytes_parameter = 33;
+constexpr int k_session_tree_parameter = 34;  // the insert's only
 constexpr std::string_view k_update_session_head =
     "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
     " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
@@ -83,9 +84,9 @@ RowWriter::RowWriter(db::Database& db)
           "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
           " end_time, elapsed, exit_code, signo, status, event_count, error_count, problem_count,"
           " last_received, time_base_us, argv_key, process_start_us, nickname, start_time, sid_pid, id,"
-          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes)"
+          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes, tree_sid)"
           " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,"
-          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33)"
+          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34)"
           " ON CONFLICT (sid) DO UPDATE SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5,"
           " cmd_mode = ?6, worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11,"
           " signo = ?12, status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16,"
@@ -313,19 +314,14 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
       return;
     }
     s.bind_text(25, r.sid);
-    if (r.lineage.root_sid.empty()) {  // not placed by the stitcher: what the SID says
-      if (const auto parent = proto::sid_parent(r.sid)) {
-        s.bind_text(26, *parent);
-      } else {
-        s.bind_null(26);
-      }
-      s.bind_text(27, proto::sid_root(r.sid));
-      s.bind_int(28, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
+    // What the SID says, always (whose tree it is in is tree_sid's).
+    if (const auto parent = proto::sid_parent(r.sid)) {
+      s.bind_text(26, *parent);
     } else {
-      s.bind(26, r.lineage.parent_sid);
-      s.bind_text(27, r.lineage.root_sid);
-      s.bind_int(28, r.lineage.depth);
+      s.bind_null(26);
     }
+    s.bind_text(27, proto::sid_root(r.sid));
+    s.bind_int(28, static_cast<std::int64_t>(proto::sid_depth(r.sid)));
     s.bind_text(29, ingest::to_string(r.source));
     s.bind(30, r.peer_pid);
     s.bind(31, r.peer_uid);
@@ -343,6 +339,9 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
   }
   bind(m_upsert_session, k_session_parameters);
   m_upsert_session.bind_int(k_session_bytes_parameter, added_bytes);
+  // Set once, with the row: a session's lineage never changes.
+  m_upsert_session.bind_text(k_session_tree_parameter,
+                             r.tree_sid.empty() ? proto::sid_root(r.sid) : std::string_view(r.tree_sid));
   m_upsert_session.run();
 }
 

@@ -27,14 +27,16 @@ namespace {
 struct Session {
   std::int64_t id = 0;
   std::string sid;
-  std::string root;
+  std::string root;  // its tree: tree_sid
+  model::Owner owner;
 };
 
 std::vector<Session> all_sessions(db::Database& db) {
   std::vector<Session> sessions;
-  db::Statement select = db.prepare("SELECT id, sid, root_sid FROM sessions ORDER BY id");
+  db::Statement select = db.prepare("SELECT id, sid, tree_sid, peer_uid FROM sessions ORDER BY id");
   while (select.step()) {
-    sessions.push_back({select.column_int(0), std::string(select.column_text(1)), std::string(select.column_text(2))});
+    sessions.push_back({select.column_int(0), std::string(select.column_text(1)), std::string(select.column_text(2)),
+                        model::Owner{select.column_optional_int(3)}});
   }
   return sessions;
 }
@@ -98,7 +100,7 @@ void expect_same_spans(const otlp::ExportRules& rules) {
   for (const Session& s : sessions) {
     // Alone: what a round that sends only this session loads.
     const db::ReadTransaction snapshot(db);
-    const model::ProcessTree part = model::build_process_tree(s.root, one_tree(db, {{s.sid, s.root}}));
+    const model::ProcessTree part = model::build_process_tree(s.root, one_tree(db, {{s.sid, s.root, s.owner}}));
     const std::vector<std::string> expected = spans_of(whole.at(s.root), s.id, rules);
     EXPECT_EQ(spans_of(part, s.id, rules), expected) << s.sid;
     compared += expected.size();
@@ -109,7 +111,7 @@ void expect_same_spans(const otlp::ExportRules& rules) {
   // Together: a round with every session, one tree per root.
   std::vector<model::ExportSession> all;
   for (const Session& s : sessions) {
-    all.push_back({s.sid, s.root});
+    all.push_back({s.sid, s.root, s.owner});
   }
   const db::ReadTransaction snapshot(db);
   const std::vector<model::TreeRows> trees = model::load_export_rows(db, all, everything());
@@ -139,7 +141,8 @@ TEST(ExportLoader, ParentsAboveDroppedOrSummaryProcessesToo) {
 TEST(ExportLoader, LoadsTheSessionsAndTheirAncestorsOnly) {
   db::Database db(imported_traces_db(), db::OpenMode::read_only);
   const db::ReadTransaction snapshot(db);
-  const std::vector<model::ProcessRows> rows = one_tree(db, {{k_upload_pack_sid, k_fetch_sid}});
+  const model::Owner owner{db.query_int(std::string("SELECT peer_uid FROM sessions WHERE sid = '") + k_fetch_sid + "'")};
+  const std::vector<model::ProcessRows> rows = one_tree(db, {{k_upload_pack_sid, k_fetch_sid, owner}});
   std::vector<std::string> sids;
   for (const model::ProcessRows& r : rows) {
     sids.push_back(r.info.sid);
@@ -155,18 +158,20 @@ TEST(ExportLoader, LoadsTheSessionsAndTheirAncestorsOnly) {
 
 TEST(ExportLoader, ASessionGraftedUnderAnotherUidsIsNotPlacedInItsTree) {
   // uid 1001's session names uid 1000's fetch as its parent; the stitcher
-  // made it a root of its own. The fetch's child_start was running when it
-  // started, so a walk up its SID would hang it under that child span.
+  // made it the top of a tree of its own (tree_sid). The fetch's child_start
+  // was running when it started, so a walk up its SID would hang it under
+  // that child span.
   TempDir dir;
   const std::string path = (dir.path() / "t.db").string();
   {
     db::Database db = db::open_for_writing(path);
     db.exec(
-        "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, status, source, peer_uid, sid_pid, cmd_name,"
-        " process_start_us, first_received, last_received) VALUES"
-        " ('A-P00000010', 1, NULL, 'A-P00000010', 0, 'complete', 'stream', 1000, 16, 'fetch', 1000000000, 'x', 'x'),"
-        " ('A-P00000010/B-P00000011', 2, NULL, 'A-P00000010/B-P00000011', 0, 'complete', 'stream', 1001, 17,"
-        "  'status', 1000000200, 'x', 'x')");
+        "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, tree_sid, status, source, peer_uid, sid_pid,"
+        " cmd_name, process_start_us, first_received, last_received) VALUES"
+        " ('A-P00000010', 1, NULL, 'A-P00000010', 0, 'A-P00000010', 'complete', 'stream', 1000, 16, 'fetch',"
+        "  1000000000, 'x', 'x'),"
+        " ('A-P00000010/B-P00000011', 2, 'A-P00000010', 'A-P00000010', 1, 'A-P00000010/B-P00000011', 'complete',"
+        "  'stream', 1001, 17, 'status', 1000000200, 'x', 'x')");
     db.exec(
         "INSERT INTO child_store (session, child_id, start_seq, argv, start_us, t_start, pid, end_us, elapsed)"
         " VALUES (1, 0, 3, '[\"sh\",\"-c\",\"x\"]', 1000000100, 0.0001, 99, 1010000000, 10.0)");
@@ -174,14 +179,28 @@ TEST(ExportLoader, ASessionGraftedUnderAnotherUidsIsNotPlacedInItsTree) {
   db::Database db(path, db::OpenMode::read_only);
   const std::string graft = "A-P00000010/B-P00000011";
   const model::ProcessTree whole = model::build_process_tree(graft, model::load_process_rows(db, graft, everything()));
-  const model::ProcessTree part = model::build_process_tree(graft, one_tree(db, {{graft, graft}}));
+  const model::ProcessTree part = model::build_process_tree(graft, one_tree(db, {{graft, graft, model::Owner{1001}}}));
   const std::vector<std::string> expected = spans_of(whole, 2, {});
   ASSERT_EQ(expected.size(), 1u);
   EXPECT_EQ(spans_of(part, 2, {}), expected);
   std::vector<otlp::Span> spans;
   otlp::append_spans(part, spans);
   ASSERT_EQ(spans.size(), 1u);
-  EXPECT_EQ(spans[0].parent_span_id, otlp::process_span_id("A-P00000010")) << "trace2receiver's id, from the SID";
+  // Its own trace, and no parent: the SID's parent is another owner's, in
+  // another trace (docs/otlp.md, "Ids").
+  EXPECT_EQ(spans[0].parent_span_id, std::nullopt);
+  EXPECT_EQ(spans[0].trace_id, otlp::trace_id_of_tree(graft));
+  EXPECT_NE(spans[0].trace_id, otlp::trace_id_of("A-P00000010"));
+  // The fetch's tree does not hold it, nor does its export.
+  const std::vector<model::ProcessRows> fetch = model::load_process_rows(db, "A-P00000010", everything());
+  ASSERT_EQ(fetch.size(), 1u);
+  EXPECT_EQ(fetch.front().info.sid, "A-P00000010");
+  const std::vector<model::TreeRows> fetch_part = model::load_export_rows(db, {{graft, graft, model::Owner{1001}},
+                                                                              {"A-P00000010", "A-P00000010",
+                                                                               model::Owner{1000}}});
+  ASSERT_EQ(fetch_part.size(), 2u);
+  EXPECT_EQ(fetch_part[0].rows.size(), 1u);
+  EXPECT_EQ(fetch_part[1].rows.size(), 1u);
 }
 
 }  // namespace

@@ -21,6 +21,10 @@ constexpr std::int64_t k_base_us = 1'800'000'000'000'000;
 ProcessRows process(const std::string& sid, std::int64_t start_offset_us = 0, double elapsed = 1.0) {
   ProcessRows rows;
   rows.info.sid = sid;
+  // As the stitcher stores it: the SID's parent.
+  if (const auto slash = sid.rfind('/'); slash != std::string::npos) {
+    rows.info.parent_sid = sid.substr(0, slash);
+  }
   rows.info.cmd_name = sid;
   rows.info.start_us = k_base_us + start_offset_us;
   rows.info.elapsed = elapsed;

@@ -138,4 +138,36 @@ TEST(Schema, DatabaseFileIsNotWorldReadable) {
 }
 
 }  // namespace
+// Version 16: rows of the old rule (a session under another uid's was
+// re-rooted in parent_sid, root_sid and depth) keep their tree in tree_sid
+// and get their SID's word back; children.child_sid is its owner's only.
+TEST(Schema, Version16KeepsTheOldTreesInTreeSidAndPutsBackWhatTheSidSays) {
+  test::TempDir dir;
+  {
+    Database db(dir.file("s.db"), OpenMode::read_write_create);
+    EXPECT_EQ(apply_migrations(db, 15), 15);
+    db.exec("INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, status, source, first_received,"
+            " last_received, sid_pid, peer_uid) VALUES"
+            " ('v', 1, NULL, 'v', 0, 'complete', 'stream', 'x', 'x', 7, 0),"
+            " ('v/c-P8', 2, 'v', 'v', 1, 'complete', 'stream', 'x', 'x', 8, 0),"
+            " ('v/evil-P8', 3, NULL, 'v/evil-P8', 0, 'complete', 'stream', 'x', 'x', 8, 65534),"
+            " ('v/evil-P8/kid', 4, 'v/evil-P8', 'v/evil-P8', 1, 'complete', 'stream', 'x', 'x', NULL, 65534),"
+            " ('/', 5, '', '', 1, 'complete', 'stream', 'x', 'x', NULL, 0)");
+    db.exec("INSERT INTO child_store (session, child_id, pid, argv_key) VALUES (1, 0, 8, 'git')");
+  }
+  Database db = open_for_writing(dir.file("s.db"));
+  const auto lineage = [&db](const std::string& sid) {
+    return db.query_text("SELECT coalesce(parent_sid, '-') || ' ' || root_sid || ' ' || depth || ' ' || tree_sid"
+                         " FROM sessions WHERE sid = '" + sid + "'");
+  };
+  EXPECT_EQ(lineage("v"), "- v 0 v");
+  EXPECT_EQ(lineage("v/c-P8"), "v v 1 v");
+  EXPECT_EQ(lineage("v/evil-P8"), "v v 1 v/evil-P8");
+  EXPECT_EQ(lineage("v/evil-P8/kid"), "v/evil-P8 v 2 v/evil-P8");
+  EXPECT_EQ(lineage("/"), "  1 ");
+  // Both v/c-P8 and the other uid's v/evil-P8 have v's child's pid: the child is v's owner's.
+  EXPECT_EQ(db.query_text("SELECT child_sid FROM children WHERE sid = 'v'"), "v/c-P8");
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+}
+
 }  // namespace trace2d::db

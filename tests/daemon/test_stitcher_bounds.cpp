@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "daemon/stitch/region_pairer.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "tests/daemon/store_fixture.hpp"
@@ -75,14 +77,76 @@ TEST_F(StitcherBounds, AChildUnderAnotherUidsSessionIsARootOfItsOwn) {
   EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth FROM sessions WHERE sid = '" + victim +
                  "/own-child'"),
             victim + " " + victim + " 1");
-  EXPECT_EQ(text("SELECT coalesce(parent_sid, 'none') || ' ' || root_sid || ' ' || depth FROM sessions"
-                 " WHERE sid = '" + victim + "/grafted'"),
-            "none " + victim + "/grafted 0");
+  // The SID's word in parent_sid, root_sid and depth; its own tree.
+  EXPECT_EQ(text("SELECT coalesce(parent_sid, 'none') || ' ' || root_sid || ' ' || depth || ' ' || tree_sid"
+                 " FROM sessions WHERE sid = '" + victim + "/grafted'"),
+            victim + " " + victim + " 1 " + victim + "/grafted");
   // Its own children hang under it, in its own tree.
-  EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth FROM sessions WHERE sid = '" + victim +
-                 "/grafted/deeper'"),
-            victim + "/grafted " + victim + "/grafted 1");
-  EXPECT_EQ(number("SELECT count(*) FROM sessions WHERE root_sid = '" + victim + "'"), 2);
+  EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth || ' ' || tree_sid FROM sessions WHERE sid = '" +
+                 victim + "/grafted/deeper'"),
+            victim + "/grafted " + victim + " 2 " + victim + "/grafted");
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = '" + victim + "/own-child'"), victim);
+  EXPECT_EQ(number("SELECT count(*) FROM sessions WHERE tree_sid = '" + victim + "'"), 2);
+}
+
+// Finding 7 of issue 24: another uid sends the SID that a user's git names
+// as its parent (GIT_TRACE2_PARENT_SID) before it runs. The user's session
+// keeps what its SID says, and is the top of its own tree, not a part of
+// the squatter's.
+TEST_F(StitcherBounds, ASquattedParentSidDoesNotCaptureTheOwnersSession) {
+  const std::string prefix = "deploy-2026-11-27";
+  m_store.ingest({event(prefix, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 1));
+  m_store.ingest(a_whole_process(prefix + "/status", "status", 0), from(1000, 2));
+  m_store.ingest(a_whole_process(prefix + "/status/child", "rev-parse", 0), from(1000, 3));
+  EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth || ' ' || tree_sid || ' ' || peer_uid"
+                 " FROM sessions WHERE sid = '" + prefix + "/status'"),
+            prefix + " " + prefix + " 1 " + prefix + "/status 1000");
+  // Its child is in its tree (the nearest seen ancestor is the same uid's).
+  EXPECT_EQ(text("SELECT tree_sid || ' ' || depth FROM sessions WHERE sid = '" + prefix + "/status/child'"),
+            prefix + "/status 2");
+  EXPECT_EQ(text("SELECT group_concat(peer_uid) FROM sessions WHERE tree_sid = '" + prefix + "'"), "2000");
+}
+
+// A session's tree comes from its nearest seen ancestor: levels that sent
+// nothing (a GIT_TRACE2_PARENT_SID prefix, a withheld session) are looked
+// through, to a bound; past it the SID's root decides.
+TEST_F(StitcherBounds, TheNearestSeenAncestorDecidesTheTree) {
+  m_store.ingest({event("top", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
+  m_store.ingest({event("top/a/b/mine", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 2));
+  m_store.ingest({event("top/a/b/theirs", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 3));
+  // Under another uid's session that is itself under top: its tree, not top's.
+  m_store.ingest({event("top/a/b/theirs/x/kid", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 4));
+  // No level of it seen: the SID's root.
+  m_store.ingest({event("ci-job 42/step 7/git", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 5));
+  std::string deep = "top";
+  for (int level = 0; level < 20; ++level) {
+    deep += "/" + std::to_string(level);
+  }
+  m_store.ingest({event(deep, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 6));
+  m_store.ingest({event(deep + "-own", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 7));
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'top/a/b/mine'"), "top");
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'top/a/b/theirs'"), "top/a/b/theirs");
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'top/a/b/theirs/x/kid'"), "top/a/b/theirs");
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'ci-job 42/step 7/git'"), "ci-job 42");
+  // 20 unseen levels: the root (another uid's) decides, whatever lies between.
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = '" + deep + "'"), deep);
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = '" + deep + "-own'"), "top");
+  EXPECT_EQ(text("SELECT parent_sid || ' ' || depth FROM sessions WHERE sid = '" + deep + "'"),
+            deep.substr(0, deep.rfind('/')) + " 20");
+}
+
+// The parent is no longer in memory, only in the database: the catalog
+// says whose it is.
+TEST_F(StitcherBounds, AStoredParentOfAnotherUidMakesAChildARootOfItsOwnAfterEviction) {
+  const std::string victim = "victim-stored";
+  m_store.ingest(a_whole_process(victim, "commit", 0), from(1000, 1));
+  m_store.end_channel(1);
+  m_store.stitcher().evict(std::numeric_limits<std::uint64_t>::max(), proto::unix_now_us() + 60'000'000);
+  ASSERT_EQ(m_store.stitcher().live_sessions(), 0U);
+  m_store.ingest(a_whole_process(victim + "/after", "push", 0), from(2000, 2));
+  m_store.ingest(a_whole_process(victim + "/mine", "gc", 0), from(1000, 3));
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = '" + victim + "/after'"), victim + "/after");
+  EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = '" + victim + "/mine'"), victim);
 }
 
 TEST_F(StitcherBounds, AUidsOpenSessionsAreBoundedAndOthersAreNotAffected) {

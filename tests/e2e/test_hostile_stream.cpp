@@ -378,11 +378,12 @@ TEST_F(HostileStream, NobodyCanRewriteOrGraftOntoAnotherUsersSession) {
             before);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects WHERE peer_uid = 65534 AND reason LIKE '%belongs to uid 0%'"),
             3);
-  // The "child" is stored, as the attacker's own root.
-  EXPECT_EQ(db.query_text("SELECT coalesce(parent_sid, '-') || ' ' || depth || ' ' || peer_uid FROM sessions"
-                          " WHERE sid = '" + sid + "/grafted'"),
-            "- 0 65534");
-  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE root_sid = '" + sid + "'"), 1);
+  // The "child" is stored as its SID says, the top of the attacker's own
+  // tree (tree_sid), outside the victim's.
+  EXPECT_EQ(db.query_text("SELECT coalesce(parent_sid, '-') || ' ' || depth || ' ' || peer_uid || ' ' || tree_sid"
+                          " FROM sessions WHERE sid = '" + sid + "/grafted'"),
+            sid + " 1 65534 " + sid + "/grafted");
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE tree_sid = '" + sid + "'"), 1);
 }
 
 // What the stitcher keeps of a running session (argv, names, open regions)

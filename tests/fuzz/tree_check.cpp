@@ -97,7 +97,9 @@ void check_renderings(const model::ProcessTree& tree, const std::string& root) {
 }
 
 void check_tree(db::Database& db, const std::string& root) {
-  std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, {true});
+  model::LoadOptions load;
+  load.annotations = true;
+  std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, load);
   check(!rows.empty(), "a session's SID or prefix loads its tree: " + root);
   Counts loaded;
   loaded.processes = rows.size();

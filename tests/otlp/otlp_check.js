@@ -111,9 +111,14 @@ if (mode === 'compare') {
     const parent = s.parentSpanId ? byId.get(s.parentSpanId) : undefined;
     if (type === 'process') {
       const parts = sid.split('/');
-      if (s.traceId !== sha256(parts[0]).slice(0, 32)) problems.push(`${sid}: trace id ${s.traceId}`);
+      // A tree re-rooted for ownership (trace2d.tree_sid, docs/otlp.md): its
+      // trace is the whole tree_sid's, and its top has no parent.
+      const tree = attr(s, 'trace2d.tree_sid');
+      const trace = tree ? sha256(tree).slice(0, 32) : sha256(parts[0]).slice(0, 32);
+      if (s.traceId !== trace) problems.push(`${sid}: trace id ${s.traceId}`);
       if (s.spanId !== sha256(parts[parts.length - 1]).slice(32, 48)) problems.push(`${sid}: span id ${s.spanId}`);
-      if (parts.length > 1 && !s.parentSpanId) problems.push(`${sid}: no parent`);
+      if (tree === sid && s.parentSpanId) problems.push(`${sid}: the top of a re-rooted tree has a parent`);
+      if (parts.length > 1 && tree !== sid && !s.parentSpanId) problems.push(`${sid}: no parent`);
       if (s.parentSpanId && !parent && s.parentSpanId !== sha256(parts[parts.length - 2]).slice(32, 48)) {
         problems.push(`${sid}: parent ${s.parentSpanId} is neither in the export nor its parent process`);
       }
@@ -134,7 +139,7 @@ if (mode === 'compare') {
                message: s.status ? s.status.message : undefined, sid, events: (s.events || []).length,
                nickname: attr(s, 'trace2.repo.nickname'), detail: attr(s, 'trace2d.detail'),
                regions: attr(s, 'trace2d.summary.regions'), exe: attr(s, 'trace2.exec.exe'),
-               placed_by: attr(s, 'trace2d.placed_by') });
+               placed_by: attr(s, 'trace2d.placed_by'), trace: s.traceId });
   }
   console.log(JSON.stringify({ spans: out, problems }));
 } else {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 
@@ -243,6 +244,58 @@ TEST(SpanBuilder, ATopProcessWhoseParentIsNotExportedKeepsTrace2receiversParentI
   EXPECT_EQ(spans[0].parent_span_id, process_span_id("ci-job 42"));
   EXPECT_EQ(spans[0].trace_id, trace_id_of("ci-job 42"));
   EXPECT_EQ(spans[0].name, "git:status");
+}
+
+// A tree re-rooted for ownership (issue 24): uid 65534's session named a
+// root session of another uid as its parent. Its spans are a trace of their
+// own, from the whole tree_sid, and its process span has no parent; its
+// child's parent is its span, in the same trace.
+TEST(SpanBuilder, ATreeReRootedForOwnershipIsATraceOfItsOwnWithoutAParentSpan) {
+  const std::string top = "V-P00000010/E-P00000011";
+  model::ProcessRows evil;
+  evil.info.sid = top;
+  evil.info.parent_sid = "V-P00000010";
+  evil.info.depth = 1;
+  evil.info.tree_sid = top;
+  evil.info.owner = model::Owner{65534};
+  evil.info.cmd_name = "status";
+  evil.info.start_us = 1'000'000;
+  model::ProcessRows kid;
+  kid.info.sid = top + "/K-P00000012";
+  kid.info.parent_sid = top;
+  kid.info.depth = 2;
+  kid.info.tree_sid = top;
+  kid.info.owner = model::Owner{65534};
+  kid.info.cmd_name = "rev-parse";
+  kid.info.start_us = 1'000'100;
+  std::vector<model::ProcessRows> rows{evil, kid};
+  std::vector<Span> spans;
+  const model::ProcessTree tree = model::build_process_tree(top, std::move(rows));
+  append_spans(tree, spans);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].parent_span_id, std::nullopt);
+  EXPECT_EQ(spans[0].trace_id, trace_id_of_tree(top));
+  EXPECT_NE(spans[0].trace_id, trace_id_of("V-P00000010")) << "not the trace its SID names";
+  EXPECT_EQ(spans[1].parent_span_id, spans[0].span_id);
+  EXPECT_EQ(spans[1].trace_id, spans[0].trace_id);
+  const auto tree_attribute = std::find_if(spans[0].attributes.begin(), spans[0].attributes.end(),
+                                           [](const Attribute& a) { return a.key == "trace2d.tree_sid"; });
+  ASSERT_NE(tree_attribute, spans[0].attributes.end());
+  // The child alone (its top not exported): its parent from its SID, its tree's trace.
+  model::ProcessRows alone = kid;
+  std::vector<Span> kid_spans;
+  const model::ProcessTree kid_tree = model::build_process_tree(top, {alone});
+  append_spans(kid_tree, kid_spans);
+  ASSERT_EQ(kid_spans.size(), 1u);
+  EXPECT_EQ(kid_spans[0].parent_span_id, process_span_id("E-P00000011"));
+  EXPECT_EQ(kid_spans[0].trace_id, trace_id_of_tree(top));
+}
+
+TEST(SpanIds, ATreeAtASidsRootHasTrace2receiversTraceAReRootedOneTheWholeTreeSids) {
+  EXPECT_EQ(trace_id_of_tree("ci-job 42"), trace_id_of("ci-job 42/G-P00000020"));
+  EXPECT_EQ(to_hex(trace_id_of_tree("R-P1")), to_hex(trace_id_of("R-P1")));
+  // SHA-256("a/b")[0:16]
+  EXPECT_EQ(to_hex(trace_id_of_tree("a/b")), "c14cddc033f64b9dea80ea675cf280a0");
 }
 
 // git-shell (pid 0x20) whose first exec failed and whose second became
