@@ -789,7 +789,14 @@ SELECT id, sid, seq, event, thread, time,
   );
 )sql";
 
-constexpr std::array<Migration, 15> k_migrations{{
+// Version 16: a session that lost lines to a bound (the rate valve, its
+// uid's share of the memory bound, a line too long or cut short) says how
+// many; its problem row (seq -1) says why.
+constexpr std::string_view k_v16 = R"sql(
+ALTER TABLE sessions ADD COLUMN lines_lost INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 16> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -805,6 +812,7 @@ constexpr std::array<Migration, 15> k_migrations{{
     {13, "daemon status: bytes held for live sessions, values cut in memory", k_v13},
     {14, "sessions: no root_sid index; fixed query planner statistics", k_v14},
     {15, "event_store: the leading repo, t_abs, t_rel, nesting, category and label as numbers", k_v15},
+    {16, "sessions: lines lost to a bound", k_v16},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

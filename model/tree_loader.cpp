@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::string_view k_session_columns =
     "SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,"
-    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, ";
+    " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, lines_lost, ";
 constexpr std::string_view k_last_event =
     "time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)";
 
@@ -210,7 +210,8 @@ ProcessInfo read_process(const db::Statement& stmt) {
   info.version = text_or_empty(stmt, 15);
   info.error_count = stmt.column_optional_int(16).value_or(0);
   info.time_base_us = stmt.column_optional_int(17);
-  info.last_event_us = stmt.column_optional_int(18);
+  info.lines_lost = stmt.column_optional_int(18).value_or(0);
+  info.last_event_us = stmt.column_optional_int(19);
   return info;
 }
 

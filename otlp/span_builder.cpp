@@ -352,6 +352,9 @@ class Builder {
       add(a, "trace2.cmd.signal", std::to_string(*p.signo));
     }
     add(a, "trace2d.session.status", Text::view_of(p.status));
+    if (p.lines_lost > 0) {
+      add(a, "trace2d.lines_lost", p.lines_lost);  // not whole: docs/otlp.md
+    }
     add(a, "trace2d.placed_by", Text::view_of(p.placed_by));
     add(a, "trace2d.detail", Text::view_of(to_string(level)));  // a literal's view
     if (!m_rules.nickname_key.empty()) {

@@ -62,7 +62,6 @@ Sources::Sources(asio::io_context& io, source::Listeners& listeners, Backend& ba
     source::DgramReceiver::Options o;
     o.receive_buffer = options.dgram_receive_buffer;
     o.max_line_bytes = options.max_line_bytes;
-    o.overflow_wait = options.overflow_wait;
     m_dgram_receiver = std::make_unique<source::DgramReceiver>(std::move(*listeners.dgram), *m_dgram_sink, o);
     status.add_source({ingest::SourceKind::dgram, m_dgram_path, m_dgram_sink.get(),
                        [receiver = m_dgram_receiver.get()] { return receiver->kernel_drops(); }, {}});
@@ -112,11 +111,6 @@ std::vector<std::string> Sources::targets() const {
     targets.push_back(dir + "/");
   }
   return targets;
-}
-
-std::uint64_t Sources::dropped_lines() const {
-  return (m_stream_sink ? m_stream_sink->counters().dropped_lines.load() : 0) +
-         (m_dgram_sink ? m_dgram_sink->counters().dropped_lines.load() : 0);
 }
 
 }  // namespace trace2d::app

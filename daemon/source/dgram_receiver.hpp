@@ -22,7 +22,6 @@ class DgramReceiver {
   struct Options {
     std::size_t receive_buffer = 8 * 1024 * 1024;
     std::size_t max_line_bytes = 4608 * 1024;
-    std::chrono::milliseconds overflow_wait{2000};
   };
 
   DgramReceiver(asio::local::datagram_protocol::socket socket, ingest::IngestSink& sink,
@@ -43,7 +42,7 @@ class DgramReceiver {
   struct Batch;
   asio::awaitable<void> run();
   // Receives until the socket would block; returns false on a socket error.
-  bool drain(bool dropping);
+  bool drain();
 
   asio::local::datagram_protocol::socket m_socket;
   asio::steady_timer m_timer;

@@ -222,7 +222,7 @@ TEST(Trace2ctlSessions, CsvAndTsvHaveTheSchemasColumns) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const auto lines = split_lines(csv.out);
   ASSERT_EQ(lines.size(), 3u) << csv.out;
-  EXPECT_EQ(lines[0], "sid,start_time,cmd_name,status,exit_code,signo,elapsed,event_count,argv");
+  EXPECT_EQ(lines[0], "sid,start_time,cmd_name,status,exit_code,signo,elapsed,event_count,lines_lost,argv");
   EXPECT_EQ(lines[1], "sid-recent," + db.time_ago(k_hour_us) + R"(,status,complete,1,,0.0125,5,"[""git"",""status""]")");
   const ProcessResult tsv = run_ctl({"--db", db.path(), "sessions", "--format", "tsv", "--cmd", "status"});
   ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
