@@ -62,6 +62,7 @@ Sources::Sources(asio::io_context& io, source::Listeners& listeners, Backend& ba
     source::DgramReceiver::Options o;
     o.receive_buffer = options.dgram_receive_buffer;
     o.max_line_bytes = options.max_line_bytes;
+    o.overflow_wait = options.overflow_wait;
     m_dgram_receiver = std::make_unique<source::DgramReceiver>(std::move(*listeners.dgram), *m_dgram_sink, o);
     status.add_source({ingest::SourceKind::dgram, m_dgram_path, m_dgram_sink.get(),
                        [receiver = m_dgram_receiver.get()] { return receiver->kernel_drops(); }, {}});

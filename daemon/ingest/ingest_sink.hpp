@@ -50,6 +50,7 @@ class IngestSink {
   // `uid` holds its share of the bound (MemoryBudget::over_share): its
   // reader holds off or drops, while other uids read on.
   [[nodiscard]] bool over_share(std::int64_t uid) const { return m_budget.over_share(uid); }
+  [[nodiscard]] bool one_uid_holds_it_all() const { return m_budget.one_uid_holds_it_all(); }
   // Memory a source holds outside chunks (unfinished lines), counted in
   // the same bound and in its sender's share.
   void hold(std::size_t bytes, std::int64_t uid) { m_budget.charge(bytes, uid); }

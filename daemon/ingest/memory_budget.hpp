@@ -65,15 +65,24 @@ class MemoryBudget {
   // holds anything, else the bound divided among the uids holding some
   // (itself included). Work-conserving: nobody is held back while the
   // bound has room that no one else wants. What has no uid (the store's
-  // batches beyond their events) counts in the total only; should the
-  // total reach twice the bound all the same, each uid may have one read
-  // in flight, no more.
+  // batches beyond their events' bytes) counts in the total only: it
+  // follows what the uids hold, so the total stays within a small multiple
+  // of the bound without a check of its own, which would let one uid's
+  // overshoot hold back everyone else.
   [[nodiscard]] bool over_share(std::int64_t uid) const {
     const std::lock_guard lock(m_mutex);
     const auto held = m_by_uid.find(uid);
     const std::size_t own = held == m_by_uid.end() ? 0 : held->second;
     const std::size_t holders = m_by_uid.size() + (held == m_by_uid.end() ? 1 : 0);
-    return own >= m_limit / holders || (own > 0 && used() >= 2 * m_limit);
+    return own >= m_limit / holders;
+  }
+  // One uid holds the whole bound, and no other uid holds anything: the
+  // pipeline is full of that uid alone, and a reader that shares its input
+  // with everyone (the datagram socket) may pause for it without holding
+  // back anyone else's bytes already read.
+  [[nodiscard]] bool one_uid_holds_it_all() const {
+    const std::lock_guard lock(m_mutex);
+    return m_by_uid.size() == 1 && m_by_uid.begin()->second >= m_limit;
   }
   [[nodiscard]] std::size_t held(std::int64_t uid) const {
     const std::lock_guard lock(m_mutex);

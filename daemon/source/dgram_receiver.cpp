@@ -128,13 +128,25 @@ void DgramReceiver::stop() {
   });
 }
 
-// The receiver never pauses: every sender shares the one kernel queue, and
-// a pause for one sender's flood would make everyone's git wait at
-// max_dgram_qlen. It reads on, and drops (counting them on their sessions)
-// the datagrams of a uid that holds its share of the memory bound.
+// Every sender shares the one kernel queue, and a pause for one sender's
+// flood would make everyone's git wait at max_dgram_qlen: the receiver
+// reads on, and drops (counting them on their sessions) the datagrams of a
+// uid that holds its share of the memory bound. It pauses only while one
+// uid holds the whole bound and no other uid holds anything (a single
+// user's burst: as a stream connection does, it waits up to
+// limits.overflow_wait_ms rather than lose lines); a datagram of anyone
+// else read after it ends the pause while its bytes are held.
 asio::awaitable<void> DgramReceiver::run() {
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   while (true) {
+    if (!m_stopping && m_sink.one_uid_holds_it_all()) {
+      const auto deadline = std::chrono::steady_clock::now() + m_options.overflow_wait;
+      while (!m_stopping && m_sink.one_uid_holds_it_all() && std::chrono::steady_clock::now() < deadline) {
+        m_timer.expires_after(std::chrono::milliseconds(2));
+        boost::system::error_code ec;
+        co_await m_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+    }
     if (!m_stopping) {
       boost::system::error_code ec;
       co_await m_socket.async_wait(asio::local::datagram_protocol::socket::wait_read,

@@ -22,6 +22,7 @@ class DgramReceiver {
   struct Options {
     std::size_t receive_buffer = 8 * 1024 * 1024;
     std::size_t max_line_bytes = 4608 * 1024;
+    std::chrono::milliseconds overflow_wait{2000};
   };
 
   DgramReceiver(asio::local::datagram_protocol::socket socket, ingest::IngestSink& sink,

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <string>
 
 #include "db/schema.hpp"
 #include "proto/utf8.hpp"
@@ -353,7 +354,10 @@ TEST(EventStoreMigration, RowsOfVersion13ReadTheSameAfterMigrating) {
     // `body`, which v15's event_parts gives back.
     old.exec("ATTACH '" + source.path() + "' AS latest");
     old.exec("INSERT OR IGNORE INTO names SELECT * FROM latest.names");
-    old.exec("INSERT INTO sessions SELECT * FROM latest.sessions");
+    // The columns version 13 has (later versions add some).
+    const std::string columns =
+        old.query_text("SELECT group_concat(name) FROM pragma_table_info('sessions')").value_or("");
+    old.exec("INSERT INTO sessions (" + columns + ") SELECT " + columns + " FROM latest.sessions");
     old.exec("INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw)"
              " SELECT session, seq, type, thread, time_us, file, line, body, raw FROM latest.event_parts");
     for (const char* table : {"region_store", "child_store", "problem_store"}) {
