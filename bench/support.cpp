@@ -300,11 +300,6 @@ Child start_trace2d(const std::string& binary, const std::string& work_dir,
   std::vector<std::string> args = wrapper;
   args.insert(args.end(), {binary, "--config", "", "--socket", stream_socket_in(work_dir), "--dgram-socket",
                            dgram_socket_in(work_dir), "--db", database_in(work_dir), "--log-level", "info"});
-  // The benchmarks measure capacity: one uid sends far more than the
-  // per-uid default allows (unless a benchmark sets it).
-  if (std::find(extra_args.begin(), extra_args.end(), "--per-uid-rate") == extra_args.end()) {
-    args.insert(args.end(), {"--per-uid-rate", "0"});
-  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   const std::string log = work_dir + "/trace2d.log";
   Child child(args, "/dev/null", log);

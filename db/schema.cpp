@@ -836,7 +836,14 @@ SELECT s.sid, c.child_id, c.child_class, c.hook_name, c.argv, c.use_shell, c.cd,
   JOIN sessions s ON s.id = c.session;
 )sql";
 
-constexpr std::array<Migration, 16> k_migrations{{
+// Version 17: a session that lost lines to a bound (the rate valve, its
+// uid's share of the memory bound, a line too long or cut short) says how
+// many; its problem row (seq -1) says why.
+constexpr std::string_view k_v17 = R"sql(
+ALTER TABLE sessions ADD COLUMN lines_lost INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 17> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -853,6 +860,7 @@ constexpr std::array<Migration, 16> k_migrations{{
     {14, "sessions: no root_sid index; fixed query planner statistics", k_v14},
     {15, "event_store: the leading repo, t_abs, t_rel, nesting, category and label as numbers", k_v15},
     {16, "sessions.tree_sid: lineage with ownership; parent_sid, root_sid and depth as the SID says", k_v16},
+    {17, "sessions: lines lost to a bound", k_v17},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

@@ -82,6 +82,9 @@ struct ProcessInfo {
   std::optional<std::int64_t> signo;
   std::string status;
   std::int64_t error_count = 0;
+  // Lines of it lost to a bound before they were stored (sessions.lines_lost):
+  // it is not whole, whatever its status.
+  std::int64_t lines_lost = 0;
   // When its last event was written (microseconds since the epoch): where an
   // incomplete process, which never said how long it ran, ends. Loaded only
   // for a process without `elapsed`.

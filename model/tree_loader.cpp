@@ -21,7 +21,7 @@ namespace {
 constexpr std::string_view k_session_columns =
     "SELECT id, sid, parent_sid, depth, cmd_name, hierarchy, argv, sid_pid, start_time, process_start_us,"
     " elapsed, exit_code, signo, status, cmd_mode, exe, error_count, time_base_us, coalesce(tree_sid, root_sid),"
-    " peer_uid, ";
+    " peer_uid, lines_lost, ";
 constexpr std::string_view k_last_event =
     "time_base_us + (SELECT max(e.time_us) FROM event_store e WHERE e.session = sessions.id)";
 
@@ -243,7 +243,8 @@ ProcessInfo read_process(const db::Statement& stmt) {
   info.time_base_us = stmt.column_optional_int(17);
   info.tree_sid = text_or_empty(stmt, 18);
   info.owner = Owner{stmt.column_optional_int(19)};
-  info.last_event_us = stmt.column_optional_int(20);
+  info.lines_lost = stmt.column_optional_int(20).value_or(0);
+  info.last_event_us = stmt.column_optional_int(21);
   return info;
 }
 

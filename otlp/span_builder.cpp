@@ -355,6 +355,9 @@ class Builder {
       add(a, "trace2.cmd.signal", std::to_string(*p.signo));
     }
     add(a, "trace2d.session.status", Text::view_of(p.status));
+    if (p.lines_lost > 0) {
+      add(a, "trace2d.lines_lost", p.lines_lost);  // not whole: docs/otlp.md
+    }
     add(a, "trace2d.placed_by", Text::view_of(p.placed_by));
     if (p.tree_sid.find('/') != std::string::npos) {
       // A tree re-rooted for ownership: its trace id is this text's, not

@@ -18,6 +18,11 @@ enum class SidForm { short_form, whole };
 // owner_columns() selects it) to the user's name: in a table the name or
 // the number (ctl/query/owner.hpp), `-` for no owner; in machine formats
 // the name, or null. Columns absent from `result` are left alone.
+// A table's status for the row of `sessions s`: a session that lost lines
+// reads "complete, 67111 lines lost" (docs/security.md, "Loss accounting").
+inline constexpr const char* k_status_with_loss =
+    "CASE WHEN s.lines_lost > 0 THEN s.status || ', ' || s.lines_lost || ' lines lost' ELSE s.status END";
+
 void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form);
 
 }  // namespace trace2d::ctl

@@ -46,14 +46,17 @@ struct SessionsOptions {
 
 // The columns, by format: see ctl/output/format.hpp. The table's argv is
 // rewritten from JSON to a command line, its sid shortened (decorate()).
-// The owner (a uid here) becomes a name in decorate().
+// The owner (a uid here) becomes a name in decorate(). A session that lost
+// lines is never shown as plainly whole: the table's status says how many
+// (docs/security.md, "Loss accounting"), the machine formats have the count
+// as a column of its own.
 std::string select_columns(OutputFormat format) {
   if (is_machine_format(format)) {
     return "s.sid, s.start_time, " + owner_columns("s", Units::seconds) +
-           ", s.cmd_name, s.status, s.exit_code, s.signo, s.elapsed, s.event_count, s.argv";
+           ", s.cmd_name, s.status, s.exit_code, s.signo, s.elapsed, s.event_count, s.lines_lost, s.argv";
   }
-  return "s.sid, s.start_time, " + owner_columns("s", Units::milliseconds) +
-         ", s.cmd_name, s.status, s.exit_code, round(s.elapsed * 1000, 3) AS elapsed_ms, s.event_count, s.argv";
+  return "s.sid, s.start_time, " + owner_columns("s", Units::milliseconds) + ", s.cmd_name, " +
+         k_status_with_loss + " AS status, s.exit_code, round(s.elapsed * 1000, 3) AS elapsed_ms, s.event_count, s.argv";
 }
 
 // "AND ..." for the filters other than the window; no parameters.

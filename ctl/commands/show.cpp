@@ -1,6 +1,7 @@
 // trace2ctl show SID: one session's record and its events, in order.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ctl/commands/command.hpp"
@@ -33,13 +34,18 @@ ResultSet query_session(db::Database& db, const std::string& sid, Units units) {
     const std::string name(info.column_text(0));
     columns += columns.empty() ? "" : ", ";
     // Names come from the schema itself, not from the user.
-    columns += name == "elapsed" && units == Units::milliseconds ? std::string("round(elapsed * 1000, 3) AS elapsed_ms")
-                                                                  : "\"" + name + "\"";
+    if (name == "elapsed" && units == Units::milliseconds) {
+      columns += "round(elapsed * 1000, 3) AS elapsed_ms";
+    } else if (name == "status" && units == Units::milliseconds) {
+      columns += std::string(k_status_with_loss) + " AS status";
+    } else {
+      columns += "\"" + name + "\"";
+    }
     if (name == "peer_uid") {
       columns += ", " + owner_columns("", Units::milliseconds);
     }
   }
-  db::Statement stmt = db.prepare("SELECT " + columns + " FROM sessions WHERE sid = ?");
+  db::Statement stmt = db.prepare("SELECT " + columns + " FROM sessions s WHERE sid = ?");
   stmt.bind_text(1, sid);
   return read_all(stmt);
 }
@@ -49,6 +55,17 @@ ResultSet query_events(db::Database& db, const std::string& sid) {
       "SELECT seq, event, thread, time, label, value FROM events WHERE sid = ? ORDER BY seq");
   stmt.bind_text(1, sid);
   return read_all(stmt);
+}
+
+// What a session that lost lines says about it (its problem row before
+// any event's, seq -1): how many, and why.
+std::optional<std::string> lost_lines_problem(db::Database& db, const std::string& sid) {
+  db::Statement stmt = db.prepare("SELECT message FROM problems WHERE sid = ? AND seq = -1");
+  stmt.bind_text(1, sid);
+  if (!stmt.step()) {
+    return std::nullopt;
+  }
+  return std::string(stmt.column_text(0));
 }
 
 void run_show(const Context& ctx, const ShowOptions& options) {
@@ -64,6 +81,7 @@ void run_show(const Context& ctx, const ShowOptions& options) {
     throw CommandError("no session with sid '" + sid + "'");
   }
   const ResultSet events = query_events(db, sid);
+  const std::optional<std::string> lost_lines = lost_lines_problem(db, sid);
   db.exec("COMMIT");
   // argv as a command line in the record; the SID whole.
   present_session_columns(session, db, ctx.global.format, SidForm::whole);
@@ -78,6 +96,9 @@ void run_show(const Context& ctx, const ShowOptions& options) {
     return;
   }
   print_record(ctx.out, session.columns, session.rows.front());
+  if (lost_lines) {
+    ctx.out << "lost: " << *lost_lines << '\n';
+  }
   ctx.out << '\n';
   TableStyle style;
   style.limits = {{"value", k_table_value_chars}};

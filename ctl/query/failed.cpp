@@ -30,7 +30,8 @@ std::function<bool(const Row&)> failed_row(const ResultSet& result) {
     }
     if (status && *status < row.size()) {
       const auto* text = std::get_if<std::string>(&row[*status]);
-      return text != nullptr && *text == "incomplete";
+      // A table's status of a session that lost lines ("complete, 12 lines lost") alerts too.
+      return text != nullptr && (text->starts_with("incomplete") || text->ends_with(" lines lost"));
     }
     return false;
   };

@@ -64,7 +64,9 @@ std::string process_name(const model::ProcessInfo& process) {
   return "?";
 }
 
-std::string process_outcome(const model::ProcessInfo& process) {
+namespace {
+
+std::string plain_outcome(const model::ProcessInfo& process) {
   if (process.signo) {
     return "signal " + std::to_string(*process.signo);
   }
@@ -72,6 +74,18 @@ std::string process_outcome(const model::ProcessInfo& process) {
     return "exit " + std::to_string(*process.exit_code);
   }
   return process.status.empty() ? std::string("unknown") : process.status;
+}
+
+}  // namespace
+
+// A process that lost lines is never shown as whole (docs/security.md,
+// "Loss accounting").
+std::string process_outcome(const model::ProcessInfo& process) {
+  std::string outcome = plain_outcome(process);
+  if (process.lines_lost > 0) {
+    outcome += ", " + std::to_string(process.lines_lost) + " lines lost";
+  }
+  return outcome;
 }
 
 std::string region_name(const model::RegionInfo& region) {

@@ -19,6 +19,7 @@ body { font: 14px/1.4 "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 4px; }
 .meta { color: #6e6e73; margin: 0 0 12px; }
+.lost { color: #b00020; font-weight: 600; margin: 0 0 12px; }
 table { border-collapse: collapse; margin: 8px 0 16px; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #e5e5ea; text-align: left; white-space: nowrap; }
 th { background: #f2f2f7; font-weight: 600; }
@@ -94,6 +95,18 @@ void append_tree_list(std::string& out, const std::vector<model::ProcessTree>& t
   out += "</tbody></table>\n";
 }
 
+// Lines the processes of a tree lost to a bound (sessions.lines_lost), and
+// how many processes lost some: such a tree is marked as not whole.
+void count_lost_lines(const std::vector<model::Node>& nodes, std::int64_t& lines, std::size_t& processes) {
+  for (const model::Node& node : nodes) {
+    if (const model::ProcessInfo* process = node.process(); process != nullptr && process->lines_lost > 0) {
+      lines += process->lines_lost;
+      ++processes;
+    }
+    count_lost_lines(node.children, lines, processes);
+  }
+}
+
 void append_tree_section(std::string& out, const model::ProcessTree& tree, std::size_t index) {
   const model::ProcessInfo* process = top_process(tree);
   if (process == nullptr) {
@@ -112,6 +125,14 @@ void append_tree_section(std::string& out, const model::ProcessTree& tree, std::
   out += " &middot; sid <code>";
   append_html_escaped(out, tree.root);
   out += "</code></p>\n";
+  std::int64_t lost = 0;
+  std::size_t losing = 0;
+  count_lost_lines(tree.processes, lost, losing);
+  if (lost > 0) {
+    out += "<p class=\"lost\">Not whole: " + std::to_string(lost) + " lines of " + std::to_string(losing) +
+           (losing == 1 ? " process" : " processes") +
+           " were lost before they could be stored (see each session's problems).</p>\n";
+  }
   const FlameLayout layout = layout_flame(tree);
   append_flame_svg(out, layout);
   if (layout.untimed > 0) {

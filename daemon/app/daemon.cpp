@@ -176,13 +176,14 @@ void announce(const std::vector<std::string>& targets, const std::string& db_pat
   std::fflush(stdout);
 }
 
-int report_shutdown(Backend& backend, const Sources& sources) {
+int report_shutdown(Backend& backend) {
   const auto& counts = backend.worker().counters();
   spdlog::info(
-      "stopped: {} lines, {} events stored, {} rejected, {} dropped at the memory bound, {} abandoned; "
-      "peak queued {:.1f} MiB",
+      "stopped: {} lines, {} events stored, {} rejected, {} dropped (past a uid's memory share or by the rate "
+      "valve: uid_stats.dropped), {} abandoned; peak queued {:.1f} MiB",
       counts.total(&pipeline::IngestCounters::PerSource::lines), backend.writer().committed_events(),
-      counts.total(&pipeline::IngestCounters::PerSource::rejects), sources.dropped_lines(),
+      counts.total(&pipeline::IngestCounters::PerSource::rejects),
+      counts.total(&pipeline::IngestCounters::PerSource::dropped),
       backend.writer().abandoned_events(), static_cast<double>(backend.budget().peak()) / (1024.0 * 1024.0));
   return backend.writer().abandoned_events() == 0 ? 0 : 1;
 }
@@ -323,7 +324,7 @@ int Daemon::run() {
     otlp_exporter->stop();  // what it has not sent stays queued for the next run
   }
   backend.finish(m_options.store_give_up_after);
-  return report_shutdown(backend, sources);
+  return report_shutdown(backend);
 }
 
 }  // namespace trace2d::app

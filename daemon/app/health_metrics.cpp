@@ -27,7 +27,7 @@ std::optional<double> file_bytes(const std::string& path) {
 // directory set is one source), and their sum is what an alert wants.
 struct PerKind {
   std::array<bool, 4> present{};
-  std::array<double, 4> lines{}, bytes{}, dropped{}, opened{}, open{}, refused{}, kernel_drops{};
+  std::array<double, 4> lines{}, bytes{}, opened{}, open{}, refused{}, kernel_drops{};
 };
 
 }  // namespace
@@ -44,9 +44,8 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
     const auto k = static_cast<std::size_t>(source.kind);
     const auto& c = source.sink->counters();
     kinds.present[k] = true;
-    kinds.lines[k] += static_cast<double>(c.lines.load());
+    kinds.lines[k] += static_cast<double>(c.lines.load() + c.dropped_lines.load());
     kinds.bytes[k] += static_cast<double>(c.bytes.load());
-    kinds.dropped[k] += static_cast<double>(c.dropped_lines.load());
     kinds.opened[k] += static_cast<double>(c.channels_opened.load());
     kinds.open[k] += static_cast<double>(c.channels_open.load());
     kinds.refused[k] += static_cast<double>(c.channels_refused.load());
@@ -69,8 +68,10 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
              "Lines of the source that became rejects rows (not an event, or refused by the stitcher).",
              [&](std::size_t k) { return static_cast<double>(parsed.by_source[k].rejects.load()); });
   per_source("trace2d_dropped_lines", Type::counter,
-             "Lines read from the source and dropped at the memory bound (limits.queue_max_mib).",
-             [&](std::size_t k) { return kinds.dropped[k]; });
+             "Lines read from the source and dropped before parsing: past their uid's share of the memory bound "
+             "(limits.queue_max_mib) or by the rate valve (limits.per_uid_lines_per_second); the sum of "
+             "uid_stats.dropped.",
+             [&](std::size_t k) { return static_cast<double>(parsed.by_source[k].dropped.load()); });
   per_source("trace2d_kernel_drops", Type::counter, "Datagrams the kernel dropped before trace2d read them (dgram only).",
              [&](std::size_t k) { return kinds.kernel_drops[k]; });
   per_source("trace2d_connections_opened", Type::counter,

@@ -29,7 +29,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"limits.max_line_bytes", {"BYTES", "Longest event line accepted; longer lines are rejected"}},
     {"limits.io_threads", {"N", "Threads reading sockets"}},
     {"limits.batch_scheduling", {"", "Run the parse, store and export threads under SCHED_BATCH, so git goes first"}},
-    {"limits.per_uid_lines_per_second", {"N", "Lines one uid may send per second (0: no limit)"}},
+    {"limits.per_uid_lines_per_second", {"N", "The rate valve: lines one uid may send per second while it holds its memory share (0: none)"}},
     {"limits.per_uid_connections", {"N", "Stream connections one uid may hold open (0: all but a share kept for other uids)"}},
     {"limits.per_uid_sessions", {"N", "Sessions one uid may have open at once"}},
     {"limits.per_uid_live_mib", {"MIB", "Memory one uid's sessions in memory may hold (text, open regions)"}},

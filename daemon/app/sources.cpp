@@ -114,9 +114,4 @@ std::vector<std::string> Sources::targets() const {
   return targets;
 }
 
-std::uint64_t Sources::dropped_lines() const {
-  return (m_stream_sink ? m_stream_sink->counters().dropped_lines.load() : 0) +
-         (m_dgram_sink ? m_dgram_sink->counters().dropped_lines.load() : 0);
-}
-
 }  // namespace trace2d::app

@@ -37,7 +37,6 @@ class Sources {
   // What git's GIT_TRACE2_EVENT may name, the preferred one first.
   [[nodiscard]] std::vector<std::string> targets() const;
   // Lines read from the sockets and dropped at the memory bound.
-  [[nodiscard]] std::uint64_t dropped_lines() const;
 
  private:
   [[nodiscard]] static source::DirWatcher::Options dir_options(const DaemonOptions& options);

@@ -89,10 +89,13 @@ void StatusReporter::write(db::Database& db) {
     stats.bind_int(3, static_cast<std::int64_t>(sink.channels_opened.load()));
     stats.bind_int(4, static_cast<std::int64_t>(sink.channels_open.load()));
     stats.bind_int(5, static_cast<std::int64_t>(sink.bytes.load()));
-    stats.bind_int(6, static_cast<std::int64_t>(sink.lines.load()));
+    // Every line read, those dropped at the memory bound included; the
+    // dropped ones (there and at the rate valve) as the pipeline counted
+    // them, the same lines as uid_stats.dropped.
+    stats.bind_int(6, static_cast<std::int64_t>(sink.lines.load() + sink.dropped_lines.load()));
     stats.bind_int(7, static_cast<std::int64_t>(parsed.events.load()));
     stats.bind_int(8, static_cast<std::int64_t>(parsed.rejects.load()));
-    stats.bind_int(9, static_cast<std::int64_t>(sink.dropped_lines.load()));
+    stats.bind_int(9, static_cast<std::int64_t>(parsed.dropped.load()));
     stats.bind_int(10, static_cast<std::int64_t>(source.kernel_drops ? source.kernel_drops() : 0));
     stats.bind_int(11, static_cast<std::int64_t>(
                            std::max<std::uint64_t>(parsed.too_many_files.load(),

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "daemon/ingest/lost_lines.hpp"
 #include "daemon/ingest/origin.hpp"
 
 namespace trace2d::ingest {
@@ -32,9 +34,22 @@ struct IngestChunk {
   // still open (a child of it inherited the descriptor): nothing more will
   // come from that process.
   bool writer_exited = false;
-  // Lines the reader read and dropped at the memory bound, since its last chunk.
+  // Lines the reader read and dropped at the memory bound (its uid's
+  // share), since its last chunk: in all, and by the session they belong to
+  // (drop_line()), so that each session records what it lost.
   std::uint64_t dropped_lines = 0;
   std::uint64_t dropped_bytes = 0;
+  struct Dropped {
+    std::string sid;  // empty: the channel's current session (or, for `anonymous`, none)
+    std::uint32_t origin = 0;
+    bool anonymous = false;  // past the chunk's bound of named sessions: counted for its uid
+    std::uint64_t lines = 0;
+    std::uint64_t bytes = 0;
+  };
+  std::vector<Dropped> dropped;
+  // Sessions a chunk names in `dropped`: a flood of lines with a fresh SID
+  // each is counted per uid past this, at no cost per session.
+  static constexpr std::size_t k_max_dropped_sessions = 16;
   // The reader refused or closed channels on its own (a sparse or oversized
   // trace file, a hard link; a connection over its uid's bound, or silent):
   // stored as a reject with this reason. Empty otherwise.
@@ -52,10 +67,47 @@ struct IngestChunk {
   };
   std::optional<FileProgress> progress;
 
+  // What the chunk's memory was charged to, by uid (set by IngestSink;
+  // released alike by the pipeline once the chunk is done).
+  std::vector<std::pair<std::int64_t, std::size_t>> charges;
+
   void add_line(std::string_view line, std::uint64_t full_size, std::uint32_t origin = 0) {
     lines.push_back(Line{static_cast<std::uint32_t>(bytes.size()),
                          static_cast<std::uint32_t>(line.size()), full_size, origin});
     bytes.append(line);
+  }
+  // A line dropped at the memory bound: counted for the session its head names.
+  void drop_line(std::string_view line, std::uint64_t full_size, std::uint32_t origin = 0) {
+    ++dropped_lines;
+    dropped_bytes += full_size;
+    std::string_view sid = sid_in_head(line);
+    if (!dropped.empty() && dropped.back().origin == origin && !dropped.back().anonymous &&
+        dropped.back().sid == sid) {
+      ++dropped.back().lines;
+      dropped.back().bytes += full_size;
+      return;
+    }
+    std::size_t named = 0;
+    for (Dropped& entry : dropped) {
+      if (entry.origin == origin && !entry.anonymous && entry.sid == sid) {
+        ++entry.lines;
+        entry.bytes += full_size;
+        return;
+      }
+      named += entry.anonymous ? 0 : 1;
+    }
+    const bool anonymous = named >= k_max_dropped_sessions;
+    if (anonymous) {
+      sid = {};
+      for (Dropped& entry : dropped) {
+        if (entry.origin == origin && entry.anonymous) {
+          ++entry.lines;
+          entry.bytes += full_size;
+          return;
+        }
+      }
+    }
+    dropped.push_back(Dropped{std::string(sid), origin, anonymous, 1, full_size});
   }
   [[nodiscard]] const ingest::Origin& origin_of(const Line& line) const { return origins[line.origin]; }
   // The channel (connection, file) these lines belong to.
@@ -71,7 +123,8 @@ struct IngestChunk {
     return bytes.size() - line.offset - line.size;
   }
   [[nodiscard]] std::size_t memory_bytes() const {
-    return bytes.capacity() + lines.capacity() * sizeof(Line) + sizeof(IngestChunk);
+    return bytes.capacity() + lines.capacity() * sizeof(Line) + sizeof(IngestChunk) +
+           dropped.capacity() * (sizeof(Dropped) + 64);
   }
 };
 

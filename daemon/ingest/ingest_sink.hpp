@@ -2,6 +2,7 @@
 // What sources see of the pipeline: hand over chunks of lines, and ask
 // whether the memory bound is reached.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -39,17 +40,21 @@ class IngestSink {
     m_counters.dropped_lines.fetch_add(chunk.dropped_lines, std::memory_order_relaxed);
     m_counters.dropped_bytes.fetch_add(chunk.dropped_bytes, std::memory_order_relaxed);
     chunk.seal(proto::Parser::padding_bytes());
-    m_budget.charge(chunk.memory_bytes());
+    charge_senders(chunk);
     // A finished trace file waits for its commit to be removed, and git may
     // be waiting for room in its directory (GIT_TRACE2_MAX_FILES).
     const bool urgent = chunk.progress && (chunk.progress->finished || chunk.progress->remove_after_commit);
     m_queue.push(std::move(chunk), urgent);
   }
   [[nodiscard]] bool over_budget() const { return m_budget.exhausted(); }
+  // `uid` holds its share of the bound (MemoryBudget::over_share): its
+  // reader holds off or drops, while other uids read on.
+  [[nodiscard]] bool over_share(std::int64_t uid) const { return m_budget.over_share(uid); }
+  [[nodiscard]] bool one_uid_holds_it_all() const { return m_budget.one_uid_holds_it_all(); }
   // Memory a source holds outside chunks (unfinished lines), counted in
-  // the same bound.
-  void hold(std::size_t bytes) { m_budget.charge(bytes); }
-  void release(std::size_t bytes) { m_budget.release(bytes); }
+  // the same bound and in its sender's share.
+  void hold(std::size_t bytes, std::int64_t uid) { m_budget.charge(bytes, uid); }
+  void release(std::size_t bytes, std::int64_t uid) { m_budget.release(bytes, uid); }
   // Past this share of the bound: for sources that can wait without harm
   // (trace files), so that they leave the rest to sockets, whose writers
   // cannot wait.
@@ -60,6 +65,40 @@ class IngestSink {
   [[nodiscard]] SourceCounters& counters() { return m_counters; }
 
  private:
+  // A chunk's memory counts in its senders' shares: the whole of it for a
+  // chunk of one sender (all but datagrams), else each line's bytes to its
+  // sender and the rest to the first.
+  void charge_senders(IngestChunk& chunk) {
+    const std::size_t total = chunk.memory_bytes();
+    const auto uid_of = [](const Origin& origin) { return origin.peer_uid.value_or(-1); };
+    chunk.charges.clear();
+    const std::int64_t first = chunk.origins.empty() ? -1 : uid_of(chunk.origins.front());
+    bool one_sender = true;
+    for (const Origin& origin : chunk.origins) {
+      one_sender = one_sender && uid_of(origin) == first;
+    }
+    if (one_sender) {
+      chunk.charges.emplace_back(first, total);
+    } else {
+      std::size_t others = 0;
+      for (const IngestChunk::Line& line : chunk.lines) {
+        const std::int64_t uid = uid_of(chunk.origin_of(line));
+        if (uid == first) {
+          continue;
+        }
+        others += line.size;
+        if (chunk.charges.empty() || chunk.charges.back().first != uid) {
+          chunk.charges.emplace_back(uid, 0);
+        }
+        chunk.charges.back().second += line.size;
+      }
+      chunk.charges.emplace_back(first, total - std::min(total, others));
+    }
+    for (const auto& [uid, bytes] : chunk.charges) {
+      m_budget.charge(bytes, uid);
+    }
+  }
+
   WorkQueue<IngestChunk>& m_queue;
   MemoryBudget& m_budget;
   std::atomic<std::uint64_t>& m_channel_ids;

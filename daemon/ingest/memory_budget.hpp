@@ -2,9 +2,19 @@
 // Bytes held between the sockets and SQLite (read but not yet committed).
 // Readers check it before reading more; see docs/architecture.md for what
 // happens at the bound.
+//
+// The bound is shared out per uid (the sender, from the kernel): a uid may
+// hold the whole bound while it is the only one holding anything, and an
+// equal share of it once others hold some too. So a flood fills only its
+// own share, and everyone else reads on (docs/security.md, "Fairness").
+// Charges without a uid (the store's batches) count in the total only.
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
 
 namespace trace2d::ingest {
 
@@ -23,6 +33,61 @@ class MemoryBudget {
     if (m_waiters.load() > 0) {
       m_used.notify_all();
     }
+  }
+  // The same, counted in `uid`'s share too.
+  void charge(std::size_t bytes, std::int64_t uid) {
+    if (bytes == 0) {
+      return;
+    }
+    {
+      const std::lock_guard lock(m_mutex);
+      m_by_uid[uid] += bytes;
+    }
+    charge(bytes);
+  }
+  void release(std::size_t bytes, std::int64_t uid) {
+    if (bytes == 0) {
+      return;
+    }
+    {
+      const std::lock_guard lock(m_mutex);
+      if (const auto held = m_by_uid.find(uid); held != m_by_uid.end()) {
+        held->second -= std::min(held->second, bytes);
+        if (held->second == 0) {
+          m_by_uid.erase(held);
+        }
+      }
+    }
+    release(bytes);
+  }
+
+  // Whether `uid` holds its share: the whole bound while no other uid
+  // holds anything, else the bound divided among the uids holding some
+  // (itself included). Work-conserving: nobody is held back while the
+  // bound has room that no one else wants. What has no uid (the store's
+  // batches beyond their events' bytes) counts in the total only: it
+  // follows what the uids hold, so the total stays within a small multiple
+  // of the bound without a check of its own, which would let one uid's
+  // overshoot hold back everyone else.
+  [[nodiscard]] bool over_share(std::int64_t uid) const {
+    const std::lock_guard lock(m_mutex);
+    const auto held = m_by_uid.find(uid);
+    const std::size_t own = held == m_by_uid.end() ? 0 : held->second;
+    const std::size_t holders = m_by_uid.size() + (held == m_by_uid.end() ? 1 : 0);
+    return own >= m_limit / holders;
+  }
+  // One uid holds the whole bound, and no other uid holds anything: the
+  // pipeline is full of that uid alone, and a reader that shares its input
+  // with everyone (the datagram socket) may pause for it without holding
+  // back anyone else's bytes already read.
+  [[nodiscard]] bool one_uid_holds_it_all() const {
+    const std::lock_guard lock(m_mutex);
+    return m_by_uid.size() == 1 && m_by_uid.begin()->second >= m_limit;
+  }
+  [[nodiscard]] std::size_t held(std::int64_t uid) const {
+    const std::lock_guard lock(m_mutex);
+    const auto held = m_by_uid.find(uid);
+    return held == m_by_uid.end() ? 0 : held->second;
   }
 
   // Blocks until what is held is under the bound: for a source that can
@@ -45,6 +110,8 @@ class MemoryBudget {
   std::atomic<std::size_t> m_used{0};
   std::atomic<std::size_t> m_peak{0};
   std::atomic<int> m_waiters{0};
+  mutable std::mutex m_mutex;
+  std::unordered_map<std::int64_t, std::size_t> m_by_uid;  // uids holding bytes now
 };
 
 }  // namespace trace2d::ingest

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <limits>
 
+#include "daemon/ingest/lost_lines.hpp"
 #include "proto/redact.hpp"
 #include "proto/timestamp.hpp"
 
@@ -40,11 +42,13 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
     const ingest::Origin& origin = chunk.origin_of(line);
     auto& counters = m_counters.of(origin.kind);
     counters.lines.fetch_add(1, std::memory_order_relaxed);
-    if (!m_limiter.admit(origin.peer_uid, chunk.received_us)) {
-      m_dropped_from[origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid)] = origin.kind;
-      continue;  // counted per uid; reported in uid_stats and a reject row
-    }
     std::string_view text = chunk.line_text(line);
+    if (!m_limiter.admit(origin.peer_uid, chunk.received_us,
+                         [this](std::int64_t uid) { return m_budget.over_share(uid); })) {
+      counters.dropped.fetch_add(1, std::memory_order_relaxed);
+      lost(ingest::sid_in_head(text), origin, 1, ingest::LossReason::rate_valve, chunk.received_us);
+      continue;  // counted per uid (uid_stats) and on its session
+    }
     std::size_t readable_after = chunk.readable_after(line);
     if (m_options.redact_url_credentials && proto::redact_url_credentials(text, m_redacted)) {
       text = m_redacted;
@@ -54,6 +58,7 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
       m_reason = fmt::format("line too long: {} bytes (limit {})", line.full_size,
                              m_options.max_line_bytes);
       reject(chunk, origin, m_reason, text, line.full_size);
+      m_stitcher.note_lost(ingest::sid_in_head(text), origin, 1, ingest::LossReason::too_long, chunk.received_us);
       continue;
     }
     if (line.full_size > line.size) {
@@ -62,6 +67,7 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
           "unfinished lines",
           line.size, line.full_size);
       reject(chunk, origin, m_reason, text, line.full_size);
+      m_stitcher.note_lost(ingest::sid_in_head(text), origin, 1, ingest::LossReason::cut_short, chunk.received_us);
       continue;
     }
     const proto::ParseOutcome outcome = m_parser.parse(text, readable_after, m_event);
@@ -97,11 +103,8 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
   if (end < chunk.lines.size()) {
     return end;
   }
-  if (chunk.dropped_lines > 0) {
-    // Read, then dropped at the memory bound: explained by one row per burst.
-    m_reason = fmt::format("dropped at the memory bound: {} lines ({} bytes)", chunk.dropped_lines,
-                           chunk.dropped_bytes);
-    reject(chunk, chunk.channel_origin(), m_reason, {}, chunk.dropped_bytes);
+  if (!chunk.dropped.empty()) {
+    lost_at_memory_bound(chunk);
   }
   if (!chunk.refused.empty()) {
     reject(chunk, chunk.channel_origin(), chunk.refused, {}, chunk.refused_bytes);
@@ -118,6 +121,38 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
   }
   return end;
+}
+
+// Lines dropped before parsing: counted on the session they belong to
+// when there is one their sender owns, else for their uid (a reject row
+// at the next report names it).
+void IngestWorker::lost(std::string_view sid, const ingest::Origin& origin, std::uint64_t lines,
+                        ingest::LossReason reason, std::int64_t received_us) {
+  if (!m_stitcher.note_lost(sid, origin, lines, reason, received_us)) {
+    Unattributed& unattributed = m_unattributed[origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid)];
+    unattributed.source = origin.kind;
+    unattributed.lines[static_cast<std::size_t>(reason)] += lines;
+  }
+}
+
+// Read, then dropped at the memory bound (its uid's share) by the reader:
+// counted per uid with the rate valve's drops, and on each session the
+// reader named (ingest_chunk.hpp, drop_line()).
+void IngestWorker::lost_at_memory_bound(const ingest::IngestChunk& chunk) {
+  for (const ingest::IngestChunk::Dropped& dropped : chunk.dropped) {
+    const ingest::Origin& origin = chunk.origins[dropped.origin];
+    m_limiter.count_dropped(origin.peer_uid, dropped.lines);
+    auto& counters = m_counters.of(origin.kind);
+    counters.lines.fetch_add(dropped.lines, std::memory_order_relaxed);
+    counters.dropped.fetch_add(dropped.lines, std::memory_order_relaxed);
+    if (dropped.anonymous) {
+      Unattributed& unattributed = m_unattributed[origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid)];
+      unattributed.source = origin.kind;
+      unattributed.lines[static_cast<std::size_t>(ingest::LossReason::memory_bound)] += dropped.lines;
+      continue;
+    }
+    lost(dropped.sid, origin, dropped.lines, ingest::LossReason::memory_bound, chunk.received_us);
+  }
 }
 
 // Whose turn a chunk waits for: its sender's uid. Datagrams of all senders
@@ -146,7 +181,9 @@ bool IngestWorker::take_turns() {
       PendingChunk& pending = it->second.front();
       pending.next_line = process(pending.chunk, pending.next_line, m_options.turn_lines);
       if (pending.next_line >= pending.chunk.lines.size()) {
-        m_budget.release(pending.chunk.memory_bytes());
+        for (const auto& [uid, bytes] : pending.chunk.charges) {
+          m_budget.release(bytes, uid);
+        }
         it->second.pop_front();
       }
       it = it->second.empty() ? m_pending.erase(it) : std::next(it);
@@ -164,19 +201,36 @@ void IngestWorker::report_uids(bool force) {
     return;
   }
   m_last_uid_report = now;
+  // Lines dropped whose session could not be named: one row per uid and
+  // report, naming the uid that sent them.
+  for (auto& [uid, unattributed] : m_unattributed) {
+    m_reason.clear();
+    std::uint64_t total = 0;
+    for (std::size_t reason = 0; reason < ingest::k_loss_reasons; ++reason) {
+      const std::uint64_t lines = unattributed.lines[reason];
+      if (lines == 0) {
+        continue;
+      }
+      total += lines;
+      fmt::format_to(std::back_inserter(m_reason), "{}{} to {}", m_reason.empty() ? "" : ", ", lines,
+                     ingest::to_string(static_cast<ingest::LossReason>(reason)));
+    }
+    m_reason = fmt::format("{} lines of uid {} lost, of no session it owns that they named ({}; rate valve {} "
+                           "lines/s, limits.per_uid_lines_per_second)",
+                           total, uid, m_reason, m_options.per_uid_lines_per_second);
+    const std::optional<std::int64_t> peer_uid =
+        uid == UidRateLimiter::k_unknown_uid ? std::nullopt : std::optional<std::int64_t>(uid);
+    const stitch::RejectedInput rejected{unattributed.source, std::nullopt, peer_uid, proto::unix_now_us(),
+                                         m_reason,            {},           0};
+    for (stitch::StitchedConsumer* consumer : m_consumers) {
+      consumer->on_reject(rejected);
+    }
+  }
+  m_unattributed.clear();
   for (const auto& [uid, counts] : m_limiter.counts()) {
     UidRateLimiter::Counts& reported = m_reported[uid];
     if (counts.lines == reported.lines) {
       continue;
-    }
-    if (counts.dropped > reported.dropped) {
-      m_reason = fmt::format("rate limit: {} lines from uid {} dropped (limit {} lines/s)",
-                             counts.dropped - reported.dropped, uid, m_options.per_uid_lines_per_second);
-      const stitch::RejectedInput rejected{m_dropped_from[uid], std::nullopt, uid, proto::unix_now_us(),
-                                           m_reason,           {},           0};
-      for (stitch::StitchedConsumer* consumer : m_consumers) {
-        consumer->on_reject(rejected);
-      }
     }
     for (stitch::StitchedConsumer* consumer : m_consumers) {
       consumer->on_uid_counts(uid, counts.lines, counts.dropped);

@@ -31,6 +31,10 @@ struct IngestCounters {
     std::atomic<std::uint64_t> lines{0};
     std::atomic<std::uint64_t> events{0};
     std::atomic<std::uint64_t> rejects{0};
+    // Read, then dropped before parsing (included in `lines`): at the
+    // memory bound (a uid's share) or by the rate valve. The same lines as
+    // uid_stats.dropped.
+    std::atomic<std::uint64_t> dropped{0};
     std::atomic<std::uint64_t> too_many_files{0};
   };
   std::array<PerSource, 4> by_source;  // indexed by ingest::SourceKind
@@ -89,6 +93,9 @@ class IngestWorker {
   // still wait (new chunks came, or its time slice ended).
   bool take_turns();
   static std::int64_t turn_key(const ingest::IngestChunk& chunk);
+  void lost(std::string_view sid, const ingest::Origin& origin, std::uint64_t lines, ingest::LossReason reason,
+            std::int64_t received_us);
+  void lost_at_memory_bound(const ingest::IngestChunk& chunk);
   void reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin, std::string_view reason,
               std::string_view raw, std::uint64_t size);
   void report_uids(bool force);
@@ -117,7 +124,12 @@ class IngestWorker {
   std::string m_redacted;
   UidRateLimiter m_limiter;
   std::map<std::int64_t, UidRateLimiter::Counts> m_reported;  // as last written
-  std::map<std::int64_t, ingest::SourceKind> m_dropped_from;  // where a uid's drops came from
+  // Lost lines no session could be named for, by uid, since the last report.
+  struct Unattributed {
+    ingest::SourceKind source = ingest::SourceKind::stream;
+    std::array<std::uint64_t, ingest::k_loss_reasons> lines{};
+  };
+  std::map<std::int64_t, Unattributed> m_unattributed;
   std::chrono::steady_clock::time_point m_last_uid_report{};
   IngestCounters m_counters;
 };

@@ -4,13 +4,7 @@
 
 namespace trace2d::pipeline {
 
-bool UidRateLimiter::admit(std::optional<std::int64_t> uid, std::int64_t now_us) {
-  const std::int64_t key = uid.value_or(k_unknown_uid);
-  Counts& counts = m_counts[key];
-  ++counts.lines;
-  if (m_rate == 0) {
-    return true;
-  }
+bool UidRateLimiter::take_token(std::int64_t key, std::int64_t now_us) {
   // Bursts of up to two seconds' worth pass: git sends a command's events
   // in a burst, then nothing.
   const double capacity = 2.0 * static_cast<double>(m_rate);
@@ -25,7 +19,6 @@ bool UidRateLimiter::admit(std::optional<std::int64_t> uid, std::int64_t now_us)
     bucket.tokens -= 1.0;
     return true;
   }
-  ++counts.dropped;
   return false;
 }
 

@@ -128,19 +128,24 @@ void DgramReceiver::stop() {
   });
 }
 
+// Every sender shares the one kernel queue, and a pause for one sender's
+// flood would make everyone's git wait at max_dgram_qlen: the receiver
+// reads on, and drops (counting them on their sessions) the datagrams of a
+// uid that holds its share of the memory bound. It pauses only while one
+// uid holds the whole bound and no other uid holds anything (a single
+// user's burst: as a stream connection does, it waits up to
+// limits.overflow_wait_ms rather than lose lines); a datagram of anyone
+// else read after it ends the pause while its bytes are held.
 asio::awaitable<void> DgramReceiver::run() {
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   while (true) {
-    bool dropping = false;
-    if (!m_stopping && m_sink.over_budget()) {
-      // As for streams: hold off, then drop (counted) rather than hang git.
+    if (!m_stopping && m_sink.one_uid_holds_it_all()) {
       const auto deadline = std::chrono::steady_clock::now() + m_options.overflow_wait;
-      while (!m_stopping && m_sink.over_budget() && std::chrono::steady_clock::now() < deadline) {
-        m_timer.expires_after(std::chrono::milliseconds(10));
+      while (!m_stopping && m_sink.one_uid_holds_it_all() && std::chrono::steady_clock::now() < deadline) {
+        m_timer.expires_after(std::chrono::milliseconds(2));
         boost::system::error_code ec;
         co_await m_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       }
-      dropping = !m_stopping && m_sink.over_budget();
     }
     if (!m_stopping) {
       boost::system::error_code ec;
@@ -151,7 +156,7 @@ asio::awaitable<void> DgramReceiver::run() {
         break;
       }
     }
-    if (!drain(dropping) || m_stopping) {
+    if (!drain() || m_stopping) {
       break;
     }
   }
@@ -159,7 +164,7 @@ asio::awaitable<void> DgramReceiver::run() {
   m_socket.close(ignored);
 }
 
-bool DgramReceiver::drain(bool dropping) {
+bool DgramReceiver::drain() {
   const int fd = m_socket.native_handle();
   ingest::IngestChunk chunk;
   std::uint64_t received = 0;
@@ -173,9 +178,24 @@ bool DgramReceiver::drain(bool dropping) {
     m_sink.submit(std::move(chunk));
     chunk = ingest::IngestChunk();
   };
-  // A stopping receiver empties the queue; a running one yields now and then.
-  while (m_stopping || received < 4096) {
+  // Whether a uid is over its share, asked once per uid and batch of
+  // messages (not per datagram).
+  std::vector<std::pair<std::int64_t, bool>> over_share;
+  const auto dropping_for = [&](const ingest::Origin& origin) {
+    const std::int64_t uid = origin.peer_uid.value_or(-1);
+    for (const auto& [known, over] : over_share) {
+      if (known == uid) {
+        return over;
+      }
+    }
+    return over_share.emplace_back(uid, m_sink.over_share(uid)).second;
+  };
+  // A stopping receiver empties the queue (at most what a full receive
+  // buffer holds of small datagrams: a sender still flooding cannot keep it
+  // reading); a running one yields now and then.
+  while (received < (m_stopping ? 65536u : 4096u)) {
     m_batch->reset();
+    over_share.clear();
     const int n = ::recvmmsg(fd, m_batch->headers.data(), k_messages_per_call, MSG_DONTWAIT, nullptr);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -224,12 +244,12 @@ bool DgramReceiver::drain(bool dropping) {
         continue;
       }
       // One line per datagram, or several separated by '\n'.
+      const bool dropping = dropping_for(origin);
       while (!payload.empty()) {
         const std::size_t newline = payload.find('\n');
         const std::string_view line = payload.substr(0, newline);
         if (dropping) {
-          ++chunk.dropped_lines;
-          chunk.dropped_bytes += line.size();
+          chunk.drop_line(line, line.size(), origin_index);
         } else {
           chunk.add_line(line, line.size(), origin_index);
         }

@@ -43,7 +43,7 @@ class DgramReceiver {
   struct Batch;
   asio::awaitable<void> run();
   // Receives until the socket would block; returns false on a socket error.
-  bool drain(bool dropping);
+  bool drain();
 
   asio::local::datagram_protocol::socket m_socket;
   asio::steady_timer m_timer;

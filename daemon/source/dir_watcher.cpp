@@ -466,8 +466,8 @@ DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
     refuse(file, fmt::format("trace file '{}' refused: {}", file.path(), *problem), file.owner_uid());
     return ReadOutcome::finished;
   }
-  const auto pause = [this] {
-    if (over_budget()) {
+  const auto pause = [this, uid = file.owner_uid()] {
+    if (over_budget(uid)) {
       catch_up_soon();  // the file keeps meanwhile
       return true;
     }
@@ -553,7 +553,7 @@ void DirWatcher::catch_up_soon() {
 void DirWatcher::catch_up() {
   std::vector<std::string> done;
   for (auto& [path, file] : m_files) {
-    if (over_budget()) {
+    if (m_sink.over_budget_share(1.0)) {
       catch_up_soon();
       break;
     }
@@ -571,6 +571,13 @@ bool DirWatcher::over_budget() const {
   // stop at half the bound, so that one user's big file never fills the
   // queue the sockets need.
   return m_sink.over_budget_share(0.5);
+}
+
+// A file's owner past its share of the bound waits; another uid's file is
+// read on up to the whole bound, so that one user's flood of files never
+// holds back everyone else's.
+bool DirWatcher::over_budget(std::int64_t uid) const {
+  return m_sink.over_budget_share(1.0) || (over_budget() && m_sink.over_share(uid));
 }
 
 bool DirWatcher::writer_running(const TracedFile& file) const {

@@ -107,6 +107,7 @@ class DirWatcher {
   [[nodiscard]] std::size_t open_file_cap() const;
   [[nodiscard]] std::size_t open_file_cap_per_uid() const;
   [[nodiscard]] bool over_budget() const;
+  [[nodiscard]] bool over_budget(std::int64_t uid) const;
   void wait_for_slot(std::int64_t uid, const std::string& dir, const std::string& name, bool closed_by_writer);
   void post_once(bool& posted, void (DirWatcher::*work)());
   void open_waiting_soon();

@@ -1,12 +1,14 @@
 #pragma once
 // One process (one SID) as the `sessions` table stores it.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "daemon/ingest/lost_lines.hpp"
 #include "daemon/ingest/origin.hpp"
 #include "daemon/stitch/event_clock.hpp"
 
@@ -24,6 +26,12 @@ enum class SessionStatus : std::uint8_t { running, complete, incomplete };
 }
 
 [[nodiscard]] std::optional<SessionStatus> session_status_from_string(std::string_view text);
+
+struct SessionRecord;
+// The problem row of a session that lost lines: how many, and why.
+[[nodiscard]] std::string lost_lines_message(const SessionRecord& record);
+// The seq of that row: before any event's.
+inline constexpr std::int64_t k_lost_lines_problem_seq = -1;
 
 struct SessionRecord {
   std::int64_t id = 0;  // integer key that event rows refer to
@@ -55,6 +63,10 @@ struct SessionRecord {
   std::int64_t event_count = 0;
   std::int64_t error_count = 0;
   std::int64_t problem_count = 0;
+  // Lines of it read and not stored as events because of a bound (the
+  // rate valve, its uid's memory share, too long, cut short): it is not
+  // whole. Its problem row (seq -1) says why.
+  std::int64_t lines_lost = 0;
   std::int64_t first_received_us = 0;
   std::int64_t last_received_us = 0;
   // Event times are stored relative to this (the session's first "time").
@@ -66,6 +78,10 @@ struct SessionRecord {
   std::optional<std::int64_t> sid_pid;
   // argv normalised for matching a child_start that ran it (argv_key.hpp).
   std::optional<std::string> argv_key;
+
+  // Not a column: of `lines_lost`, how many for each reason since this
+  // daemon started (ingest::LossReason), for the problem row's message.
+  std::array<std::int64_t, ingest::k_loss_reasons> lost_by_reason{};
 
   // Not a column: how the writer stores this snapshot. Most snapshots of a
   // session come after its row exists; updating only what can change, and

@@ -627,6 +627,39 @@ std::optional<EventPlacement> Stitcher::place(proto::Event& event, const ingest:
   return placement;
 }
 
+bool Stitcher::note_lost(std::string_view sid, const ingest::Origin& origin, std::uint64_t lines,
+                         ingest::LossReason reason, std::int64_t received_us) {
+  Channel* channel = nullptr;
+  if (origin.kind != ingest::SourceKind::dgram) {
+    if (const auto found = m_channels.find(origin.channel); found != m_channels.end()) {
+      channel = &found->second;
+    }
+  }
+  Live* live = nullptr;
+  if (channel != nullptr && channel->last != nullptr && (sid.empty() || channel->last->record.sid == sid)) {
+    live = channel->last;
+  } else if (!sid.empty()) {
+    live = find_or_create(sid, origin, received_us);
+    if (live != nullptr && same_owner(live->record.peer_uid, origin.peer_uid) &&
+        origin.kind != ingest::SourceKind::dgram) {
+      attach(*live, m_channels[origin.channel]);  // its channel's end ends it
+    }
+  }
+  if (live == nullptr || !same_owner(live->record.peer_uid, origin.peer_uid)) {
+    return false;
+  }
+  SessionRecord& r = live->record;
+  if (r.lines_lost == 0) {
+    ++r.problem_count;  // its one problem row for lost lines
+  }
+  r.lines_lost += static_cast<std::int64_t>(lines);
+  r.lost_by_reason[static_cast<std::size_t>(reason)] += static_cast<std::int64_t>(lines);
+  r.last_received_us = std::max(r.last_received_us, received_us);
+  mark_dirty(*live);
+  count_running(*live);
+  return true;
+}
+
 void Stitcher::end_of_channel(std::uint64_t channel) {
   const auto found = m_channels.find(channel);
   if (found == m_channels.end()) {

@@ -88,6 +88,14 @@ class Stitcher {
                                  std::int64_t received_us);
   [[nodiscard]] const std::string& refusal() const { return m_refusal; }
 
+  // Lines of a session lost before they were parsed (a bound dropped or
+  // refused them): counted on the session `sid` names (when empty, the
+  // channel's current session), which records how many and why. False when
+  // there is no such session its sender owns (the caller counts them for
+  // the sender's uid). A session not seen yet is opened, as by an event.
+  bool note_lost(std::string_view sid, const ingest::Origin& origin, std::uint64_t lines, ingest::LossReason reason,
+                 std::int64_t received_us);
+
   // The channel ended (EOF): its sessions that are still running become incomplete.
   void end_of_channel(std::uint64_t channel);
   // The process writing to the channel has exited while the channel stays

@@ -43,17 +43,19 @@ constexpr std::string_view k_write_regions =
 // function binds them all: ?1..?21 the columns a later snapshot can change,
 // ?22 and ?23 the indexed ones (start_time, sid_pid), ?24 the id, ?25..?32
 // what only the first write sets, ?33 the bytes of the batch's events of
-// the session (added to stored_bytes in the same write of the row).
+// the session (added to stored_bytes in the same write of the row), ?34
+// its lines lost (bound with the bytes), ?35 its tree_sid (the insert's only).
 constexpr int k_session_update_parameters = 24;
 constexpr int k_session_parameters = 32;
 constexpr int k_session_bytes_parameter = 33;
-constexpr int k_session_tree_parameter = 34;  // the insert's only
+constexpr int k_session_lines_lost_parameter = 34;
+constexpr int k_session_tree_parameter = 35;  // the insert's only
 constexpr std::string_view k_update_session_head =
     "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
     " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
     " status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16, last_received = ?17,"
     " time_base_us = ?18, argv_key = ?19, process_start_us = ?20, nickname = ?21,"
-    " stored_bytes = stored_bytes + ?33";
+    " stored_bytes = stored_bytes + ?33, lines_lost = ?34";
 
 void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
@@ -84,14 +86,16 @@ RowWriter::RowWriter(db::Database& db)
           "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
           " end_time, elapsed, exit_code, signo, status, event_count, error_count, problem_count,"
           " last_received, time_base_us, argv_key, process_start_us, nickname, start_time, sid_pid, id,"
-          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes, tree_sid)"
+          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes,"
+          " lines_lost, tree_sid)"
           " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,"
-          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34)"
+          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)"
           " ON CONFLICT (sid) DO UPDATE SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5,"
           " cmd_mode = ?6, worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11,"
           " signo = ?12, status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16,"
           " last_received = ?17, time_base_us = ?18, argv_key = ?19, process_start_us = ?20,"
-          " nickname = ?21, start_time = ?22, sid_pid = ?23, stored_bytes = stored_bytes + ?33")),
+          " nickname = ?21, start_time = ?22, sid_pid = ?23, stored_bytes = stored_bytes + ?33,"
+          " lines_lost = ?34")),
       // The columns a later snapshot of a session can change; the indexed
       // ones (start_time, sid_pid) only when they did.
       m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?24")),
@@ -331,8 +335,10 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
     db::Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
     bind(u, k_session_update_parameters);
     u.bind_int(k_session_bytes_parameter, added_bytes);
+    u.bind_int(k_session_lines_lost_parameter, r.lines_lost);
     u.run();
     if (m_db.changes() > 0) {
+      write_lost_lines_problem(r);
       return;
     }
     // The row is gone (retention pruned it meanwhile): write it whole.
@@ -342,7 +348,21 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
   // Set once, with the row: a session's lineage never changes.
   m_upsert_session.bind_text(k_session_tree_parameter,
                              r.tree_sid.empty() ? proto::sid_root(r.sid) : std::string_view(r.tree_sid));
+  m_upsert_session.bind_int(k_session_lines_lost_parameter, r.lines_lost);
   m_upsert_session.run();
+  write_lost_lines_problem(r);
+}
+
+// A session that lost lines says so in a problem row of its own (seq -1,
+// before any event's), rewritten with each snapshot as the count grows.
+void RowWriter::write_lost_lines_problem(const stitch::SessionRecord& r) {
+  if (r.lines_lost == 0) {
+    return;
+  }
+  m_insert_problem.bind_int(1, r.id);
+  m_insert_problem.bind_int(2, stitch::k_lost_lines_problem_seq);
+  m_insert_problem.bind_text(3, stitch::lost_lines_message(r));
+  m_insert_problem.run();
 }
 
 void RowWriter::write_regions(const WriteBatch& batch) {

@@ -39,6 +39,7 @@ class RowWriter {
   void write_events(const WriteBatch& batch);
   // `added_bytes`: the bytes of this batch's events of the session, added
   // to its stored_bytes in the same write.
+  void write_lost_lines_problem(const stitch::SessionRecord& r);
   void write_session(const stitch::SessionRecord& session, std::int64_t added_bytes);
   // This batch's bytes of `session` (then 0: counted once).
   std::int64_t take_session_bytes(std::int64_t session);

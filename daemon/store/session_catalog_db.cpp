@@ -13,7 +13,7 @@ constexpr std::string_view k_find_sql =
     "SELECT id, sid, evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
     " start_time, end_time, elapsed, exit_code, signo, status, source, peer_pid, peer_uid,"
     " event_count, error_count, problem_count, first_received, last_received, time_base_us,"
-    " sid_pid, argv_key, process_start_us, nickname, coalesce(tree_sid, root_sid)"
+    " sid_pid, argv_key, process_start_us, nickname, coalesce(tree_sid, root_sid), lines_lost"
     " FROM sessions WHERE sid = ?";
 
 std::optional<std::int64_t> parse_time(const std::optional<std::string>& text) {
@@ -105,6 +105,7 @@ std::optional<stitch::SessionRecord> DatabaseSessionCatalog::find(std::string_vi
   r.process_start_us = s.column_optional_int(27);
   r.nickname = s.column_optional_text(28);
   r.tree_sid = std::string(s.column_text(29));
+  r.lines_lost = s.column_int(30);
   m_find.reset();
   return r;
 }

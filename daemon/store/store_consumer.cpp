@@ -1,5 +1,7 @@
 #include "daemon/store/store_consumer.hpp"
 
+#include <algorithm>
+
 namespace trace2d::store {
 namespace {
 
@@ -20,6 +22,19 @@ void StoreConsumer::saw_input_of(std::int64_t received_us) {
 void StoreConsumer::on_event(const stitch::StitchedEvent& stitched) {
   saw_input_of(stitched.received_us);
   m_encoder.encode(stitched.event, stitched.original, stitched.placement, m_batch, stitched.origin.peer_uid);
+  count_for(stitched.origin.peer_uid.value_or(-1), stitched.original.size() + sizeof(EventRow));
+}
+
+void StoreConsumer::count_for(std::int64_t uid, std::size_t bytes) {
+  if (m_batch.charged_uids.empty() || uid != m_last_uid) {
+    const auto [entry, inserted] = m_uid_entry.try_emplace(uid, m_batch.charged_uids.size());
+    if (inserted) {
+      m_batch.charged_uids.emplace_back(uid, 0);
+    }
+    m_last_uid = uid;
+    m_last_entry = entry->second;
+  }
+  m_batch.charged_uids[m_last_entry].second += bytes;
 }
 
 void StoreConsumer::on_reject(const stitch::RejectedInput& reject) {
@@ -62,9 +77,20 @@ bool StoreConsumer::hand_on(std::uint64_t number) {
     return false;
   }
   m_batch.number = number;
-  m_budget.charge(m_batch.memory_bytes());
+  // Each sender's events count in its share of the memory bound until
+  // committed (a flood parked here fills only its own share); the rest of
+  // the batch counts in the total.
+  const std::size_t total = m_batch.memory_bytes();
+  std::size_t left = total;
+  for (auto& [uid, bytes] : m_batch.charged_uids) {
+    bytes = std::min(bytes, left);
+    left -= bytes;
+    m_budget.charge(bytes, uid);
+  }
+  m_budget.charge(left);
   m_output.push(std::move(m_batch));
   m_batch = WriteBatch();
+  m_uid_entry.clear();
   return true;
 }
 

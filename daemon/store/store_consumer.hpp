@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 #include "daemon/ingest/memory_budget.hpp"
 #include "daemon/ingest/work_queue.hpp"
@@ -41,6 +42,13 @@ class StoreConsumer final : public stitch::StitchedConsumer {
   ingest::MemoryBudget& m_budget;
   Options m_options;
   WriteBatch m_batch;
+  // The batch's bytes by sender, for the memory bound's shares: an entry
+  // per uid in m_batch.charged_uids, found by hash when the sender changes
+  // (consecutive events are mostly one sender's), never by a scan.
+  void count_for(std::int64_t uid, std::size_t bytes);
+  std::unordered_map<std::int64_t, std::size_t> m_uid_entry;
+  std::int64_t m_last_uid = 0;
+  std::size_t m_last_entry = 0;
 };
 
 }  // namespace trace2d::store

@@ -187,11 +187,13 @@ bool StoreWriter::commit() {
 
 void StoreWriter::after_commit(std::int64_t now_us) {
   std::size_t bytes = 0;
+  std::size_t charged_to_uids = 0;
   std::uint64_t events = 0;
   {
     std::lock_guard lock(m_latency_mutex);
     for (const WriteBatch& batch : m_pending) {
       bytes += batch.memory_bytes();
+      charged_to_uids += batch.charged_to_uids();
       events += batch.events.size();
       if (batch.oldest_received_us > 0) {
         m_latencies_ms[m_latency_count++ % m_latencies_ms.size()] =
@@ -221,7 +223,12 @@ void StoreWriter::after_commit(std::int64_t now_us) {
   }
   m_committed_batch.store(m_pending.back().number);
   m_committed_events.fetch_add(events);
-  m_budget.release(bytes);
+  for (const WriteBatch& batch : m_pending) {
+    for (const auto& [uid, charged] : batch.charged_uids) {
+      m_budget.release(charged, uid);
+    }
+  }
+  m_budget.release(bytes - std::min(bytes, charged_to_uids));
   m_pending.clear();
   m_written = 0;
   m_rows_in_transaction = 0;

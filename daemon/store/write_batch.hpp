@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/ingest/origin.hpp"
@@ -117,6 +118,17 @@ class WriteBatch {
   std::vector<stitch::ChildRecord> children;  // merged into what is stored
   std::vector<FileOffsetRow> file_offsets;
   std::vector<UidStatRow> uid_stats;
+  // Not rows: what of memory_bytes() the memory bound counts in each
+  // sender's share (its events' bytes, StoreConsumer::hand_on); the rest
+  // counts in the total only. Released alike once committed.
+  std::vector<std::pair<std::int64_t, std::size_t>> charged_uids;
+  [[nodiscard]] std::size_t charged_to_uids() const {
+    std::size_t sum = 0;
+    for (const auto& [uid, bytes] : charged_uids) {
+      sum += bytes;
+    }
+    return sum;
+  }
   // Sessions the storage rule withholds: counted, and their rows (written
   // before their command was known) deleted after everything else.
   std::vector<stitch::WithheldRecord> withheld;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <string>
 
 #include "db/schema.hpp"
 #include "proto/utf8.hpp"

@@ -389,31 +389,55 @@ TEST_F(RetentionTest, StoredBytesAddUpOverBatches) {
   }
 }
 
-TEST(UidRateLimiter, AdmitsABurstThenTheRate) {
+// Under pressure (its uid holds its share of the memory bound) the valve
+// admits a burst, then the rate.
+TEST(UidRateLimiter, AdmitsABurstThenTheRateUnderPressure) {
   pipeline::UidRateLimiter limiter(100);
+  const auto pressed = [](std::int64_t) { return true; };
   std::int64_t now = 1'000'000;
   int admitted = 0;
   for (int i = 0; i < 1000; ++i) {
-    admitted += limiter.admit(1000, now) ? 1 : 0;
+    admitted += limiter.admit(1000, now, pressed) ? 1 : 0;
   }
   EXPECT_EQ(admitted, 200);  // two seconds' worth
   now += 500'000;            // half a second refills 50
   admitted = 0;
   for (int i = 0; i < 100; ++i) {
-    admitted += limiter.admit(1000, now) ? 1 : 0;
+    admitted += limiter.admit(1000, now, pressed) ? 1 : 0;
   }
   EXPECT_EQ(admitted, 50);
   // Another user is not affected.
-  EXPECT_TRUE(limiter.admit(1001, now));
+  EXPECT_TRUE(limiter.admit(1001, now, pressed));
   EXPECT_EQ(limiter.counts().at(1000).lines, 1100u);
   EXPECT_EQ(limiter.counts().at(1000).dropped, 850u);
   EXPECT_EQ(limiter.counts().at(1001).dropped, 0u);
 }
 
+// Work-conserving: beyond the rate, a line still goes on while the
+// pipeline has room (its uid is under its share); only the uid that
+// presses is dropped.
+TEST(UidRateLimiter, DropsNothingWhileThePipelineHasRoom) {
+  pipeline::UidRateLimiter limiter(100);
+  const auto pressed_by_1000 = [](std::int64_t uid) { return uid == 1000; };
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(limiter.admit(1001, 1'000'000, pressed_by_1000));
+  }
+  int admitted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    admitted += limiter.admit(1000, 1'000'000, pressed_by_1000) ? 1 : 0;
+  }
+  EXPECT_EQ(admitted, 200);
+  EXPECT_EQ(limiter.counts().at(1001).dropped, 0u);
+  EXPECT_EQ(limiter.counts().at(1000).dropped, 800u);
+  limiter.count_dropped(1001, 5);  // the memory bound's drops count with them
+  EXPECT_EQ(limiter.counts().at(1001).lines, 1005u);
+  EXPECT_EQ(limiter.counts().at(1001).dropped, 5u);
+}
+
 TEST(UidRateLimiter, ZeroMeansNoLimitButStillCounts) {
   pipeline::UidRateLimiter limiter(0);
   for (int i = 0; i < 10000; ++i) {
-    ASSERT_TRUE(limiter.admit(std::nullopt, 0));
+    ASSERT_TRUE(limiter.admit(std::nullopt, 0, [](std::int64_t) { return true; }));
   }
   EXPECT_EQ(limiter.counts().at(pipeline::UidRateLimiter::k_unknown_uid).lines, 10000u);
 }

@@ -31,11 +31,6 @@ RunningDaemon::RunningDaemon(const TempDir& dir, std::vector<std::string> extra_
   if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-grace-ms") == extra_args.end()) {
     spec.argv.insert(spec.argv.end(), {"--shutdown-grace-ms", "300"});
   }
-  // Most tests send from one uid (root) as fast as they can, far past the
-  // per-uid default, to test something else; those about the limit set it.
-  if (std::find(extra_args.begin(), extra_args.end(), "--per-uid-rate") == extra_args.end()) {
-    spec.argv.insert(spec.argv.end(), {"--per-uid-rate", "0"});
-  }
   spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
   m_process = std::make_unique<Process>(spec);
   const bool ready = wait_until(

@@ -99,7 +99,13 @@ TEST(Security, IdentityComesFromTheKernelNotThePayload) {
   EXPECT_EQ(db.query_int("SELECT peer_uid FROM sessions"), static_cast<std::int64_t>(::getuid()));
 }
 
-TEST(Security, OneUsersFloodIsCappedAndCountedPerUid) {
+// The rate valve is work-conserving (issue 24): a flood past its rate
+// (100 lines/s here) loses nothing while the pipeline has room for it, and
+// every line is still counted per uid. (Before, the valve cut this flood
+// to its burst whatever the load: 200-odd of 1,000 lines stored.) What the
+// valve drops under pressure, and how that shows, is
+// Fairness.UnderPressureOnlyTheFloodingUidLosesAndTheTotalsAgree.
+TEST(Security, AFloodPastTheRateValveLosesNothingWhileThePipelineHasRoom) {
   constexpr int k_flood = 1000;
   constexpr int k_rate = 100;  // lines per second, bursts of two seconds
   TempDir dir;
@@ -113,7 +119,7 @@ TEST(Security, OneUsersFloodIsCappedAndCountedPerUid) {
   }
   const bool other_user = ::geteuid() == 0;
   if (other_user) {
-    // A second user, sending while the first is throttled, gets through whole.
+    // A second user, sending meanwhile, gets through whole.
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
@@ -139,14 +145,12 @@ TEST(Security, OneUsersFloodIsCappedAndCountedPerUid) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a uid_stats report
   ASSERT_EQ(daemon.stop().exit_code, 0);
   db::Database db = open_db(daemon.db_path());
-  const auto stored = db.query_int("SELECT count(*) FROM events WHERE sid = 'flood'").value_or(0);
-  EXPECT_GE(stored, 2 * k_rate);  // the burst, plus what the time allowed
-  EXPECT_LT(stored, k_flood / 2);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'flood'"), k_flood);
+  EXPECT_EQ(db.query_int("SELECT lines_lost FROM sessions WHERE sid = 'flood'"), 0);
   const auto uid = static_cast<std::int64_t>(::getuid());
-  EXPECT_EQ(db.query_int("SELECT lines FROM uid_stats WHERE uid = " + std::to_string(uid)),
-            k_flood);
-  EXPECT_EQ(db.query_int("SELECT dropped FROM uid_stats WHERE uid = " + std::to_string(uid)), k_flood - stored);
-  EXPECT_GE(db.query_int("SELECT count(*) FROM rejects WHERE reason LIKE 'rate limit:%'"), 1);
+  EXPECT_EQ(db.query_int("SELECT lines FROM uid_stats WHERE uid = " + std::to_string(uid)), k_flood);
+  EXPECT_EQ(db.query_int("SELECT dropped FROM uid_stats WHERE uid = " + std::to_string(uid)), 0);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects"), 0);
   if (other_user) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM events WHERE sid = 'polite'"), 50);
     EXPECT_EQ(db.query_int("SELECT peer_uid FROM sessions WHERE sid = 'polite'"), 65534);
