@@ -86,8 +86,14 @@ bool is_schema_table(const char* table) {
          equal(table, "sqlite_temp_schema");
 }
 
-int read_allowed(const Restriction& r, const char* table, const char* schema, const char* view) {
+int read_allowed(const Restriction& r, const char* table, const char* column, const char* schema, const char* view) {
   if (equal(schema, r.schema)) {
+    // A filtered table used without any of its columns (count(*) over its
+    // filter view, once SQLite has flattened it) is checked outside the
+    // view, with no column: that reads nothing of it.
+    if (equal(column, "") && contains(r.filtered, table)) {
+      return SQLITE_OK;
+    }
     // A store table only from inside its own filter view; `sessions` also
     // from the others, whose filter looks up the row's session. A CTE named
     // like a filter view would pass this test, but needs the schema's name.
@@ -117,11 +123,12 @@ int read_allowed(const Restriction& r, const char* table, const char* schema, co
   if (equal(schema, "main")) {
     // The in-memory main database is empty; its table-valued functions
     // read nothing of the file.
-    return is_schema_table(table) || equal(table, "json_each") || equal(table, "json_tree") ? SQLITE_OK
-                                                                                            : SQLITE_DENY;
+    if (is_schema_table(table) || equal(table, "json_each") || equal(table, "json_tree")) {
+      return SQLITE_OK;
+    }
   }
-  if (schema == nullptr && table != nullptr && !r.user_sql) {
-    // pragma_table_info() reads without a schema; the PRAGMA check decides.
+  if ((schema == nullptr || equal(schema, "main")) && table != nullptr && !r.user_sql) {
+    // pragma_table_info() (in main, or without a schema): the PRAGMA check decides.
     return std::string_view(table).starts_with("pragma_table_") ? SQLITE_OK : SQLITE_DENY;
   }
   return SQLITE_DENY;
@@ -139,7 +146,7 @@ int authorize(void* state, int action, const char* arg3, const char* arg4, const
     case SQLITE_FUNCTION:
       return is_refused_function(arg4) ? SQLITE_DENY : SQLITE_OK;
     case SQLITE_READ:
-      return read_allowed(r, arg3, schema, view);
+      return read_allowed(r, arg3, arg4, schema, view);
     case SQLITE_PRAGMA:
       // show and status ask for a view's columns; nothing else.
       return !r.user_sql && (equal(arg3, "table_info") || equal(arg3, "table_xinfo")) ? SQLITE_OK : SQLITE_DENY;
