@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -123,6 +124,11 @@ void write_text_file(const std::string& path, std::string_view text) {
     fail("replace", path, errno);
   }
   file.keep();
+}
+
+std::string output_display_name(const std::string& path) {
+  const char* name = std::getenv("TRACE2CTL_OUTPUT_NAME");
+  return path == "/dev/fd/3" && name != nullptr && *name != '\0' ? std::string(name) : path;
 }
 
 }  // namespace trace2d::ctl

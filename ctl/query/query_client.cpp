@@ -137,7 +137,8 @@ bool passed_variable(std::string_view name) {
          name == "NO_COLOR" || name == "TERM" || name.starts_with("LC_");
 }
 
-std::string request_payload(const std::vector<std::string>& args, const std::string& db_path) {
+std::string request_payload(const std::vector<std::string>& args, const std::string& db_path,
+                            const std::string& output_name) {
   std::string fields;
   const auto add = [&](std::string_view field) {
     fields += field;
@@ -147,6 +148,9 @@ std::string request_payload(const std::vector<std::string>& args, const std::str
   add("db=" + db_path);
   for (const std::string& arg : args) {
     add("arg=" + arg);
+  }
+  if (!output_name.empty()) {
+    add("env=TRACE2CTL_OUTPUT_NAME=" + output_name);
   }
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
@@ -260,7 +264,7 @@ int run_through_query_service(std::vector<std::string> args, const std::string& 
   if (output) {
     fds.push_back(output->fd());
   }
-  send_request(socket.get(), request_payload(args, db_path), fds);
+  send_request(socket.get(), request_payload(args, db_path, output ? output_path : std::string()), fds);
   const std::string reply = read_reply(socket.get());
   if (reply.starts_with("exit ")) {
     const int code = std::atoi(reply.c_str() + 5);

@@ -39,6 +39,10 @@ struct Restriction {
   bool user_sql = false;
 };
 
+// How much of the file SQLite may map (its pages are then read without a
+// system call each).
+constexpr std::int64_t k_store_mmap_bytes = std::int64_t{256} << 20;
+
 // The objects every command relies on (as open_database() checks them).
 constexpr std::array<std::string_view, 5> k_required_objects{
     "schema_version", "sessions", "event_store", "names", "events"};
@@ -89,8 +93,10 @@ bool is_schema_table(const char* table) {
 int read_allowed(const Restriction& r, const char* table, const char* column, const char* schema, const char* view) {
   if (equal(schema, r.schema)) {
     // A filtered table used without any of its columns (count(*) over its
-    // filter view, once SQLite has flattened it) is checked outside the
-    // view, with no column: that reads nothing of it.
+    // filter view, or a join no column of which is used, once SQLite has
+    // flattened the view) is checked outside the view, with no column: the
+    // view's filter still holds. For `names`, whose view filters nothing,
+    // that tells a user how many names there are, and nothing of them.
     if (equal(column, "") && contains(r.filtered, table)) {
       return SQLITE_OK;
     }
@@ -298,6 +304,10 @@ db::Database open_restricted_database(const std::string& path, uid_t uid, std::c
     attach.bind_text(1, path);
     attach.run();
   }
+  // Through the views, a listing reads the user's session rows where the
+  // owner reads a covering index: many more pages, each a pread() without
+  // a mapping (40,000 instead of 7,000 for 70,000 sessions).
+  db.exec("PRAGMA " + quoted(r.schema) + ".mmap_size = " + std::to_string(k_store_mmap_bytes));
   const std::vector<StoreObject> objects = read_store_schema(db, path, r.schema);
 
   const std::string store = quoted(r.schema) + ".";
