@@ -19,6 +19,7 @@
 #include "ctl/commands/number_flags.hpp"
 #include "ctl/output/pager.hpp"
 #include "ctl/query/database.hpp"
+#include "ctl/query/query_client.hpp"
 #include "trace2d/version.hpp"
 
 namespace {
@@ -69,6 +70,14 @@ int main(int argc, char** argv) {
                  "snapshot that keeps trace2d's write-ahead log from shrinking")
       ->check(ctl::number_between(0.0, 366.0 * 86400.0, "seconds"))
       ->capture_default_str();
+  // Set by trace2d's query service (docs/security.md, "Per-user access"):
+  // every database this process opens shows only this uid's sessions.
+  // Anyone may pass it; it only ever shows less.
+  std::optional<long long> only_uid;
+  cli.add_option("--only-uid", only_uid,
+                 "Show only the sessions of this uid, through filtered views (what the query service runs "
+                 "for a user who may not read the database)")
+      ->check(CLI::Range(0LL, 4294967294LL));
   // Global flags also after the command name: `trace2ctl sessions --json`.
   cli.fallthrough();
   // At most one command; "none" is reported below, since CLI11's own check
@@ -108,8 +117,42 @@ int main(int argc, char** argv) {
     global.colour = colour == "always";
   }
   global.query_timeout = std::chrono::milliseconds(std::llround(timeout_seconds * 1000.0));
+  if (only_uid) {
+    ctl::restrict_databases_to_uid(static_cast<uid_t>(*only_uid));
+  }
 
   try {
+    if (!only_uid && ctl::database_forbidden(global.db_path)) {
+      // Not root, not in the group: trace2d's query service runs the
+      // command on the user's own sessions (docs/security.md).
+      std::vector<std::string> args;
+      bool colour_given = false;
+      for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--db" && i + 1 < argc) {
+          ++i;
+          continue;
+        }
+        if (arg.starts_with("--db=")) {
+          continue;
+        }
+        colour_given = colour_given || arg.starts_with("--color");
+        args.emplace_back(arg);
+      }
+      if (!colour_given) {
+        // Decided here, where the terminal and NO_COLOR are known: the
+        // command's output may go through this process's pager.
+        args.insert(args.begin(), global.colour ? "--color=always" : "--color=never");
+      }
+      std::optional<ctl::Pager> pager;
+      for (const ctl::Command& command : commands) {
+        const std::optional<std::string> pager_command = ctl::pager_command();
+        if (command.app->parsed() && terminal && !no_pager && command.pages && command.pages() && pager_command) {
+          pager.emplace(*pager_command);
+        }
+      }
+      return ctl::run_through_query_service(std::move(args), global.db_path);
+    }
     // Declared before the commands run and destroyed after the flush below:
     // the pager gets all of the output, then trace2ctl waits for it.
     std::optional<ctl::Pager> pager;

@@ -46,7 +46,7 @@ Database::~Database() {
 }
 
 Database::Database(Database&& other) noexcept
-    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
+    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)), m_kept(std::move(other.m_kept)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
@@ -55,6 +55,7 @@ Database& Database::operator=(Database&& other) noexcept {
     }
     m_db = std::exchange(other.m_db, nullptr);
     m_path = std::move(other.m_path);
+    m_kept = std::move(other.m_kept);
   }
   return *this;
 }
@@ -229,6 +230,8 @@ std::optional<std::string> Statement::column_optional_text(int index) const {
   return column_is_null(index) ? std::nullopt : std::optional<std::string>(column_text(index));
 }
 bool Statement::is_read_only() const { return sqlite3_stmt_readonly(m_stmt) != 0; }
+
+bool Statement::is_explain() const { return sqlite3_stmt_isexplain(m_stmt) != 0; }
 
 Transaction::Transaction(Database& db) : m_db(db) { m_db.exec("BEGIN IMMEDIATE"); }
 

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,9 +51,17 @@ class Database {
 
   [[noreturn]] void fail(int code, std::string_view context) const;
 
+  // State a callback installed on the connection (an authorizer's rules)
+  // points to: kept exactly as long as the connection, across moves.
+  void keep_with_connection(std::shared_ptr<void> state) { m_kept = std::move(state); }
+  [[nodiscard]] void* kept_state() const { return m_kept.get(); }
+
  private:
   sqlite3* m_db = nullptr;
   std::string m_path;
+  // Destroyed after the destructor closed the connection (members after
+  // the body): no callback can see it freed.
+  std::shared_ptr<void> m_kept;
 };
 
 class Statement {
@@ -104,6 +113,7 @@ class Statement {
   [[nodiscard]] std::optional<std::string> column_optional_text(int index) const;
 
   [[nodiscard]] bool is_read_only() const;
+  [[nodiscard]] bool is_explain() const;  // EXPLAIN or EXPLAIN QUERY PLAN
   [[nodiscard]] explicit operator bool() const { return m_stmt != nullptr; }
 
  private:

@@ -86,12 +86,12 @@ void write_otlp_json(const Context& ctx, const ExportOptions& options, const std
   write_text_file(options.output, lines);
   if (ctx.global.format == OutputFormat::json) {
     std::string text = "{\"file\":";
-    append_json_string(text, options.output);
+    append_json_string(text, output_display_name(options.output));
     text += ",\"format\":\"otlp-json\",\"trees\":" + std::to_string(trees) + ",\"spans\":" + std::to_string(spans) + "}\n";
     ctx.out << text;
   } else {
     ctx.out << "wrote " << spans << " spans of " << trees << (trees == 1 ? " process tree" : " process trees") << " to "
-            << options.output << " (OTLP/JSON)\n";
+            << output_display_name(options.output) << " (OTLP/JSON)\n";
   }
 }
 
@@ -177,14 +177,14 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   write_text_file(options.output, trace);
   if (ctx.global.format == OutputFormat::json) {
     std::string text = "{\"file\":";
-    append_json_string(text, options.output);
+    append_json_string(text, output_display_name(options.output));
     text += ",\"format\":\"chrome\",\"events\":" + std::to_string(stats.events) +
             ",\"processes\":" + std::to_string(stats.processes) + ",\"untimed\":" + std::to_string(stats.untimed) + "}\n";
     ctx.out << text;
     return;
   }
   ctx.out << "wrote " << stats.events << " trace events for " << stats.processes << " processes to "
-          << options.output << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+          << output_display_name(options.output) << " (open it in ui.perfetto.dev or chrome://tracing)\n";
   if (stats.untimed > 0) {
     ctx.out << stats.untimed << " regions or children without times (brief mode) were left out\n";
   }

@@ -89,7 +89,7 @@ void run_report(const Context& ctx, const ReportOptions& options) {
 
   if (ctx.global.format == OutputFormat::json) {
     std::string text = "{\"file\":";
-    append_json_string(text, options.html);
+    append_json_string(text, output_display_name(options.html));
     text += ",\"bytes\":" + std::to_string(html.size()) +
             ",\"commands\":" + std::to_string(report.command_stats.rows.size()) + ",\"trees\":[";
     for (std::size_t i = 0; i < report.trees.size(); ++i) {
@@ -100,7 +100,7 @@ void run_report(const Context& ctx, const ReportOptions& options) {
     ctx.out << text;
     return;
   }
-  ctx.out << "wrote " << options.html << ": " << report.command_stats.rows.size() << " commands, "
+  ctx.out << "wrote " << output_display_name(options.html) << ": " << report.command_stats.rows.size() << " commands, "
           << report.trees.size() << " process trees (" << html.size() << " bytes)\n";
   for (const std::string& problem : report.problems) {
     ctx.out << escape_for_terminal(problem) << '\n';

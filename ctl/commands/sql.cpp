@@ -7,6 +7,7 @@
 #include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
+#include "ctl/query/restricted_database.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -36,6 +37,12 @@ db::Statement prepare_single(db::Database& db, const std::string& sql) {
     if ((rc & 0xFF) == SQLITE_INTERRUPT) {
       throw db::SqliteError(rc, message);  // the time limit: main says so
     }
+    if (is_restricted(db) && (message == "not authorized" || message.find("is prohibited") != std::string::npos)) {
+      throw CommandError("SQL error: " + message +
+                         " (the query service shows only your own sessions: the tables and views of "
+                         "docs/schema.md, filtered to your uid; no ATTACH, PRAGMA, `names` but through the "
+                         "views, nor the schema's SQL)");
+    }
     if (message.rfind("not authorized to use function", 0) == 0) {
       throw CommandError("SQL error: " + message +
                          " (trace2ctl refuses it: fts3_tokenizer() reveals memory addresses)");
@@ -48,6 +55,11 @@ db::Statement prepare_single(db::Database& db, const std::string& sql) {
   if (tail != nullptr && !only_whitespace_or_comments(db, tail)) {
     throw CommandError("only one SQL statement may be given; found more after the first");
   }
+  if (is_restricted(db) && stmt.is_explain()) {
+    // EXPLAIN would name the attached file's schema, which the restriction
+    // keeps from the user's statements.
+    throw CommandError("EXPLAIN is not available through the query service");
+  }
   if (!stmt.is_read_only()) {
     throw CommandError("refusing to run a statement that would write: trace2ctl opens the "
                        "database read-only");
@@ -57,6 +69,10 @@ db::Statement prepare_single(db::Database& db, const std::string& sql) {
 
 void run_sql(const Context& ctx, const SqlOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  // On a connection restricted to one user, this statement is the user's:
+  // the authorizer holds it to the user's rows (restricted_database.hpp),
+  // also when SQLite prepares it again while it runs.
+  const UserSqlScope user_sql(db);
   db::Statement stmt = prepare_single(db, options.statement);
   ResultSet result;
   try {

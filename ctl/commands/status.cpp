@@ -47,7 +47,7 @@ void run_status(const Context& ctx) {
   require_table_or_json(ctx, "status");
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const bool has_status =
-      db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'daemon_status'").value_or(0) > 0;
+      has_object(db, "daemon_status");
   if (!has_status) {
     throw CommandError("this database predates status reporting; run a newer trace2d on it first");
   }
@@ -64,7 +64,7 @@ void run_status(const Context& ctx) {
   const ResultSet totals = read_all(totals_stmt);
   // The OTLP exporter's figures (schema v9; absent from older databases).
   ResultSet otlp;
-  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'otlp_export'").value_or(0) > 0) {
+  if (has_object(db, "otlp_export")) {
     // withheld_sessions since schema v10.
     const bool withheld =
         db.query_int("SELECT count(*) FROM pragma_table_info('otlp_export') WHERE name = 'withheld_sessions'")
@@ -79,7 +79,7 @@ void run_status(const Context& ctx) {
   // What the storage rule kept out of the database (schema v11), per rule;
   // per uid in the table itself.
   ResultSet withheld;
-  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'withheld_stats'").value_or(0) > 0) {
+  if (has_object(db, "withheld_stats")) {
     db::Statement withheld_stmt = db.prepare(
         "SELECT rule, sum(sessions) AS sessions, sum(events) AS events FROM withheld_stats"
         " GROUP BY rule ORDER BY rule");

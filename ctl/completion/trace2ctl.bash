@@ -9,7 +9,7 @@ _trace2ctl() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local commands="export report sessions show sql stats status top tree"
-    local global="--db --format --json --color --no-pager --timeout --help --version"
+    local global="--db --format --json --color --no-pager --timeout --only-uid --help --version"
 
     # Values of the flags that take one.
     case $prev in
@@ -29,13 +29,13 @@ _trace2ctl() {
         --by) COMPREPLY=($(compgen -W "commands regions" -- "$cur")); return ;;
         --since|--until)
             COMPREPLY=($(compgen -W "today yesterday now 10m 1h 1.5h 1d 1w" -- "$cur")); return ;;
-        --timeout|--limit|--depth|--region-depth|--min-ms|--cmd) return ;;
+        --timeout|--only-uid|--limit|--depth|--region-depth|--min-ms|--cmd) return ;;
     esac
 
     local command="" i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            --db|--format|--color|--timeout) ((i++)) ;;
+            --db|--format|--color|--timeout|--only-uid) ((i++)) ;;
             -*) ;;
             *) command=${COMP_WORDS[i]}; break ;;
         esac

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -69,6 +70,19 @@ void write_all(int fd, const std::string& path, std::string_view text) {
 }  // namespace
 
 void write_text_file(const std::string& path, std::string_view text) {
+  // /dev/fd/N: a descriptor this process was given open (by the query
+  // service, the file its client created): written into as it is. Reopened
+  // through /proc, its permissions would be checked against this process,
+  // not against the user who owns it.
+  if (path.starts_with("/dev/fd/") && path.size() > 8 &&
+      path.find_first_not_of("0123456789", 8) == std::string::npos && path.size() < 16) {
+    const int fd = std::stoi(path.substr(8));
+    if (::fcntl(fd, F_GETFD) < 0) {
+      fail("write", path, errno);
+    }
+    write_all(fd, path, text);
+    return;
+  }
   // Not a file to replace: a device (/dev/null, /dev/stdout's terminal) or
   // a FIFO is written into as it is. Renaming over it would put a regular
   // file in its place (as root, /dev/null itself).
@@ -110,6 +124,11 @@ void write_text_file(const std::string& path, std::string_view text) {
     fail("replace", path, errno);
   }
   file.keep();
+}
+
+std::string output_display_name(const std::string& path) {
+  const char* name = std::getenv("TRACE2CTL_OUTPUT_NAME");
+  return path == "/dev/fd/3" && name != nullptr && *name != '\0' ? std::string(name) : path;
 }
 
 }  // namespace trace2d::ctl

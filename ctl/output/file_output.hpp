@@ -16,4 +16,9 @@ namespace trace2d::ctl {
 // `path`.
 void write_text_file(const std::string& path, std::string_view text);
 
+// The name to tell the user for `path`: for /dev/fd/3, the file the query
+// service's client created and passed (TRACE2CTL_OUTPUT_NAME, which it sets
+// for the child), else `path`.
+[[nodiscard]] std::string output_display_name(const std::string& path);
+
 }  // namespace trace2d::ctl

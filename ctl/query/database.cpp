@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "ctl/query/database_diagnosis.hpp"
+#include "ctl/query/query_client.hpp"
+#include "ctl/query/restricted_database.hpp"
 #include "db/default_paths.hpp"
 
 namespace trace2d::ctl {
@@ -22,6 +24,11 @@ namespace {
 // (or not yet) a trace2d database.
 constexpr std::array<std::string_view, 5> k_required_objects{
     "schema_version", "sessions", "event_store", "names", "events"};
+
+std::optional<uid_t>& restriction() {
+  static std::optional<uid_t> uid;
+  return uid;
+}
 
 void check_file(const std::string& path) {
   std::error_code ec;
@@ -38,7 +45,11 @@ void check_file(const std::string& path) {
     throw std::runtime_error("database '" + path + "' is a directory, not a file");
   }
   if (::access(path.c_str(), R_OK) != 0) {
-    throw std::runtime_error("cannot read database '" + path + "': " + std::strerror(errno));
+    const int error = errno;
+    if (error == EACCES || error == EPERM) {
+      throw std::runtime_error(access_advice(path, std::strerror(error)));
+    }
+    throw std::runtime_error("cannot read database '" + path + "': " + std::strerror(error));
   }
   if (auto reason = not_sqlite_reason(path)) {
     throw std::runtime_error(std::move(*reason));
@@ -87,7 +98,9 @@ int past_deadline(void* deadline) {
   return Clock::now().time_since_epoch().count() > ticks ? 1 : 0;
 }
 
-void limit_time(db::Database& db, std::chrono::milliseconds timeout) {
+}  // namespace
+
+void limit_query_time(db::Database& db, std::chrono::milliseconds timeout) {
   if (timeout <= std::chrono::milliseconds::zero()) {
     return;
   }
@@ -96,36 +109,66 @@ void limit_time(db::Database& db, std::chrono::milliseconds timeout) {
                            reinterpret_cast<void*>(static_cast<std::uintptr_t>(deadline)));
 }
 
+bool is_refused_function(const char* name) {
+  return name != nullptr &&
+         (sqlite3_stricmp(name, "fts3_tokenizer") == 0 || sqlite3_stricmp(name, "load_extension") == 0);
+}
+
+void refuse_extensions(db::Database& db) {
+  // The two-argument form of fts3_tokenizer() (install a tokenizer) off, as
+  // it is by default, and extensions not loadable.
+  sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, nullptr);
+  sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+}
+
+void check_database_file(const std::string& path) { check_file(path); }
+
+namespace {
+
 // Denies fts3_tokenizer() wherever a statement calls it; allows the rest
 // (the connection is read-only already).
 int authorize(void* /*unused*/, int action, const char* /*arg1*/, const char* function, const char* /*db*/,
               const char* /*trigger*/) {
-  if (action == SQLITE_FUNCTION && function != nullptr && sqlite3_stricmp(function, "fts3_tokenizer") == 0) {
+  if (action == SQLITE_FUNCTION && is_refused_function(function)) {
     return SQLITE_DENY;
   }
   return SQLITE_OK;
 }
 
 void refuse_dangerous_functions(db::Database& db) {
-  // The two-argument form (install a tokenizer) off, as it is by default,
-  // and the one-argument form (read an address) denied at prepare time.
-  sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, nullptr);
-  sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  // The one-argument form of fts3_tokenizer() (read an address) is denied
+  // at prepare time.
+  refuse_extensions(db);
   sqlite3_set_authorizer(db.handle(), authorize, nullptr);
 }
 
 }  // namespace
 
+void restrict_databases_to_uid(uid_t uid) { restriction() = uid; }
+
+std::optional<uid_t> database_restriction() { return restriction(); }
+
 db::Database open_database(const std::string& path, std::chrono::milliseconds timeout) {
+  if (const std::optional<uid_t> uid = restriction()) {
+    return open_restricted_database(path, *uid, timeout);
+  }
   check_file(path);
   // Read-only: no command may change the daemon's data, and opening this way
   // never creates a missing file.
   db::Database db(path, db::OpenMode::read_only);
   db.set_busy_timeout(k_busy_timeout_ms);
   refuse_dangerous_functions(db);
-  limit_time(db, timeout);
+  limit_query_time(db, timeout);
   check_schema(db);
   return db;
+}
+
+bool has_object(db::Database& db, std::string_view name) {
+  db::Statement stmt = db.prepare(
+      "SELECT count(*) FROM (SELECT name FROM sqlite_master UNION ALL SELECT name FROM temp.sqlite_master)"
+      " WHERE name = ?1");
+  stmt.bind_text(1, name);
+  return stmt.step() && stmt.column_int(0) > 0;
 }
 
 bool is_query_timeout(const db::SqliteError& error) { return (error.code() & 0xFF) == SQLITE_INTERRUPT; }
@@ -133,7 +176,13 @@ bool is_query_timeout(const db::SqliteError& error) { return (error.code() & 0xF
 std::string default_database_path() {
   const std::string own = db::default_db_path();
   std::error_code ec;
-  if (!std::filesystem::exists(own, ec) && std::filesystem::exists(db::system_db_path(), ec)) {
+  if (std::filesystem::exists(own, ec)) {
+    return own;
+  }
+  // The system database, also when its directory (0750, group trace2d)
+  // hides it: the query service answers for it.
+  const bool system_exists = std::filesystem::exists(db::system_db_path(), ec);
+  if (system_exists || ec == std::errc::permission_denied) {
     return db::system_db_path();
   }
   return own;

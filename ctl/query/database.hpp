@@ -4,8 +4,12 @@
 // checked for trace2d's schema so a wrong --db fails with a clear message
 // rather than "no such table" halfway through a command.
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "db/sqlite.hpp"
 
@@ -32,6 +36,23 @@ inline constexpr std::chrono::milliseconds k_default_query_timeout = std::chrono
 // an attacker would.
 [[nodiscard]] db::Database open_database(const std::string& path,
                                             std::chrono::milliseconds timeout = k_default_query_timeout);
+
+// Restricts every later open_database() of this process to one user's
+// sessions (open_restricted_database()): trace2ctl run by the query service
+// for that user. Process-wide on purpose, so that no command, present or
+// future, can open the database another way.
+void restrict_databases_to_uid(uid_t uid);
+[[nodiscard]] std::optional<uid_t> database_restriction();
+
+// The checks open_database() makes, for open_restricted_database().
+void check_database_file(const std::string& path);
+void limit_query_time(db::Database& db, std::chrono::milliseconds timeout);
+[[nodiscard]] bool is_refused_function(const char* name);
+void refuse_extensions(db::Database& db);
+
+// Whether the database has a table or view of this name (also through a
+// restricted connection, whose objects are in its TEMP schema).
+[[nodiscard]] bool has_object(db::Database& db, std::string_view name);
 
 // True for the error a statement stopped by the time limit throws.
 [[nodiscard]] bool is_query_timeout(const db::SqliteError& error);

@@ -319,6 +319,10 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
   v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);
 
+  v.boolean(Key{"query", "enabled", "--query"}, o.query_enabled);
+  v.text(Key{"query", "socket", "--query-socket"}, o.query_socket, socket_path_problem);
+  v.text(Key{"query", "trace2ctl", "--query-trace2ctl"}, o.query_trace2ctl, absolute_or_empty_problem);
+
   v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
   v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);
 }

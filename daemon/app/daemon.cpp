@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "daemon/app/thread_scheduling.hpp"
 #include "daemon/metrics/duration_metrics.hpp"
 #include "daemon/metrics/metrics_server.hpp"
+#include "daemon/query/query_service.hpp"
 #include "daemon/source/asio.hpp"
 #include "daemon/source/listeners.hpp"
 #include "proto/timestamp.hpp"
@@ -157,6 +159,35 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
 
+// The query service, unless it is off. Its socket goes beside the stream
+// socket (the directory systemd or the configuration made for sockets).
+std::unique_ptr<query::QueryService> make_query_service(const DaemonOptions& options,
+                                                        const source::Listeners& listeners) {
+  if (!options.query_enabled) {
+    return nullptr;
+  }
+  query::QueryServiceOptions o;
+  o.db_path = options.db_path;
+  o.socket_path = options.query_socket;
+  if (o.socket_path.empty()) {
+    const std::string beside = !listeners.stream_path.empty() ? listeners.stream_path
+                               : !listeners.dgram_path.empty() ? listeners.dgram_path
+                                                                : default_socket_path();
+    o.socket_path = (std::filesystem::path(beside).parent_path() / "trace2ctl.sock").string();
+    if (o.socket_path.size() > source::k_max_socket_path) {
+      spdlog::warn("query service off: '{}' is too long for a socket; set query.socket", o.socket_path);
+      return nullptr;
+    }
+  }
+  o.trace2ctl_path = options.query_trace2ctl.empty() ? query::default_trace2ctl_path() : options.query_trace2ctl;
+  if (o.trace2ctl_path.empty()) {
+    spdlog::warn("query service off: no trace2ctl beside trace2d (set query.trace2ctl); users who may not read "
+                 "the database cannot see their sessions");
+    return nullptr;
+  }
+  return std::make_unique<query::QueryService>(std::move(o));
+}
+
 void log_database_setup(const std::string& path, const db::SetupReport& setup) {
   if (setup.migrations_applied > 0) {
     spdlog::info("database {}: {} schema migrations applied", path, setup.migrations_applied);
@@ -250,8 +281,12 @@ int Daemon::run() {
   std::unique_ptr<exporter::OtlpExporter> otlp_exporter = make_exporter(m_options);
   std::unique_ptr<metrics::MetricsServer> metrics_server = make_metrics_server(
       io, m_options, HealthFigures{backend, status, otlp_exporter.get(), durations.get(), m_options.db_path});
+  std::unique_ptr<query::QueryService> query_service = make_query_service(m_options, listeners);
   backend.start();
   sources.start();
+  if (query_service) {
+    query_service->start();
+  }
   if (otlp_exporter) {
     otlp_exporter->start();
   }
@@ -319,6 +354,9 @@ int Daemon::run() {
   io.run();
   for (auto& t : io_threads) {
     t.join();
+  }
+  if (query_service) {
+    query_service->stop();  // kills the queries still running
   }
   if (otlp_exporter) {
     otlp_exporter->stop();  // what it has not sent stays queued for the next run

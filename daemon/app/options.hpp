@@ -103,6 +103,13 @@ struct DaemonOptions {
   // "category/*").
   std::string metrics_listen;
   std::vector<std::string> metrics_regions;
+  // The query service (docs/security.md, "Per-user access"): trace2ctl for
+  // users who may not read the database, on their own sessions. The socket
+  // "" is trace2ctl.sock beside the stream socket; trace2ctl "" is the one
+  // beside trace2d (or in ../bin).
+  bool query_enabled = true;
+  std::string query_socket;
+  std::string query_trace2ctl;
 };
 
 // The URL the exporter POSTs to, from `otlp_endpoint`.

@@ -61,6 +61,9 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"otlp.important_data", {"CATEGORY/KEY", "data events sent verbatim at every level but drop (repeatable)"}},
     {"metrics.listen", {"ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"}},
     {"metrics.regions", {"CAT/LABEL", "Regions timed as histograms, category/label or category/* (repeatable)"}},
+    {"query.enabled", {"", "Serve trace2ctl to users who may not read the database, each their own sessions"}},
+    {"query.socket", {"PATH", "The query service's socket (\"\": trace2ctl.sock beside the stream socket)"}},
+    {"query.trace2ctl", {"PATH", "The trace2ctl the query service runs (\"\": the one beside trace2d)"}},
 };
 
 }  // namespace

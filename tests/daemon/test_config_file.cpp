@@ -405,7 +405,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 53u);
+  EXPECT_EQ(describe_settings().size(), 56u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 
