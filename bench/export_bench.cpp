@@ -247,7 +247,7 @@ std::pair<double, std::size_t> build_rounds(db::Database& db, const std::vector<
       } else {
         std::vector<model::ExportSession> sessions;
         for (const std::string& sid : round) {
-          sessions.push_back({sid, root});
+          sessions.push_back({sid, root, std::nullopt, 0});
         }
         rows = std::move(model::load_export_rows(db, sessions, load).front().rows);
       }

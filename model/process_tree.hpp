@@ -85,6 +85,9 @@ struct ProcessInfo {
   std::vector<Annotation> annotations;  // loaded only when asked for
   std::vector<ErrorInfo> errors;         // loaded only when asked for
   std::vector<ParamInfo> params;         // loaded only when asked for
+  // Events of the session not loaded: the OTLP exporter loads a huge
+  // session as a slice, its first events (model::ExportSession).
+  std::int64_t events_left_out = 0;
 };
 
 struct RegionInfo {

@@ -7,6 +7,7 @@
 // counters and timers it reported.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,11 @@ struct LoadOptions {
   bool annotations = false;  // data, counters, timers (for the Chrome export)
   bool errors = false;       // error events (for the OTLP export)
   bool params = false;       // def_param events (the OTLP export's nickname)
+  // Of a session with more events, only the regions, children and events
+  // that began within its first this many are loaded, the rest counted in
+  // ProcessInfo::events_left_out: what a report draws of a session is
+  // bounded, whatever it holds. load_process_rows() only.
+  std::optional<std::int64_t> max_events_per_session = std::nullopt;
 };
 
 // Run it inside a ReadTransaction, so that a live daemon's commits do not
@@ -34,6 +40,12 @@ struct LoadOptions {
 struct ExportSession {
   std::string sid;
   std::string root;
+  // A session too big to load whole is loaded as a slice: its regions,
+  // children and events that began before event `before_seq` (its process
+  // row, and its end, whole); `events_left_out` says how many events that
+  // leaves out (ProcessInfo::events_left_out). docs/otlp.md, "Delivery".
+  std::optional<std::int64_t> before_seq = std::nullopt;
+  std::int64_t events_left_out = 0;
 };
 
 // The rows of one tree, for build_process_tree(root, rows).

@@ -187,7 +187,7 @@ std::size_t expect_loader_matches_views(db::Database& db) {
   std::vector<model::ExportSession> all;
   db::Statement sessions = db.prepare("SELECT sid, root_sid FROM sessions ORDER BY id");
   while (sessions.step()) {
-    all.push_back({std::string(sessions.column_text(0)), std::string(sessions.column_text(1))});
+    all.push_back({std::string(sessions.column_text(0)), std::string(sessions.column_text(1)), std::nullopt, 0});
   }
   std::size_t compared = 0;
   for (const model::ExportSession& session : all) {
