@@ -789,7 +789,15 @@ SELECT id, sid, seq, event, thread, time,
   );
 )sql";
 
-constexpr std::array<Migration, 15> k_migrations{{
+// Version 16: what a session's row and its index entries take (its SIDs,
+// its texts: daemon/store/row_cost.hpp), kept with the row so that each
+// write charges its sender the difference; `stored_bytes` includes it.
+// Rows written before are charged their row when next written.
+constexpr std::string_view k_v16 = R"sql(
+ALTER TABLE sessions ADD COLUMN row_bytes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 16> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -805,6 +813,7 @@ constexpr std::array<Migration, 15> k_migrations{{
     {13, "daemon status: bytes held for live sessions, values cut in memory", k_v13},
     {14, "sessions: no root_sid index; fixed query planner statistics", k_v14},
     {15, "event_store: the leading repo, t_abs, t_rel, nesting, category and label as numbers", k_v15},
+    {16, "sessions: the bytes a session's row and index entries take, charged to its sender", k_v16},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's
