@@ -56,7 +56,8 @@ struct TreeRows {
 
 // The rows that build the spans of `sessions` as a build of their whole
 // trees would (the exporter's, docs/otlp.md), without loading those trees:
-// each of these sessions in full, and of every session above them (their
+// each of these sessions in full (or as its slice: ExportSession::before_seq),
+// and of every session above them (their
 // SIDs' prefixes, down to their roots) only its row, the child_starts that
 // may have run them, and the regions and threads around those
 // child_starts. So a session's export costs the same however many sessions
