@@ -249,7 +249,7 @@ std::pair<double, std::size_t> build_rounds(db::Database& db, const std::vector<
         // One owner's tree: the importer's (the trace file's owner).
         const model::Owner owner{db.query_int("SELECT peer_uid FROM sessions WHERE sid = '" + round.front() + "'")};
         for (const std::string& sid : round) {
-          sessions.push_back({sid, root, owner});
+          sessions.push_back({sid, root, owner, std::nullopt, 0});
         }
         rows = std::move(model::load_export_rows(db, sessions, load).front().rows);
       }

@@ -102,6 +102,26 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
   return turn;
 }
 
+std::optional<ExportSlice> export_slice(Database& db, std::int64_t session_id, std::int64_t max_events,
+                                        std::int64_t max_bytes) {
+  // In seq order through the primary key; length() of a text reads it, so
+  // this stops at the first event past the bounds.
+  Statement events =
+      db.prepare("SELECT seq, length(body) FROM event_store WHERE session = ?1 ORDER BY seq");
+  events.bind_int(1, session_id);
+  ExportSlice slice;
+  std::int64_t bytes = 0;
+  while (events.step()) {
+    bytes += events.column_int(1);
+    if (slice.events > 0 && (slice.events >= max_events || bytes > max_bytes)) {
+      slice.before_seq = events.column_int(0);
+      return slice;
+    }
+    ++slice.events;
+  }
+  return std::nullopt;
+}
+
 Backlog export_backlog(Database& db) {
   Backlog backlog;
   backlog.sessions = db.query_int("SELECT count(*) FROM otlp_pending").value_or(0);

@@ -5,6 +5,7 @@
 // once the collector acknowledged its spans (or refused them for good).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ struct PendingTurn {
 // sessions at the head of its queue (which the stitcher bounds per uid).
 [[nodiscard]] PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid,
                                        std::int64_t first_uid);
+
+// Where a session too big to load whole is cut for its export: its first
+// events (by seq), at most `max_events` of them and, the first whatever
+// its size, as many more as keep their text (event_store.body) within
+// `max_bytes`. Reads at most that much. nullopt when the whole session fits.
+struct ExportSlice {
+  std::int64_t before_seq = 0;  // the first event left out
+  std::int64_t events = 0;      // events in the slice
+};
+[[nodiscard]] std::optional<ExportSlice> export_slice(Database& db, std::int64_t session_id, std::int64_t max_events,
+                                                      std::int64_t max_bytes);
 
 // Queued sessions: all, and those still running.
 struct Backlog {

@@ -843,7 +843,15 @@ constexpr std::string_view k_v17 = R"sql(
 ALTER TABLE sessions ADD COLUMN lines_lost INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 17> k_migrations{{
+// Version 18: what a session's row and its index entries take (its SIDs,
+// its texts: daemon/store/row_cost.hpp), kept with the row so that each
+// write charges its sender the difference; `stored_bytes` includes it.
+// Rows written before are charged their row when next written.
+constexpr std::string_view k_v18 = R"sql(
+ALTER TABLE sessions ADD COLUMN row_bytes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 18> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -861,6 +869,7 @@ constexpr std::array<Migration, 17> k_migrations{{
     {15, "event_store: the leading repo, t_abs, t_rel, nesting, category and label as numbers", k_v15},
     {16, "sessions.tree_sid: lineage with ownership; parent_sid, root_sid and depth as the SID says", k_v16},
     {17, "sessions: lines lost to a bound", k_v17},
+    {18, "sessions: the bytes a session's row and index entries take, charged to its sender", k_v18},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

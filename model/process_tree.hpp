@@ -99,6 +99,10 @@ struct ProcessInfo {
   std::vector<Annotation> annotations;  // loaded only when asked for
   std::vector<ErrorInfo> errors;         // loaded only when asked for
   std::vector<ParamInfo> params;         // loaded only when asked for
+  // Events of the session not loaded: a huge session is loaded as a slice,
+  // what began within its first events (the OTLP exporter's
+  // model::ExportSession, LoadOptions::max_events_per_session for reports).
+  std::int64_t events_left_out = 0;
 };
 
 struct RegionInfo {

@@ -121,7 +121,7 @@ constexpr std::string_view k_region_rows_sql = R"sql(
 SELECT r.seq, r.leave_seq, r.parent_seq & 4294967295, r.thread, r.nesting, r.category, r.label, r.msg, r.repo,
        r.t_start, r.elapsed, r.thread_text, r.category_text, r.label_text, r.session
   FROM region_store r
- WHERE r.session {id}
+ WHERE r.session {id} AND r.seq < ?2
  ORDER BY r.session, r.seq
 )sql";
 
@@ -146,7 +146,7 @@ SELECT c.child_id, c.start_seq, e.thread, c.child_class, c.hook_name, c.argv, c.
   FROM child_store c
   JOIN sessions s ON s.id = c.session
   LEFT JOIN event_store e ON e.session = c.session AND e.seq = c.start_seq
- WHERE c.session {id}
+ WHERE c.session {id} AND coalesce(c.start_seq, c.end_seq, -1) < ?2
  ORDER BY c.session, c.child_id
 )sql";
 
@@ -161,7 +161,7 @@ constexpr std::string_view k_events_sql = R"sql(
 SELECT e.seq, e.type, e.time_us, e.body, e.thread, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label,
        e.session
   FROM event_store e
- WHERE e.session {id} AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
+ WHERE e.session {id} AND e.seq < ?2 AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
  ORDER BY e.session, e.seq
 )sql";
 
@@ -178,7 +178,8 @@ SELECT max(e.time_us), e.session
 // its id; {session}: ?2, its id), or, for the exporter, every session of a
 // JSON array of SIDs or ids at once (?1): one execution for a round's
 // sessions instead of one each. FullLoader's (by id) give the row's session
-// id in their last column.
+// id in their last column, and read only what began before event ?2 (the
+// exporter's slice of a huge session, ExportSession::before_seq; else all).
 enum class Sessions : std::uint8_t { one, many };
 
 std::string query(std::string_view text, Sessions sessions) {
@@ -611,10 +612,14 @@ class FullLoader {
   }
 
   // Sessions::many: all of `rows` at once; Sessions::one: one after the other.
-  void load(const std::vector<ProcessRows*>& rows) {
+  // Of each, only its regions, children and events that began before event
+  // `before_seq` (the exporter's slice of a huge session).
+  void load(const std::vector<ProcessRows*>& rows,
+            std::int64_t before_seq = std::numeric_limits<std::int64_t>::max()) {
     if (rows.empty()) {
       return;
     }
+    m_before_seq = before_seq;
     // Names are few and repeat (threads, categories, labels); the cache
     // lives for one load, so a hostile sender's million labels do not stay.
     m_names.clear();
@@ -670,12 +675,17 @@ class FullLoader {
 
  private:
   // Each statement names its sessions by id ({id}).
+  // All but m_last_event read up to m_before_seq (?2).
   template <typename Read>
   void run(db::Statement& stmt, const std::vector<ProcessRows*>& rows, const Read& read) {
+    const bool sliced = &stmt != &m_last_event;
     if (m_sessions == Sessions::one) {
       for (ProcessRows* r : rows) {
         stmt.reset();
         stmt.bind_int(1, r->info.session_id);
+        if (sliced) {
+          stmt.bind_int(2, m_before_seq);
+        }
         while (stmt.step()) {
           read(stmt, *r);
         }
@@ -692,6 +702,9 @@ class FullLoader {
     ids += ']';
     stmt.reset();
     stmt.bind_text(1, ids);
+    if (sliced) {
+      stmt.bind_int(2, m_before_seq);
+    }
     const int id_column = stmt.column_count() - 1;
     ProcessRows* last = nullptr;  // rows come session by session: most need no lookup
     while (stmt.step()) {
@@ -936,6 +949,7 @@ class FullLoader {
 
   Sessions m_sessions;
   LoadOptions m_options;
+  std::int64_t m_before_seq = std::numeric_limits<std::int64_t>::max();
   db::Statement m_regions;
   db::Statement m_children;
   db::Statement m_events;
@@ -1051,8 +1065,33 @@ std::vector<ProcessRows> load_process_rows(db::Database& db, const std::string& 
     return all;
   }
   FullLoader loader(db, options);
+  if (!options.max_events_per_session) {
+    for (ProcessRows& rows : all) {
+      loader.load(rows);
+    }
+    return all;
+  }
+  // Where each session is cut: its event past the bound, through the
+  // primary key (reading the bound's keys, not the events).
+  db::Statement cut = db.prepare("SELECT seq FROM event_store WHERE session = ?1 ORDER BY seq LIMIT 1 OFFSET ?2");
+  db::Statement rest = db.prepare("SELECT count(*) FROM event_store WHERE session = ?1 AND seq >= ?2");
   for (ProcessRows& rows : all) {
-    loader.load(rows);
+    cut.reset();
+    cut.bind_int(1, rows.info.session_id);
+    cut.bind_int(2, std::max<std::int64_t>(1, *options.max_events_per_session));
+    if (!cut.step()) {
+      loader.load(rows);
+      continue;
+    }
+    const std::int64_t before_seq = cut.column_int(0);
+    cut.reset();
+    rest.reset();
+    rest.bind_int(1, rows.info.session_id);
+    rest.bind_int(2, before_seq);
+    rows.info.events_left_out = rest.step() ? rest.column_int(0) : 0;
+    rest.reset();
+    std::vector<ProcessRows*> one{&rows};
+    loader.load(one, before_seq);
   }
   return all;
 }
@@ -1086,17 +1125,28 @@ class ExportRowLoader::Impl {
     m_rows.clear();
     m_parts.clear();
     m_index.clear();
+    // A huge session's slice (before_seq) is loaded on its own; the others
+    // together.
+    std::map<std::int64_t, std::vector<std::size_t>> by_slice;  // before_seq -> rows
     for (const ExportSession& session : sessions) {
-      if (!m_index.contains({Tree{session.root, session.owner}, session.sid})) {
-        add(session.sid, Tree{session.root, session.owner}, m_session, true);
+      const Tree tree{session.root, session.owner};
+      if (m_index.contains({tree, session.sid})) {
+        continue;
+      }
+      if (const auto added = add(session.sid, tree, m_session, true)) {
+        m_rows[*added].info.events_left_out = session.events_left_out;
+        by_slice[session.before_seq.value_or(std::numeric_limits<std::int64_t>::max())].push_back(*added);
       }
     }
     // Before any ancestor is added: the pointers stay valid.
-    std::vector<ProcessRows*> full;
-    for (ProcessRows& rows : m_rows) {
-      full.push_back(&rows);
+    for (const auto& [before_seq, indexes] : by_slice) {
+      std::vector<ProcessRows*> full;
+      full.reserve(indexes.size());
+      for (const std::size_t i : indexes) {
+        full.push_back(&m_rows[i]);
+      }
+      m_full_loader.load(full, before_seq);
     }
-    m_full_loader.load(full);
     // A successful exec lasts until the program that replaced the process
     // ends: that program's session (a child with the same pid) is read, as
     // a whole build has it, though nothing of it is sent unless queued.

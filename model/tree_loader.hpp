@@ -30,6 +30,11 @@ struct LoadOptions {
   // owner's sessions under it whose tree begins at or above it (as under a
   // prefix: the SID was sent after they were).
   std::optional<Owner> owner;
+  // Of a session with more events, only the regions, children and events
+  // that began within its first this many are loaded, the rest counted in
+  // ProcessInfo::events_left_out: what a report draws of a session is
+  // bounded, whatever it holds. load_process_rows() only.
+  std::optional<std::int64_t> max_events_per_session = std::nullopt;
 };
 
 // load_process_rows() of a prefix under which several owners have trees,
@@ -56,6 +61,12 @@ struct ExportSession {
   std::string sid;
   std::string root;
   Owner owner;
+  // A session too big to load whole is loaded as a slice: its regions,
+  // children and events that began before event `before_seq` (its process
+  // row, and its end, whole); `events_left_out` says how many events that
+  // leaves out (ProcessInfo::events_left_out). docs/otlp.md, "Delivery".
+  std::optional<std::int64_t> before_seq = std::nullopt;
+  std::int64_t events_left_out = 0;
 };
 
 // The rows of one tree, for build_process_tree(root, rows).
@@ -67,7 +78,8 @@ struct TreeRows {
 
 // The rows that build the spans of `sessions` as a build of their whole
 // trees would (the exporter's, docs/otlp.md), without loading those trees:
-// each of these sessions in full, and of every session above them (their
+// each of these sessions in full (or as its slice: ExportSession::before_seq),
+// and of every session above them (their
 // SIDs' prefixes, down to their roots) only its row, the child_starts that
 // may have run them, and the regions and threads around those
 // child_starts. So a session's export costs the same however many sessions

@@ -365,6 +365,11 @@ class Builder {
       add(a, "trace2d.tree_sid", Text::view_of(p.tree_sid));
     }
     add(a, "trace2d.detail", Text::view_of(to_string(level)));  // a literal's view
+    if (p.events_left_out > 0) {
+      // A huge session sent as its first events: the rest are counted, not
+      // loaded (docs/otlp.md, "Delivery").
+      add(a, "trace2d.events_left_out", p.events_left_out);
+    }
     if (!m_rules.nickname_key.empty()) {
       // The last setting wins, as in git's config.
       for (auto it = p.params.rbegin(); it != p.params.rend(); ++it) {

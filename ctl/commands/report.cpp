@@ -68,7 +68,9 @@ void run_report(const Context& ctx, const ReportOptions& options) {
       }
     }
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
-      std::vector<model::ProcessRows> rows = model::load_process_rows(db, sid);
+      model::LoadOptions load;
+      load.max_events_per_session = render::k_report_events_per_session;
+      std::vector<model::ProcessRows> rows = model::load_process_rows(db, sid, load);
       // What one user stored must not cost everyone the report: a tree that
       // cannot be built is left out and named (SQL errors, a timeout among
       // them, still end the command).

@@ -1,6 +1,7 @@
 // trace2ctl tree SID|ROOT: a process and its descendants, across sessions,
 // each with its regions and children nested and timed, like a call tree.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ struct TreeOptions {
   bool last = false;
   std::string cmd;
   std::optional<std::int64_t> uid;
+  // Of each session, what began within its first this many events (0: all):
+  // a session with 300,000 children took 48 s and 489 MB to show whole.
+  std::int64_t max_events = k_default_max_events;
+  static constexpr std::int64_t k_default_max_events = 20000;
 };
 
 // --last [--cmd C]: the latest top-level session (of that command).
@@ -69,7 +74,11 @@ void run_tree(const Context& ctx, const TreeOptions& options) {
     } else {
       root = resolve_sid(db, model::normalise_root(options.root), PrefixRoot::allow);
     }
-    rows = model::load_process_rows(db, root, load_options_for(options.uid));
+    model::LoadOptions load = load_options_for(options.uid);
+    if (options.max_events > 0) {
+      load.max_events_per_session = options.max_events;
+    }
+    rows = model::load_process_rows(db, root, load);
   }
   if (rows.empty()) {
     throw CommandError("no session with sid '" + root + "' (nor any under it)");
@@ -119,6 +128,11 @@ Command add_tree_command(CLI::App& cli) {
   app->add_flag("--no-times", options->no_times, "Leave out the time columns (output that diffs across runs)");
   app->add_flag("--sids", options->sids, "Print each process's SID");
   add_owner_option(*app, options->uid);
+  app->add_option("--max-events", options->max_events,
+                  "Of each session, show what began within its first N events (0: all); a session cut so says "
+                  "how many events it left out")
+      ->check(whole_number_at_least(0))
+      ->capture_default_str();
   return {app, [options](const Context& ctx) { run_tree(ctx, *options); }, [] { return true; }};
 }
 

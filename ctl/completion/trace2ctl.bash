@@ -29,7 +29,7 @@ _trace2ctl() {
         --by) COMPREPLY=($(compgen -W "commands regions" -- "$cur")); return ;;
         --since|--until)
             COMPREPLY=($(compgen -W "today yesterday now 10m 1h 1.5h 1d 1w" -- "$cur")); return ;;
-        --timeout|--only-uid|--limit|--depth|--region-depth|--min-ms|--cmd) return ;;
+        --timeout|--only-uid|--limit|--depth|--region-depth|--min-ms|--max-events|--cmd) return ;;
     esac
 
     local command="" i
@@ -50,7 +50,7 @@ _trace2ctl() {
         stats) flags="--since --until --cmd --by" ;;
         status) flags="" ;;
         top) flags="--since --until --cmd --limit --by --full-sid" ;;
-        tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid" ;;
+        tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
         export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
         report) flags="--html --since --until --cmd --limit --min-ms" ;;
     esac

@@ -21,6 +21,8 @@ struct Interval {
 
 class FlameBuilder {
  public:
+  explicit FlameBuilder(std::size_t max_bars) : m_max_bars(max_bars) {}
+
   FlameLayout build(const model::ProcessTree& tree) {
     for (const model::Node& process : tree.processes) {
       place(process, -1, std::nullopt);
@@ -31,6 +33,10 @@ class FlameBuilder {
 
  private:
   void place(const model::Node& node, int parent_row, std::optional<Interval> parent) {
+    if (m_layout.bars.size() >= m_max_bars) {
+      m_layout.folded += 1 + count_below(node);
+      return;
+    }
     // A time that is no number (a stored 1e308 plus another) cannot be drawn.
     if (!node.offset || !std::isfinite(*node.offset) || (node.elapsed && !std::isfinite(*node.end()))) {
       m_layout.untimed += 1;
@@ -91,6 +97,14 @@ class FlameBuilder {
     return interval.start < after->second && after->first < interval.end;
   }
 
+  static std::size_t count_below(const model::Node& node) {
+    std::size_t count = node.children.size();
+    for (const model::Node& child : node.children) {
+      count += count_below(child);
+    }
+    return count;
+  }
+
   static double latest_end(const model::Node& node, double floor) {
     double end = floor;
     for (const model::Node& child : node.children) {
@@ -130,12 +144,15 @@ class FlameBuilder {
     }
   }
 
+  std::size_t m_max_bars;
   FlameLayout m_layout;
   std::vector<std::set<std::pair<double, double>>> m_rows;  // (start, end) of the bars on each row
 };
 
 }  // namespace
 
-FlameLayout layout_flame(const model::ProcessTree& tree) { return FlameBuilder().build(tree); }
+FlameLayout layout_flame(const model::ProcessTree& tree, std::size_t max_bars) {
+  return FlameBuilder(max_bars).build(tree);
+}
 
 }  // namespace trace2d::ctl::render

@@ -69,6 +69,14 @@ void append_result_table(std::string& out, const ResultSet& stats, const std::st
   out += "</tbody></table>\n";
 }
 
+std::int64_t events_left_out(const std::vector<model::Node>& nodes) {
+  std::int64_t n = 0;
+  for (const model::Node& node : nodes) {
+    n += (node.process() != nullptr ? node.process()->events_left_out : 0) + events_left_out(node.children);
+  }
+  return n;
+}
+
 const model::ProcessInfo* top_process(const model::ProcessTree& tree) {
   return tree.processes.empty() ? nullptr : tree.processes.front().process();
 }
@@ -138,6 +146,18 @@ void append_tree_section(std::string& out, const model::ProcessTree& tree, std::
   if (layout.untimed > 0) {
     out += "<p class=\"meta\">" + std::to_string(layout.untimed) +
            " entries carry no times (brief mode) and are not drawn.</p>";
+  }
+  if (layout.folded > 0) {
+    out += "<p class=\"meta folded\" data-folded=\"" + std::to_string(layout.folded) + "\">" +
+           std::to_string(layout.folded) + " more entries are not drawn: a chart draws its first " +
+           std::to_string(k_max_flame_bars) +
+           " (<code>trace2ctl tree SID</code> lists them; <code>--min-ms</code> leaves out the short ones).</p>";
+  }
+  const std::int64_t left_out = events_left_out(tree.processes);
+  if (left_out > 0) {
+    out += "<p class=\"meta left-out\" data-events-left-out=\"" + std::to_string(left_out) + "\">" +
+           std::to_string(left_out) + " events past each session's first " + std::to_string(k_report_events_per_session) +
+           " were not read: what they began is not drawn (<code>trace2ctl show SID</code> lists every event).</p>";
   }
   out += "</section>\n";
 }

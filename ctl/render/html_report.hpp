@@ -9,6 +9,7 @@
 //     and threads as nested bars along one time axis, labelled where the
 //     bar is wide enough, with a tooltip (<title>) on every bar.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@
 #include "ctl/output/result_set.hpp"
 
 namespace trace2d::ctl::render {
+
+// The events of one session a report reads: of a session with more, what
+// began after them is not drawn, and the page says how many were left out
+// (with the flame chart's own bound, k_max_flame_bars, a huge session costs
+// the report a bounded time, memory and page: docs/reports.md).
+inline constexpr std::int64_t k_report_events_per_session = 20000;
 
 struct HtmlReport {
   std::string database;      // shown in the header

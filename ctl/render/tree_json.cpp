@@ -86,6 +86,9 @@ void append_fields(JsonWriter& json, const model::ProcessInfo& p) {
   json.integer("exit_code", p.exit_code);
   json.integer("signo", p.signo);
   json.text("placed_by", p.placed_by);
+  if (p.events_left_out > 0) {  // only then: a tree read whole keeps its shape
+    json.integer("events_left_out", p.events_left_out);
+  }
 }
 
 void append_fields(JsonWriter& json, const model::RegionInfo& r) {

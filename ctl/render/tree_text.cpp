@@ -76,6 +76,14 @@ class TreeLines {
                        lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids)),
                        m_options.colour && failed(node)});
     const std::string next_lead = lead + (connector.empty() ? "" : (connector == k_last ? "   " : "│  "));
+    if (const auto* process = node.process(); process != nullptr && process->events_left_out > 0) {
+      // What the tree shows of a huge session is its first events: said at
+      // its top, with how to see the rest (docs/reports.md).
+      m_lines.push_back({{}, {}, next_lead + "(" + std::to_string(process->events_left_out) +
+                                     " later events not read: --max-events 0 reads them all; "
+                                     "trace2ctl show lists every event)",
+                         false});
+    }
     for (std::size_t i = 0; i < node.children.size(); ++i) {
       const bool last = i + 1 == node.children.size();
       add(node.children[i], next_lead, last ? k_last : k_middle, &node);

@@ -1,9 +1,12 @@
 #include "daemon/store/event_encoder.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <iterator>
 
+#include "daemon/store/row_cost.hpp"
 #include "proto/json_quote.hpp"
 #include "proto/timestamp.hpp"
 
@@ -156,6 +159,17 @@ std::optional<std::string_view> plain_string(std::string_view rest) {
   return text;
 }
 
+// What the names a row added to the batch take: a name is a row its
+// first sender's session pays for (store/row_cost.hpp), though others use
+// it afterwards; each uid's names are bounded in number by NameTable.
+std::uint32_t names_bytes_since(std::size_t first, const WriteBatch& batch) {
+  std::uint64_t bytes = 0;
+  for (std::size_t i = first; i < batch.names.size(); ++i) {
+    bytes += name_row_bytes(batch.text(batch.names[i].text));
+  }
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, UINT32_MAX));
+}
+
 }  // namespace
 
 std::string_view EventEncoder::take_leading_members(std::string_view body, EventRow& row, WriteBatch& batch,
@@ -215,6 +229,7 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
   EventRow row;
   row.session = placement.session;
   row.seq = placement.seq;
+  const std::size_t names_before = batch.names.size();
   // The parser guarantees a short, NUL-free event name, so this always interns
   // unless the names table (or the sender's share) is full; then the name is
   // stored as a sentinel id and the line whole.
@@ -284,6 +299,7 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
   if (!event.problems.empty()) {
     batch.problems.push_back(ProblemRow{row.session, row.seq, batch.add_text(event.problems)});
   }
+  row.names_bytes = names_bytes_since(names_before, batch);
   batch.events.push_back(row);
 }
 
@@ -309,6 +325,7 @@ void EventEncoder::encode(const stitch::StitchChanges& changes, WriteBatch& batc
     RegionRow row;
     row.session = region.session;
     row.seq = region.seq;
+    const std::size_t names_before = batch.names.size();
     name(region.thread, row.thread, row.thread_text);
     row.nesting = region.nesting;
     name(region.category, row.category, row.category_text);
@@ -321,6 +338,7 @@ void EventEncoder::encode(const stitch::StitchChanges& changes, WriteBatch& batc
     row.elapsed = region.elapsed;
     row.parent_seq = region.parent_seq;
     row.leave_seq = region.leave_seq;
+    row.names_bytes = names_bytes_since(names_before, batch);
     batch.regions.push_back(row);
   }
   // Copied, not moved: other consumers see the same changes.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "daemon/store/row_cost.hpp"
 #include "daemon/store/row_writer.hpp"
 #include "proto/timestamp.hpp"
 
@@ -142,8 +143,44 @@ void Retention::add_committed(const WriteBatch& batch) {
     }
     m_usage[*uid] += stored_bytes(row);
   }
+  // Region and child rows, as the row writer adds them to their sessions'
+  // stored_bytes.
+  const auto add_row = [&](std::int64_t row_session, std::uint64_t bytes) {
+    if (std::binary_search(withheld.begin(), withheld.end(), row_session)) {
+      return;
+    }
+    if (const auto row_uid = uid_of_session(row_session)) {
+      m_usage[*row_uid] += bytes;
+    } else {
+      spdlog::debug("retention: rows of session {} without its snapshot; totals are read again", row_session);
+      m_usage_loaded = false;
+    }
+  };
+  for (const RegionRow& row : batch.regions) {
+    add_row(row.session, region_row_bytes(row));
+  }
+  for (const stitch::ChildRecord& child : batch.children) {
+    add_row(child.session, child_row_bytes(child));
+  }
+  if (!m_usage_loaded) {
+    return;
+  }
   for (const RejectRow& reject : batch.rejects) {
     m_usage[reject.peer_uid.value_or(k_no_uid)] += reject.raw.size + reject.reason.size + k_reject_row_overhead;
+  }
+}
+
+void Retention::add_row_charges(const std::vector<RowWriter::RowCharge>& charges) {
+  if (!m_usage_loaded) {
+    return;  // the scan, when it comes, counts these rows
+  }
+  for (const RowWriter::RowCharge& charge : charges) {
+    const std::int64_t uid = charge.uid.value_or(k_no_uid);
+    if (charge.bytes >= 0) {
+      m_usage[uid] += static_cast<std::uint64_t>(charge.bytes);
+    } else {
+      subtract_usage(uid, static_cast<std::uint64_t>(-charge.bytes));
+    }
   }
 }
 

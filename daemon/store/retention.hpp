@@ -86,6 +86,9 @@ class Retention {
   // with them) nor, through `erased`, what earlier batches stored of them.
   void add_committed(const WriteBatch& batch);
   void subtract_erased(const std::vector<RowWriter::Erased>& erased);
+  // What the sessions rows of the committed batches grew by (their SIDs,
+  // texts and index entries: RowWriter::take_row_charges).
+  void add_row_charges(const std::vector<RowWriter::RowCharge>& charges);
 
  private:
   // What one step deletes.

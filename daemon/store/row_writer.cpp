@@ -42,20 +42,35 @@ constexpr std::string_view k_write_regions =
 // The three session statements share their parameter numbers, so that one
 // function binds them all: ?1..?21 the columns a later snapshot can change,
 // ?22 and ?23 the indexed ones (start_time, sid_pid), ?24 the id, ?25..?32
-// what only the first write sets, ?33 the bytes of the batch's events of
-// the session (added to stored_bytes in the same write of the row), ?34
-// its lines lost (bound with the bytes), ?35 its tree_sid (the insert's only).
+// what only the first write sets, ?33 the bytes of the batch's rows of the
+// session (its events, regions and children: added to stored_bytes in the
+// same write of the row), ?34 what the row itself takes (row_bytes, which
+// stored_bytes holds too: the difference from what it took is added), ?35
+// its lines lost, ?36 its tree_sid (the insert's only).
 constexpr int k_session_update_parameters = 24;
 constexpr int k_session_parameters = 32;
 constexpr int k_session_bytes_parameter = 33;
-constexpr int k_session_lines_lost_parameter = 34;
-constexpr int k_session_tree_parameter = 35;  // the insert's only
+constexpr int k_row_bytes_parameter = 34;
+constexpr int k_session_lines_lost_parameter = 35;
+constexpr int k_session_tree_parameter = 36;  // the insert's only
 constexpr std::string_view k_update_session_head =
     "UPDATE sessions SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5, cmd_mode = ?6,"
     " worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11, signo = ?12,"
     " status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16, last_received = ?17,"
     " time_base_us = ?18, argv_key = ?19, process_start_us = ?20, nickname = ?21,"
-    " stored_bytes = stored_bytes + ?33, lines_lost = ?34";
+    " stored_bytes = stored_bytes + ?33 + ?34 - row_bytes,"
+    " row_bytes = trace2d_charge_row(peer_uid, row_bytes, ?34), lines_lost = ?35";
+
+// Registered before the statements that call it are prepared.
+db::Database& with_charge_function(db::Database& db, void* writer,
+                                   void (*function)(sqlite3_context*, int, sqlite3_value**)) {
+  const int rc = sqlite3_create_function_v2(db.handle(), "trace2d_charge_row", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                            writer, function, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    db.fail(rc, "registering trace2d_charge_row");
+  }
+  return db;
+}
 
 void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>& unix_us) {
   if (unix_us && *unix_us >= 0 && *unix_us <= proto::k_max_timestamp_us) {
@@ -68,7 +83,7 @@ void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>
 }  // namespace
 
 RowWriter::RowWriter(db::Database& db)
-    : m_db(db),
+    : m_db(with_charge_function(db, this, &RowWriter::charge_row)),
       m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
       m_insert_event(db.prepare(multi_row_sql(k_insert_events, k_event_columns, 1))),
       m_insert_events_multi(db.prepare(multi_row_sql(k_insert_events, k_event_columns, k_rows_per_insert))),
@@ -86,16 +101,18 @@ RowWriter::RowWriter(db::Database& db)
           "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
           " end_time, elapsed, exit_code, signo, status, event_count, error_count, problem_count,"
           " last_received, time_base_us, argv_key, process_start_us, nickname, start_time, sid_pid, id,"
-          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes,"
+          " sid, parent_sid, root_sid, depth, source, peer_pid, peer_uid, first_received, stored_bytes, row_bytes,"
           " lines_lost, tree_sid)"
           " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,"
-          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)"
+          "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33 + ?34,?34,?35,?36)"
           " ON CONFLICT (sid) DO UPDATE SET evt = ?1, exe = ?2, argv = ?3, cmd_name = ?4, hierarchy = ?5,"
           " cmd_mode = ?6, worktree = ?7, cmd_path = ?8, end_time = ?9, elapsed = ?10, exit_code = ?11,"
           " signo = ?12, status = ?13, event_count = ?14, error_count = ?15, problem_count = ?16,"
           " last_received = ?17, time_base_us = ?18, argv_key = ?19, process_start_us = ?20,"
-          " nickname = ?21, start_time = ?22, sid_pid = ?23, stored_bytes = stored_bytes + ?33,"
-          " lines_lost = ?34")),
+          " nickname = ?21, start_time = ?22, sid_pid = ?23, stored_bytes = stored_bytes + ?33 + ?34 - row_bytes,"
+          // Inserted, the row is charged whole (write_session); found, it
+          // is charged the difference: what it took is taken back here.
+          " row_bytes = trace2d_charge_row(peer_uid, row_bytes, 0) + ?34, lines_lost = ?35")),
       // The columns a later snapshot of a session can change; the indexed
       // ones (start_time, sid_pid) only when they did.
       m_update_session(db.prepare(std::string(k_update_session_head) + " WHERE id = ?24")),
@@ -149,13 +166,22 @@ void RowWriter::write(const WriteBatch& batch) {
   // What each sender holds, for retention's size bound: the bytes of the
   // batch's events per session, added as its row is written.
   m_session_bytes.clear();
-  for (const EventRow& row : batch.events) {
-    const auto bytes = static_cast<std::int64_t>(stored_bytes(row));
-    if (m_session_bytes.empty() || m_session_bytes.back().first != row.session) {
-      m_session_bytes.emplace_back(row.session, bytes);
+  const auto add_bytes = [this](std::int64_t session, std::uint64_t row_bytes) {
+    const auto bytes = static_cast<std::int64_t>(row_bytes);
+    if (m_session_bytes.empty() || m_session_bytes.back().first != session) {
+      m_session_bytes.emplace_back(session, bytes);
     } else {
       m_session_bytes.back().second += bytes;
     }
+  };
+  for (const EventRow& row : batch.events) {
+    add_bytes(row.session, stored_bytes(row));
+  }
+  for (const RegionRow& row : batch.regions) {
+    add_bytes(row.session, region_row_bytes(row));
+  }
+  for (const stitch::ChildRecord& child : batch.children) {
+    add_bytes(child.session, child_row_bytes(child));
   }
   // Events come in runs of one session (a batch mostly holds few, long
   // runs): one total per session.
@@ -331,12 +357,14 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
     s.bind(31, r.peer_uid);
     bind_time(s, 32, r.first_received_us);
   };
+  const auto row_bytes = static_cast<std::int64_t>(session_row_bytes(r));
   if (r.write != Write::upsert) {
     db::Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
     bind(u, k_session_update_parameters);
     u.bind_int(k_session_bytes_parameter, added_bytes);
+    u.bind_int(k_row_bytes_parameter, row_bytes);
     u.bind_int(k_session_lines_lost_parameter, r.lines_lost);
-    u.run();
+    u.run();  // charges the row's difference (charge_row)
     if (m_db.changes() > 0) {
       write_lost_lines_problem(r);
       return;
@@ -345,6 +373,8 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
   }
   bind(m_upsert_session, k_session_parameters);
   m_upsert_session.bind_int(k_session_bytes_parameter, added_bytes);
+  m_upsert_session.bind_int(k_row_bytes_parameter, row_bytes);
+  m_row_charges.push_back(RowCharge{r.peer_uid, row_bytes});
   // Set once, with the row: a session's lineage never changes.
   m_upsert_session.bind_text(k_session_tree_parameter,
                              r.tree_sid.empty() ? proto::sid_root(r.sid) : std::string_view(r.tree_sid));
@@ -363,6 +393,27 @@ void RowWriter::write_lost_lines_problem(const stitch::SessionRecord& r) {
   m_insert_problem.bind_int(2, stitch::k_lost_lines_problem_seq);
   m_insert_problem.bind_text(3, stitch::lost_lines_message(r));
   m_insert_problem.run();
+}
+
+void RowWriter::charge_row(sqlite3_context* context, int /*argc*/, sqlite3_value** argv) {
+  auto* writer = static_cast<RowWriter*>(sqlite3_user_data(context));
+  const sqlite3_int64 before = sqlite3_value_int64(argv[1]);
+  const sqlite3_int64 after = sqlite3_value_int64(argv[2]);
+  if (after != before) {
+    std::optional<std::int64_t> uid;
+    if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+      uid = sqlite3_value_int64(argv[0]);
+    }
+    writer->m_row_charges.push_back(RowCharge{uid, after - before});
+  }
+  sqlite3_result_int64(context, after);
+}
+
+RowWriter::~RowWriter() {
+  // The statements that call it are finalized with the members (after this
+  // body); none runs again. The function goes with the writer's pointer.
+  sqlite3_create_function_v2(m_db.handle(), "trace2d_charge_row", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nullptr,
+                             nullptr, nullptr, nullptr, nullptr);
 }
 
 void RowWriter::write_regions(const WriteBatch& batch) {

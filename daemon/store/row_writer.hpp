@@ -2,27 +2,41 @@
 // Writes the rows of WriteBatches with prepared statements. Transactions are
 // the caller's (StoreWriter's) business.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "db/sqlite.hpp"
+#include "daemon/store/row_cost.hpp"
 #include "daemon/store/session_eraser.hpp"
 #include "daemon/store/write_batch.hpp"
 
 namespace trace2d::store {
 
 // What an event row counts in its session's `stored_bytes` (and so for its
-// sender, against retention's size bound): its text and a little for the row.
-[[nodiscard]] inline std::uint64_t stored_bytes(const EventRow& row) {
-  constexpr std::uint64_t k_event_row_overhead = 16;
-  return k_event_row_overhead + row.body.size + row.raw.size;
-}
+// sender, against retention's size bound): the pages it takes, with the
+// names it added (row_cost.hpp).
+[[nodiscard]] inline std::uint64_t stored_bytes(const EventRow& row) { return event_row_bytes(row); }
 
 class RowWriter {
  public:
   explicit RowWriter(db::Database& db);
+  ~RowWriter();
+  // Its connection calls back into it (trace2d_charge_row): it stays where it is made.
+  RowWriter(const RowWriter&) = delete;
+  RowWriter& operator=(const RowWriter&) = delete;
   void write(const WriteBatch& batch);
+
+  // What the sessions rows written since the last call grew (or shrank) by,
+  // as their `row_bytes` (row_cost.hpp): (peer_uid, bytes), for retention's
+  // per-sender totals (Retention::add_row_charges). Cleared with a
+  // rolled-back transaction by forget_erased().
+  struct RowCharge {
+    std::optional<std::int64_t> uid;
+    std::int64_t bytes = 0;
+  };
+  [[nodiscard]] std::vector<RowCharge> take_row_charges() { return std::exchange(m_row_charges, {}); }
 
   // What the storage rule erased since the last call, as `stored_bytes`
   // had counted it before the batch that erased it: (peer_uid, bytes), for
@@ -33,9 +47,16 @@ class RowWriter {
     std::int64_t bytes = 0;
   };
   [[nodiscard]] std::vector<Erased> take_erased() { return std::exchange(m_erased, {}); }
-  void forget_erased() { m_erased.clear(); }
+  void forget_erased() {
+    m_erased.clear();
+    m_row_charges.clear();
+  }
 
  private:
+  // trace2d_charge_row(peer_uid, old row_bytes, new row_bytes), called by
+  // the UPDATE of a session's row with the values it replaces: it records
+  // the difference for retention and gives the new value.
+  static void charge_row(sqlite3_context* context, int argc, sqlite3_value** argv);
   void write_events(const WriteBatch& batch);
   // `added_bytes`: the bytes of this batch's events of the session, added
   // to its stored_bytes in the same write.
@@ -90,6 +111,7 @@ class RowWriter {
   db::Statement m_unqueue_session;
   db::Statement m_count_withheld;
   std::vector<Erased> m_erased;
+  std::vector<RowCharge> m_row_charges;
   // Bytes of this batch's events per session, added to `stored_bytes`.
   std::vector<std::pair<std::int64_t, std::int64_t>> m_session_bytes;
 };

@@ -215,6 +215,7 @@ void StoreWriter::after_commit(std::int64_t now_us) {
   for (const WriteBatch& batch : m_pending) {
     m_conn->retention.add_committed(batch);
   }
+  m_conn->retention.add_row_charges(m_conn->rows.take_row_charges());
   m_conn->retention.subtract_erased(m_conn->rows.take_erased());
   m_committed_since_retention += bytes;
   m_last_commit = std::chrono::steady_clock::now();

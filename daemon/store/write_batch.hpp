@@ -39,6 +39,9 @@ struct EventRow {
   std::optional<std::int64_t> label;     // names id
   TextRef body;
   TextRef raw;
+  // Not a column: what the `names` rows this event added take, charged to
+  // its session with the event (store/row_cost.hpp).
+  std::uint32_t names_bytes = 0;
 };
 
 struct NameRow {
@@ -80,6 +83,7 @@ struct RegionRow {
   std::optional<double> elapsed;
   std::optional<std::int64_t> parent_seq;
   std::optional<std::int64_t> leave_seq;
+  std::uint32_t names_bytes = 0;  // as EventRow's
 };
 
 // Lines seen and dropped by the rate limit for one uid, since the daemon started.

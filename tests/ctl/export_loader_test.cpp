@@ -100,7 +100,7 @@ void expect_same_spans(const otlp::ExportRules& rules) {
   for (const Session& s : sessions) {
     // Alone: what a round that sends only this session loads.
     const db::ReadTransaction snapshot(db);
-    const model::ProcessTree part = model::build_process_tree(s.root, one_tree(db, {{s.sid, s.root, s.owner}}));
+    const model::ProcessTree part = model::build_process_tree(s.root, one_tree(db, {{s.sid, s.root, s.owner, std::nullopt, 0}}));
     const std::vector<std::string> expected = spans_of(whole.at(s.root), s.id, rules);
     EXPECT_EQ(spans_of(part, s.id, rules), expected) << s.sid;
     compared += expected.size();
@@ -111,7 +111,7 @@ void expect_same_spans(const otlp::ExportRules& rules) {
   // Together: a round with every session, one tree per root.
   std::vector<model::ExportSession> all;
   for (const Session& s : sessions) {
-    all.push_back({s.sid, s.root, s.owner});
+    all.push_back({s.sid, s.root, s.owner, std::nullopt, 0});
   }
   const db::ReadTransaction snapshot(db);
   const std::vector<model::TreeRows> trees = model::load_export_rows(db, all, everything());
@@ -142,7 +142,7 @@ TEST(ExportLoader, LoadsTheSessionsAndTheirAncestorsOnly) {
   db::Database db(imported_traces_db(), db::OpenMode::read_only);
   const db::ReadTransaction snapshot(db);
   const model::Owner owner{db.query_int(std::string("SELECT peer_uid FROM sessions WHERE sid = '") + k_fetch_sid + "'")};
-  const std::vector<model::ProcessRows> rows = one_tree(db, {{k_upload_pack_sid, k_fetch_sid, owner}});
+  const std::vector<model::ProcessRows> rows = one_tree(db, {{k_upload_pack_sid, k_fetch_sid, owner, std::nullopt, 0}});
   std::vector<std::string> sids;
   for (const model::ProcessRows& r : rows) {
     sids.push_back(r.info.sid);
@@ -179,7 +179,7 @@ TEST(ExportLoader, ASessionGraftedUnderAnotherUidsIsNotPlacedInItsTree) {
   db::Database db(path, db::OpenMode::read_only);
   const std::string graft = "A-P00000010/B-P00000011";
   const model::ProcessTree whole = model::build_process_tree(graft, model::load_process_rows(db, graft, everything()));
-  const model::ProcessTree part = model::build_process_tree(graft, one_tree(db, {{graft, graft, model::Owner{1001}}}));
+  const model::ProcessTree part = model::build_process_tree(graft, one_tree(db, {{graft, graft, model::Owner{1001}, std::nullopt, 0}}));
   const std::vector<std::string> expected = spans_of(whole, 2, {});
   ASSERT_EQ(expected.size(), 1u);
   EXPECT_EQ(spans_of(part, 2, {}), expected);

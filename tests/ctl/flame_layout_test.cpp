@@ -47,7 +47,8 @@ ProcessRows crowded_process(int regions, int children) {
 
 TEST(FlameLayout, ThousandsOfBarsAtOnceUseBoundedRows) {
   const auto tree = model::build_process_tree("p", {crowded_process(20000, 5000)});
-  const ctl::render::FlameLayout layout = ctl::render::layout_flame(tree);
+  // Every bar (the report draws at most k_max_flame_bars: below).
+  const ctl::render::FlameLayout layout = ctl::render::layout_flame(tree, std::numeric_limits<std::size_t>::max());
   ASSERT_EQ(layout.bars.size(), 1u + 20000u + 5000u);
   std::size_t on_row_one = 0;
   for (const ctl::render::Bar& bar : layout.bars) {
@@ -70,6 +71,18 @@ TEST(FlameLayout, TimesThatAreNoNumberAreNotDrawn) {
   EXPECT_EQ(layout.bars.size(), 2u);
   EXPECT_EQ(layout.untimed, 1u);
   EXPECT_TRUE(std::isfinite(layout.span));
+}
+
+// A session with 150,000 children made a report of 68 MB: a chart draws
+// its first k_max_flame_bars bars, in tree order, and counts the rest.
+TEST(FlameLayout, AChartDrawsAtMostItsBoundOfBarsAndCountsTheRest) {
+  const auto tree = model::build_process_tree("p", {crowded_process(30000, 10000)});
+  const auto started = std::chrono::steady_clock::now();
+  const ctl::render::FlameLayout layout = ctl::render::layout_flame(tree);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  ASSERT_EQ(layout.bars.size(), ctl::render::k_max_flame_bars);
+  EXPECT_EQ(layout.folded, 1u + 30000u + 10000u - ctl::render::k_max_flame_bars);
+  EXPECT_EQ(layout.bars.front().kind, ctl::render::BarKind::process);  // the process first, then what it holds
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ std::size_t expect_loader_matches_views(db::Database& db) {
   db::Statement sessions = db.prepare("SELECT sid, coalesce(tree_sid, root_sid), peer_uid FROM sessions ORDER BY id");
   while (sessions.step()) {
     all.push_back({std::string(sessions.column_text(0)), std::string(sessions.column_text(1)),
-                   model::Owner{sessions.column_optional_int(2)}});
+                   model::Owner{sessions.column_optional_int(2)}, std::nullopt, 0});
   }
   std::size_t compared = 0;
   for (const model::ExportSession& session : all) {

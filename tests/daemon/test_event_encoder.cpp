@@ -354,13 +354,10 @@ TEST(EventStoreMigration, RowsOfVersion13ReadTheSameAfterMigrating) {
     // `body`, which v15's event_parts gives back.
     old.exec("ATTACH '" + source.path() + "' AS latest");
     old.exec("INSERT OR IGNORE INTO names SELECT * FROM latest.names");
-    // The columns version 13 had (later versions add some to sessions).
+    // The columns version 13 had (later versions add more).
     std::string columns;
-    {
-      db::Statement info = old.prepare("SELECT name FROM pragma_table_info('sessions') ORDER BY cid");
-      while (info.step()) {
-        columns += (columns.empty() ? "" : ", ") + std::string(info.column_text(0));
-      }
+    for (db::Statement info = old.prepare("SELECT name FROM pragma_table_info('sessions', 'main')"); info.step();) {
+      columns += (columns.empty() ? "" : ", ") + std::string(info.column_text(0));
     }
     old.exec("INSERT INTO sessions (" + columns + ") SELECT " + columns + " FROM latest.sessions");
     old.exec("INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw)"

@@ -8,12 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <chrono>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <cstdlib>
 #include <thread>
@@ -329,6 +331,17 @@ class RecordingCollector {
     std::lock_guard lock(m_mutex);
     return m_sids;
   }
+  [[nodiscard]] std::size_t largest_body() const { return m_largest_body.load(); }
+  // Requests whose body held `text`.
+  [[nodiscard]] int holding(std::string_view text) {
+    std::lock_guard lock(m_mutex);
+    return static_cast<int>(std::count_if(m_bodies_holding.begin(), m_bodies_holding.end(),
+                                          [&](const std::string& t) { return t == text; }));
+  }
+  void watch_for(std::string text) {
+    std::lock_guard lock(m_mutex);
+    m_watched.push_back(std::move(text));
+  }
 
  private:
   void serve() {
@@ -351,6 +364,15 @@ class RecordingCollector {
           if (buffer.size() >= head + 4 + length) {
             const int n = m_requests.fetch_add(1) + 1;
             const std::string body = buffer.substr(head + 4, length);
+            m_largest_body.store(std::max(m_largest_body.load(), body.size()));
+            {
+              std::lock_guard lock(m_mutex);
+              for (const std::string& text : m_watched) {
+                if (body.find(text) != std::string::npos) {
+                  m_bodies_holding.push_back(text);
+                }
+              }
+            }
             if (m_found_in.load() == 0 && body.find(m_wanted) != std::string::npos) {
               m_found_in.store(n);
             }
@@ -394,6 +416,9 @@ class RecordingCollector {
   std::atomic<int> m_requests{0};
   std::atomic<int> m_found_in{0};
   std::vector<std::set<std::string>> m_sids;
+  std::atomic<std::size_t> m_largest_body{0};
+  std::vector<std::string> m_watched;
+  std::vector<std::string> m_bodies_holding;
   std::thread m_thread;
 };
 
@@ -483,6 +508,77 @@ TEST(OtlpExporter, ARoundHoldsSessionsUpToItsBoundInStoredBytesABigOneAlone) {
     EXPECT_EQ(times, 1) << sid << " sent more than once";
   }
   EXPECT_GE(requests.size(), static_cast<std::size_t>(k_sessions / 3));
+}
+
+// Finding 4 of issue 24: one session of 150,000 data events of 1 KB was
+// loaded whole (778 MB, one 152 MB request). A session over a round's
+// bounds is sent as a slice, its first events within them, saying how many
+// it left out, and leaves the queue; the others are not held up.
+TEST(OtlpExporter, AHugeSessionIsSentAsItsFirstEventsWithinTheRoundsBounds) {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db");
+  constexpr std::int64_t k_events = 30000;
+  {
+    db::Database db = db::open_for_writing(path);
+    db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+    add_sessions(db, 1000, 1, 1);
+    add_sessions(db, 1001, 2, 3);
+    db::Transaction txn(db);
+    db.exec("INSERT INTO event_store (session, seq, type, body)"
+            " WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < " +
+            std::to_string(k_events) +
+            ")"
+            " SELECT 1, i, 24, '{\"event\":\"data\",\"sid\":\"sid-1\",\"thread\":\"main\",\"category\":\"c\","
+            "\"key\":\"k' || i || '\",\"value\":\"' || printf('%.1000c', 'x') || '\"}' FROM n");
+    db.exec("UPDATE sessions SET event_count = " + std::to_string(k_events) +
+            ", stored_bytes = (SELECT sum(length(body)) FROM event_store WHERE session = 1) WHERE id = 1");
+    txn.commit();
+  }
+  RecordingCollector collector("sid-1\"");
+  collector.watch_for("trace2d.events_left_out");
+  ExporterOptions options;
+  options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
+  options.resource.host_name = "test-host";
+  options.max_bytes_per_request = 1 << 20;
+  options.json = true;  // the attribute's name is in the body as text
+  OtlpExporter exporter(path, options);
+  exporter.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::int64_t left = 4;
+  while (left > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    db::Database check(path, db::OpenMode::read_only);
+    left = check.query_int("SELECT count(*) FROM otlp_pending").value_or(-1);
+  }
+  exporter.stop();
+  ASSERT_EQ(left, 0) << "sessions still queued after " << collector.requests() << " requests";
+  EXPECT_EQ(collector.holding("trace2d.events_left_out"), 1) << "the slice says what it left out";
+  // The slice's text is within the round's bound; its request holds it
+  // twice at most (trace2.process.data, as JSON text in JSON) and its spans.
+  EXPECT_LT(collector.largest_body(), std::size_t{4} << 20);
+  db::Database check(path, db::OpenMode::read_only);
+  EXPECT_EQ(check.query_int("SELECT exported_sessions FROM otlp_export"), 4);
+}
+
+TEST(ExportQueue, ASliceEndsAtItsBoundInEventsOrBytesTheFirstEventAlwaysIn) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  add_sessions(db, 1000, 1, 1);
+  db.exec("INSERT INTO event_store (session, seq, type, body)"
+          " WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99)"
+          " SELECT 1, i * 2, 24, printf('%.' || (CASE WHEN i = 0 THEN 5000 ELSE 100 END) || 'c', 'x') FROM n");
+  EXPECT_FALSE(db::export_slice(db, 1, 100, 1 << 20)) << "all of it fits";
+  const auto by_count = db::export_slice(db, 1, 10, 1 << 20);
+  ASSERT_TRUE(by_count);
+  EXPECT_EQ(by_count->events, 10);
+  EXPECT_EQ(by_count->before_seq, 20);
+  const auto by_bytes = db::export_slice(db, 1, 100, 5000 + 250);
+  ASSERT_TRUE(by_bytes);
+  EXPECT_EQ(by_bytes->events, 3);
+  EXPECT_EQ(by_bytes->before_seq, 6);
+  const auto first = db::export_slice(db, 1, 100, 10);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->events, 1) << "the first event goes, whatever its size";
 }
 
 }  // namespace

@@ -179,5 +179,78 @@ TEST_F(HostileStore, UnderTheSizeBoundTheJunkGoesFirstAndTheVictimsSessionsStay)
             1);
 }
 
+// Finding 5 of issue 24, the audit's recipe under a small bound: one-event
+// sessions with 4,000-byte SIDs from `nobody`. Each took ~13 KB of pages
+// (the SID in the row twice and in its primary key) but was charged 39
+// bytes, so retention took root's sessions instead. Charged for their
+// pages, the long SIDs go and root's sessions stay.
+TEST_F(HostileStore, LongSidsAreChargedTheirPagesAndTheVictimsSessionsStay) {
+  constexpr std::int64_t k_bound = 20000000;
+  RunningDaemon daemon(m_dir, {"--retention-max-db-bytes", std::to_string(k_bound)});
+  const std::string repo = make_repo(m_dir, "repo");
+  const auto victim_git = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    }
+  };
+  victim_git(10);
+  ASSERT_TRUE(wait_until([&] { return victim_sessions_complete(daemon.db_path(), 10); }, std::chrono::seconds(20)));
+  // 6,000 sessions of 4,000-byte SIDs: some 78 MB of pages, four times the
+  // bound; 500 to a connection (sessions left running on one connection
+  // would meet the per-uid bound on what live sessions hold first).
+  constexpr int k_sessions = 6000;
+  constexpr int k_per_connection = 500;
+  for (int first = 0; first < k_sessions; first += k_per_connection) {
+    std::string junk;
+    junk.reserve(k_per_connection * 4100);
+    for (int i = first; i < first + k_per_connection; ++i) {
+      char prefix[16];
+      std::snprintf(prefix, sizeof prefix, "%06d-", i);
+      junk += R"({"event":"version","sid":")" + (prefix + std::string(4000 - 7, 'S')) +
+              R"(","evt":"3","exe":"2.39.5"})" "\n";
+    }
+    const ProcessResult sent = run_process(attacker_spec(daemon.socket_path(), junk), std::chrono::seconds(120));
+    ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  }
+  victim_git(10);  // while the junk is pruned
+  ASSERT_TRUE(wait_until([&] { return victim_sessions_complete(daemon.db_path(), 20); }, std::chrono::seconds(30)));
+  const auto used = [&] {
+    db::Database db = open_db(daemon.db_path());
+    return (db.query_int("PRAGMA page_count").value_or(0) - db.query_int("PRAGMA freelist_count").value_or(0)) *
+           db.query_int("PRAGMA page_size").value_or(0);
+  };
+  ASSERT_TRUE(wait_until(
+      [&] {
+        // The attacker's newest session is stored (its oldest go first).
+        return number(daemon.db_path(), "SELECT count(*) FROM sessions WHERE sid LIKE '005999-%'") == 1 &&
+               used() <= k_bound;
+      },
+      std::chrono::seconds(60)))
+      << used() << " bytes used; rejects: "
+      << open_db(daemon.db_path()).query_text("SELECT group_concat(DISTINCT reason) FROM rejects").value_or("");
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+
+  db::Database db = open_db(daemon.db_path());
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM rejects WHERE peer_uid = 65534"), 0) << "every junk line was stored";
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE peer_uid = 0"), 20) << "every root session stays";
+  const std::int64_t left = db.query_int("SELECT count(*) FROM sessions WHERE peer_uid = 65534").value_or(-1);
+  EXPECT_LT(left, k_sessions / 2) << "the long SIDs went";
+  // What each sender is charged against what its rows take (dbstat): the
+  // attacker's sessions cost their pages.
+  EXPECT_GT(db.query_int("SELECT min(stored_bytes) FROM sessions WHERE peer_uid = 65534").value_or(0), 12000);
+  const std::int64_t pages =
+      db.query_int("SELECT sum(pgsize) FROM dbstat WHERE name IN ('sessions', 'event_store', 'region_store', 'child_store', 'names')"
+                   " OR name IN (SELECT name FROM sqlite_schema WHERE type = 'index'"
+                   " AND tbl_name IN ('sessions', 'event_store', 'region_store', 'child_store', 'names'))")
+          .value_or(0);
+  const std::int64_t charged = db.query_int("SELECT sum(stored_bytes) FROM sessions").value_or(0);
+  std::printf("%lld sessions of uid 65534 left; charged %lld bytes for %lld bytes of pages (%.2f)\n",
+              static_cast<long long>(left), static_cast<long long>(charged), static_cast<long long>(pages),
+              static_cast<double>(charged) / static_cast<double>(pages));
+  EXPECT_GE(static_cast<double>(charged), 0.5 * static_cast<double>(pages));
+  EXPECT_LE(static_cast<double>(charged), 1.1 * static_cast<double>(pages));
+}
+
 }  // namespace
 }  // namespace trace2d::test

@@ -5,10 +5,21 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tests/e2e/daemon_fixture.hpp"
+
+extern char** environ;
 
 namespace trace2d::test {
 namespace {
@@ -123,6 +134,102 @@ TEST(Reports, AnalysisOfALiveFetch) {
   EXPECT_NE(read_file(html).find("data-name=\"upload-pack\""), std::string::npos);
 
   EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// trace2ctl with `args` in an address space of at most `max_kib` (a
+// child's ru_maxrss would count this test's own memory, which its mm held
+// until the exec), and its wall time.
+struct Measured {
+  int exit_code = -1;
+  std::chrono::milliseconds took{0};
+};
+Measured measure_ctl(const std::vector<std::string>& args, long max_kib) {
+  std::vector<std::string> argv{"/bin/sh", "-c", "ulimit -v " + std::to_string(max_kib) + " && exec \"$0\" \"$@\"",
+                                TRACE2CTL_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> c_argv;
+  for (std::string& arg : argv) {
+    c_argv.push_back(arg.data());
+  }
+  c_argv.push_back(nullptr);
+  const auto started = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  Measured m;
+  posix_spawn_file_actions_t quiet;  // its output is not this test's
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  const int spawned = ::posix_spawn(&pid, c_argv[0], &quiet, nullptr, c_argv.data(), environ);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (spawned != 0) {
+    return m;
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) {
+    return m;
+  }
+  m.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return m;
+}
+
+// Issue 24's finding 9: `report` on a session with 150,000 children took
+// 1.5 s, 319 MB and wrote 68 MB of HTML. It reads a session's first 20,000
+// events and draws a chart's first 5,000 bars, saying what it left out.
+TEST(Reports, AReportOnASessionWith150000ChildrenIsBoundedInTimeMemoryAndSize) {
+  TempDir dir;
+  // Every line stored, also on a loaded machine (readers wait at the
+  // memory bound rather than drop).
+  RunningDaemon daemon(dir, {"--per-uid-rate", "0", "--overflow-wait-ms", "600000"});
+  constexpr int k_children = 150000;
+  std::string lines = R"({"event":"version","sid":"many-children","thread":"main","time":"2026-11-27T10:00:00.000000Z","evt":"3","exe":"2.39.5"})" "\n";
+  lines += R"({"event":"start","sid":"many-children","thread":"main","time":"2026-11-27T10:00:00.000000Z","t_abs":0.0,"argv":["git","many"]})" "\n";
+  lines.reserve(static_cast<std::size_t>(k_children) * 260);
+  char line[512];
+  for (int i = 0; i < k_children; ++i) {
+    std::snprintf(line, sizeof line,
+                  R"({"event":"child_start","sid":"many-children","thread":"main","time":"2026-11-27T10:00:%02d.%06dZ","t_abs":%d.%06d,"child_id":%d,"child_class":"?","use_shell":false,"argv":["true","%d"]})"
+                  "\n"
+                  R"({"event":"child_exit","sid":"many-children","thread":"main","time":"2026-11-27T10:00:%02d.%06dZ","t_abs":%d.%06d,"child_id":%d,"pid":%d,"code":0,"t_rel":0.000100})"
+                  "\n",
+                  i / 100000, (i % 100000) * 10, i / 100000, (i % 100000) * 10, i, i, i / 100000,
+                  (i % 100000) * 10 + 5, i / 100000, (i % 100000) * 10 + 5, i, 1000 + i);
+    lines += line;
+  }
+  lines += R"({"event":"atexit","sid":"many-children","thread":"main","time":"2026-11-27T10:00:02.000000Z","t_abs":2.0,"code":0})" "\n";
+  ProcessSpec sender;
+  sender.argv = {LINE_SENDER_BIN, daemon.socket_path(), "0"};
+  sender.stdin_data = std::move(lines);
+  const ProcessResult sent = run_process(sender, std::chrono::seconds(300));
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return open_db(daemon.db_path())
+                   .query_int("SELECT count(*) FROM sessions WHERE sid = 'many-children' AND status = 'complete'")
+                   .value_or(0) == 1;
+      },
+      std::chrono::seconds(300)));
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  ASSERT_EQ(open_db(daemon.db_path()).query_int("SELECT count(*) FROM child_store"), k_children);
+
+  const std::string html = dir.file("report.html");
+  // Within 128 MiB of address space (it took 319 MB; read whole, the tree
+  // alone fails at 64 MiB), and a few seconds.
+  const Measured report = measure_ctl({"--db", daemon.db_path(), "report", "--html", html}, 128 * 1024);
+  ASSERT_EQ(report.exit_code, 0) << "in 128 MiB of address space";
+  const auto bytes = std::filesystem::file_size(html);
+  std::printf("report: %lld ms, %llu bytes of HTML\n", static_cast<long long>(report.took.count()),
+              static_cast<unsigned long long>(bytes));
+  EXPECT_LT(report.took, std::chrono::seconds(5));
+  EXPECT_LT(bytes, 8u << 20);
+  const Measured whole_tree =
+      measure_ctl({"--db", daemon.db_path(), "--timeout", "0", "tree", "many-children", "--max-events", "0"}, 64 * 1024);
+  EXPECT_NE(whole_tree.exit_code, 0) << "the bound is what keeps it in 64 MiB";
+  const Measured tree = measure_ctl({"--db", daemon.db_path(), "tree", "many-children"}, 64 * 1024);
+  EXPECT_EQ(tree.exit_code, 0) << "tree, bounded, in 64 MiB";
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("data-events-left-out=\""), std::string::npos) << "the page says what it did not read";
+  EXPECT_NE(page.find("data-folded=\""), std::string::npos) << "the page says what it did not draw";
 }
 
 }  // namespace
