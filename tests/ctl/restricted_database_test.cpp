@@ -189,12 +189,12 @@ TEST_F(RestrictedDatabase, WaysAroundTheViewsAreRefused) {
 
 TEST_F(RestrictedDatabase, NewColumnsAppearAndUnknownTablesAreDenied) {
   m_sample.writer().exec(
-      "ALTER TABLE sessions ADD COLUMN tree_sid TEXT;"
-      "UPDATE sessions SET tree_sid = sid;"
+      "ALTER TABLE sessions ADD COLUMN later_column TEXT;"
+      "UPDATE sessions SET later_column = sid;"
       "CREATE TABLE later_table (session INTEGER, secret TEXT);"
       "INSERT INTO later_table VALUES (3, 'mine'), (5, 'theirs');");
   db::Database db = open();
-  EXPECT_EQ(column_texts(db, "SELECT tree_sid FROM sessions WHERE id = 3"), std::vector<std::string>{"sid-recent"});
+  EXPECT_EQ(column_texts(db, "SELECT later_column FROM sessions WHERE id = 3"), std::vector<std::string>{"sid-recent"});
   const std::string error = user_sql_error(db, "SELECT secret FROM later_table");
   EXPECT_NE(error, "");
   // The error names the placeholder, never the attached file's schema.
