@@ -706,7 +706,11 @@ class FdLimitedDaemon {
     ProcessSpec spec;
     spec.argv = {"sh", "-c", "ulimit -n " + std::to_string(max_fds) + " && exec \"$0\" \"$@\"", TRACE2D_BIN,
                  "--config", "", "--socket", m_socket, "--dgram-socket", dir.file("d.sock"), "--db", m_db,
-                 "--shutdown-grace-ms", "300"};
+                 "--shutdown-grace-ms", "300",
+                 // Its socket is a descriptor of the quarter kept in reserve,
+                 // which at a limit of 64 has one to spare: the stream
+                 // reader's bound is what this measures.
+                 "--no-query"};
     m_process = std::make_unique<Process>(spec);
     const bool ready = wait_until(
         [&] { return m_process->out_so_far().find("GIT_TRACE2_EVENT=") != std::string::npos || !m_process->running(); },
