@@ -250,7 +250,11 @@ struct Stitcher::Apply {
     paired.repo = event.repo;
     paired.at = EventClock{region.t_abs, event.time_us};
     if (event.kind == proto::EventKind::region_enter) {
-      paired.t_start = seconds_since(event.time_us, r.process_start_us);
+      // By git's own clock when it says: `t_abs` and the leave's `t_rel`
+      // come from one monotonic reading each, while `time` is read again
+      // as the line is written, so a preemption between the two made a
+      // region seem to start late and end after the region around it.
+      paired.t_start = region.t_abs ? region.t_abs : seconds_since(event.time_us, r.process_start_us);
       auto room = RegionPairer::Room::some;
       if (!stitcher.m_memory.fits(uid_of(r), RegionPairer::held_cost(paired))) {
         room = RegionPairer::Room::none;
