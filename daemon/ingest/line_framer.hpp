@@ -8,6 +8,7 @@
 // sender holds too much memory in unfinished lines; it then ends the same
 // way, with fewer bytes kept than received.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,22 +30,21 @@ class LineFramer {
   // max_line_bytes, or by cut_short()).
   template <typename Sink>
   void feed(std::string_view bytes, Sink&& sink) {
-    while (!bytes.empty()) {
-      const std::size_t newline = bytes.find('\n');
-      const std::string_view piece = bytes.substr(0, newline);
-      if (newline == std::string_view::npos) {
-        hold(piece);
-        return;
-      }
-      if (m_partial_size == 0 && piece.size() <= m_limits.max_line_bytes) {
-        sink(piece, piece.size());  // the common case: no copy
-      } else {
-        hold(piece);
-        emit_held(sink);
-      }
-      bytes.remove_prefix(newline + 1);
-    }
+    feed_lines(bytes, sink, false);
   }
+
+  // As feed(), for lines that are only counted, not stored (their sender is
+  // over its share): an unfinished line keeps just its head, where its SID
+  // is, and ends cut short. Copying megabyte lines only to drop them made
+  // a flood of them cost the reader more than reading.
+  template <typename Sink>
+  void feed_heads(std::string_view bytes, Sink&& sink) {
+    feed_lines(bytes, sink, true);
+  }
+
+  // What feed_heads() keeps of an unfinished line (lost_lines.hpp looks at
+  // less than this for the SID).
+  static constexpr std::size_t k_head_bytes = 2048;
 
   // Keeps at most `keep` bytes of the unfinished line; the rest of it, up to
   // its '\n', is counted and discarded.
@@ -87,6 +87,28 @@ class LineFramer {
   [[nodiscard]] std::uint64_t partial_size() const { return m_partial_size; }
 
  private:
+  template <typename Sink>
+  void feed_lines(std::string_view bytes, Sink&& sink, bool heads_only) {
+    while (!bytes.empty()) {
+      const std::size_t newline = bytes.find('\n');
+      const std::string_view piece = bytes.substr(0, newline);
+      if (newline == std::string_view::npos) {
+        if (heads_only && !m_cut_keep) {
+          m_cut_keep = std::max(m_partial.size(), k_head_bytes);
+        }
+        hold(piece);
+        return;
+      }
+      if (m_partial_size == 0 && piece.size() <= m_limits.max_line_bytes) {
+        sink(piece, piece.size());  // the common case: no copy
+      } else {
+        hold(piece);
+        emit_held(sink);
+      }
+      bytes.remove_prefix(newline + 1);
+    }
+  }
+
   void hold(std::string_view piece) {
     const std::uint64_t total = m_partial_size + piece.size();
     if (m_cut_keep) {

@@ -139,13 +139,14 @@ void DgramReceiver::stop() {
 asio::awaitable<void> DgramReceiver::run() {
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   while (true) {
-    if (!m_stopping && m_sink.one_uid_holds_it_all()) {
+    if (!m_stopping && !m_waited_out && m_sink.one_uid_holds_it_all()) {
       const auto deadline = std::chrono::steady_clock::now() + m_options.overflow_wait;
       while (!m_stopping && m_sink.one_uid_holds_it_all() && std::chrono::steady_clock::now() < deadline) {
         m_timer.expires_after(std::chrono::milliseconds(2));
         boost::system::error_code ec;
         co_await m_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       }
+      m_waited_out = m_sink.one_uid_holds_it_all();
     }
     if (!m_stopping) {
       boost::system::error_code ec;
@@ -178,9 +179,12 @@ bool DgramReceiver::drain() {
     m_sink.submit(std::move(chunk));
     chunk = ingest::IngestChunk();
   };
-  // Whether a uid is over its share, asked once per uid and batch of
-  // messages (not per datagram).
+  // Whether a uid's datagrams are dropped: asked once per uid and batch of
+  // messages (not per datagram). A lone uid over the whole bound is not
+  // dropped before run() has waited for it: what this batch holds of it is
+  // kept (an overshoot of one batch at most), and the read ends after it.
   std::vector<std::pair<std::int64_t, bool>> over_share;
+  bool pause = false;
   const auto dropping_for = [&](const ingest::Origin& origin) {
     const std::int64_t uid = origin.peer_uid.value_or(-1);
     for (const auto& [known, over] : over_share) {
@@ -188,12 +192,27 @@ bool DgramReceiver::drain() {
         return over;
       }
     }
-    return over_share.emplace_back(uid, m_sink.over_share(uid)).second;
+    bool over = m_sink.over_share(uid);
+    if (over && !m_waited_out && !m_stopping && m_sink.one_uid_holds_it_all()) {
+      over = false;
+      pause = true;
+    }
+    return over_share.emplace_back(uid, over).second;
   };
   // A stopping receiver empties the queue (at most what a full receive
   // buffer holds of small datagrams: a sender still flooding cannot keep it
   // reading); a running one yields now and then.
   while (received < (m_stopping ? 65536u : 4096u)) {
+    // The bound can fill during this read (at each submit): a lone uid's
+    // burst then pauses here too, rather than have its next datagrams
+    // dropped before run() would have waited for it.
+    if (!m_stopping && m_sink.one_uid_holds_it_all()) {
+      if (!m_waited_out) {
+        break;
+      }
+    } else {
+      m_waited_out = false;
+    }
     m_batch->reset();
     over_share.clear();
     const int n = ::recvmmsg(fd, m_batch->headers.data(), k_messages_per_call, MSG_DONTWAIT, nullptr);
@@ -259,8 +278,11 @@ bool DgramReceiver::drain() {
         payload.remove_prefix(newline + 1);
       }
     }
-    if (chunk.bytes.size() >= 1024 * 1024) {
+    if (chunk.bytes.size() >= 1024 * 1024 || pause) {
       submit();
+    }
+    if (pause) {
+      break;
     }
   }
   submit();

@@ -42,7 +42,8 @@ class DgramReceiver {
  private:
   struct Batch;
   asio::awaitable<void> run();
-  // Receives until the socket would block; returns false on a socket error.
+  // Receives until the socket would block, or a lone uid fills the memory
+  // bound (run() pauses then); returns false on a socket error.
   bool drain();
 
   asio::local::datagram_protocol::socket m_socket;
@@ -54,6 +55,9 @@ class DgramReceiver {
   std::size_t m_receive_buffer = 0;
   std::uint32_t m_last_drop_counter = 0;
   bool m_stopping = false;
+  // A lone uid has held the whole bound for limits.overflow_wait_ms: its
+  // datagrams are dropped (not paused for) until the pipeline has room.
+  bool m_waited_out = false;
   std::atomic<std::uint64_t> m_kernel_drops{0};
   std::atomic<std::uint64_t> m_datagrams{0};
 };

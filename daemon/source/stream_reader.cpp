@@ -95,7 +95,7 @@ class StreamReader::Connection {
       sink.counters().bytes.fetch_add(size, std::memory_order_relaxed);
       const std::string_view bytes(buffer.data(), size);
       if (dropping) {
-        m_framer.feed(bytes, [&](std::string_view line, std::uint64_t full_size) {
+        m_framer.feed_heads(bytes, [&](std::string_view line, std::uint64_t full_size) {
           chunk().drop_line(line, full_size);
         });
       } else {
@@ -719,6 +719,12 @@ void StreamReader::run() {
       if (tag == nullptr) {
         woken = true;
         continue;
+      }
+      if (m_closing.load(std::memory_order_relaxed)) {
+        // The last reads (close_everything) take every connection in turn:
+        // a round of 256 busy ones (4 MiB each) must not hold the exit back.
+        woken = true;
+        break;
       }
       if (tag == &g_listener_tag) {
         const int listener = m_listener.load();

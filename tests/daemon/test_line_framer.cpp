@@ -22,6 +22,11 @@ class Collect {
       lines.push_back({std::string(line), full});
     });
   }
+  void feed_heads(std::string_view bytes) {
+    m_framer.feed_heads(bytes, [&](std::string_view line, std::uint64_t full) {
+      lines.push_back({std::string(line), full});
+    });
+  }
   void finish() {
     m_framer.finish([&](std::string_view line, std::uint64_t full) {
       lines.push_back({std::string(line), full});
@@ -135,6 +140,25 @@ TEST(LineFramer, AnUnfinishedLineCutShortKeepsItsHeadAndCountsTheRest) {
   ASSERT_EQ(c.lines.size(), 2u);
   EXPECT_EQ(c.lines[0], (Framed{std::string(16, 'a'), 8000}));
   EXPECT_EQ(c.lines[1], (Framed{"next", 4}));  // the next line is whole again
+}
+
+// Lines of a sender over its share are only counted (and their SID read
+// from the head): a 2 MB line is not copied whole to be dropped.
+TEST(LineFramer, LinesOnlyCountedKeepTheirHeadsNotTheirBodies) {
+  Collect c;
+  const std::string head = R"({"event":"data","sid":"s-1","value":")";
+  const std::string line = head + std::string(2 * 1024 * 1024, 'x') + "\"}";
+  for (std::size_t at = 0; at < line.size(); at += 256 * 1024) {
+    c.feed_heads(std::string_view(line).substr(at, 256 * 1024));
+    EXPECT_LE(c.framer().kept_bytes(), LineFramer::k_head_bytes);
+  }
+  c.feed_heads("\nshort\n");
+  ASSERT_EQ(c.lines.size(), 2u);
+  EXPECT_EQ(c.lines[0].full_size, line.size());
+  EXPECT_EQ(c.lines[0].line, line.substr(0, LineFramer::k_head_bytes));
+  EXPECT_EQ(c.lines[1], (Framed{"short", 5}));  // whole lines in one read are whole
+  c.feed("whole again\n");
+  EXPECT_EQ(c.lines.back(), (Framed{"whole again", 11}));
 }
 
 TEST(LineFramer, CuttingWithNothingHeldChangesNothing) {
