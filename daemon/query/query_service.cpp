@@ -265,10 +265,23 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::vector<std::s
 // 319 MB). Set from here, not by the child, right after it starts.
 constexpr rlim_t k_child_data_bytes = rlim_t{256} << 20;
 constexpr int k_child_nice = 10;
+// AddressSanitizer reserves terabytes of shadow memory as the child
+// starts, which RLIMIT_DATA counts: a sanitized trace2ctl could not start.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool k_bound_child_data = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool k_bound_child_data = false;
+#else
+constexpr bool k_bound_child_data = true;
+#endif
+#else
+constexpr bool k_bound_child_data = true;
+#endif
 
 void demote_child(pid_t pid) {
   const rlimit data{k_child_data_bytes, k_child_data_bytes};
-  if (::prlimit(pid, RLIMIT_DATA, &data, nullptr) != 0) {
+  if (k_bound_child_data && ::prlimit(pid, RLIMIT_DATA, &data, nullptr) != 0) {
     spdlog::debug("query service: cannot bound the memory of query {}: {}", pid, std::strerror(errno));
   }
   ::setpriority(PRIO_PROCESS, static_cast<id_t>(pid), k_child_nice);

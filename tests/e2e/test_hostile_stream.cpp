@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/support/sanitizers.hpp"
 #include "tests/support/socket_client.hpp"
 
 namespace trace2d::test {
@@ -37,13 +38,6 @@ using std::chrono::seconds;
 constexpr rlim_t k_fd_limit = 1024;
 // Memory bound with the default settings (docs/security.md).
 constexpr long k_rss_bound_kib = 256 * 1024;
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool k_sanitized = true;
-constexpr int k_slow = 4;  // ASan/UBSan make everything this much slower
-#else
-constexpr bool k_sanitized = false;
-constexpr int k_slow = 1;
-#endif
 
 long status_kib(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
