@@ -22,6 +22,17 @@ std::optional<double> plus(const std::optional<double>& a, const std::optional<d
   return std::nullopt;
 }
 
+// Moves `inner`'s interval into `outer`'s, when both are timed.
+void keep_within(Node& inner, const Node& outer) {
+  if (!inner.offset || !inner.elapsed || !outer.offset || !outer.elapsed) {
+    return;
+  }
+  const double start = std::max(*inner.offset, *outer.offset);
+  const double end = std::max(start, std::min(*inner.offset + *inner.elapsed, *outer.offset + *outer.elapsed));
+  inner.offset = start;
+  inner.elapsed = end - start;
+}
+
 // One process's regions, threads and children under construction, each
 // with the index of its parent among them.
 class ProcessItems {
@@ -54,6 +65,16 @@ class ProcessItems {
         if (found != by_seq.end() && found->first == *parent_seq) {
           m_parents[i] = found->second;
         }
+      }
+    }
+    // git dates a region's start only by the wall clock (`time`, read as
+    // its enter line is written) and times its length by the monotonic one:
+    // a preemption between the two readings makes a nested region seem to
+    // end microseconds after the one around it. Each is drawn within its
+    // parent (parents first: a parent's seq is below its children's).
+    for (const auto& [seq, index] : by_seq) {
+      if (m_parents[index]) {
+        keep_within(m_nodes[index], m_nodes[*m_parents[index]]);
       }
     }
   }

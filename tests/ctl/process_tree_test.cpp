@@ -325,6 +325,30 @@ TEST(ProcessTree, WithoutTimesSiblingsKeepEventOrder) {
   EXPECT_FALSE(tree.processes[0].children[0].offset.has_value());
 }
 
+// git reads a region's start from the wall clock as the enter line is
+// written, its length from the monotonic clock: a preempted enter makes a
+// nested region seem to end after its parent. It is drawn within it.
+TEST(ProcessTree, ANestedRegionIsDrawnWithinItsParent) {
+  ProcessRows p = process("p");
+  p.regions = {region(1, 10, std::nullopt, "outer", 0.100000, 0.001400),
+               region(2, 5, 1, "late", 0.101383, 0.000038),  // ends 15 µs after "outer"
+               region(3, 4, 2, "later", 0.101390, 0.000040), region(6, 7, 1, "early", 0.099990, 0.000100)};
+  const ProcessTree tree = model::build_process_tree("p", {p});
+  ASSERT_EQ(outline(tree), "process:p(root)\n  region:outer\n    region:early\n    region:late\n      region:later\n");
+  const Node& outer = tree.processes.at(0).children.at(0);
+  EXPECT_DOUBLE_EQ(*outer.offset, 0.1);
+  EXPECT_DOUBLE_EQ(*outer.elapsed, 0.0014);  // the parent keeps its times
+  const Node& late = outer.children.at(1);
+  EXPECT_DOUBLE_EQ(*late.offset, 0.101383);
+  EXPECT_NEAR(*late.offset + *late.elapsed, 0.1014, 1e-12);
+  const Node& later = late.children.at(0);  // within its parent's new end
+  EXPECT_NEAR(*later.offset + *later.elapsed, 0.1014, 1e-12);
+  const Node& early = outer.children.at(0);
+  EXPECT_DOUBLE_EQ(*early.offset, 0.1);
+  EXPECT_NEAR(*early.elapsed, 0.00009, 1e-12);
+  EXPECT_DOUBLE_EQ(*late.region()->elapsed, 0.000038);  // git's own figure is kept
+}
+
 TEST(ProcessTree, UnclosedRegionsKeepWhatStartedInsideThem) {
   ProcessRows p = process("p");
   // git died inside "open"; "lost" names a parent region that is not there.
