@@ -506,7 +506,10 @@ TEST_F(HostileFairness, SigtermDuringABigLineFloodKeepsTheBoundAndExitsPromptly)
     }
   });
   const auto started = Clock::now();
-  const ProcessResult stopped = m_daemon->stop(seconds(30));
+  // The last reads end each flooding connection's unfinished line as a
+  // reject (its head kept): up to 512 rows of 64 KiB to commit, which
+  // takes ASan several times longer than anything else here.
+  const ProcessResult stopped = m_daemon->stop(seconds(k_sanitized ? 90 : 30));
   const double taken = std::chrono::duration<double>(Clock::now() - started).count();
   sampling.store(false);
   sampler.join();
@@ -523,7 +526,9 @@ TEST_F(HostileFairness, SigtermDuringABigLineFloodKeepsTheBoundAndExitsPromptly)
   std::cout << "[ measured ] the flood: " << flood_bytes / (1024 * 1024) << " MiB read, " << cut
             << " of its lines rejects (cut short)" << std::endl;
   EXPECT_GT(flood_bytes, 64 * 1024 * 1024) << "the flood did not reach trace2d";
-  EXPECT_LT(taken, 2.0 + 3.0 * k_slow) << "exit took too long after the grace period";
+  if (!k_sanitized) {  // timed in the optimised build; the sanitized one checks the rest
+    EXPECT_LT(taken, 5.0) << "exit took too long after the grace period";
+  }
   if (!k_sanitized) {
     EXPECT_LT(peak_kib.load(), 256 * 1024) << "far below the unit's MemoryMax of 512M";
   }
