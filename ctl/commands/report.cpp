@@ -42,8 +42,8 @@ std::string describe_window(const Window& window) {
   if (window.until) {
     text += " until " + *window.until;
   }
-  if (!window.cmd.empty()) {
-    text += " of command " + window.cmd;
+  for (std::size_t i = 0; i < window.cmds.size(); ++i) {
+    text += (i == 0 ? " of command " : ", ") + window.cmds[i];
   }
   return text;
 }
