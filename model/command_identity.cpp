@@ -195,12 +195,14 @@ std::string nickname_sql(std::string_view a) {
 }
 
 std::string first_error_sql(std::string_view a) {
-  // Its own first error, else the first of the descendant that failed
-  // first (a dashed command's script reports through its children).
+  // Its own first error, else that of its first descendant (in SID order,
+  // which for git's SIDs is the order they started) that reported one: a
+  // dashed command's script fails through its children. Ordered by SID so
+  // that SQLite reads the SID range also when `sessions` is a user's view.
   return "coalesce((SELECT fe_e.msg FROM errors fe_e WHERE fe_e.sid = " + quoted(a, "sid") +
-         " AND fe_e.msg IS NOT NULL ORDER BY fe_e.seq LIMIT 1), (SELECT fe_e.msg FROM sessions fe_d JOIN errors fe_e"
-         " ON fe_e.sid = fe_d.sid WHERE " + descendants(a, "fe_d") +
-         " AND fe_d.error_count > 0 AND fe_e.msg IS NOT NULL ORDER BY fe_d.first_received, fe_d.id, fe_e.seq LIMIT 1))";
+         " AND fe_e.msg IS NOT NULL ORDER BY fe_e.seq LIMIT 1), (SELECT (SELECT fe_e.msg FROM errors fe_e"
+         " WHERE fe_e.sid = fe_d.sid AND fe_e.msg IS NOT NULL ORDER BY fe_e.seq LIMIT 1) FROM sessions fe_d WHERE " +
+         descendants(a, "fe_d") + " AND fe_d.error_count > 0 ORDER BY fe_d.sid LIMIT 1))";
 }
 
 }  // namespace trace2d::model
