@@ -135,7 +135,7 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
 }
 
 void run_export(const Context& ctx, const ExportOptions& options) {
-  const bool windowed = !options.window.since.empty() || !options.window.until.empty() || !options.window.cmd.empty();
+  const bool windowed = !options.window.since.empty() || !options.window.until.empty() || !options.window.cmds.empty();
   if (options.root.empty() || windowed) {
     if (options.format != "otlp-json") {
       throw CommandError("--format chrome exports one tree: name its SID (--since, --until and --cmd are for otlp-json)");

@@ -18,6 +18,7 @@
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
+#include "ctl/query/failed.hpp"
 #include "db/read_transaction.hpp"
 #include "ctl/render/describe.hpp"
 #include "ctl/render/html_report.hpp"
@@ -42,8 +43,8 @@ std::string describe_window(const Window& window) {
   if (window.until) {
     text += " until " + *window.until;
   }
-  if (!window.cmd.empty()) {
-    text += " of command " + window.cmd;
+  for (std::size_t i = 0; i < window.cmds.size(); ++i) {
+    text += (i == 0 ? " of command " : ", ") + window.cmds[i];
   }
   return text;
 }
@@ -59,6 +60,7 @@ void run_report(const Context& ctx, const ReportOptions& options) {
     const db::ReadTransaction snapshot(db);
     report.command_stats = command_stats(db, window, Units::milliseconds);
     report.failed_runs = failed_sessions(db, window, k_failed_rows);
+    present_failure_reason(report.failed_runs);  // why each failed, as `sessions --failed` says
     // A command line reads better than its JSON array.
     const auto& columns = report.failed_runs.columns;
     const auto argv_column = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), "argv") - columns.begin());

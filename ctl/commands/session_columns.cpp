@@ -1,7 +1,9 @@
 #include "ctl/commands/session_columns.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -39,13 +41,65 @@ void present_owner(ResultSet& result, OutputFormat format) {
   }
 }
 
+// The last `count` components of `path` ("/" separated, no leading one).
+std::string last_components(const std::string& path, std::size_t count) {
+  std::size_t start = path.size();
+  for (std::size_t found = 0; found < count; ++found) {
+    const std::size_t slash = start == 0 ? std::string::npos : path.rfind('/', start - 1);
+    if (slash == std::string::npos) {
+      return path;
+    }
+    start = slash;
+  }
+  return path.substr(start + 1);
+}
+
 }  // namespace
+
+std::map<std::string, std::string> shortest_unique_paths(const std::set<std::string>& paths) {
+  std::map<std::string, std::string> shown;
+  for (const std::string& path : paths) {
+    const auto depth = static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+    std::string name = path;
+    for (std::size_t count = 1; count < depth; ++count) {
+      const std::string candidate = last_components(path, count);
+      const bool unique = std::none_of(paths.begin(), paths.end(), [&](const std::string& other) {
+        return other != path && (other == candidate || other.ends_with("/" + candidate));
+      });
+      if (unique) {
+        name = candidate;
+        break;
+      }
+    }
+    shown[path] = name;
+  }
+  return shown;
+}
 
 void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form) {
   result.json_columns = {"argv"};
   present_owner(result, format);
   if (is_machine_format(format)) {
     return;
+  }
+  if (const auto repository = column_index(result, "repository")) {
+    // Worktrees (absolute paths) by their shortest unique ending; nicknames as they are.
+    std::set<std::string> paths;
+    for (const Row& row : result.rows) {
+      if (const auto* text = std::get_if<std::string>(&row[*repository]); text != nullptr && text->starts_with('/')) {
+        paths.insert(*text);
+      }
+    }
+    const std::map<std::string, std::string> shown = shortest_unique_paths(paths);
+    for (Row& row : result.rows) {
+      if (const auto* text = std::get_if<std::string>(&row[*repository])) {
+        if (const auto it = shown.find(*text); it != shown.end()) {
+          row[*repository] = it->second;
+        }
+      } else {
+        row[*repository] = std::string("-");
+      }
+    }
   }
   if (const auto argv = column_index(result, "argv")) {
     for (Row& row : result.rows) {

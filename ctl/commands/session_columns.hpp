@@ -4,6 +4,10 @@
 // and TSV keep sid and argv as stored, argv embedded as an array in JSON,
 // and have the owner's name beside the numeric `peer_uid`.
 
+#include <map>
+#include <set>
+#include <string>
+
 #include "ctl/output/format.hpp"
 #include "ctl/output/result_set.hpp"
 #include "db/sqlite.hpp"
@@ -23,6 +27,12 @@ enum class SidForm { short_form, whole };
 inline constexpr const char* k_status_with_loss =
     "CASE WHEN s.lines_lost > 0 THEN s.status || ', ' || s.lines_lost || ' lines lost' ELSE s.status END";
 
+// In a table, `repository` (a nickname, or a worktree's path) shows each
+// worktree by the fewest last components of its path that no other
+// worktree in the rows ends with (`app`, `work/app`), `-` for none.
 void present_session_columns(ResultSet& result, db::Database& db, OutputFormat format, SidForm sid_form);
+
+// Each path of `paths` by its shortest ending that no other path has.
+[[nodiscard]] std::map<std::string, std::string> shortest_unique_paths(const std::set<std::string>& paths);
 
 }  // namespace trace2d::ctl

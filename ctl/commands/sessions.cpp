@@ -23,6 +23,7 @@
 #include "ctl/query/failed.hpp"
 #include "ctl/query/owner.hpp"
 #include "db/read_transaction.hpp"
+#include "model/command_identity.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -50,13 +51,23 @@ struct SessionsOptions {
 // lines is never shown as plainly whole: the table's status says how many
 // (docs/security.md, "Loss accounting"), the machine formats have the count
 // as a column of its own.
-std::string select_columns(OutputFormat format) {
+// `command` is the display name and `repository` the nickname or worktree
+// (model/command_identity.hpp); with --failed, `reason` says why each
+// failed (present_failure_reason()).
+std::string select_columns(OutputFormat format, bool failed) {
+  const std::string command = model::display_name_sql("s") + " AS command";
+  const std::string repository =
+      "coalesce(" + model::nickname_sql("s") + ", " + model::worktree_sql("s") + ") AS repository";
+  const std::string reason = failed ? ", " + model::first_error_sql("s") + " AS first_error" : std::string();
   if (is_machine_format(format)) {
-    return "s.sid, s.start_time, " + owner_columns("s", Units::seconds) +
-           ", s.cmd_name, s.status, s.exit_code, s.signo, s.elapsed, s.event_count, s.lines_lost, s.argv";
+    return "s.sid, s.start_time, " + owner_columns("s", Units::seconds) + ", " + command + ", s.cmd_name, " +
+           repository + ", s.status, s.exit_code, s.signo, s.elapsed, s.event_count, s.lines_lost" + reason +
+           ", s.argv";
   }
-  return "s.sid, s.start_time, " + owner_columns("s", Units::milliseconds) + ", s.cmd_name, " +
-         k_status_with_loss + " AS status, s.exit_code, round(s.elapsed * 1000, 3) AS elapsed_ms, s.event_count, s.argv";
+  return "s.sid, s.start_time, " + owner_columns("s", Units::milliseconds) + ", " + command + ", " + repository +
+         ", " + k_status_with_loss +
+         " AS status, s.exit_code, s.signo, round(s.elapsed * 1000, 3) AS elapsed_ms, s.event_count" + reason +
+         ", s.argv";
 }
 
 // "AND ..." for the filters other than the window; no parameters.
@@ -73,12 +84,16 @@ std::string filter_condition(const SessionsOptions& options) {
 }
 
 void decorate(ResultSet& result, db::Database& db, const SessionsOptions& options, OutputFormat format) {
+  present_failure_reason(result);
   present_session_columns(result, db, format, options.full_sid ? SidForm::whole : SidForm::short_form);
+  if (!is_machine_format(format)) {
+    drop_column(result, "signo");  // the reason names the signal
+  }
 }
 
 TableStyle table_style(const Context& ctx, const ResultSet& result) {
   TableStyle style;
-  style.limits = {{"argv", k_table_argv_chars}};
+  style.limits = {{"argv", k_table_argv_chars}, {"reason", k_table_argv_chars}};
   style.alert = failed_row(result);
   style.colour = ctx.global.colour;
   return style;
@@ -87,7 +102,7 @@ TableStyle table_style(const Context& ctx, const ResultSet& result) {
 void run_list(const Context& ctx, const SessionsOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
-  std::string sql = "SELECT " + select_columns(ctx.global.format) + " FROM sessions s WHERE 1" +
+  std::string sql = "SELECT " + select_columns(ctx.global.format, options.failed) + " FROM sessions s WHERE 1" +
                     window_condition(window) + filter_condition(options) + " ORDER BY s.first_received DESC, s.id DESC";
   const int limit = options.last ? 1 : options.limit.value_or(k_default_limit);
   if (limit > 0) {
@@ -232,7 +247,7 @@ std::vector<std::int64_t> take_ids(ResultSet& result) {
 
 void run_follow(const Context& ctx, const SessionsOptions& options) {
   const Window window = to_window(options.window);
-  const std::string columns = select_columns(ctx.global.format);
+  const std::string columns = select_columns(ctx.global.format, options.failed);
   const std::string filters = window_condition(window) + filter_condition(options);
   FollowPrinter printer(ctx);
   std::signal(SIGINT, request_stop);
@@ -316,10 +331,12 @@ Command add_sessions_command(CLI::App& cli) {
   auto options = std::make_shared<SessionsOptions>();
   CLI::App* app = cli.add_subcommand("sessions", "List sessions, newest first (or follow them as they finish)");
   add_window_flags(*app, options->window);
+  add_listing_flags(*app, options->window);
   app->add_option("--status", options->status, "Only sessions in this state")
       ->check(CLI::IsMember({"running", "complete", "incomplete"}));
   app->add_flag("--failed", options->failed,
-                "Only failed runs: a non-zero exit code, a signal, or never finished (incomplete)");
+                "Only failed runs: a non-zero exit code, a signal, or never finished (incomplete); with the reason: the "
+                "first error message, the signal");
   app->add_flag("--last", options->last, "Only the latest session (after the filters)");
   app->add_option("--limit", options->limit, "Show at most N sessions (0: all; default 50, with --follow 10)")
       ->check(whole_number_at_least(0));

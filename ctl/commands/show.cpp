@@ -11,7 +11,11 @@
 #include "ctl/query/analysis_queries.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/owner.hpp"
+#include "ctl/query/failed.hpp"
 #include "ctl/query/sid.hpp"
+#include "ctl/render/describe.hpp"
+#include "model/command_identity.hpp"
+#include "model/tree_loader.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -45,9 +49,27 @@ ResultSet query_session(db::Database& db, const std::string& sid, Units units) {
       columns += ", " + owner_columns("", Units::milliseconds);
     }
   }
+  // What the user ran and why it failed (model/command_identity.hpp).
+  columns += ", " + model::display_name_sql("s") + " AS command, CASE WHEN " + model::top_level_condition("s") +
+             " THEN 1 ELSE 0 END AS top_level, coalesce(" + model::nickname_sql("s") + ", " +
+             model::worktree_sql("s") + ") AS repository, " + model::first_error_sql("s") + " AS first_error";
   db::Statement stmt = db.prepare("SELECT " + columns + " FROM sessions s WHERE sid = ?");
   stmt.bind_text(1, sid);
-  return read_all(stmt);
+  ResultSet result = read_all(stmt);
+  present_failure_reason(result);
+  return result;
+}
+
+// What an alias expanded to (its `alias` event's argv), as a command line.
+std::optional<std::string> alias_expansion(db::Database& db, const std::string& sid) {
+  db::Statement stmt = db.prepare(
+      "SELECT json_extract(json, '$.alias'), json_extract(json, '$.argv') FROM events WHERE sid = ? AND event = 'alias'"
+      " ORDER BY seq LIMIT 1");
+  stmt.bind_text(1, sid);
+  if (!stmt.step() || stmt.column_type(1) != SQLITE_TEXT) {
+    return std::nullopt;
+  }
+  return render::join_argv(model::parse_string_array(stmt.column_text(1)));
 }
 
 ResultSet query_events(db::Database& db, const std::string& sid) {
@@ -82,6 +104,10 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   }
   const ResultSet events = query_events(db, sid);
   const std::optional<std::string> lost_lines = lost_lines_problem(db, sid);
+  if (const std::optional<std::string> expansion = alias_expansion(db, sid)) {
+    session.columns.emplace_back("alias_expands_to");
+    session.rows.front().emplace_back(*expansion);
+  }
   db.exec("COMMIT");
   // argv as a command line in the record; the SID whole.
   present_session_columns(session, db, ctx.global.format, SidForm::whole);

@@ -48,7 +48,7 @@ std::string latest_root(db::Database& db, const std::string& cmd) {
                                 " OR NOT EXISTS (SELECT 1 FROM sessions p"
                                 " WHERE p.sid = s.parent_sid AND p.peer_uid IS s.peer_uid)"
                                 " ORDER BY s.first_received DESC, s.id DESC LIMIT 1")
-                  : std::string("SELECT s.sid FROM sessions s WHERE s.cmd_name = ?1"
+                  : std::string("SELECT s.sid FROM sessions s WHERE (s.cmd_name = ?1 OR t2_display_name(s.cmd_name, s.argv) = ?1)"
                                 " ORDER BY s.first_received DESC, s.id DESC LIMIT 1"));
   if (!cmd.empty()) {
     stmt.bind_text(1, cmd);
@@ -75,6 +75,7 @@ void run_tree(const Context& ctx, const TreeOptions& options) {
       root = resolve_sid(db, model::normalise_root(options.root), PrefixRoot::allow);
     }
     model::LoadOptions load = load_options_for(options.uid);
+    load.errors = true;  // a failed process shows its first error
     if (options.max_events > 0) {
       load.max_events_per_session = options.max_events;
     }

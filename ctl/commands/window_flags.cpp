@@ -1,5 +1,8 @@
 #include "ctl/commands/window_flags.hpp"
 
+#include <filesystem>
+#include <system_error>
+
 #include "ctl/commands/command.hpp"
 #include "ctl/query/time_filter.hpp"
 #include "proto/timestamp.hpp"
@@ -11,12 +14,38 @@ void add_window_flags(CLI::App& app, WindowFlags& flags) {
       ->check(CLI::Validator(describe_time_error, "TIME", "time"));
   app.add_option("--until", flags.until, std::string("Only sessions started before this time (as for --since)"))
       ->check(CLI::Validator(describe_time_error, "TIME", "time"));
-  app.add_option("--cmd", flags.cmd, "Only sessions of this command (cmd_name, e.g. 'fetch')");
+  app.add_option("--cmd", flags.cmds,
+                 "Only sessions of these commands: the name shown (`submodule`, an alias's name) or git's cmd_name "
+                 "(`_run_dashed_`); several as --cmd a,b or --cmd a --cmd b")
+      ->delimiter(',');
+}
+
+void add_listing_flags(CLI::App& app, WindowFlags& flags) {
+  flags.listing = true;
+  app.add_flag("--all", flags.all,
+               "Every git process, also those git ran for another (hooks' gits, submodule scripts' rev-parse, an "
+               "alias's expansion); by default only what the user ran: sessions started by a shell, an IDE or a "
+               "program, not by git");
+  app.add_option("--repo", flags.repo,
+                 "Only sessions in this repository: its nickname, its worktree's path, or the path's last "
+                 "components as the repository column shows them");
 }
 
 Window to_window(const WindowFlags& flags) {
   Window window;
-  window.cmd = flags.cmd;
+  window.cmds = flags.cmds;
+  window.top_level = flags.listing && !flags.all;
+  window.repo = flags.repo;
+  if (!flags.repo.empty() && (flags.repo.find('/') != std::string::npos || flags.repo.starts_with('.'))) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::weakly_canonical(std::filesystem::absolute(flags.repo, ec), ec);
+    if (!ec) {
+      window.repo_path = absolute.string();
+      while (window.repo_path.size() > 1 && window.repo_path.ends_with('/')) {
+        window.repo_path.pop_back();
+      }
+    }
+  }
   const std::int64_t now = proto::unix_now_us();
   const auto parse = [now](const std::string& text) -> std::optional<std::string> {
     if (text.empty()) {

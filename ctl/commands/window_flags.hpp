@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "ctl/query/analysis_queries.hpp"
 
@@ -11,10 +12,19 @@ namespace trace2d::ctl {
 struct WindowFlags {
   std::string since;
   std::string until;
-  std::string cmd;
+  std::vector<std::string> cmds;
+  // Listings only (add_listing_flags()): every process, not only what the
+  // user ran; one repository.
+  bool all = false;
+  std::string repo;
+  bool listing = false;
 };
 
 void add_window_flags(CLI::App& app, WindowFlags& flags);
+
+// --all and --repo, for the listings (`sessions`, `top`, `stats`), which
+// show what the user ran unless --all.
+void add_listing_flags(CLI::App& app, WindowFlags& flags);
 
 // The window the flags describe, "now" being the current time. Throws
 // CommandError for an unreadable --since (CLI11 has checked it already).

@@ -44,12 +44,12 @@ _trace2ctl() {
     local flags
     case $command in
         "") COMPREPLY=($(compgen -W "$commands $global" -- "$cur")); return ;;
-        sessions) flags="--since --until --cmd --status --failed --last --limit --follow -f --full-sid" ;;
+        sessions) flags="--since --until --cmd --all --repo --status --failed --last --limit --follow -f --full-sid" ;;
         show) flags="" ;;
         sql) flags="" ;;
-        stats) flags="--since --until --cmd --by" ;;
+        stats) flags="--since --until --cmd --all --repo --by" ;;
         status) flags="" ;;
-        top) flags="--since --until --cmd --limit --by --full-sid" ;;
+        top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
         export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
         report) flags="--html --since --until --cmd --limit --min-ms" ;;

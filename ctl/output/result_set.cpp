@@ -1,5 +1,6 @@
 #include "ctl/output/result_set.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -63,6 +64,18 @@ std::string hex_encode(std::string_view bytes) {
     out.push_back(k_hex[b & 0xF]);
   }
   return out;
+}
+
+void drop_column(ResultSet& result, const std::string& name) {
+  const auto it = std::find(result.columns.begin(), result.columns.end(), name);
+  if (it == result.columns.end()) {
+    return;
+  }
+  const auto index = it - result.columns.begin();
+  result.columns.erase(it);
+  for (Row& row : result.rows) {
+    row.erase(row.begin() + index);
+  }
 }
 
 }  // namespace trace2d::ctl

@@ -50,4 +50,7 @@ struct ResultSet {
 // Lowercase hex, two digits per byte: how BLOBs appear in tables and JSON.
 [[nodiscard]] std::string hex_encode(std::string_view bytes);
 
+// Removes the column `name` (and its cells) when `result` has it.
+void drop_column(ResultSet& result, const std::string& name);
+
 }  // namespace trace2d::ctl

@@ -4,18 +4,63 @@
 
 #include "ctl/query/failed.hpp"
 #include "ctl/query/owner.hpp"
+#include "model/command_identity.hpp"
 
 namespace trace2d::ctl {
+namespace {
+
+// A value typed by the user as an SQL string literal (the list of --cmd
+// values has no fixed number of parameters).
+std::string literal(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    out += c;
+    if (c == '\'') {
+      out += '\'';
+    }
+  }
+  return out + "'";
+}
+
+std::string literal_list(const std::vector<std::string>& values) {
+  std::string out;
+  for (const std::string& value : values) {
+    out += (out.empty() ? "" : ", ") + literal(value);
+  }
+  return out;
+}
+
+std::string repo_condition(const Window& window) {
+  const std::string worktree = model::worktree_sql("s");
+  const std::string given = literal(window.repo);
+  std::string sql = " AND (" + model::nickname_sql("s") + " = " + given + " OR " + worktree + " = " + given;
+  if (!window.repo_path.empty() && window.repo_path != window.repo) {
+    sql += " OR " + worktree + " = " + literal(window.repo_path);
+  }
+  // The last components of the worktree, as the table shortens it.
+  sql += " OR substr(" + worktree + ", -length(" + given + ") - 1) = '/' || " + given + ")";
+  return sql;
+}
+
+}  // namespace
+
 std::string window_condition(const Window& window) {
   std::string sql;
   if (window.since) {
     sql += " AND (s.start_time >= ?1 OR (s.start_time IS NULL AND s.first_received >= ?1))";
   }
-  if (!window.cmd.empty()) {
-    sql += " AND s.cmd_name = ?2";
+  if (!window.cmds.empty()) {
+    const std::string names = literal_list(window.cmds);
+    sql += " AND (s.cmd_name IN (" + names + ") OR " + model::display_name_sql("s") + " IN (" + names + "))";
   }
   if (window.until) {
     sql += " AND coalesce(s.start_time, s.first_received) < ?3";
+  }
+  if (window.top_level) {
+    sql += " AND " + model::top_level_condition("s");
+  }
+  if (!window.repo.empty()) {
+    sql += repo_condition(window);
   }
   return sql;
 }
@@ -23,9 +68,6 @@ std::string window_condition(const Window& window) {
 void bind_window(db::Statement& stmt, const Window& window) {
   if (window.since) {
     stmt.bind_text(1, *window.since);
-  }
-  if (!window.cmd.empty()) {
-    stmt.bind_text(2, window.cmd);
   }
   if (window.until) {
     stmt.bind_text(3, *window.until);
@@ -46,6 +88,42 @@ std::string duration(const std::string& expr, const std::string& name, Units uni
     return expr + " AS " + name;
   }
   return "round(" + expr + " * 1000, 3) AS " + name + "_ms";
+}
+
+struct KeyColumn {
+  std::string name;
+  std::string expr;  // on the sessions alias `s`
+};
+
+KeyColumn key_column(GroupKey key) {
+  switch (key) {
+    case GroupKey::cmd: return {"command", model::display_name_sql("s")};
+    case GroupKey::repo: return {"repository", "coalesce(" + model::nickname_sql("s") + ", " + model::worktree_sql("s") + ")"};
+    case GroupKey::version: return {"version", "s.exe"};
+    case GroupKey::uid: return {"owner", "CASE WHEN s.source = 'import' THEN NULL ELSE s.peer_uid END"};
+    case GroupKey::nickname: return {"nickname", model::nickname_sql("s")};
+  }
+  return {"command", model::display_name_sql("s")};
+}
+
+struct KeySql {
+  std::string select;  // "expr AS name, ..." on `s`
+  std::string names;   // "name, ..."
+  std::string joined;  // "p.name IS w.name AND ..."
+  std::string of_w;    // "w.name, ..."
+};
+
+KeySql key_sql(const std::vector<GroupKey>& keys) {
+  KeySql sql;
+  for (const GroupKey key : keys) {
+    const KeyColumn column = key_column(key);
+    const bool first = sql.names.empty();
+    sql.select += (first ? "" : ", ") + column.expr + " AS " + column.name;
+    sql.names += (first ? "" : ", ") + column.name;
+    sql.joined += (first ? "" : " AND ") + std::string("p.") + column.name + " IS w." + column.name;
+    sql.of_w += (first ? "" : ", ") + std::string("w.") + column.name;
+  }
+  return sql;
 }
 
 // Nearest-rank percentiles of `value` per `keys`, over the rows of `source`
@@ -77,11 +155,40 @@ ResultSet command_stats(db::Database& db, const Window& window, Units units) {
   return run(db, sql, window);
 }
 
+ResultSet grouped_stats(db::Database& db, const Window& window, const std::vector<GroupKey>& keys, Units units) {
+  const KeySql k = key_sql(keys);
+  const std::string sql =
+      "WITH w AS (SELECT " + k.select + ", s.elapsed, s.exit_code, s.signo, s.status FROM sessions s"
+      " WHERE s.cmd_name IS NOT NULL" + window_condition(window) + "), " +
+      percentiles_cte(k.names, "w") + " SELECT " + k.of_w +
+      ", count(*) AS runs, coalesce(sum(w.exit_code != 0 OR w.signo IS NOT NULL), 0) AS failures,"
+      " sum(w.status = 'incomplete') AS incomplete, " +
+      duration("p.p50", "p50_elapsed", units) + ", " + duration("p.p90", "p90_elapsed", units) + ", " +
+      duration("p.p99", "p99_elapsed", units) + ", " + duration("p.max", "max_elapsed", units) + ", " +
+      duration("sum(w.elapsed)", "total_elapsed", units) + " FROM w LEFT JOIN pct p ON " + k.joined +
+      " GROUP BY " + k.of_w + " ORDER BY runs DESC, " + k.of_w;
+  return run(db, sql, window);
+}
+
+ResultSet slowest_per_group(db::Database& db, const Window& window, const std::vector<GroupKey>& keys, int limit,
+                            Units units) {
+  const KeySql k = key_sql(keys);
+  const std::string sql =
+      "WITH w AS (SELECT " + k.select + ", s.id, s.elapsed, s.exit_code, s.status, s.start_time, s.sid, s.argv"
+      " FROM sessions s WHERE s.elapsed IS NOT NULL" + window_condition(window) +
+      "), ranked AS (SELECT w.*, row_number() OVER (PARTITION BY " + k.names +
+      " ORDER BY w.elapsed DESC, w.id) AS rn, count(*) OVER (PARTITION BY " + k.names +
+      ") AS runs FROM w) SELECT " + k.names + ", " + duration("elapsed", "elapsed", units) +
+      ", runs, exit_code, status, start_time, sid, argv FROM ranked WHERE rn = 1 ORDER BY elapsed DESC, id LIMIT " +
+      std::to_string(limit);
+  return run(db, sql, window);
+}
+
 // A region's names are ids into `names`, or (when their sender had used up
 // its share of that table) text of their own: grouped by both, shown as one.
 ResultSet region_stats(db::Database& db, const Window& window, Units units) {
   const std::string source =
-      window.since || window.until || !window.cmd.empty()
+      window.since || window.until || !window.cmds.empty() || window.top_level || !window.repo.empty()
           ? "(SELECT r.category, r.label, r.category_text, r.label_text, r.elapsed FROM region_store r"
             " JOIN sessions s ON s.id = r.session WHERE 1" + window_condition(window) + ")"
           : std::string("region_store");
@@ -98,8 +205,9 @@ ResultSet region_stats(db::Database& db, const Window& window, Units units) {
 }
 
 ResultSet slowest_sessions(db::Database& db, const Window& window, int limit, Units units) {
-  const std::string sql = "SELECT " + duration("s.elapsed", "elapsed", units) +
-                          ", s.cmd_name, s.exit_code, s.status, s.start_time, " + owner_columns("s", units) +
+  const std::string sql = "SELECT " + duration("s.elapsed", "elapsed", units) + ", " +
+                          model::display_name_sql("s") + " AS command" + (units == Units::seconds ? ", s.cmd_name" : "") +
+                          ", s.exit_code, s.status, s.start_time, " + owner_columns("s", units) +
                           ", s.depth, s.sid, s.argv"
                           " FROM sessions s WHERE s.elapsed IS NOT NULL" + window_condition(window) +
                           " ORDER BY s.elapsed DESC, s.id LIMIT " + std::to_string(limit);
@@ -125,8 +233,9 @@ ResultSet slowest_regions(db::Database& db, const Window& window, int limit, Uni
 
 ResultSet failed_sessions(db::Database& db, const Window& window, int limit) {
   const std::string sql =
-      "SELECT s.start_time, s.cmd_name, s.exit_code, s.signo, s.status, round(s.elapsed * 1000, 3) AS elapsed_ms,"
-      " s.argv, s.sid FROM sessions s WHERE " + std::string(k_failed_condition) + window_condition(window) +
+      "SELECT s.start_time, " + model::display_name_sql("s") +
+      " AS command, s.exit_code, s.signo, s.status, round(s.elapsed * 1000, 3) AS elapsed_ms, " +
+      model::first_error_sql("s") + " AS first_error, s.argv, s.sid FROM sessions s WHERE " + std::string(k_failed_condition) + window_condition(window) +
       " ORDER BY s.first_received DESC, s.id DESC LIMIT " + std::to_string(limit);
   return run(db, sql, window);
 }

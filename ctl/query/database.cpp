@@ -15,6 +15,7 @@
 #include "ctl/query/database_diagnosis.hpp"
 #include "ctl/query/query_client.hpp"
 #include "ctl/query/restricted_database.hpp"
+#include "model/command_identity.hpp"
 #include "db/default_paths.hpp"
 
 namespace trace2d::ctl {
@@ -158,6 +159,7 @@ db::Database open_database(const std::string& path, std::chrono::milliseconds ti
   db::Database db(path, db::OpenMode::read_only);
   db.set_busy_timeout(k_busy_timeout_ms);
   refuse_dangerous_functions(db);
+  model::register_sql_functions(db);
   limit_query_time(db, timeout);
   check_schema(db);
   return db;

@@ -23,4 +23,9 @@ inline constexpr const char* k_failed_condition =
 // its process became another by exec: an incomplete one counts.)
 [[nodiscard]] std::function<bool(const Row&)> failed_row(const ResultSet& result);
 
+// Replaces the column `first_error` (model::first_error_sql()) by `reason`
+// (model::failure_reason(), from the row's exit_code, signo and status):
+// why each failed run failed, empty (NULL) for the others.
+void present_failure_reason(ResultSet& result);
+
 }  // namespace trace2d::ctl

@@ -17,6 +17,7 @@
 
 #include "ctl/query/database.hpp"
 #include "ctl/query/database_diagnosis.hpp"
+#include "model/command_identity.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -343,6 +344,7 @@ db::Database open_restricted_database(const std::string& path, uid_t uid, std::c
     r.recreated.insert(o.name);
   }
   db.exec("PRAGMA query_only = 1");
+  model::register_sql_functions(db);
   sqlite3_set_authorizer(db.handle(), authorize, restriction.get());
   db.keep_with_connection(std::move(restriction));
   return db;

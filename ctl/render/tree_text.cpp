@@ -6,6 +6,7 @@
 
 #include "ctl/output/table.hpp"
 #include "ctl/render/describe.hpp"
+#include "model/command_identity.hpp"
 
 namespace trace2d::ctl::render {
 namespace {
@@ -72,9 +73,18 @@ class TreeLines {
   void add(const model::Node& node, const std::string& lead, const std::string& connector,
            const model::Node* parent) {
     const bool with_argv = node.process() != nullptr && !shown_by_parent(*node.process(), parent);
+    std::string label = node_label(node, with_argv, m_options.sids);
+    if (const auto* process = node.process(); process != nullptr && failed(node)) {
+      // Why it failed, beside it (model/command_identity.hpp).
+      const std::string reason = model::failure_reason(
+          process->exit_code, process->signo, process->status,
+          process->errors.empty() ? std::nullopt : std::optional<std::string_view>(process->errors.front().msg));
+      if (!reason.empty()) {
+        label += "  (" + reason + ")";
+      }
+    }
     m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
-                       lead + connector + escape_for_terminal(node_label(node, with_argv, m_options.sids)),
-                       m_options.colour && failed(node)});
+                       lead + connector + escape_for_terminal(label), m_options.colour && failed(node)});
     const std::string next_lead = lead + (connector.empty() ? "" : (connector == k_last ? "   " : "│  "));
     if (const auto* process = node.process(); process != nullptr && process->events_left_out > 0) {
       // What the tree shows of a huge session is its first events: said at

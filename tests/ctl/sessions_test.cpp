@@ -51,7 +51,8 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   const auto lines = split_lines(result.out);
   ASSERT_EQ(lines.size(), 7u) << result.out;
   // Words of the header, in order, padded apart.
-  const std::vector<std::string> columns{"sid",       "start_time", "owner",       "cmd_name", "status",
+  // The command as the user knows it (display name) and its repository.
+  const std::vector<std::string> columns{"sid",       "start_time", "owner",       "command", "repository", "status",
                                          "exit_code", "elapsed_ms", "event_count", "argv"};
   std::size_t pos = 0;
   for (const std::string& column : columns) {
@@ -151,7 +152,9 @@ TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
   EXPECT_TRUE(recent["peer_uid"].is_null()) << "no uid known";
   EXPECT_TRUE(recent["owner"].is_null());
   EXPECT_EQ(recent["lines_lost"].get_int64().value(), 0) << "a whole session";
-  EXPECT_EQ(recent.size(), 12u);
+  EXPECT_EQ(std::string_view(recent["command"].get_string().value()), "status");
+  EXPECT_TRUE(recent["repository"].is_null()) << "no worktree, no nickname";
+  EXPECT_EQ(recent.size(), 14u);
 
   simdjson::dom::object nostart = rows.at(1).get_object().value();
   EXPECT_TRUE(nostart["cmd_name"].is_null());
@@ -226,12 +229,13 @@ TEST(Trace2ctlSessions, CsvAndTsvHaveTheSchemasColumns) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const auto lines = split_lines(csv.out);
   ASSERT_EQ(lines.size(), 3u) << csv.out;
-  EXPECT_EQ(lines[0], "sid,start_time,peer_uid,owner,cmd_name,status,exit_code,signo,elapsed,event_count,lines_lost,argv");
-  EXPECT_EQ(lines[1], "sid-recent," + db.time_ago(k_hour_us) + R"(,,,status,complete,1,,0.0125,5,0,"[""git"",""status""]")");
+  EXPECT_EQ(lines[0], "sid,start_time,peer_uid,owner,command,cmd_name,repository,status,exit_code,signo,elapsed,"
+                      "event_count,lines_lost,argv");
+  EXPECT_EQ(lines[1], "sid-recent," + db.time_ago(k_hour_us) + R"(,,,status,status,,complete,1,,0.0125,5,0,"[""git"",""status""]")");
   const ProcessResult tsv = run_ctl({"--db", db.path(), "sessions", "--format", "tsv", "--cmd", "status"});
   ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
   EXPECT_EQ(split_lines(tsv.out)[1],
-            "sid-recent\t" + db.time_ago(k_hour_us) + "\t\t\tstatus\tcomplete\t1\t\t0.0125\t5\t0\t[\"git\",\"status\"]");
+            "sid-recent\t" + db.time_ago(k_hour_us) + "\t\t\tstatus\tstatus\t\tcomplete\t1\t\t0.0125\t5\t0\t[\"git\",\"status\"]");
   const ProcessResult tree = run_ctl({"--db", db.path(), "--format", "csv", "tree", "sid-recent"});
   EXPECT_EQ(tree.exit_code, 1);
   EXPECT_NE(tree.err.find("`tree` prints no single table, so it has no --format csv"), std::string::npos) << tree.err;

@@ -36,8 +36,11 @@ TEST(Trace2ctlShow, PrintsTheSessionRecordThenItsEvents) {
   const auto blank = std::find(lines.begin(), lines.end(), "");
   ASSERT_NE(blank, lines.end()) << result.out;
   EXPECT_EQ(blank - lines.begin(),
-            db.writer().query_int("SELECT count(*) FROM pragma_table_info('sessions')").value_or(-1) + 1)
-      << "one line per sessions column, and the owner";
+            db.writer().query_int("SELECT count(*) FROM pragma_table_info('sessions')").value_or(-1) + 5)
+      << "one line per sessions column, and the owner, command, top_level, repository and reason";
+  EXPECT_TRUE(has_line(lines, "command: status")) << result.out;
+  EXPECT_TRUE(has_line(lines, "top_level: 1")) << result.out;
+  EXPECT_TRUE(has_line(lines, "reason: exit code 1, no error message")) << result.out;
   EXPECT_TRUE(has_line(lines, "owner: -")) << "no uid known\n" << result.out;
   const std::vector<std::string> table(blank + 1, lines.end());
   ASSERT_EQ(table.size(), 7u) << result.out;
@@ -98,9 +101,10 @@ TEST(Trace2ctlShow, JsonHoldsTheWholeSessionAndUncutEvents) {
   EXPECT_EQ(doc.size(), 2u);
 
   simdjson::dom::object session = doc["session"].get_object().value();
-  // Every column of `sessions`, whatever the schema version adds, and the owner.
+  // Every column of `sessions`, whatever the schema version adds, and the
+  // owner, command, top_level, repository and reason.
   EXPECT_EQ(static_cast<std::int64_t>(session.size()),
-            db.writer().query_int("SELECT count(*) FROM pragma_table_info('sessions')").value_or(-1) + 1);
+            db.writer().query_int("SELECT count(*) FROM pragma_table_info('sessions')").value_or(-1) + 5);
   EXPECT_TRUE(session["owner"].is_null());
   EXPECT_EQ(std::string_view(session["sid"].get_string().value()), "sid-recent");
   EXPECT_EQ(session["id"].get_int64().value(), 3);

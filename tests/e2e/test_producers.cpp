@@ -141,7 +141,7 @@ TEST_F(ProducersTest, RepoSessionIsTimedNamedAndClean) {
   const simdjson::dom::array stats_rows = parser.parse(stats.out).get_array().value();
   for (simdjson::dom::element row : stats_rows) {
     std::string_view cmd;
-    if (row["cmd_name"].get(cmd) == simdjson::SUCCESS && cmd == "sync") {
+    if (row["command"].get(cmd) == simdjson::SUCCESS && cmd == "sync") {  // stats names the command shown
       sync_row = true;
       EXPECT_EQ(row["runs"].get_int64().value(), 1) << stats.out;
     }

@@ -48,17 +48,19 @@ TEST(Trace2ctl, FollowPrintsAGitRunThatHappensWhileItRuns) {
                "--cmd", "status"};
   Process follow(spec);
   ASSERT_TRUE(wait_until([&] { return follow.out_so_far().find("sid,start_time") == 0; })) << follow.err_so_far();
-  EXPECT_EQ(follow.out_so_far().find("status,complete"), std::string::npos) << "nothing yet";
+  // command, cmd_name, repository, status, exit_code (docs/trace2ctl.md).
+  const std::string status_row = ",status,status," + repo + ",complete,0,";
+  EXPECT_EQ(follow.out_so_far().find(status_row), std::string::npos) << "nothing yet";
 
   ASSERT_EQ(run_git(repo, {"rev-parse", "HEAD"}, trace).exit_code, 0);  // filtered out by --cmd
   ASSERT_EQ(run_git(repo, {"status", "--short"}, trace).exit_code, 0);
-  ASSERT_TRUE(wait_until([&] { return follow.out_so_far().find(",status,complete,0,") != std::string::npos; }))
+  ASSERT_TRUE(wait_until([&] { return follow.out_so_far().find(status_row) != std::string::npos; }))
       << follow.out_so_far() << follow.err_so_far();
   // Once, with its argv, and nothing that --cmd leaves out.
   const std::string out = follow.out_so_far();
   EXPECT_NE(out.find(R"("[""git"",""status"",""--short""]")"), std::string::npos) << out;
   EXPECT_EQ(out.find("rev-parse"), std::string::npos) << out;
-  EXPECT_EQ(out.find("status,complete"), out.rfind("status,complete")) << out;
+  EXPECT_EQ(out.find(status_row), out.rfind(status_row)) << out;
 
   follow.signal(SIGINT);
   const ProcessResult result = follow.wait(std::chrono::seconds(10));

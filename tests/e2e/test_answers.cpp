@@ -1,0 +1,257 @@
+// What the user ran, why it failed, which repository (issue 25, items 1-3):
+// real git (a submodule, a git alias, a shell alias, a dashed command, a
+// hook, failing commands, two repositories) through a real trace2d, asked
+// through trace2ctl as a user would.
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/daemon_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+using Rows = std::vector<std::map<std::string, std::string>>;
+
+// A JSON array of objects as text cells (null as "", numbers as text).
+Rows json_rows(const std::string& text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array array;
+  Rows rows;
+  if (parser.parse(text).get(array) != simdjson::SUCCESS) {
+    ADD_FAILURE() << "not a JSON array: " << text;
+    return rows;
+  }
+  for (simdjson::dom::element element : array) {
+    auto& row = rows.emplace_back();
+    simdjson::dom::object object;
+    if (element.get_object().get(object) != simdjson::SUCCESS) {
+      ADD_FAILURE() << "not an object: " << simdjson::minify(element);
+      continue;
+    }
+    for (auto field : object) {
+      std::string value;
+      switch (field.value.type()) {
+        case simdjson::dom::element_type::STRING: value = std::string(field.value.get_string().value()); break;
+        case simdjson::dom::element_type::NULL_VALUE: break;
+        default: value = simdjson::minify(field.value); break;
+      }
+      row[std::string(field.key)] = value;
+    }
+  }
+  return rows;
+}
+
+std::multiset<std::string> column(const Rows& rows, const std::string& name) {
+  std::multiset<std::string> values;
+  for (const auto& row : rows) {
+    values.insert(row.count(name) != 0 ? row.at(name) : "(missing)");
+  }
+  return values;
+}
+
+class Answers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_alpha = make_repo(m_dir, "alpha", 3);
+    m_beta = make_repo(m_dir, "beta", 3);
+    const std::string lib = make_repo(m_dir, "lib", 2);
+    // Untraced setup: aliases, a nickname for beta, a pre-commit hook whose git is git's, not the user's.
+    ASSERT_EQ(run_git(m_alpha, {"config", "alias.st", "status"}).exit_code, 0);
+    ASSERT_EQ(run_git(m_alpha, {"config", "alias.hi", "!git rev-parse --short HEAD"}).exit_code, 0);
+    ASSERT_EQ(run_git(m_beta, {"config", "otel.trace2.nickname", "beta-nick"}).exit_code, 0);
+    const std::filesystem::path hook = std::filesystem::path(m_alpha) / ".git/hooks/pre-commit";
+    write_file(hook, "#!/bin/sh\ngit diff --cached --quiet --exit-code >/dev/null || true\n");
+    ::chmod(hook.c_str(), 0755);
+
+    m_daemon = std::make_unique<RunningDaemon>(m_dir);
+    const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", m_daemon->git_target()},
+                                                   {"GIT_TRACE2_CONFIG_PARAMS", "otel.trace2.nickname"}};
+    const auto git = [&](const std::string& repo, const std::vector<std::string>& args, int code = 0) {
+      const ProcessResult r = run_git(repo, args, trace);
+      EXPECT_EQ(r.exit_code, code) << "git " << args.front() << ": " << r.err;
+      ++m_user_commands;
+    };
+    git(m_alpha, {"-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib"});
+    git(m_alpha, {"submodule", "status"});
+    git(m_alpha, {"st"});
+    git(m_alpha, {"hi"});
+    git(m_alpha, {"commit", "-qm", "with lib"});
+    git(m_alpha, {"checkout", "nope"}, 1);
+    git(m_beta, {"status", "--short"});
+    git(m_beta, {"log", "nope"}, 128);
+    ASSERT_TRUE(wait_until([&] {
+      const ProcessResult running = ctl(db(), {"--format", "tsv", "sql",
+                                               "SELECT count(*) FROM sessions WHERE status = 'running'"});
+      const ProcessResult typed = ctl(db(), {"--format", "json", "sessions"});
+      return running.exit_code == 0 && running.out.ends_with("\n0\n") &&
+             json_rows(typed.out).size() == static_cast<std::size_t>(m_user_commands);
+    }));
+  }
+
+  [[nodiscard]] const std::string& db() const { return m_daemon->db_path(); }
+
+  Rows query(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--format", "json"});
+    const ProcessResult r = ctl(db(), args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return json_rows(r.out);
+  }
+
+  TempDir m_dir;
+  std::string m_alpha;
+  std::string m_beta;
+  std::unique_ptr<RunningDaemon> m_daemon;
+  int m_user_commands = 0;
+};
+
+const std::multiset<std::string> k_typed{"submodule", "submodule", "st", "hi", "commit", "checkout", "status", "log"};
+
+TEST_F(Answers, ListingsShowWhatTheUserRanUnderItsName) {
+  const Rows sessions = query({"sessions"});
+  EXPECT_EQ(column(sessions, "command"), k_typed);
+  const Rows all = query({"sessions", "--all", "--limit", "0"});
+  EXPECT_GT(all.size(), sessions.size() + 5) << "submodule scripts, the alias's git, the hook's git";
+  const auto every = column(all, "command");
+  for (const char* internal : {"submodule--helper", "rev-parse", "diff"}) {
+    EXPECT_EQ(column(sessions, "command").count(internal), 0u) << internal;
+    EXPECT_GT(every.count(internal), 0u) << internal;
+  }
+  // git's own names stay in cmd_name: the last one each process sent.
+  EXPECT_EQ(column(all, "cmd_name").count("_run_dashed_"), 2u) << "submodule twice";
+  EXPECT_EQ(column(sessions, "cmd_name").count("_run_git_alias_"), 1u);
+  EXPECT_EQ(column(sessions, "cmd_name").count("_run_shell_alias_"), 1u);
+
+  // stats and top: the same commands, by the same names.
+  std::multiset<std::string> stats_names;
+  for (const auto& row : query({"stats"})) {
+    for (int i = 0; i < std::stoi(row.at("runs")); ++i) {
+      stats_names.insert(row.at("command"));
+    }
+  }
+  EXPECT_EQ(stats_names, k_typed);
+  EXPECT_EQ(column(query({"top", "--limit", "100"}), "command"), k_typed);
+  EXPECT_GT(query({"stats", "--all"}).size(), query({"stats"}).size());
+
+  // --cmd by the name shown, the raw name, or several.
+  EXPECT_EQ(query({"sessions", "--cmd", "submodule"}).size(), 2u);
+  EXPECT_EQ(column(query({"sessions", "--cmd", "st"}), "command"), std::multiset<std::string>{"st"});
+  EXPECT_EQ(query({"sessions", "--cmd", "st,hi"}).size(), 2u);
+  EXPECT_EQ(query({"sessions", "--cmd", "st", "--cmd", "hi", "--cmd", "checkout"}).size(), 3u);
+  EXPECT_EQ(query({"sessions", "--cmd", "_run_dashed_"}).size(), 2u) << "submodule twice";
+  EXPECT_EQ(query({"top", "--cmd", "submodule"}).size(), 2u);
+
+  // The table says it too, and how to see everything.
+  const ProcessResult table = ctl(db(), {"sessions"});
+  EXPECT_NE(table.out.find(" submodule "), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("_run_dashed_"), std::string::npos) << table.out;
+  const ProcessResult help = ctl(db(), {"sessions", "--help"});
+  EXPECT_NE(help.out.find("--all"), std::string::npos) << help.out;
+}
+
+TEST_F(Answers, EveryFailedRunSaysWhy) {
+  const Rows failed = query({"sessions", "--failed"});
+  ASSERT_EQ(column(failed, "command"), (std::multiset<std::string>{"checkout", "log"}));
+  for (const auto& row : failed) {
+    const std::string& reason = row.at("reason");
+    if (row.at("command") == "checkout") {
+      EXPECT_EQ(reason, "pathspec 'nope' did not match any file(s) known to git");
+    } else {
+      EXPECT_NE(reason.find("unknown revision"), std::string::npos) << reason;
+    }
+    // show and tree say it as well.
+    const ProcessResult show = ctl(db(), {"show", row.at("sid")});
+    EXPECT_NE(show.out.find("reason"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find(reason), std::string::npos) << show.out;
+    const ProcessResult tree = ctl(db(), {"tree", row.at("sid")});
+    EXPECT_NE(tree.out.find(reason), std::string::npos) << tree.out;
+  }
+  const ProcessResult table = ctl(db(), {"sessions", "--failed"});
+  EXPECT_NE(table.out.find("pathspec 'nope' did not match"), std::string::npos) << table.out;
+  // --all shows git's own failures too, each with its reason or exit code.
+  for (const auto& row : query({"sessions", "--failed", "--all", "--limit", "0"})) {
+    EXPECT_FALSE(row.at("reason").empty()) << row.at("sid");
+  }
+  // A successful run has none, and show says which alias it was.
+  const Rows alias = query({"sessions", "--cmd", "st"});
+  ASSERT_EQ(alias.size(), 1u);
+  const ProcessResult show = ctl(db(), {"show", alias.front().at("sid")});
+  EXPECT_NE(show.out.find("alias_expands_to"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("status"), std::string::npos) << show.out;
+}
+
+TEST_F(Answers, RepositoriesAreAColumnAFilterAndAGrouping) {
+  const Rows sessions = query({"sessions"});
+  std::multiset<std::string> expected;
+  for (int i = 0; i < 6; ++i) {
+    expected.insert(m_alpha);
+  }
+  expected.insert("beta-nick");
+  expected.insert("beta-nick");
+  EXPECT_EQ(column(sessions, "repository"), expected) << "a submodule's and an alias's repository from their children";
+
+  EXPECT_EQ(query({"sessions", "--repo", m_alpha}).size(), 6u);
+  EXPECT_EQ(query({"sessions", "--repo", "alpha"}).size(), 6u) << "the path's end, as the table shows it";
+  EXPECT_EQ(column(query({"sessions", "--repo", "beta-nick"}), "command"),
+            (std::multiset<std::string>{"status", "log"}));
+  EXPECT_EQ(query({"top", "--repo", "beta-nick"}).size(), 2u);
+  EXPECT_EQ(query({"sessions", "--repo", "nowhere"}).size(), 0u);
+
+  const ProcessResult table = ctl(db(), {"sessions"});
+  EXPECT_NE(table.out.find(" alpha "), std::string::npos) << "shortened to be unique\n" << table.out;
+  EXPECT_NE(table.out.find(" beta-nick "), std::string::npos) << table.out;
+
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> by;
+  for (const auto& row : query({"stats", "--by", "repo,cmd"})) {
+    by[{row.at("repository"), row.at("command")}] = {row.at("runs"), row.at("failures")};
+  }
+  EXPECT_EQ(by.size(), 7u);
+  EXPECT_EQ(by[std::make_pair(m_alpha, std::string("submodule"))], std::make_pair(std::string("2"), std::string("0")));
+  EXPECT_EQ(by[std::make_pair(m_alpha, std::string("checkout"))], std::make_pair(std::string("1"), std::string("1")));
+  EXPECT_EQ(by[std::make_pair(std::string("beta-nick"), std::string("log"))],
+            std::make_pair(std::string("1"), std::string("1")));
+  EXPECT_EQ(column(query({"stats", "--by", "repo"}), "repository"),
+            (std::multiset<std::string>{m_alpha, "beta-nick"}));
+  const Rows top = query({"top", "--by", "repo,cmd"});
+  EXPECT_EQ(top.size(), 7u);
+  const Rows versions = query({"stats", "--by", "version"});
+  ASSERT_EQ(versions.size(), 1u);
+  EXPECT_EQ(versions.front().at("runs"), "8");
+
+  const ProcessResult bad = ctl(db(), {"stats", "--by", "repo,colour"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("colour"), std::string::npos) << bad.err;
+}
+
+TEST_F(Answers, AUserReadingOnlyTheirOwnSessionsGetsTheSameAnswers) {
+  // As the query service runs trace2ctl for a user not in the group.
+  const std::string only = "--only-uid=" + std::to_string(::getuid());
+  const auto restricted = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {only, "--format", "json"});
+    const ProcessResult r = ctl(db(), args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json_rows(r.out);
+  };
+  EXPECT_EQ(column(restricted({"sessions"}), "command"), k_typed);
+  EXPECT_EQ(column(restricted({"sessions", "--failed"}), "reason"), column(query({"sessions", "--failed"}), "reason"));
+  EXPECT_EQ(column(restricted({"sessions", "--repo", "beta-nick"}), "command"),
+            (std::multiset<std::string>{"status", "log"}));
+  EXPECT_EQ(restricted({"stats", "--by", "repo,cmd"}).size(), 7u);
+  const Rows sql = restricted({"sql", "SELECT t2_display_name(cmd_name, argv) AS name FROM sessions"
+                                      " WHERE cmd_name = '_run_git_alias_'"});
+  EXPECT_EQ(column(sql, "name"), std::multiset<std::string>{"st"});
+}
+
+}  // namespace
+}  // namespace trace2d::test
