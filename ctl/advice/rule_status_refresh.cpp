@@ -24,8 +24,8 @@ std::vector<Finding> status_refresh_rule(const RuleScope& scope) {
       scope,
       "SELECT r.sid, w.worktree AS subject, r.elapsed AS seconds FROM regions r JOIN w ON w.sid = r.sid"
       " WHERE w.command = 'status' AND r.category = 'index' AND r.label IN ('preload', 'refresh')");
-  const auto entries = data_value(scope, "index", "read/cache_nr");
-  const auto monitor = reported_setting(scope, "core.fsmonitor");
+  const auto entries = data_value(scope, "status", "index", "read/cache_nr");
+  const auto monitor = reported_setting(scope, "status", "core.fsmonitor");
   const auto runs = runs_per_command(scope);
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {

@@ -24,7 +24,7 @@ std::vector<Finding> status_untracked_rule(const RuleScope& scope) {
       " WHERE w.command = 'status' AND r.category = 'dir' AND r.label = 'read_directory'"
       " AND NOT EXISTS (SELECT 1 FROM regions o WHERE o.sid = r.sid AND o.id = r.parent_region"
       " AND o.category = 'dir' AND o.label = 'read_directory')");
-  const auto cache = reported_setting(scope, "core.untrackedCache");
+  const auto cache = reported_setting(scope, "status", "core.untrackedCache");
   const auto runs = runs_per_command(scope);
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {

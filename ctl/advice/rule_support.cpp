@@ -102,11 +102,13 @@ std::map<std::string, std::int64_t> runs_per_command(const RuleScope& scope) {
   return runs;
 }
 
-std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view param) {
+std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view command,
+                                                    std::string_view param) {
   db::Statement stmt = scope.db.prepare("WITH " + runs_cte(scope.window) +
-                                        " SELECT p.sid, p.value FROM params p JOIN w ON w.sid = p.sid"
-                                        " WHERE lower(p.param) = ?4 ORDER BY p.sid, p.seq");
+                                        " SELECT p.sid, p.value FROM w JOIN params p ON p.sid = w.sid"
+                                        " WHERE w.command = ?5 AND lower(p.param) = ?4 ORDER BY p.sid, p.seq");
   bind_window(stmt, scope.window);
+  stmt.bind_text(5, command);
   std::string lowered(param);
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -118,15 +120,16 @@ std::map<std::string, std::string> reported_setting(const RuleScope& scope, std:
   return values;
 }
 
-std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view category,
-                                              std::string_view key) {
+std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view command,
+                                              std::string_view category, std::string_view key) {
   db::Statement stmt = scope.db.prepare("WITH " + runs_cte(scope.window) +
-                                        " SELECT d.sid, max(CAST(d.value AS INTEGER)) FROM data d"
-                                        " JOIN w ON w.sid = d.sid WHERE d.category = ?4 AND d.key = ?5"
-                                        " GROUP BY d.sid");
+                                        " SELECT d.sid, max(CAST(d.value AS INTEGER)) FROM w"
+                                        " JOIN data d ON d.sid = w.sid WHERE w.command = ?6 AND d.category = ?4"
+                                        " AND d.key = ?5 GROUP BY d.sid");
   bind_window(stmt, scope.window);
-  stmt.bind_text(4, std::string(category));
-  stmt.bind_text(5, std::string(key));
+  stmt.bind_text(4, category);
+  stmt.bind_text(5, key);
+  stmt.bind_text(6, command);
   std::map<std::string, std::int64_t> values;
   while (stmt.step()) {
     values[text_column(stmt, 0)] = stmt.column_int(1);
@@ -162,11 +165,11 @@ Finding finding_from(std::string rule, const CostGroup& group, std::int64_t comm
   return f;
 }
 
-bool is_true(std::string_view value) {
+bool is_false(std::string_view value) {
   std::string lowered(value);
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lowered == "true" || lowered == "yes" || lowered == "on" || lowered == "1" || lowered == "keep";
+  return lowered.empty() || lowered == "false" || lowered == "no" || lowered == "off" || lowered == "0";
 }
 
 double median(std::vector<double> values) {

@@ -57,21 +57,24 @@ struct CostGroup {
 // Finished runs per command in the window.
 [[nodiscard]] std::map<std::string, std::int64_t> runs_per_command(const RuleScope& scope);
 
-// Per run of the window: the last value it reported for setting `param`
-// (a def_param, lower-cased as git reports it), when it reported one.
-[[nodiscard]] std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view param);
+// Per run of `command` in the window: the last value it reported for
+// setting `param` (a def_param, lower-cased as git reports it), when it
+// reported one. (Per command: the lookup reads each run's events.)
+[[nodiscard]] std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view command,
+                                                                  std::string_view param);
 
-// Per run: the largest integer value of data events (`category`, `key`).
-[[nodiscard]] std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view category,
-                                                            std::string_view key);
+// Per run of `command`: the largest integer value of data events
+// (`category`, `key`).
+[[nodiscard]] std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view command,
+                                                            std::string_view category, std::string_view key);
 
 // A Finding with the numbers of `group` filled in and its evidence written:
 // "<n> of <m> runs of <command>: <what> took ...".
 [[nodiscard]] Finding finding_from(std::string rule, const CostGroup& group, std::int64_t command_runs,
                                    std::string_view what);
 
-// Git's boolean spellings of "on".
-[[nodiscard]] bool is_true(std::string_view value);
+// Git's boolean spellings of "off" (and the empty value).
+[[nodiscard]] bool is_false(std::string_view value);
 
 // The median of `values` (the lower middle one for an even count); 0 for none.
 [[nodiscard]] double median(std::vector<double> values);

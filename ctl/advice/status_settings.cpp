@@ -6,10 +6,10 @@ Setting setting_in(const CostGroup& group, const std::map<std::string, std::stri
   Setting setting = Setting::unknown;
   for (const RunCost& run : group.runs) {
     const auto it = reported.find(run.sid);
-    if (it == reported.end()) {
+    if (it == reported.end() || it->second == "keep") {
       continue;
     }
-    if (is_true(it->second)) {
+    if (!is_false(it->second)) {
       return Setting::on;
     }
     setting = Setting::off;

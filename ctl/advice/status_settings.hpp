@@ -17,8 +17,9 @@ inline constexpr std::string_view k_status_config_params =
 enum class Setting { on, off, unknown };
 
 // The setting as the group's runs reported it: on when any run reported a
-// true value, off when runs reported it and none as true, unknown when none
-// reported it.
+// value other than false (core.fsmonitor may name a hook), off when runs
+// reported it and all as false, unknown when none reported it or only as
+// `keep` (core.untrackedCache: whatever the index has).
 [[nodiscard]] Setting setting_in(const CostGroup& group, const std::map<std::string, std::string>& reported);
 
 }  // namespace trace2d::ctl::advice

@@ -231,6 +231,13 @@ TEST_F(AdviceRules, StatusRefreshNeedsALargeIndexAndSaysWhatItCannotSee) {
                       "status-refresh")
                   .empty())
       << "fsmonitor is on";
+  GitRun hook = status_run("a", 0.5, 0.1, 1.0, 50000);
+  hook.param("core.fsmonitor", ".git/hooks/fsmonitor-watchman");
+  EXPECT_TRUE(
+      of_rule(advise({hook, status_run("b", 0.5, 0.1, 1.0, 50000), status_run("c", 0.5, 0.1, 1.0, 50000)}),
+              "status-refresh")
+          .empty())
+      << "a hook is a monitor too";
   GitRun off = status_run("a", 0.5, 0.1, 1.0, 50000);
   off.param("core.fsmonitor", "false");
   const auto seen_off = of_rule(
