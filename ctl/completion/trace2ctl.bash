@@ -8,7 +8,7 @@ _trace2ctl() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="export report sessions show sql stats status top tree"
+    local commands="advice export report sessions show sql stats status top tree"
     local global="--db --format --json --color --no-pager --timeout --only-uid --help --version"
 
     # Values of the flags that take one.
@@ -48,6 +48,7 @@ _trace2ctl() {
         show) flags="" ;;
         sql) flags="" ;;
         stats) flags="--since --until --cmd --all --repo --by" ;;
+        advice) flags="--since --until --cmd --min-runs" ;;
         status) flags="" ;;
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;

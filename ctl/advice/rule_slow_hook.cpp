@@ -1,0 +1,56 @@
+// slow-hook: a hook (a child of class `hook`) takes a large part of the
+// time of the command that runs it.
+
+#include <string>
+
+#include "ctl/advice/rules.hpp"
+
+namespace trace2d::ctl::advice {
+namespace {
+
+constexpr double k_min_share = 0.20;           // of the runs' time
+constexpr double k_min_median_seconds = 0.20;  // seconds in the hook a run
+
+// The one command that runs `command` without the hook, for the hooks git
+// lets a flag skip; else with no hooks at all.
+std::string skip_hook(const std::string& command, const std::string& hook) {
+  if (hook == "pre-commit" || hook == "commit-msg") {
+    return "git commit --no-verify";
+  }
+  if (hook == "pre-push") {
+    return "git push --no-verify";
+  }
+  if (hook == "pre-merge-commit") {
+    return "git merge --no-verify";
+  }
+  return "git -c core.hooksPath=/dev/null " + command;
+}
+
+}  // namespace
+
+std::vector<Finding> slow_hook_rule(const RuleScope& scope) {
+  const std::vector<RunCost> costs = run_costs(
+      scope,
+      "SELECT c.sid, c.hook_name AS subject, c.elapsed AS seconds FROM children c JOIN w ON w.sid = c.sid"
+      " WHERE c.child_class = 'hook'");
+  const auto runs = runs_per_command(scope);
+  std::vector<Finding> findings;
+  for (const CostGroup& group : group_costs(costs)) {
+    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs || group.share() < k_min_share ||
+        group.median_seconds() < k_min_median_seconds) {
+      continue;
+    }
+    const auto total = runs.find(group.command);
+    Finding f = finding_from("slow-hook", group, total == runs.end() ? 0 : total->second,
+                             "the " + group.subject + " hook (children of class hook)");
+    f.subject = "hook " + group.subject;
+    f.finding = "`git " + group.command + "` waits " + seconds_text(group.median_seconds()) + " a run on its " +
+                group.subject + " hook, " + percent_text(group.share()) +
+                " of its time: make the hook faster, or skip it when it is not needed";
+    f.fix = skip_hook(group.command, group.subject);
+    findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace trace2d::ctl::advice
