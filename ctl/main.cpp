@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   cli.require_subcommand(0, 1);
 
   const std::vector<ctl::Command> commands{
+      ctl::add_compare_command(cli),
       ctl::add_export_command(cli),
       ctl::add_report_command(cli),
       ctl::add_sessions_command(cli),

@@ -55,6 +55,7 @@ struct Command {
   std::function<bool()> pages;
 };
 
+[[nodiscard]] Command add_compare_command(CLI::App& cli);
 [[nodiscard]] Command add_export_command(CLI::App& cli);
 [[nodiscard]] Command add_report_command(CLI::App& cli);
 [[nodiscard]] Command add_sessions_command(CLI::App& cli);
