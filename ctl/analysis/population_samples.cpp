@@ -13,8 +13,18 @@ namespace {
 constexpr int k_version_parameter = 4;
 constexpr int k_repo_parameter = 5;
 
+// window_condition()'s rule (a session's start, else when trace2d first saw
+// it), with both bounds on the same column in each branch: SQLite then
+// reads only the window's range of the start_time index, not everything
+// after its start.
 std::string population_condition(const Population& population) {
-  std::string sql = window_condition(population.window);
+  std::string sql;
+  if (population.window.since && population.window.until) {
+    sql = " AND ((s.start_time >= ?1 AND s.start_time < ?3)"
+          " OR (s.start_time IS NULL AND s.first_received >= ?1 AND s.first_received < ?3))";
+  } else {
+    sql = window_condition(population.window);
+  }
   if (population.version) {
     sql += " AND s.exe = ?4";
   }
