@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 namespace trace2d::ctl {
 
@@ -85,6 +86,26 @@ CompareResult compare_populations(db::Database& db, const CompareRequest& reques
   sort_rows(commands);
 
   // Every command's parts are one family, judged before any is placed.
+  std::unordered_map<std::int64_t, std::string> baseline_runs;
+  std::unordered_map<std::int64_t, std::string> target_runs;
+  for (const CompareRow& command : commands) {
+    if (!look_into(command.comparison, request.detail)) {
+      continue;
+    }
+    for (const std::int64_t id : sessions_of(baseline, command.command)) {
+      baseline_runs.emplace(id, command.command);
+    }
+    for (const std::int64_t id : sessions_of(target, command.command)) {
+      target_runs.emplace(id, command.command);
+    }
+  }
+  const std::map<std::string, PartSamples> before_parts = load_part_samples(db, baseline_runs);
+  const std::map<std::string, PartSamples> after_parts = load_part_samples(db, target_runs);
+  const PartSamples none;
+  const auto parts_of = [&none](const std::map<std::string, PartSamples>& all, const std::string& group) -> const PartSamples& {
+    const auto found = all.find(group);
+    return found == all.end() ? none : found->second;
+  };
   std::vector<std::vector<CompareRow>> parts(commands.size());
   family.clear();
   for (std::size_t c = 0; c < commands.size(); ++c) {
@@ -92,8 +113,8 @@ CompareResult compare_populations(db::Database& db, const CompareRequest& reques
     if (!look_into(command.comparison, request.detail)) {
       continue;
     }
-    const PartSamples before = load_part_samples(db, sessions_of(baseline, command.command));
-    const PartSamples after = load_part_samples(db, sessions_of(target, command.command));
+    const PartSamples& before = parts_of(before_parts, command.command);
+    const PartSamples& after = parts_of(after_parts, command.command);
     for (const PartKey& key : keys_of(before, after)) {
       parts[c].push_back({key.first == PartKind::region ? RowKind::region : RowKind::child, command.command,
                           key.second,

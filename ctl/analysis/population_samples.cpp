@@ -69,21 +69,26 @@ class NameCache {
 
 // "hook:pre-commit"; else the class and the program ("?:git maintenance",
 // "transport/ssh:ssh"): a git child by its subcommand, another by the
-// last component of its path.
+// last component of its path. Columns 1..4 of the children's statement.
 std::string child_name(const db::Statement& row) {
-  const std::string_view child_class = row.column_is_null(0) ? std::string_view("?") : row.column_text(0);
-  if (child_class == "hook" && !row.column_is_null(1)) {
-    return "hook:" + std::string(row.column_text(1));
+  const std::string_view child_class = row.column_is_null(1) ? std::string_view("?") : row.column_text(1);
+  if (child_class == "hook" && !row.column_is_null(2)) {
+    return "hook:" + std::string(row.column_text(2));
   }
-  std::string program(row.column_is_null(2) ? std::string_view() : row.column_text(2));
+  std::string program(row.column_is_null(3) ? std::string_view() : row.column_text(3));
   if (const auto slash = program.rfind('/'); slash != std::string::npos) {
     program.erase(0, slash + 1);
   }
-  if (program == "git" && !row.column_is_null(3)) {
-    program += " " + std::string(row.column_text(3));
+  if (program == "git" && !row.column_is_null(4)) {
+    program += " " + std::string(row.column_text(4));
   }
   return std::string(child_class) + ":" + program;
 }
+
+// Reading a range of sessions whole beats a lookup per run once the runs
+// are at least this share of the range (a lookup costs a descent of the
+// B-tree; a row of a range scan, a step).
+constexpr std::int64_t k_scan_density = 8;
 
 }  // namespace
 
@@ -117,34 +122,75 @@ CommandSamples load_command_samples(db::Database& db, const Population& populati
   return samples;
 }
 
-PartSamples load_part_samples(db::Database& db, std::span<const std::int64_t> sessions) {
-  db::Statement regions = db.prepare(
-      "SELECT category, label, category_text, label_text, elapsed FROM region_store"
-      " WHERE session = ?1 AND elapsed IS NOT NULL");
-  db::Statement children = db.prepare(
-      "SELECT child_class, hook_name, CASE WHEN json_valid(argv) THEN json_extract(argv, '$[0]') END,"
-      " CASE WHEN json_valid(argv) THEN json_extract(argv, '$[1]') END, elapsed"
-      " FROM child_store WHERE session = ?1 AND elapsed IS NOT NULL");
-  NameCache names(db);
-  PartSamples samples;
-  std::map<PartKey, double> run;  // this run's sums
-  for (const std::int64_t session : sessions) {
-    run.clear();
-    regions.reset();
-    regions.bind_int(1, session);
-    while (regions.step()) {
-      const std::string name = names.text(regions, 0, 2) + ":" + names.text(regions, 1, 3);
-      run[{PartKind::region, name}] += regions.column_double(4);
-    }
-    children.reset();
-    children.bind_int(1, session);
-    while (children.step()) {
-      run[{PartKind::child, child_name(children)}] += children.column_double(4);
-    }
-    for (const auto& [key, seconds] : run) {
-      samples[key].push_back(seconds);
-    }
+std::map<std::string, PartSamples> load_part_samples(db::Database& db,
+                                                     const std::unordered_map<std::int64_t, std::string>& runs) {
+  std::map<std::string, PartSamples> samples;
+  if (runs.empty()) {
+    return samples;
   }
+  std::vector<std::int64_t> ids;
+  ids.reserve(runs.size());
+  for (const auto& [id, group] : runs) {
+    ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  const bool scan = static_cast<std::int64_t>(ids.size()) * k_scan_density >= ids.back() - ids.front() + 1;
+  const std::string where =
+      scan ? " WHERE session BETWEEN ?1 AND ?2 AND elapsed IS NOT NULL" : " WHERE session = ?1 AND elapsed IS NOT NULL";
+  db::Statement regions =
+      db.prepare("SELECT session, category, label, category_text, label_text, elapsed FROM region_store" + where);
+  db::Statement children = db.prepare(
+      "SELECT session, child_class, hook_name, CASE WHEN json_valid(argv) THEN json_extract(argv, '$[0]') END,"
+      " CASE WHEN json_valid(argv) THEN json_extract(argv, '$[1]') END, elapsed FROM child_store" + where);
+  NameCache names(db);
+  const auto region_name = [&names](const db::Statement& row) {
+    return names.text(row, 1, 3) + ":" + names.text(row, 2, 4);
+  };
+  // Rows come in session order: a run's sums are complete when the next
+  // session's rows begin.
+  const auto pass = [&](db::Statement& stmt, PartKind kind, const auto& name_of) {
+    std::map<std::string, double> sums;
+    const std::string* group = nullptr;
+    const auto flush = [&] {
+      if (group != nullptr) {
+        for (const auto& [name, seconds] : sums) {
+          samples[*group][{kind, name}].push_back(seconds);
+        }
+      }
+      sums.clear();
+    };
+    const auto read_rows = [&] {
+      std::int64_t current = 0;
+      bool first = true;
+      while (stmt.step()) {
+        const std::int64_t session = stmt.column_int(0);
+        if (first || session != current) {
+          flush();
+          first = false;
+          current = session;
+          const auto found = runs.find(session);
+          group = found == runs.end() ? nullptr : &found->second;
+        }
+        if (group != nullptr) {
+          sums[name_of(stmt)] += stmt.column_double(5);
+        }
+      }
+      flush();
+    };
+    if (scan) {
+      stmt.bind_int(1, ids.front());
+      stmt.bind_int(2, ids.back());
+      read_rows();
+      return;
+    }
+    for (const std::int64_t id : ids) {
+      stmt.reset();
+      stmt.bind_int(1, id);
+      read_rows();
+    }
+  };
+  pass(regions, PartKind::region, region_name);
+  pass(children, PartKind::child, child_name);
   return samples;
 }
 

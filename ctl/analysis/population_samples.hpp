@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,10 @@ enum class PartKind { region, child };
 using PartKey = std::pair<PartKind, std::string>;
 using PartSamples = std::map<PartKey, std::vector<double>>;
 
-[[nodiscard]] PartSamples load_part_samples(db::Database& db, std::span<const std::int64_t> sessions);
+// Per command group, the parts of the runs `runs` names (sessions.id to
+// its group): one range scan of the stores when the runs are dense among
+// the sessions, else a lookup per run.
+[[nodiscard]] std::map<std::string, PartSamples> load_part_samples(
+    db::Database& db, const std::unordered_map<std::int64_t, std::string>& runs);
 
 }  // namespace trace2d::ctl
