@@ -121,6 +121,14 @@ int run(const Options& options) {
                     std::to_string(copies / 2))
         .value_or("");
   };
+  // The copies span about a day from the traces' own dates: compare their
+  // first half with their second.
+  const std::string first = check.query_text("SELECT min(start_time) FROM sessions").value_or("");
+  const std::string middle =
+      check.query_text("SELECT start_time FROM sessions WHERE start_time IS NOT NULL ORDER BY start_time LIMIT 1 OFFSET "
+                       "(SELECT count(*) / 2 FROM sessions WHERE start_time IS NOT NULL)")
+          .value_or("");
+  const std::vector<std::string> halves{"--since", first, "--split", middle, "--until", "now"};
   const std::string fetch = root_of("fetch");
   const std::string clone = root_of("clone");
   const std::string html = (dir / "report.html").string();
@@ -140,6 +148,11 @@ int run(const Options& options) {
       measure("top", with({"top"}), options.runs),
       measure("top --by regions", with({"top", "--by", "regions"}), options.runs),
       measure("report --html (5 trees)", with({"report", "--html", html}), options.runs),
+      measure("compare (two halves)", with({"compare", halves[0], halves[1], halves[2], halves[3], halves[4], halves[5]}),
+              options.runs),
+      measure("compare --regions all (two halves)",
+              with({"compare", "--regions", "all", halves[0], halves[1], halves[2], halves[3], halves[4], halves[5]}),
+              options.runs),
   };
   std::printf("\n%-38s %9s %9s %9s\n", "command (wall time, ms)", "min", "median", "max");
   for (const Timing& t : timings) {

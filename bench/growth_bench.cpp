@@ -4,7 +4,8 @@
 // One database is filled in steps (empty, then each of --sizes events), and
 // at each size trace2d ingests the short and the long shape of ingest_bench
 // into it (events/s, zero loss checked), and the real trace2ctl runs `tree`,
-// `stats`, `top` and SQL on the `regions` view (wall time, as a user waits).
+// `stats`, `top`, `compare` and SQL on the `regions` view (wall time, as a
+// user waits).
 // Last, with retention's size bound set just under the file's size, trace2d
 // ingests the short shape again and the file's size is sampled throughout:
 // at full rate retention must keep it from growing and bring it within the
@@ -374,6 +375,12 @@ void run_queries(const Options& options, const std::string& db_path, const std::
         "SELECT r.category, r.label, count(*) AS n, round(avg(r.elapsed) * 1000, 3) AS avg_ms FROM regions r "
         "JOIN sessions s ON s.sid = r.sid WHERE s.start_time >= '" + day_ago +
             "' GROUP BY 1, 2 ORDER BY n DESC LIMIT 20"}},
+      // What got slower: the last 7 days against the 28 before (all of the
+      // history), per command; then also every command's regions and
+      // children, a lookup per run; then one command's.
+      {"compare", {"compare"}},
+      {"compare-regions-all", {"compare", "--regions", "all"}},
+      {"compare-status", {"compare", "--cmd", "status"}},
       // docs/schema.md's example: all history, no time bound.
       {"regions-status",
        {"sql",

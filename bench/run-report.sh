@@ -167,7 +167,7 @@ ratio_of_medians() {
 pct_of() { awk -v r="$1" 'BEGIN { if (r == "") print "n/a"; else printf "%.0f%%", r * 100 }'; }
 
 growth_section() {
-  local sizes largest short_ratio long_ratio tree stats retention ratio
+  local sizes largest short_ratio long_ratio tree stats compare retention ratio
   sizes="$(growth_sizes_measured)"
   if [ -z "$sizes" ]; then
     echo "Not run (\`--growth-events 0\`, or it failed: see the raw output)."
@@ -178,6 +178,7 @@ growth_section() {
   long_ratio="$(ratio_of_medians "growth-ingest-long-$largest" growth-ingest-long-0 INGEST events_per_s)"
   tree="$(values "growth-query-tree-$largest" QUERY ms | median_of)"
   stats="$(values "growth-query-stats-1d-$largest" QUERY ms | median_of)"
+  compare="$(values "growth-query-compare-$largest" QUERY ms | median_of)"
   retention="$(growth_rows RETENTION peak_file_over_start final_file_over_cap |
     awk -F'|' '{ gsub(/ /, ""); print ($2 > $3 ? $2 : $3) }')"
   cat <<GROWTH
@@ -197,6 +198,7 @@ days (inside the default retention of 30), the newest just before now, so
 | long shape at $(echo "$largest" | cell int | tr -d '*') events ≥ 90% of the empty database's | $(pct_of "$long_ratio") | $(met "$long_ratio" ">=" 0.9) |
 | \`tree\` < 100 ms at $(echo "$largest" | cell int | tr -d '*') events | ${tree:-n/a} ms | $(met "$tree" "<" 100) |
 | \`stats --since 1d\` < 1 s at $(echo "$largest" | cell int | tr -d '*') events | ${stats:-n/a} ms | $(met "$stats" "<" 1000) |
+| \`compare\` (the last 7 days against the 28 before: all of the history) < 2 s at $(echo "$largest" | cell int | tr -d '*') events | ${compare:-n/a} ms | $(met "$compare" "<" 2000) |
 | retention by size, at full rate: the file never grows past its size at the start (1% over the bound), and ends within the bound (the larger of peak / start and end / bound) | ${retention:-n/a} | $(met "$retention" "<=" 1) |
 
 | database | events | sessions | file, MiB | short, events/s | short / empty | long, events/s | long / empty | runs without loss |
@@ -222,12 +224,15 @@ GROWTH
   for size in $sizes; do printf -- '---|'; done
   echo
   local query label
-  for query in tree stats-1d top-1d top regions-1d regions-status regions-sid; do
+  for query in tree stats-1d top-1d top compare compare-regions-all compare-status regions-1d regions-status regions-sid; do
     case "$query" in
       tree) label="\`tree <a fetch in the middle of the history>\`" ;;
       stats-1d) label="\`stats --since 1d\`" ;;
       top-1d) label="\`top --since 1d\`" ;;
       top) label="\`top\` (all history)" ;;
+      compare) label="\`compare\` (the last 7 days against the 28 before)" ;;
+      compare-regions-all) label="\`compare --regions all\` (every command's regions and children)" ;;
+      compare-status) label="\`compare --cmd status\` (and its regions and children)" ;;
       regions-1d) label="\`sql\`: regions of the last day by category and label (\`regions\` ⋈ \`sessions\`)" ;;
       regions-status) label="\`sql\`: schema.md's slowest regions of \`git status\` (all history)" ;;
       regions-sid) label="\`sql\`: \`SELECT * FROM regions WHERE sid = …\`" ;;

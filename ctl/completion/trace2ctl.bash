@@ -8,7 +8,7 @@ _trace2ctl() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="advice export report sessions show sql stats status top tree"
+    local commands="advice compare export report sessions show sql stats status top tree"
     local global="--db --format --json --color --no-pager --timeout --only-uid --help --version"
 
     # Values of the flags that take one.
@@ -27,9 +27,12 @@ _trace2ctl() {
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --status) COMPREPLY=($(compgen -W "running complete incomplete" -- "$cur")); return ;;
         --by) COMPREPLY=($(compgen -W "commands regions" -- "$cur")); return ;;
-        --since|--until)
+        --regions) COMPREPLY=($(compgen -W "changed all none" -- "$cur")); return ;;
+        --since|--until|--split|--baseline-since|--baseline-until|--target-since|--target-until)
             COMPREPLY=($(compgen -W "today yesterday now 10m 1h 1.5h 1d 1w" -- "$cur")); return ;;
         --timeout|--only-uid|--limit|--depth|--region-depth|--min-ms|--max-events|--cmd) return ;;
+        --baseline-version|--target-version|--baseline-repo|--target-repo|--min-runs|--alpha|--min-change-pct|--min-change-ms)
+            return ;;
     esac
 
     local command="" i
@@ -49,6 +52,7 @@ _trace2ctl() {
         sql) flags="" ;;
         stats) flags="--since --until --cmd --all --repo --by" ;;
         advice) flags="--since --until --cmd --min-runs" ;;
+        compare) flags="--since --until --split --baseline-since --baseline-until --target-since --target-until --baseline-version --target-version --baseline-repo --target-repo --cmd --regions --min-runs --alpha --min-change-pct --min-change-ms" ;;
         status) flags="" ;;
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;

@@ -223,7 +223,8 @@ TEST(Trace2ctl, BashCompletionLoadsAndOffersEveryFlag) {
   };
   EXPECT_TRUE(offered("trace2ctl se").count("sessions")) << "command names";
   EXPECT_TRUE(offered("trace2ctl --format ''").count("csv")) << "format values";
-  for (const std::string command : {"sessions", "show", "sql", "stats", "status", "top", "tree", "export", "report"}) {
+  for (const std::string command :
+       {"sessions", "show", "sql", "stats", "status", "top", "tree", "export", "report", "compare"}) {
     const std::set<std::string> expected = help_flags({command});
     const std::set<std::string> got = offered("trace2ctl " + command + " --");
     for (const std::string& flag : expected) {

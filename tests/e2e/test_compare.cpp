@@ -1,0 +1,280 @@
+// trace2ctl compare with real git through a real trace2d (issue 25): a
+// pre-commit hook made 50 ms slower in one window is found, in `commit`,
+// its hook region and its hook child, with its size; the same workload in
+// three windows raises no alarm, whichever two are compared.
+
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "proto/timestamp.hpp"
+#include "tests/e2e/daemon_fixture.hpp"
+
+namespace trace2d::test {
+namespace {
+
+constexpr int k_runs_per_window = 25;
+
+// The hooks a window runs under: one that does nothing, one that sleeps 50 ms.
+const std::string k_quick_hook = "#!/bin/sh\nexit 0\n";
+const std::string k_slow_hook = "#!/bin/sh\nsleep 0.05\n";
+
+// `chrt -f 10` where this user may use it, else `nice -n -19` (which
+// runs the command whatever priority it may take).
+const std::vector<std::string>& priority_prefix() {
+  static const std::vector<std::string> prefix = [] {
+    ProcessSpec probe;
+    probe.argv = {"chrt", "-f", "10", "true"};
+    return run_process(probe).exit_code == 0 ? std::vector<std::string>{"chrt", "-f", "10"}
+                                             : std::vector<std::string>{"nice", "-n", "-19"};
+  }();
+  return prefix;
+}
+
+class CompareWorkload {
+ public:
+  CompareWorkload() : m_repo(make_repo(m_dir, "repo", 5)), m_daemon(m_dir) {
+    // No `git maintenance run --auto` after each commit: fewer processes,
+    // less for the host's load to change.
+    EXPECT_EQ(run_git(m_repo, {"config", "maintenance.auto", "false"}).exit_code, 0);
+  }
+
+  void set_hook(const std::string& script) {
+    const std::string hook = m_repo + "/.git/hooks/pre-commit";
+    write_file(hook, script);
+    ASSERT_EQ(::chmod(hook.c_str(), 0755), 0);
+  }
+
+  // `count` commits of one changed file each, traced; returns when they ran.
+  void commit(int count) {
+    for (int i = 0; i < count; ++i) {
+      const ProcessResult r = commit_in(m_repo);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+
+  // One commit in `repo` (of this workload's), ahead of the host's other
+  // processes: builds and other tests load the host differently from one
+  // window to the next, and compare would rightly find git slower on a
+  // busier host (docs/trace2ctl.md, "Limits"). Where allowed, git runs
+  // under the real-time FIFO policy (the kernel still keeps 5% of each
+  // second for the others; git and its hook exit within milliseconds),
+  // else at the highest nice priority that is permitted.
+  ProcessResult commit_in(const std::string& repo) {
+    write_file(std::filesystem::path(repo) / "file0.txt", "change " + std::to_string(m_commits++) + "\n");
+    ProcessSpec spec = git_spec(repo, {"commit", "-qam", "change"}, {{"GIT_TRACE2_EVENT", m_daemon.git_target()}});
+    const std::vector<std::string> prefix = priority_prefix();
+    spec.argv.insert(spec.argv.begin(), prefix.begin(), prefix.end());
+    return run_process(spec, std::chrono::seconds(60));
+  }
+
+  // Another repository for the same workload, with the same hook.
+  std::string add_repo(const std::string& name) {
+    const std::string repo = make_repo(m_dir, name, 5);
+    EXPECT_EQ(run_git(repo, {"config", "maintenance.auto", "false"}).exit_code, 0);
+    std::filesystem::copy_file(m_repo + "/.git/hooks/pre-commit", repo + "/.git/hooks/pre-commit",
+                               std::filesystem::copy_options::overwrite_existing);
+    return repo;
+  }
+
+  [[nodiscard]] std::string compare_args(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"--json", "compare"});
+    const ProcessResult r = ctl(m_daemon.db_path(), args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return r.out;
+  }
+
+  [[nodiscard]] const std::string& repo() const { return m_repo; }
+
+  // Waits until trace2d has stored every commit, each whole.
+  void wait_stored() {
+    const std::string expected = std::to_string(m_commits);
+    ASSERT_TRUE(wait_until([&] {
+      const ProcessResult r =
+          ctl(m_daemon.db_path(), {"--format", "tsv", "sql",
+                                   "SELECT count(*) FROM sessions WHERE cmd_name = 'commit' AND status = 'complete'"
+                                   " AND NOT EXISTS (SELECT 1 FROM sessions WHERE status = 'running')"});
+      return r.exit_code == 0 && r.out == "count(*)\n" + expected + "\n";
+    })) << m_commits << " commits";
+  }
+
+  [[nodiscard]] std::string compare(const std::string& baseline_since, const std::string& baseline_until,
+                                    const std::string& target_since, const std::string& target_until,
+                                    std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args{"--json",         "compare",      "--baseline-since", baseline_since,
+                                  "--baseline-until", baseline_until, "--target-since",   target_since,
+                                  "--target-until", target_until};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult r = ctl(m_daemon.db_path(), args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return r.out;
+  }
+
+ private:
+  TempDir m_dir;
+  std::string m_repo;
+  RunningDaemon m_daemon;
+  int m_commits = 0;
+};
+
+std::string now() { return proto::format_utc_timestamp(proto::unix_now_us()); }
+
+struct Row {
+  std::string kind;
+  std::string command;
+  std::string name;
+  long long baseline_runs = 0;
+  long long target_runs = 0;
+  double change = 0;
+  double change_low = 0;
+  std::string verdict;
+};
+
+std::vector<Row> rows_of(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  EXPECT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  std::vector<Row> rows;
+  simdjson::dom::array array;
+  EXPECT_EQ(doc["rows"].get(array), simdjson::SUCCESS) << json;
+  for (simdjson::dom::element e : array) {
+    Row row;
+    row.kind = std::string(e["kind"].get_string().value());
+    row.command = std::string(e["command"].get_string().value());
+    if (!e["name"].is_null()) {
+      row.name = std::string(e["name"].get_string().value());
+    }
+    row.baseline_runs = e["baseline_runs"].get_int64().value();
+    row.target_runs = e["target_runs"].get_int64().value();
+    if (!e["change"].is_null()) {
+      row.change = e["change"].get_double().value();
+      row.change_low = e["change_low"].get_double().value();
+    }
+    row.verdict = std::string(e["verdict"].get_string().value());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+const Row* find(const std::vector<Row>& rows, const std::string& kind, const std::string& command,
+                const std::string& name = {}) {
+  for (const Row& row : rows) {
+    if (row.kind == kind && row.command == command && row.name == name) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+std::string describe(const std::vector<Row>& rows) {
+  std::string text;
+  for (const Row& row : rows) {
+    text += row.kind + " " + row.command + " " + row.name + ": " + std::to_string(row.baseline_runs) + "/" +
+            std::to_string(row.target_runs) + " runs, change " + std::to_string(row.change * 1000) + " ms, " +
+            row.verdict + "\n";
+  }
+  return text;
+}
+
+TEST(Compare, AHookFiftyMillisecondsSlowerIsFoundWithItsSize) {
+  CompareWorkload work;
+  work.set_hook(k_quick_hook);
+  work.commit(2);  // warm the caches
+  const std::string t0 = now();
+  work.commit(k_runs_per_window);
+  const std::string t1 = now();
+  work.set_hook(k_slow_hook);
+  work.commit(k_runs_per_window);
+  const std::string t2 = now();
+  work.wait_stored();
+
+  const std::vector<Row> rows = rows_of(work.compare(t0, t1, t1, t2));
+  const std::string all = describe(rows);
+  // The commit, the region git times the hook in, and the hook process:
+  // each about 50 ms slower (the sleep, and starting `sleep` itself).
+  for (const auto& [kind, name] : {std::pair<std::string, std::string>{"command", ""},
+                                   {"region", "hook:pre-commit"},
+                                   {"child", "hook:pre-commit"}}) {
+    const Row* row = find(rows, kind, "commit", name);
+    ASSERT_NE(row, nullptr) << kind << " " << name << "\n" << all;
+    EXPECT_EQ(row->verdict, "slower") << all;
+    EXPECT_EQ(row->baseline_runs, k_runs_per_window) << all;
+    EXPECT_EQ(row->target_runs, k_runs_per_window) << all;
+    EXPECT_GE(row->change, 0.045) << all;
+    EXPECT_LE(row->change, 0.120) << all;
+    EXPECT_GE(row->change_low, 0.030) << all;
+  }
+  // Nothing else changed: no other row is called slower or faster.
+  for (const Row& row : rows) {
+    if (row.name.empty() ? row.command == "commit" : row.name == "hook:pre-commit") {
+      continue;
+    }
+    EXPECT_TRUE(row.verdict == "no change" || row.verdict == "too few runs") << all;
+  }
+}
+
+TEST(Compare, TheSameWorkloadInThreeWindowsRaisesNoAlarm) {
+  CompareWorkload work;
+  work.set_hook(k_quick_hook);
+  work.commit(2);
+  std::vector<std::string> bounds{now()};
+  for (int window = 0; window < 3; ++window) {
+    work.commit(k_runs_per_window);
+    bounds.push_back(now());
+  }
+  work.wait_stored();
+  // Every pair, with every region and child of every command compared.
+  for (const auto& [a, b] : {std::pair{0, 1}, std::pair{1, 2}, std::pair{0, 2}}) {
+    const std::vector<Row> rows =
+        rows_of(work.compare(bounds[a], bounds[a + 1], bounds[b], bounds[b + 1], {"--regions", "all"}));
+    const std::string all = describe(rows);
+    const Row* commit = find(rows, "command", "commit");
+    ASSERT_NE(commit, nullptr) << all;
+    EXPECT_EQ(commit->verdict, "no change") << "windows " << a << " and " << b << "\n" << all;
+    EXPECT_NE(find(rows, "region", "commit", "hook:pre-commit"), nullptr) << all;
+    for (const Row& row : rows) {
+      EXPECT_TRUE(row.verdict == "no change" || row.verdict == "too few runs")
+          << "windows " << a << " and " << b << "\n" << all;
+    }
+  }
+}
+
+// The populations taken side by side rather than one after the other: the
+// same workload in three repositories, a commit in each in turn.
+TEST(Compare, TheSameWorkloadInThreeRepositoriesRaisesNoAlarm) {
+  CompareWorkload work;
+  work.set_hook(k_quick_hook);
+  const std::vector<std::string> repos{work.repo(), work.add_repo("second"), work.add_repo("third")};
+  for (int i = -1; i < k_runs_per_window; ++i) {  // the first round warms the caches
+    for (const std::string& repo : repos) {
+      const ProcessResult r = work.commit_in(repo);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  work.wait_stored();
+  for (const auto& [a, b] : {std::pair{0, 1}, std::pair{1, 2}, std::pair{0, 2}}) {
+    // git names the worktree by its real path.
+    const std::vector<Row> rows = rows_of(work.compare_args(
+        {"--baseline-repo", std::filesystem::canonical(repos[a]).string(), "--target-repo",
+         std::filesystem::canonical(repos[b]).string(), "--since", "1h", "--regions", "all"}));
+    const std::string all = describe(rows);
+    const Row* commit = find(rows, "command", "commit");
+    ASSERT_NE(commit, nullptr) << all;
+    EXPECT_EQ(commit->baseline_runs, k_runs_per_window + 1) << all;
+    EXPECT_EQ(commit->target_runs, k_runs_per_window + 1) << all;
+    for (const Row& row : rows) {
+      EXPECT_TRUE(row.verdict == "no change" || row.verdict == "too few runs")
+          << "repositories " << a << " and " << b << "\n" << all;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trace2d::test
