@@ -100,7 +100,7 @@ CommandSamples load_command_samples(db::Database& db, const Population& populati
                           population_condition(population);
   db::Statement stmt = db.prepare(sql);
   Window window = population.window;
-  window.cmd.clear();
+  window.cmds.clear();
   bind_window(stmt, window);
   if (population.version) {
     stmt.bind_text(k_version_parameter, *population.version);
