@@ -38,12 +38,11 @@ std::vector<Finding> credential_helper_rule(const RuleScope& scope) {
   const auto runs = runs_per_command(scope);
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {
-    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs || group.share() < k_min_share ||
+    if (!enough_runs(scope, group) || group.share() < k_min_share ||
         group.median_seconds() < k_min_median_seconds) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("credential-helper", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("credential-helper", group, runs,
                              "asking the credential helper `" + group.subject + "`");
     f.subject = "credential helper " + group.subject;
     f.finding = "`git " + group.command + "` waits " + seconds_text(group.median_seconds()) +

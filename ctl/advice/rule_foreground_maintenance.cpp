@@ -34,8 +34,7 @@ std::vector<Finding> foreground_maintenance_rule(const RuleScope& scope) {
     if (group.runs.size() < 2) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("foreground-maintenance", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("foreground-maintenance", group, runs,
                              "`" + group.subject + "` in the foreground");
     f.finding = "`git " + group.command + "` made the user wait " + seconds_text(group.seconds()) + " in all for `" +
                 group.subject + "`; scheduled background maintenance would do that work between commands";

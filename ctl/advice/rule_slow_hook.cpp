@@ -36,12 +36,11 @@ std::vector<Finding> slow_hook_rule(const RuleScope& scope) {
   const auto runs = runs_per_command(scope);
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {
-    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs || group.share() < k_min_share ||
+    if (!enough_runs(scope, group) || group.share() < k_min_share ||
         group.median_seconds() < k_min_median_seconds) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("slow-hook", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("slow-hook", group, runs,
                              "the " + group.subject + " hook (children of class hook)");
     f.subject = "hook " + group.subject;
     f.finding = "`git " + group.command + "` waits " + seconds_text(group.median_seconds()) + " a run on its " +

@@ -34,12 +34,11 @@ std::vector<Finding> ssh_connect_rule(const RuleScope& scope) {
   const auto runs = runs_per_command(scope);
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {
-    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs || group.share() < k_min_share ||
+    if (!enough_runs(scope, group) || group.share() < k_min_share ||
         group.median_seconds() < k_min_median_seconds) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("ssh-connect", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("ssh-connect", group, runs,
                              "connecting over SSH to " + group.subject +
                                  " (from starting ssh, child class transport/ssh, to the server's first answer)");
     f.subject = "ssh " + group.subject;

@@ -27,12 +27,11 @@ std::vector<Finding> ssh_variant_probe_rule(const RuleScope& scope) {
   const auto runs = runs_per_command(scope);
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {
-    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs ||
+    if (!enough_runs(scope, group) ||
         group.median_seconds() < k_min_median_seconds) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("ssh-variant-probe", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("ssh-variant-probe", group, runs,
                              "probing which SSH `" + group.subject + "` is (`" + group.subject + " -G`)");
     f.subject = "ssh probe " + group.subject;
     f.finding = "`git " + group.command + "` runs `" + group.subject + " -G` before every connection to learn which "

@@ -37,13 +37,12 @@ std::vector<Finding> status_refresh_rule(const RuleScope& scope) {
     }
     const double index_entries = median(sizes);
     const Setting setting = setting_in(group, monitor);
-    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs || group.share() < k_min_share ||
+    if (!enough_runs(scope, group) || group.share() < k_min_share ||
         group.median_elapsed() < k_min_median_elapsed || index_entries < k_min_index_entries ||
         setting == Setting::on) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("status-refresh", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("status-refresh", group, runs,
                              "checking the " + std::to_string(static_cast<std::int64_t>(index_entries)) +
                                  " index entries for changes (regions index/preload and index/refresh)");
     f.finding = "`git status` in " + group.subject + " spends " + percent_text(group.share()) +

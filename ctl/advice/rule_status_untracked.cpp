@@ -29,12 +29,11 @@ std::vector<Finding> status_untracked_rule(const RuleScope& scope) {
   std::vector<Finding> findings;
   for (const CostGroup& group : group_costs(costs)) {
     const Setting setting = setting_in(group, cache);
-    if (static_cast<std::int64_t>(group.runs.size()) < scope.limits.min_runs || group.share() < k_min_share ||
+    if (!enough_runs(scope, group) || group.share() < k_min_share ||
         group.median_elapsed() < k_min_median_elapsed || setting == Setting::on) {
       continue;
     }
-    const auto total = runs.find(group.command);
-    Finding f = finding_from("status-untracked", group, total == runs.end() ? 0 : total->second,
+    Finding f = finding_from("status-untracked", group, runs,
                              "looking for untracked files (region dir/read_directory)");
     f.finding = "`git status` in " + group.subject + " spends " + percent_text(group.share()) +
                 " of its time reading every directory for untracked files; the untracked cache would read only"

@@ -137,7 +137,14 @@ std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::stri
   return values;
 }
 
-Finding finding_from(std::string rule, const CostGroup& group, std::int64_t command_runs, std::string_view what) {
+bool enough_runs(const RuleScope& scope, const CostGroup& group) {
+  return static_cast<std::int64_t>(group.runs.size()) >= scope.limits.min_runs;
+}
+
+Finding finding_from(std::string rule, const CostGroup& group, const std::map<std::string, std::int64_t>& runs,
+                     std::string_view what) {
+  const auto found = runs.find(group.command);
+  const std::int64_t command_runs = found == runs.end() ? 0 : found->second;
   Finding f;
   f.rule = std::move(rule);
   f.command = group.command;

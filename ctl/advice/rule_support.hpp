@@ -70,8 +70,12 @@ struct CostGroup {
 
 // A Finding with the numbers of `group` filled in and its evidence written:
 // "<n> of <m> runs of <command>: <what> took ...".
-[[nodiscard]] Finding finding_from(std::string rule, const CostGroup& group, std::int64_t command_runs,
-                                   std::string_view what);
+// `command_runs`: runs_per_command() of the window.
+[[nodiscard]] Finding finding_from(std::string rule, const CostGroup& group,
+                                   const std::map<std::string, std::int64_t>& command_runs, std::string_view what);
+
+// Whether `group` has the runs a finding needs (limits.min_runs).
+[[nodiscard]] bool enough_runs(const RuleScope& scope, const CostGroup& group);
 
 // Git's boolean spellings of "off" (and the empty value).
 [[nodiscard]] bool is_false(std::string_view value);
