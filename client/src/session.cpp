@@ -295,14 +295,15 @@ std::string Session::final_tail(int code, std::uint64_t dropped) const {
 }
 
 void Session::finish_at_exit(std::optional<int> status) {
-  finish(status, {k_internal_file, __LINE__}, m_config.exit_flush_timeout);
+  finish(status, {k_internal_file, __LINE__}, m_config.exit_flush_timeout, Writer::Patience::while_taken);
 }
 
 bool Session::shutdown(int code, Where where, std::chrono::milliseconds timeout) {
-  return finish(code, where, timeout);
+  return finish(code, where, timeout, Writer::Patience::timeout);
 }
 
-bool Session::finish(std::optional<int> code_given, Where where, std::chrono::milliseconds timeout) {
+bool Session::finish(std::optional<int> code_given, Where where, std::chrono::milliseconds timeout,
+                     Writer::Patience patience) {
   if (m_finished.exchange(true)) {
     return false;
   }
@@ -325,7 +326,7 @@ bool Session::finish(std::optional<int> code_given, Where where, std::chrono::mi
   auto compose = [this, head = final_head(std::move(exit_line)), code](std::uint64_t dropped) {
     return head + final_tail(code, dropped);
   };
-  return m_writer->finish(compose, timeout);
+  return m_writer->finish(compose, timeout, patience);
 }
 
 int Session::exec(std::string_view exe, std::span<const std::string_view> argv, Where where) {

@@ -181,7 +181,7 @@ class Session {
   std::string final_head(std::string exit_line);
   // The drop count (when not zero) and atexit, after `head`.
   std::string final_tail(int code, std::uint64_t dropped) const;
-  bool finish(std::optional<int> code, Where where, std::chrono::milliseconds timeout);
+  bool finish(std::optional<int> code, Where where, std::chrono::milliseconds timeout, Writer::Patience patience);
 
   Config m_config;
   std::string m_sid;

@@ -18,6 +18,15 @@ constexpr auto k_retry = std::chrono::milliseconds(5);
 // At exit, a collector that has taken nothing for this long is given up on
 // at once: it is stopped or gone, and waiting longer would only delay exit.
 constexpr std::int64_t k_stall_give_up_us = 20000;
+// At exit, a collector that keeps taking the queue is waited for (git itself
+// blocks until its lines are written): the exit may take as long as what is
+// still queued needs at this rate, when that is longer than the caller's
+// timeout. 1 byte per microsecond (1 MB/s, some 6,000 lines a second) is a
+// small fraction of what even a loaded trace2d reads; a full 1 MiB queue
+// (the default) may hold the exit up to 1.6 s, a 64 MiB one up to 100 s,
+// and only while the collector keeps taking it: one that takes nothing for
+// k_stall_give_up_us is given up on as before.
+constexpr std::uint64_t k_exit_drain_bytes_per_us = 1;
 
 std::uint64_t count_lines(std::string_view bytes) {
   return static_cast<std::uint64_t>(std::count(bytes.begin(), bytes.end(), '\n'));
@@ -112,8 +121,16 @@ bool Writer::flush(std::chrono::milliseconds timeout) noexcept {
 
 bool Writer::should_give_up(std::int64_t now_us) const {
   const std::int64_t regular_budget = (m_deadline_us - m_finish_start_us) * 2 / 3;
+  // A collector that took part of the queue since finish() began is reading,
+  // only slowly or not scheduled (a loaded host): it gets the caller's
+  // timeout to take more before it is given up on. One that took nothing is
+  // stopped or gone, and waiting would only delay the exit.
+  const std::int64_t stall_limit =
+      m_patience == Patience::while_taken && m_taken_while_finishing
+          ? std::max(k_stall_give_up_us, m_timeout_us)
+          : k_stall_give_up_us;
   return now_us >= m_finish_start_us + regular_budget ||
-         (m_stalled_since_us != 0 && now_us - m_stalled_since_us >= k_stall_give_up_us);
+         (m_stalled_since_us != 0 && now_us - m_stalled_since_us >= stall_limit);
 }
 
 void Writer::run() {
@@ -159,6 +176,7 @@ void Writer::run() {
     }
     if (m_back_pos != before) {
       m_stalled_since_us = 0;
+      m_taken_while_finishing = m_finishing;
     }
     if (result == WriteResult::would_block) {
       if (m_stalled_since_us == 0) {
@@ -215,22 +233,29 @@ bool Writer::write_final(const std::string& lines) {
   return skipped == 0;
 }
 
-bool Writer::finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout) {
+bool Writer::finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout, Patience patience) {
   std::unique_lock lock(m_mutex);
   if (m_finishing) {
     return false;  // finished before: those final lines were the last
   }
   m_finishing = true;
   m_compose = compose_final;
+  m_patience = patience;
+  m_timeout_us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
   m_finish_start_us = mono_us();
-  m_deadline_us =
-      m_finish_start_us + std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  // The queue's own part of the budget (should_give_up()) is two thirds of
+  // it, the rest is for the final lines: the drain time goes in at 3/2.
+  const auto drain_us = static_cast<std::int64_t>((m_pushed_total - m_written_total) / k_exit_drain_bytes_per_us);
+  const std::chrono::microseconds budget =
+      patience == Patience::while_taken
+          ? std::max<std::chrono::microseconds>(timeout, std::chrono::microseconds(drain_us * 3 / 2))
+          : std::chrono::microseconds(timeout);
+  m_deadline_us = m_finish_start_us + budget.count();
   m_cv.notify_all();
   if (!m_thread.joinable()) {
     return false;
   }
-  const auto wait_limit =
-      std::chrono::steady_clock::now() + timeout + std::chrono::milliseconds(10);
+  const auto wait_limit = std::chrono::steady_clock::now() + budget + std::chrono::milliseconds(10);
   if (m_cv.wait_until(lock, wait_limit, [this] { return m_done; })) {
     const bool complete = m_final_written;
     lock.unlock();

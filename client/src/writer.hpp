@@ -46,12 +46,20 @@ class Writer {
   // destination failed or the writer finished with lines left behind.
   bool flush(std::chrono::milliseconds timeout) noexcept;
 
+  // Whether finish() may wait past its timeout for a collector that is
+  // still taking the queue (at exit, as git waits), or keeps to it (an
+  // explicit shutdown(timeout)).
+  enum class Patience { timeout, while_taken };
+
   // Writes what it can within `timeout`, giving up early when the collector
   // has taken nothing for a while (it is stopped or gone), then the lines
   // compose_final(dropped) returns. Blocks the caller for at most `timeout`
-  // plus a few milliseconds. push() refuses everything afterwards. True
-  // when every line (the final ones too) was handed over and none dropped.
-  bool finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout);
+  // plus a few milliseconds; with Patience::while_taken, for at most as long
+  // as the queue needs at 8 MB/s when that is longer. push() refuses
+  // everything afterwards. True when every line (the final ones too) was
+  // handed over and none dropped.
+  bool finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout,
+              Patience patience = Patience::timeout);
 
   // False once the destination failed or finish() began.
   [[nodiscard]] bool accepting() const noexcept {
@@ -95,6 +103,8 @@ class Writer {
   std::uint64_t m_pushed_total = 0;
   std::uint64_t m_written_total = 0;
   ComposeFinal m_compose;
+  Patience m_patience = Patience::timeout;
+  std::int64_t m_timeout_us = 0;
   std::int64_t m_finish_start_us = 0;
   std::int64_t m_deadline_us = 0;
 
@@ -102,6 +112,7 @@ class Writer {
   std::string m_back;
   std::size_t m_back_pos = 0;
   std::int64_t m_stalled_since_us = 0;
+  bool m_taken_while_finishing = false;  // the collector took lines since finish() began
 
   // Read without the lock by has_room() and dropped(); written under it.
   std::atomic<std::size_t> m_queued{0};  // m_front.size()

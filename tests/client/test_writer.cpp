@@ -10,6 +10,8 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <atomic>
 
 #include "client/src/writer.hpp"
 
@@ -178,6 +180,60 @@ TEST(ClientWriter, LiveCollectorGetsEverythingAccountedFor) {
   EXPECT_EQ(static_cast<std::uint64_t>(regular) + reported_drops(received),
             static_cast<std::uint64_t>(k_lines));
   EXPECT_GT(regular, k_lines / 2);
+}
+
+// At exit a collector that keeps taking the queue is waited for past the
+// timeout, as git waits for its own writes: a queue that needs ~260 ms at
+// the collector's pace is handed over whole with the default 150 ms. An
+// explicit shutdown keeps to its timeout, and a collector that stops
+// taking is still given up on.
+TEST(ClientWriter, AtExitACollectorThatKeepsTakingIsWaitedFor) {
+  constexpr int k_lines = 50000;  // about 8 MiB
+  const auto run = [&](Writer::Patience patience, bool collector_stops) {
+    Pair pair(SOCK_STREAM);
+    auto writer = make_writer(pair, SinkKind::stream, 16 * 1024 * 1024);
+    std::string received;
+    std::atomic<bool> done{false};
+    std::thread collector([&] {
+      char buffer[65536];
+      while (!done && !(collector_stops && received.size() > 1024 * 1024)) {
+        const ssize_t n = ::recv(pair.collector, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n > 0) {
+          received.append(buffer, static_cast<std::size_t>(n));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // about 32 MB/s
+      }
+    });
+    // A burst far faster than the collector's pace: most of it is still
+    // queued when the program exits.
+    for (int i = 0; i < k_lines; ++i) {
+      EXPECT_TRUE(writer->push(line(i)));
+    }
+    const auto finishing = Clock::now();
+    const bool whole = writer->finish(final_line(), std::chrono::milliseconds(150), patience);
+    const auto waited = Clock::now() - finishing;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    done = true;
+    collector.join();
+    received += read_available(pair.collector);
+    const long regular = count_lines_starting(received, "{\"n\":");
+    EXPECT_EQ(static_cast<std::uint64_t>(regular) + reported_drops(received), static_cast<std::uint64_t>(k_lines));
+    return std::tuple{whole, regular, waited};
+  };
+  const auto [whole, regular, waited] = run(Writer::Patience::while_taken, false);
+  EXPECT_TRUE(whole);
+  EXPECT_EQ(regular, k_lines) << "every line handed over";
+  EXPECT_GT(waited, std::chrono::milliseconds(150)) << "past the timeout, while the collector took the queue";
+
+  const auto [strict_whole, strict_regular, strict_waited] = run(Writer::Patience::timeout, false);
+  EXPECT_FALSE(strict_whole);
+  EXPECT_LT(strict_regular, k_lines);
+  EXPECT_LT(strict_waited, std::chrono::milliseconds(400)) << "an explicit shutdown keeps to its timeout";
+
+  const auto [stopped_whole, stopped_regular, stopped_waited] = run(Writer::Patience::while_taken, true);
+  EXPECT_FALSE(stopped_whole);
+  EXPECT_LT(stopped_regular, k_lines);
+  EXPECT_LT(stopped_waited, std::chrono::milliseconds(1000)) << "a collector that stops taking is given up on";
 }
 
 TEST(ClientWriter, DatagramsCarryOneLineEach) {

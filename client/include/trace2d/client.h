@@ -81,7 +81,8 @@ typedef struct trace2d_options {
   const char* cmd_name;
   /* Bound of the queue between the caller and the writer thread. */
   size_t queue_bytes;
-  /* At exit, how long to wait for the collector at most. */
+  /* At exit, how long to wait for a collector that takes nothing; while it
+   * takes the queue, the exit may wait up to the queue's bytes at 1 MB/s. */
   unsigned exit_flush_ms;
   /* Set GIT_TRACE2_PARENT_SID / GIT_TRACE2_PARENT_NAME in the environment,
    * so that every child (also via system()) is stitched under this process. */

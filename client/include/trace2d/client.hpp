@@ -94,7 +94,9 @@ struct Options {
   std::string cmd_name{};
   // Bound of the queue between callers and the writer thread.
   std::size_t queue_bytes = std::size_t{1} << 20;
-  // At exit (and before execvp), the longest wait for the collector.
+  // At exit (and before execvp), the longest wait for a collector that takes
+  // nothing; while it takes the queue, the exit waits up to the queue's
+  // bytes at 1 MB/s (client/README.md, "Exit waits for a collector ...").
   std::chrono::milliseconds exit_flush_timeout{150};
   // Set GIT_TRACE2_PARENT_SID / GIT_TRACE2_PARENT_NAME in the environment so
   // that every child (also via std::system) becomes this session's child.
