@@ -2,7 +2,7 @@
 # 1.0's (tests/client/abi/1.0.dump) by abi-compliance-checker: any binary
 # or source compatibility problem (a function gone, a parameter or struct
 # changed) fails. Both dumps come from abi-dumper, which reads the
-# library's debug information (-g: the dev preset has it).
+# library's debug information (-g: client/CMakeLists.txt gives it).
 #   cmake -DLIBRARY=... -DHEADERS=... -DBASELINE=... -DWORK_DIR=... -P abi_check.cmake
 # To make a new baseline at a release, run abi-dumper as below and copy
 # new.dump over the baseline (see tests/client/abi/README.md).

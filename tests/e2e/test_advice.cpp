@@ -185,8 +185,11 @@ std::string repo_needing_gc(const TempDir& dir) {
   }
   ProcessSpec spec = git_spec(repo, {"hash-object", "-w", "--stdin-paths"});
   spec.stdin_data = paths;
-  if (run_process(spec, std::chrono::seconds(60)).exit_code != 0) {
-    throw std::runtime_error("git hash-object failed");
+  // A set-up step: its limit only guards against a hang (on a loaded host
+  // writing 12,000 loose objects took over a minute).
+  const ProcessResult hashed = run_process(spec, std::chrono::seconds(300));
+  if (hashed.exit_code != 0) {
+    throw std::runtime_error("git hash-object failed (" + std::to_string(hashed.exit_code) + "): " + hashed.err);
   }
   return repo;
 }

@@ -39,16 +39,25 @@ for trace in tests/data/traces/*.jsonl tests/data/producers/*.jsonl; do
   head -c 4096 "$trace" > "$seeds/fuzz_stitcher/$(basename "$trace")"
 done
 
-status=0
+# The fuzzers run side by side (one core each), each logging to its own
+# file, printed when both are done.
 for fuzzer in fuzz_framer_parser fuzz_stitcher; do
   corpus="$build/fuzz-corpus/$fuzzer"
   rm -rf "$corpus"
   mkdir -p "$corpus"
   echo "== $fuzzer: ${seconds}s" >&2
-  if ! "$build/bin/$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=30 \
+  ( "$build/bin/$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=30 \
       -rss_limit_mb=2560 -print_final_stats=1 \
       -artifact_prefix="$build/fuzz-artifacts/$fuzzer-" \
-      "$corpus" "tests/fuzz/corpus/$fuzzer" "$seeds/$fuzzer"; then
+      "$corpus" "tests/fuzz/corpus/$fuzzer" "$seeds/$fuzzer" > "$build/$fuzzer.log" 2>&1
+    echo $? > "$build/$fuzzer.status" ) &
+done
+wait
+
+status=0
+for fuzzer in fuzz_framer_parser fuzz_stitcher; do
+  cat "$build/$fuzzer.log" >&2
+  if [ "$(cat "$build/$fuzzer.status")" != 0 ]; then
     echo "== $fuzzer FAILED: see $build/fuzz-artifacts/" >&2
     status=1
   fi
