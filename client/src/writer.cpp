@@ -24,8 +24,8 @@ constexpr std::int64_t k_stall_give_up_us = 20000;
 // timeout. 1 byte per microsecond (1 MB/s, some 6,000 lines a second) is a
 // small fraction of what even a loaded trace2d reads; a full 1 MiB queue
 // (the default) may hold the exit up to 1.6 s, a 64 MiB one up to 100 s,
-// and only while the collector keeps taking it: one that takes nothing for
-// k_stall_give_up_us is given up on as before.
+// and only while the collector keeps taking it (should_give_up() says when
+// one that stopped is given up on).
 constexpr std::uint64_t k_exit_drain_bytes_per_us = 1;
 
 std::uint64_t count_lines(std::string_view bytes) {

@@ -55,7 +55,7 @@ class Writer {
   // has taken nothing for a while (it is stopped or gone), then the lines
   // compose_final(dropped) returns. Blocks the caller for at most `timeout`
   // plus a few milliseconds; with Patience::while_taken, for at most as long
-  // as the queue needs at 8 MB/s when that is longer. push() refuses
+  // as the queue needs at 1 MB/s when that is longer. push() refuses
   // everything afterwards. True when every line (the final ones too) was
   // handed over and none dropped.
   bool finish(const ComposeFinal& compose_final, std::chrono::milliseconds timeout,
