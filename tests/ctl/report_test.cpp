@@ -26,7 +26,8 @@ TEST(Trace2ctlReport, WritesOneSelfContainedPage) {
   const std::string file = dir.file("report.html");
   const ProcessResult result = run_ctl({"--db", imported_traces_db(), "report", "--html", file});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.out.find("wrote " + file + ": 23 commands, 5 process trees"), std::string::npos) << result.out;
+  // What the user ran: 11 commands (--all: the 23 of every process, below).
+  EXPECT_NE(result.out.find("wrote " + file + ": 11 commands, 5 process trees"), std::string::npos) << result.out;
   const std::string html = read_file(file);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>\n<html", 0), 0u);
   EXPECT_NE(html.find("</html>"), std::string::npos);
@@ -36,12 +37,12 @@ TEST(Trace2ctlReport, WritesOneSelfContainedPage) {
     EXPECT_EQ(html.find(fetching), std::string::npos) << fetching;
   }
   EXPECT_EQ(count_of(html, "http"), count_of(html, "http://www.w3.org/2000/svg"));
-  // The summary: one row per command.
+  // The summary: one row per command the user ran.
   const auto table = [&](const std::string& css_class) {
     const auto start = html.find("<table class=\"" + css_class + "\">");
     return start == std::string::npos ? std::string() : html.substr(start, html.find("</table>", start) - start);
   };
-  EXPECT_EQ(count_of(table("stats"), "<tr><td>"), 23u);
+  EXPECT_EQ(count_of(table("stats"), "<tr><td>"), 11u);
   // The failed runs: a checkout of a missing branch (exit 1) and a
   // rev-parse of invalid UTF-8 (exit 128), newest first.
   const std::string failed = table("failed");
@@ -54,6 +55,94 @@ TEST(Trace2ctlReport, WritesOneSelfContainedPage) {
   ASSERT_NE(clone, std::string::npos);
   EXPECT_LT(clone, html.find("<section class=\"tree\" id=\"tree-2\""));
   EXPECT_EQ(count_of(html, "<svg "), 5u);
+
+  // --all: every git process, as the listings take it.
+  const std::string all_file = dir.file("all.html");
+  const ProcessResult all = run_ctl({"--db", imported_traces_db(), "report", "--html", all_file, "--all"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("wrote " + all_file + ": 23 commands, 5 process trees"), std::string::npos) << all.out;
+}
+
+std::string section_of(const std::string& html, const std::string& id) {
+  const auto start = html.find("<section id=\"" + id + "\">");
+  return start == std::string::npos ? std::string() : html.substr(start, html.find("</section>", start) - start);
+}
+
+// Issue 25, item 6: the page reads from the top as a person asks, in
+// words and units, the commands by the names the user typed.
+TEST(Trace2ctlReport, SectionsReadInWordsAndUnits) {
+  TempDir dir;
+  const std::string file = dir.file("report.html");
+  const ProcessResult result = run_ctl({"--db", imported_traces_db(), "report", "--html", file});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string html = read_file(file);
+  std::size_t previous = 0;
+  for (const char* id : {"commands", "repositories", "failed-runs", "regressions", "advice", "slowest"}) {
+    const auto at = html.find("<section id=\"" + std::string(id) + "\">");
+    ASSERT_NE(at, std::string::npos) << id;
+    EXPECT_GT(at, previous) << id << " in its place";
+    previous = at;
+    EXPECT_NE(html.find("<a href=\"#" + std::string(id) + "\">"), std::string::npos) << id << " in the contents";
+  }
+  // Headers for a person, times in their unit; no column of the database.
+  const std::string commands = section_of(html, "commands");
+  EXPECT_NE(commands.find("<th>Command</th><th class=\"num\">Runs</th><th class=\"num\">Failed</th>"),
+            std::string::npos)
+      << commands;
+  for (const char* header : {">Median</th>", ">p90</th>", ">Slowest</th>", ">Total</th>"}) {
+    EXPECT_NE(commands.find(header), std::string::npos) << header;
+  }
+  // (The charts carry data-*-ms attributes, the failed runs' trees `tree`'s own header.)
+  const std::string tables = html.substr(0, html.find("<section class=\"tree\""));
+  for (const char* raw : {"p50_elapsed", "_ms</th>", "cmd_name", "exit_code", "<th>elapsed"}) {
+    EXPECT_EQ(tables.find(raw), std::string::npos) << raw;
+  }
+  EXPECT_NE(commands.find("<tr><td>clone</td><td class=\"num\">1</td><td class=\"num\"></td><td "
+                          "class=\"num\"></td><td class=\"num\">297 ms</td>"),
+            std::string::npos)
+      << commands;
+  // The user's alias `co` under its name; git's internal processes (the
+  // clone's index-pack, the gc's repack) only in the trees.
+  EXPECT_NE(commands.find("<tr><td>co</td>"), std::string::npos);
+  for (const char* internal : {"<tr><td>index-pack</td>", "<tr><td>repack</td>", "<tr><td>upload-pack</td>"}) {
+    EXPECT_EQ(commands.find(internal), std::string::npos) << internal;
+  }
+  // Per repository: the worktrees by their last component, whole on hover.
+  const std::string repositories = section_of(html, "repositories");
+  EXPECT_NE(repositories.find("<tr><td><span title=\"/tmp/t2d-capture-EENcx1/repo\">repo</span></td>"
+                              "<td class=\"num\">14</td><td class=\"num bad\">2</td>"),
+            std::string::npos)
+      << repositories;
+  // Not a week of runs on both sides: said plainly.
+  EXPECT_NE(section_of(html, "regressions").find("Not enough data to say what got slower"), std::string::npos);
+  EXPECT_NE(section_of(html, "advice").find("No advice"), std::string::npos);
+  // Each chart with the legend of its colours, the categories it draws.
+  const std::string clone = html.substr(html.find("<section class=\"tree\" id=\"tree-1\""));
+  EXPECT_LT(clone.find("<ul class=\"legend\"><li class=\"process\"><i style=\"background:#4e79a7\"></i>git process</li>"),
+            clone.find("<svg "));
+  EXPECT_NE(clone.find("region pack-objects</li>"), std::string::npos);
+}
+
+// Each failed run: git's first error as its reason, a link to its tree,
+// and the tree as `trace2ctl tree` draws it.
+TEST(Trace2ctlReport, FailedRunsSayWhyAndLinkToTheirTrees) {
+  TempDir dir;
+  const std::string file = dir.file("report.html");
+  ASSERT_EQ(run_ctl({"--db", imported_traces_db(), "report", "--html", file}).exit_code, 0);
+  const std::string failed = section_of(read_file(file), "failed-runs");
+  EXPECT_NE(failed.find("<td>checkout</td><td class=\"reason\">pathspec &#39;no-such-branch&#39; did not match any "
+                        "file(s) known to git</td><td class=\"num\">1.7 ms</td><td class=\"argv\">git checkout "
+                        "no-such-branch</td><td><a href=\"#failed-2\">tree</a></td>"),
+            std::string::npos)
+      << failed;
+  const auto tree = failed.find("<details class=\"failed-tree\" id=\"failed-2\" data-sid=\"");
+  ASSERT_NE(tree, std::string::npos) << failed;
+  const std::string details = failed.substr(tree, failed.find("</details>", tree) - tree);
+  EXPECT_NE(details.find("<pre class=\"tree-text\">start_ms  elapsed_ms  tree\n"), std::string::npos) << details;
+  EXPECT_NE(details.find("checkout  git checkout no-such-branch  [pid 5593, exit 1]"), std::string::npos) << details;
+  EXPECT_NE(details.find("├─ index:do_read_index  .git/index"), std::string::npos) << details;
+  // The rev-parse of invalid UTF-8: its reason too.
+  EXPECT_NE(failed.find("ambiguous argument"), std::string::npos);
 }
 
 TEST(Trace2ctlReport, FlameChartOfAFetchHoldsItsRegionsAndChildren) {
