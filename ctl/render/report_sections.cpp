@@ -250,7 +250,9 @@ void append_regressions(std::string& out, const Regressions& r) {
   if (r.commands_tested == 0) {
     out += "<p class=\"verdict not-enough\">Not enough data to say what got slower: no command has " +
            std::to_string(r.min_runs) + " successful runs in both periods" +
-           (r.commands_too_few > 0 ? " (" + std::to_string(r.commands_too_few) + " commands have fewer)" : std::string()) +
+           (r.commands_too_few == 1   ? std::string(" (1 command has fewer)")
+            : r.commands_too_few > 1 ? " (" + std::to_string(r.commands_too_few) + " commands have fewer)"
+                                     : std::string()) +
            ".</p>\n</section>\n";
     return;
   }
