@@ -33,6 +33,7 @@
 #include "ctl/render/html_report.hpp"
 #include "ctl/render/tree_text.hpp"
 #include "db/read_transaction.hpp"
+#include "db/sqlite.hpp"
 #include "model/process_tree.hpp"
 #include "model/tree_filter.hpp"
 #include "model/tree_loader.hpp"
@@ -359,8 +360,22 @@ void run_report(const Context& ctx, const ReportOptions& options) {
     report.repositories = summary_of(grouped_stats(db, window, {GroupKey::repo}, Units::seconds), "repository");
     shorten_worktrees(report.repositories);
     report.failed_runs = failed_runs(db, window);
-    report.regressions = regressions(db, options, window);
-    report.advice = advice_findings(db, options);
+    // Stored data no check foresaw costs the page one section, said on it
+    // (SQL errors, a timeout among them, still end the command).
+    try {
+      report.regressions = regressions(db, options, window);
+    } catch (const db::SqliteError&) {
+      throw;
+    } catch (const std::exception& e) {
+      report.regressions.problem = e.what();
+    }
+    try {
+      report.advice = advice_findings(db, options);
+    } catch (const db::SqliteError&) {
+      throw;
+    } catch (const std::exception& e) {
+      report.advice.problem = e.what();
+    }
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
       model::LoadOptions load;
       load.max_events_per_session = render::k_report_events_per_session;

@@ -176,14 +176,21 @@ TEST(Reports, AReportOfRealGitRunsFitsA1280PixelWindow) {
   git(long_repo, {"st"}, 0);
   git(long_repo, {"log", "--oneline", "--grep=" + long_word}, 0);
   git(long_repo, {"checkout", "no-such-branch-" + long_word}, 1);
-  git(long_repo, {"rev-parse", "--verify", "refs/heads/" + long_word}, 128);
+  // A parent SID as a CI job might set it: every SID of the run starts with it.
+  const std::string long_parent = "ci-job-" + std::string(150, 'p');
+  {
+    std::map<std::string, std::string> with_parent = trace;
+    with_parent["GIT_TRACE2_PARENT_SID"] = long_parent;
+    const ProcessResult r = run_git(long_repo, {"rev-parse", "--verify", "refs/heads/" + long_word}, with_parent);
+    EXPECT_EQ(r.exit_code, 128) << r.err;
+  }
   git(clone, {"status", "--short"}, 0);
   const std::string db = daemon.db_path();
   ASSERT_TRUE(wait_until([&] {
     const ProcessResult r = ctl(db, {"--format", "tsv", "sql",
                                      "SELECT count(*) || ' ' || sum(status != 'complete') FROM sessions"
-                                     " WHERE parent_sid IS NULL"});
-    return r.exit_code == 0 && r.out.ends_with("\n" + std::to_string(runs) + " 0\n");
+                                     " WHERE parent_sid IS NULL OR parent_sid = '" + long_parent + "'"});
+    return r.exit_code == 0 && r.out.ends_with("\n" + std::to_string(runs + 1) + " 0\n");
   }));
 
   const std::string html = dir.file("report.html");
@@ -198,6 +205,7 @@ TEST(Reports, AReportOfRealGitRunsFitsA1280PixelWindow) {
   EXPECT_NE(page.find("did not match any file(s) known to git"), std::string::npos);
   EXPECT_EQ(count_of(page, "<details class=\"failed-tree\""), 2u);
   EXPECT_NE(page.find("href=\"#failed-2\""), std::string::npos);
+  EXPECT_NE(page.find("data-sid=\"" + long_parent + "/"), std::string::npos) << "the failed run under the long SID";
   EXPECT_NE(page.find("Not enough data"), std::string::npos) << "no run is older than a minute";
 
   const auto layout = measure_layout(*chromium, dir, html, {1280, 900});
