@@ -1,6 +1,8 @@
 // The HTML report rendered by a real browser: headless Chromium (Debian's
 // `chromium`, installed by .ci/deps) takes a screenshot and dumps the DOM
-// of a report on the captured `git fetch`. Skipped when Chromium is absent.
+// of a report on the captured `git fetch`, and measures the layout of the
+// whole report of the captured traces at 1280 pixels (tests/support/
+// chromium.hpp). Skipped when Chromium is absent.
 //
 // TRACE2D_UPDATE_SCREENSHOT=1 also copies the screenshot to
 // docs/report-fetch.png (the one the README shows).
