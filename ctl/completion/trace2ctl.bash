@@ -57,7 +57,7 @@ _trace2ctl() {
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
         export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
-        report) flags="--html --since --until --cmd --limit --min-ms" ;;
+        report) flags="--html --since --until --cmd --all --repo --limit --min-ms" ;;
     esac
     COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))
 }

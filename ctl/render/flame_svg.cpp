@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "ctl/render/describe.hpp"
 #include "ctl/render/html_text.hpp"
@@ -22,14 +23,6 @@ constexpr double k_min_label_width = 24;
 constexpr std::array<std::string_view, 12> k_region_colours{
     "#8cd17d", "#f1ce63", "#86bcb6", "#ff9d9a", "#bab0ac", "#fabfd2",
     "#d4a6c8", "#d7b5a6", "#b6992d", "#9fc6e7", "#ffbe7d", "#c9d7a4"};
-
-std::string_view region_colour(const std::string& category) {
-  std::uint32_t hash = 2166136261U;  // FNV-1a: stable across runs and builds
-  for (const char c : category) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
-  }
-  return k_region_colours[hash % k_region_colours.size()];
-}
 
 const char* kind_class(BarKind kind) {
   switch (kind) {
@@ -82,25 +75,89 @@ std::string fit_label(const std::string& label, double width) {
   return cut.empty() ? std::string() : cut + "\xE2\x80\xA6";
 }
 
+// "0 ms", "250 ms", "1.5 s": the unit the step needs.
+std::string tick_label(double t_ms, double step_ms) {
+  char text[32];
+  if (step_ms >= 1000) {
+    std::snprintf(text, sizeof text, "%g s", t_ms / 1000);
+  } else {
+    std::snprintf(text, sizeof text, "%g ms", t_ms);
+  }
+  return text;
+}
+
 void append_axis(std::string& out, double span_ms, double height) {
   if (span_ms <= 0) {
     return;
   }
   const double step = tick_step(span_ms);
+  const double right_edge = k_margin + k_chart_width + k_margin;
   out += "<g class=\"axis\">";
   for (int i = 0; i * step <= span_ms * (1 + 1e-9); ++i) {
     const double t = i * step;
     const double x = k_margin + t / span_ms * k_chart_width;
     out += "<line x1=\"" + number(x) + "\" y1=\"" + number(k_axis_height - 4) + "\" x2=\"" + number(x) + "\" y2=\"" +
            number(height) + "\"/>";
-    char text[32];
-    std::snprintf(text, sizeof text, "%g ms", t);
-    out += "<text x=\"" + number(x + 2) + "\" y=\"12\">" + text + "</text>";
+    const std::string label = tick_label(t, step);
+    // A label that would run past the chart's edge ends at its tick
+    // instead: the browser clips what leaves the viewBox ("80 m").
+    const bool ends_at_tick = x + 2 + static_cast<double>(label.size()) * k_char_width > right_edge;
+    out += "<text x=\"" + number(ends_at_tick ? x - 2 : x + 2) + "\" y=\"12\"" +
+           (ends_at_tick ? " text-anchor=\"end\"" : "") + ">" + label + "</text>";
   }
   out += "</g>";
 }
 
 }  // namespace
+
+std::string_view region_colour(const std::string& category) {
+  std::uint32_t hash = 2166136261U;  // FNV-1a: stable across runs and builds
+  for (const char c : category) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
+  }
+  return k_region_colours[hash % k_region_colours.size()];
+}
+
+void append_flame_legend(std::string& out, const FlameLayout& layout, std::size_t max_categories) {
+  bool kinds[4] = {false, false, false, false};
+  std::map<std::string, std::size_t> categories;  // by name, with their bars
+  for (const Bar& bar : layout.bars) {
+    kinds[static_cast<int>(bar.kind)] = true;
+    if (bar.kind == BarKind::region) {
+      ++categories[bar.category];
+    }
+  }
+  out += "<ul class=\"legend\">";
+  const auto item = [&out](std::string_view css, std::string_view colour, const std::string& text) {
+    out += "<li class=\"";
+    out += css;
+    out += "\"><i style=\"background:";
+    out += colour;
+    out += "\"></i>";
+    append_html_escaped(out, text);
+    out += "</li>";
+  };
+  if (kinds[static_cast<int>(BarKind::process)]) {
+    item("process", k_process_colour, "git process");
+  }
+  if (kinds[static_cast<int>(BarKind::child)]) {
+    item("child", k_child_colour, "child process (child_start to child_exit)");
+  }
+  if (kinds[static_cast<int>(BarKind::thread)]) {
+    item("thread", k_thread_colour, "thread");
+  }
+  std::size_t shown = 0;
+  for (const auto& [category, bars] : categories) {
+    if (shown == max_categories) {
+      out += "<li class=\"more\">and " + std::to_string(categories.size() - shown) +
+             " more region categories (hover a bar for its name)</li>";
+      break;
+    }
+    item("category", region_colour(category), "region " + (category.empty() ? std::string("(no category)") : category));
+    ++shown;
+  }
+  out += "<li class=\"hint\">hover a bar for its times</li></ul>\n";
+}
 
 void append_flame_svg(std::string& out, const FlameLayout& layout) {
   const double span_ms = layout.span * 1000;

@@ -4,27 +4,47 @@
 
 #include <variant>
 
-#include "ctl/output/table.hpp"
 #include "ctl/render/describe.hpp"
 #include "ctl/render/flame_layout.hpp"
 #include "ctl/render/flame_svg.hpp"
 #include "ctl/render/html_text.hpp"
+#include "ctl/render/report_sections.hpp"
 
 namespace trace2d::ctl::render {
 namespace {
 
 // System fonts only: the page must render the same offline.
+// System fonts only: the page must render the same offline. Nothing may
+// widen the page past the window: tables take its width and break long
+// words anywhere, a tree's text scrolls inside its own box, and a chart
+// scales down (docs/reports.md, "Layout").
 constexpr std::string_view k_style = R"css(
-body { font: 14px/1.4 "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin: 24px; color: #1d1d1f; background: #fff; }
+body { font: 14px/1.4 "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin: 24px; color: #1d1d1f; background: #fff; overflow-wrap: anywhere; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 4px; }
+nav { margin: 0 0 8px; }
+nav a { margin-right: 14px; }
+a { color: #0a58ca; }
 .meta { color: #6e6e73; margin: 0 0 12px; }
 .lost { color: #b00020; font-weight: 600; margin: 0 0 12px; }
-table { border-collapse: collapse; margin: 8px 0 16px; }
-th, td { padding: 3px 10px; border-bottom: 1px solid #e5e5ea; text-align: left; white-space: nowrap; }
-th { background: #f2f2f7; font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.flame { display: block; max-width: 100%; height: auto; font: 11px "DejaVu Sans", Arial, sans-serif; }
+.verdict { margin: 4px 0 12px; font-weight: 600; }
+table { border-collapse: collapse; margin: 8px 0 16px; width: 100%; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #e5e5ea; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th { background: #f2f2f7; font-weight: 600; white-space: nowrap; overflow-wrap: normal; }
+.time { white-space: nowrap; overflow-wrap: normal; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; overflow-wrap: normal; }
+table.stats, table.repositories, table.regressions { width: auto; max-width: 100%; }
+td.bad, tr.slower td.bad { color: #b00020; font-weight: 600; }
+td.good { color: #1a7f37; font-weight: 600; }
+td.argv { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
+code { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; overflow-wrap: anywhere; }
+details.failed-tree { margin: 4px 0; }
+details.failed-tree summary { cursor: pointer; }
+pre.tree-text { font: 12px/1.35 "DejaVu Sans Mono", monospace; background: #f7f7f9; padding: 8px; margin: 4px 0 8px; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+.finding { border-left: 3px solid #f28e2b; padding: 2px 12px; margin: 8px 0 14px; }
+.finding p { margin: 2px 0; }
+.finding .what { font-weight: 600; }
+.flame { display: block; width: 100%; max-width: 1180px; height: auto; font: 11px "DejaVu Sans", Arial, sans-serif; }
 .flame .axis line { stroke: #e5e5ea; stroke-width: 1; }
 .flame .axis text { fill: #6e6e73; }
 .flame .bar rect { stroke: #fff; stroke-width: 0.5; }
@@ -35,39 +55,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .flame .thread rect { fill: #a0cbe8; }
 .flame .open rect { stroke: #e15759; stroke-dasharray: 3 2; stroke-width: 1; }
 .flame .bar:hover rect { stroke: #1d1d1f; stroke-width: 1; }
-.legend span { display: inline-block; margin-right: 14px; color: #6e6e73; }
-.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: -1px; }
+ul.legend { list-style: none; padding: 0; margin: 4px 0 6px; color: #6e6e73; font-size: 12px; }
+ul.legend li { display: inline-block; margin-right: 14px; }
+ul.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: -1px; }
 )css";
-
-void append_cell(std::string& out, const Value& value) {
-  const bool numeric = std::holds_alternative<std::int64_t>(value) || std::holds_alternative<double>(value);
-  out += numeric ? "<td class=\"num\">" : "<td>";
-  append_html_escaped(out, cell_text(value));
-  out += "</td>";
-}
-
-void append_result_table(std::string& out, const ResultSet& stats, const std::string& css_class,
-                         const std::string& when_empty) {
-  if (stats.rows.empty()) {
-    out += "<p class=\"meta\">" + when_empty + "</p>\n";
-    return;
-  }
-  out += "<table class=\"" + css_class + "\"><thead><tr>";
-  for (const std::string& column : stats.columns) {
-    out += "<th>";
-    append_html_escaped(out, column);
-    out += "</th>";
-  }
-  out += "</tr></thead><tbody>\n";
-  for (const Row& row : stats.rows) {
-    out += "<tr>";
-    for (const Value& value : row) {
-      append_cell(out, value);
-    }
-    out += "</tr>\n";
-  }
-  out += "</tbody></table>\n";
-}
 
 std::int64_t events_left_out(const std::vector<model::Node>& nodes) {
   std::int64_t n = 0;
@@ -82,8 +73,8 @@ const model::ProcessInfo* top_process(const model::ProcessTree& tree) {
 }
 
 void append_tree_list(std::string& out, const std::vector<model::ProcessTree>& trees) {
-  out += "<table class=\"slowest\"><thead><tr><th>#</th><th>command</th><th>elapsed ms</th><th>outcome</th>"
-         "<th>processes</th><th>started</th><th>argv</th></tr></thead><tbody>\n";
+  out += "<table class=\"slowest\"><thead><tr><th class=\"num\">#</th><th>Command</th><th class=\"num\">Took</th>"
+         "<th>Outcome</th><th class=\"num\">Processes</th><th>Started</th><th>Command line</th></tr></thead><tbody>\n";
   for (std::size_t i = 0; i < trees.size(); ++i) {
     const model::ProcessInfo* process = top_process(trees[i]);
     if (process == nullptr) {
@@ -91,13 +82,13 @@ void append_tree_list(std::string& out, const std::vector<model::ProcessTree>& t
     }
     out += "<tr><td class=\"num\"><a href=\"#tree-" + std::to_string(i + 1) + "\">" + std::to_string(i + 1) +
            "</a></td><td>";
-    append_html_escaped(out, process_name(*process));
-    out += "</td><td class=\"num\">" + format_ms(trees[i].processes.front().elapsed) + "</td><td>";
+    append_cut_text(out, process_name(*process), 60);
+    out += "</td><td class=\"num\">" + human_duration(trees[i].processes.front().elapsed) + "</td><td>";
     append_html_escaped(out, process_outcome(*process));
-    out += "</td><td class=\"num\">" + std::to_string(model::count_processes(trees[i])) + "</td><td>";
+    out += "</td><td class=\"num\">" + std::to_string(model::count_processes(trees[i])) + "</td><td class=\"time\">";
     append_html_escaped(out, process->start_time.value_or(""));
-    out += "</td><td>";
-    append_html_escaped(out, join_argv(process->argv));
+    out += "</td><td class=\"argv\">";
+    append_cut_text(out, join_argv(process->argv), 160);
     out += "</td></tr>\n";
   }
   out += "</tbody></table>\n";
@@ -123,9 +114,9 @@ void append_tree_section(std::string& out, const model::ProcessTree& tree, std::
   out += "<section class=\"tree\" id=\"tree-" + std::to_string(index) + "\" data-sid=\"";
   append_html_escaped(out, tree.root);
   out += "\"><h2>" + std::to_string(index) + ". ";
-  append_html_escaped(out, process_name(*process));
-  out += " &mdash; " + format_ms(tree.processes.front().elapsed) + " ms</h2>\n<p class=\"meta\">";
-  append_html_escaped(out, join_argv(process->argv));
+  append_cut_text(out, process_name(*process), 60);
+  out += " &mdash; " + human_duration(tree.processes.front().elapsed) + "</h2>\n<p class=\"meta\">";
+  append_cut_text(out, join_argv(process->argv), 300);
   out += " &middot; ";
   append_html_escaped(out, process_outcome(*process));
   out += " &middot; started ";
@@ -142,6 +133,7 @@ void append_tree_section(std::string& out, const model::ProcessTree& tree, std::
            " were lost before they could be stored (see each session's problems).</p>\n";
   }
   const FlameLayout layout = layout_flame(tree);
+  append_flame_legend(out, layout);
   append_flame_svg(out, layout);
   if (layout.untimed > 0) {
     out += "<p class=\"meta\">" + std::to_string(layout.untimed) +
@@ -175,25 +167,23 @@ void append_html_report(std::string& out, const HtmlReport& report) {
   append_html_escaped(out, report.database);
   out += "</code> &middot; generated ";
   append_html_escaped(out, report.generated_at);
-  out += "</p>\n<h2>Commands</h2>\n";
-  append_result_table(out, report.command_stats, "stats", "No sessions in this window.");
-  out += "<h2 id=\"failed\">Failed runs</h2>\n";
-  if (!report.failed_runs.rows.empty()) {
-    out += "<p class=\"meta\">The latest " + std::to_string(report.failed_runs.rows.size()) +
-           ": a non-zero exit code, a signal, or never finished (incomplete).</p>\n";
-  }
-  append_result_table(out, report.failed_runs, "failed", "No failed runs in this window.");
-  out += "<h2>Slowest process trees</h2>\n";
+  out += "</p>\n<nav><a href=\"#commands\">Commands</a><a href=\"#repositories\">Repositories</a>"
+         "<a href=\"#failed-runs\">Failed runs</a><a href=\"#regressions\">Regressions</a>"
+         "<a href=\"#advice\">Advice</a><a href=\"#slowest\">Slowest runs</a></nav>\n";
+  append_command_summary(out, report);
+  append_repository_summary(out, report.repositories);
+  append_failed_runs(out, report.failed_runs);
+  append_regressions(out, report.regressions);
+  append_advice(out, report.advice);
+  out += "<section id=\"slowest\"><h2>Slowest process trees</h2>\n";
   if (report.trees.empty()) {
     out += "<p class=\"meta\">No finished sessions in this window.</p>\n";
   } else {
+    out += "<p class=\"meta\">Each run with everything it started, drawn along one time axis: a bar per git "
+           "process, region, child process and thread, nested as they ran; hover a bar for its times.</p>\n";
     append_tree_list(out, report.trees);
-    out += "<p class=\"legend\"><span><i style=\"background:#4e79a7\"></i>process</span>"
-           "<span><i style=\"background:#f28e2b\"></i>child process (child_start to child_exit)</span>"
-           "<span><i style=\"background:#a0cbe8\"></i>thread</span>"
-           "<span><i style=\"background:#8cd17d\"></i>region (colour by category)</span>"
-           "<span>hover a bar for details</span></p>\n";
   }
+  out += "</section>\n";
   for (const std::string& problem : report.problems) {
     out += "<p class=\"meta\">";
     append_html_escaped(out, problem);

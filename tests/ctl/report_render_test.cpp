@@ -1,13 +1,13 @@
 // The HTML report rendered by a real browser: headless Chromium (Debian's
 // `chromium`, installed by .ci/deps) takes a screenshot and dumps the DOM
-// of a report on the captured `git fetch`. Skipped when Chromium is absent.
+// of a report on the captured `git fetch`, and measures the layout of the
+// whole report of the captured traces at 1280 pixels (tests/support/
+// chromium.hpp). Skipped when Chromium is absent.
 //
 // TRACE2D_UPDATE_SCREENSHOT=1 also copies the screenshot to
 // docs/report-fetch.png (the one the README shows).
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -17,55 +17,23 @@
 #include "tests/ctl/imported_traces.hpp"
 #include "tests/ctl/png_image.hpp"
 #include "tests/ctl/sample_database.hpp"
+#include "tests/support/chromium.hpp"
 
 namespace trace2d::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int k_width = 1400;
-constexpr int k_height = 900;
+constexpr int k_width = 1280;
+constexpr int k_height = 1300;  // the fetch's flame chart is below the summaries
 constexpr Rgb k_white{255, 255, 255};
 constexpr Rgb k_process_blue{0x4e, 0x79, 0xa7};
 constexpr Rgb k_child_orange{0xf2, 0x8e, 0x2b};
+constexpr BrowserWindow k_window{k_width, k_height};
 
-std::optional<std::string> find_chromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    const char* path_env = std::getenv("PATH");
-    std::string path = path_env != nullptr ? path_env : "/usr/bin:/bin";
-    for (std::size_t start = 0; start <= path.size();) {
-      const std::size_t end = std::min(path.find(':', start), path.size());
-      const fs::path candidate = fs::path(path.substr(start, end - start)) / name;
-      if (::access(candidate.c_str(), X_OK) == 0) {
-        return candidate.string();
-      }
-      start = end + 1;
-    }
-  }
-  return std::nullopt;
-}
-
-// No network, no first-run UI, a profile of its own in `dir`.
 ProcessResult chromium(const std::string& binary, const TempDir& dir, const std::string& html,
                        const std::string& action) {
-  ProcessSpec spec;
-  spec.argv = {binary,
-               "--headless",
-               "--no-sandbox",
-               "--disable-gpu",
-               "--disable-quic",
-               "--no-first-run",
-               "--disable-background-networking",
-               "--disable-component-update",
-               "--disable-sync",
-               "--hide-scrollbars",
-               "--force-device-scale-factor=1",
-               "--user-data-dir=" + dir.file("profile"),
-               "--window-size=" + std::to_string(k_width) + "," + std::to_string(k_height),
-               action,
-               "file://" + html};
-  spec.env = {{"HOME", dir.path().string()}};
-  return run_process(spec, std::chrono::seconds(120));
+  return run_chromium(binary, dir, html, {action}, k_window);
 }
 
 class ReportRender : public ::testing::Test {
@@ -129,6 +97,39 @@ TEST_F(ReportRender, DomHoldsTheSlicesOfTheFetch) {
     EXPECT_NE(html.find(slice), std::string::npos) << slice;
   }
   EXPECT_NE(html.find("<td>fetch</td>"), std::string::npos) << "the summary table";
+}
+
+// The whole report of the captured traces (five flame charts, failed runs
+// with their trees opened) fits a 1280-pixel window: nothing reaches past
+// its right edge, and every chart is drawn within it.
+TEST_F(ReportRender, TheWholeReportFitsA1280PixelWindow) {
+  const std::string whole = m_dir.file("whole.html");
+  const ProcessResult report = run_ctl({"--db", imported_traces_db(), "report", "--html", whole});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const auto layout = measure_layout(m_chromium, m_dir, whole, k_window);
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(layout->viewport_width, k_width);
+  EXPECT_LE(layout->scroll_width, k_width);
+  std::string past;
+  for (const std::string& element : layout->past_right_edge) {
+    past += element + "\n";
+  }
+  EXPECT_TRUE(layout->past_right_edge.empty()) << past;
+  ASSERT_EQ(layout->charts.size(), 5u);
+  for (const ChartBox& chart : layout->charts) {
+    EXPECT_GT(chart.width, 600);
+    EXPECT_GT(chart.height, 40);
+    EXPECT_EQ(chart.labels_outside, 0) << "a label the chart clips";
+    EXPECT_GE(chart.left, 0);
+    EXPECT_LE(chart.right, k_width);
+  }
+  const std::vector<std::string> sections = {"commands", "repositories", "failed-runs", "regressions", "advice",
+                                             "slowest"};
+  for (const std::string& id : sections) {
+    EXPECT_NE(std::find(layout->sections.begin(), layout->sections.end(), id), layout->sections.end()) << id;
+  }
+  // The measuring script went into a copy: the page itself has none.
+  EXPECT_EQ(read_file(whole).find("<script"), std::string::npos);
 }
 
 }  // namespace

@@ -10,14 +10,17 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/support/chromium.hpp"
 #include "tests/support/sanitizers.hpp"
 
 extern char** environ;
@@ -134,6 +137,98 @@ TEST(Reports, AnalysisOfALiveFetch) {
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(read_file(html).find("data-name=\"upload-pack\""), std::string::npos);
 
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// Issue 25, item 6: the report of real git runs (a fetch with its
+// upload-pack and pack-objects, an alias, failures with long arguments, a
+// repository with a long path) read in headless Chromium at 1280 pixels:
+// nothing wider than the window, every flame chart drawn within it, every
+// section there. The layout is measured on a copy of the page with a
+// script appended (tests/support/chromium.hpp), never on the page itself.
+TEST(Reports, AReportOfRealGitRunsFitsA1280PixelWindow) {
+  const auto chromium = find_chromium();
+  if (!chromium) {
+    GTEST_SKIP() << "chromium is not installed (.ci/deps installs it): the report's layout is not measured";
+  }
+  TempDir dir;
+  const std::string clone = clone_behind(dir);
+  const std::string long_repo = make_repo(dir, "a-repository-whose-worktree-path-is-long-" + std::string(100, 'x'), 3);
+  ASSERT_EQ(run_git(long_repo, {"config", "alias.st", "status"}).exit_code, 0);
+  RunningDaemon daemon(dir);
+  const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  int runs = 0;
+  const auto git = [&](const std::string& repo, const std::vector<std::string>& args, int code) {
+    const ProcessResult r = run_git(repo, args, trace);
+    EXPECT_EQ(r.exit_code, code) << "git " << args.front() << ": " << r.err;
+    ++runs;
+  };
+  const std::string long_word(200, 'q');  // a file name's limit is 255
+  git(clone, {"fetch", "--no-auto-gc", "origin"}, 0);
+  git(long_repo, {"st"}, 0);
+  git(long_repo, {"log", "--oneline", "--grep=" + long_word}, 0);
+  git(long_repo, {"checkout", "no-such-branch-" + long_word}, 1);
+  // A parent SID as a CI job might set it: every SID of the run starts with it.
+  const std::string long_parent = "ci-job-" + std::string(150, 'p');
+  {
+    std::map<std::string, std::string> with_parent = trace;
+    with_parent["GIT_TRACE2_PARENT_SID"] = long_parent;
+    const ProcessResult r = run_git(long_repo, {"rev-parse", "--verify", "refs/heads/" + long_word}, with_parent);
+    EXPECT_EQ(r.exit_code, 128) << r.err;
+  }
+  git(clone, {"status", "--short"}, 0);
+  const std::string db = daemon.db_path();
+  ASSERT_TRUE(wait_until([&] {
+    const ProcessResult r = ctl(db, {"--format", "tsv", "sql",
+                                     "SELECT count(*) || ' ' || sum(status != 'complete') FROM sessions"
+                                     " WHERE parent_sid IS NULL OR parent_sid = '" + long_parent + "'"});
+    return r.exit_code == 0 && r.out.ends_with("\n" + std::to_string(runs + 1) + " 0\n");
+  }));
+
+  const std::string html = dir.file("report.html");
+  const ProcessResult report = ctl(db, {"report", "--html", html});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string page = read_file(html);
+  // What the user typed, by its name; git's own processes only in trees.
+  EXPECT_NE(page.find("<tr><td>st</td>"), std::string::npos);
+  EXPECT_EQ(page.find("<tr><td>upload-pack</td>"), std::string::npos);
+  EXPECT_EQ(page.find("p50_elapsed"), std::string::npos);
+  // Both failures, with git's message, each linked to its tree.
+  EXPECT_NE(page.find("did not match any file(s) known to git"), std::string::npos);
+  EXPECT_EQ(count_of(page, "<details class=\"failed-tree\""), 2u);
+  EXPECT_NE(page.find("href=\"#failed-2\""), std::string::npos);
+  EXPECT_NE(page.find("data-sid=\"" + long_parent + "/"), std::string::npos) << "the failed run under the long SID";
+  EXPECT_NE(page.find("Not enough data"), std::string::npos) << "no run is older than a minute";
+
+  const auto layout = measure_layout(*chromium, dir, html, {1280, 900});
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(layout->viewport_width, 1280);
+  EXPECT_LE(layout->scroll_width, 1280);
+  std::string past;
+  for (const std::string& element : layout->past_right_edge) {
+    past += element + "\n";
+  }
+  EXPECT_TRUE(layout->past_right_edge.empty()) << past;
+  EXPECT_EQ(layout->charts.size(), count_of(page, "<svg "));
+  EXPECT_GE(layout->charts.size(), 5u);
+  for (const ChartBox& chart : layout->charts) {
+    EXPECT_GT(chart.width, 600);
+    EXPECT_GT(chart.height, 40);
+    EXPECT_EQ(chart.labels_outside, 0) << "a label the chart clips";
+    EXPECT_GE(chart.left, 0);
+    EXPECT_LE(chart.right, 1280);
+  }
+  for (const char* id : {"commands", "repositories", "failed-runs", "regressions", "advice", "slowest"}) {
+    EXPECT_NE(std::find(layout->sections.begin(), layout->sections.end(), id), layout->sections.end()) << id;
+  }
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
