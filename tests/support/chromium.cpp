@@ -138,4 +138,24 @@ std::optional<PageLayout> measure_layout(const std::string& binary, const TempDi
   return layout;
 }
 
+void expect_report_fits_window(const PageLayout& layout, int width) {
+  EXPECT_EQ(layout.viewport_width, width);
+  EXPECT_LE(layout.scroll_width, width);
+  std::string past;
+  for (const std::string& element : layout.past_right_edge) {
+    past += element + "\n";
+  }
+  EXPECT_TRUE(layout.past_right_edge.empty()) << past;
+  for (const ChartBox& chart : layout.charts) {
+    EXPECT_GT(chart.width, 600);
+    EXPECT_GT(chart.height, 40);
+    EXPECT_EQ(chart.labels_outside, 0) << "a label the chart clips";
+    EXPECT_GE(chart.left, 0);
+    EXPECT_LE(chart.right, width);
+  }
+  for (const char* id : {"commands", "repositories", "failed-runs", "regressions", "advice", "slowest"}) {
+    EXPECT_NE(std::find(layout.sections.begin(), layout.sections.end(), id), layout.sections.end()) << id;
+  }
+}
+
 }  // namespace trace2d::test

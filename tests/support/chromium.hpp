@@ -51,4 +51,10 @@ struct PageLayout {
 [[nodiscard]] std::optional<PageLayout> measure_layout(const std::string& binary, const TempDir& dir,
                                                        const std::string& html, BrowserWindow window = {});
 
+// The report's layout checks, shared by the tests that render one: the page
+// is no wider than the window and nothing reaches past its right edge; every
+// flame chart is drawn within it, at a readable size, no label clipped; each
+// of the report's sections is there. (How many charts: the caller's check.)
+void expect_report_fits_window(const PageLayout& layout, int width);
+
 }  // namespace trace2d::test
