@@ -25,7 +25,9 @@
 namespace trace2d::ctl {
 
 struct Population {
-  Window window;                      // since, until; its cmd is not used
+  // since, until, and top_level (only what the user ran, as the listings
+  // show it; model/command_identity.hpp); its cmds are not used.
+  Window window;
   std::optional<std::string> version;  // sessions.exe
   std::optional<std::string> repo;     // sessions.worktree or sessions.nickname
 };
