@@ -11,17 +11,18 @@ std::string runs_sql(const std::string& window_condition) {
   // down from the runs through git parents reaches every process once.
   // (A non-git top-level session, a program using the client library, is a
   // run of its own; the gits it starts are runs of their own too.)
-  return "RECURSIVE " + runs + "(sid, command, elapsed, peer_uid, git) AS (SELECT s.sid, " +
+  // Each process's row is read once: what w needs of it and of its run
+  // is carried down the walk rather than joined back.
+  return "RECURSIVE " + runs + "(sid, command, elapsed, peer_uid, git, cmd_name, worktree) AS (SELECT s.sid, " +
          model::display_name_sql("s") +
-         ", s.elapsed, s.peer_uid, t2_is_git(s.exe, s.argv) FROM sessions s"
+         ", s.elapsed, s.peer_uid, t2_is_git(s.exe, s.argv), s.cmd_name, s.worktree FROM sessions s"
          " WHERE s.status = 'complete' AND s.elapsed > 0 AND s.cmd_name IS NOT NULL AND " +
-         model::top_level_condition("s") + window_condition +
-         "), advice_tree(sid, run_sid, git, peer_uid) AS (SELECT sid, sid, git, peer_uid FROM " + runs +
-         " UNION ALL SELECT k.sid, t.run_sid, t2_is_git(k.exe, k.argv), k.peer_uid FROM advice_tree t"
-         " JOIN sessions k ON k.parent_sid = t.sid AND +k.peer_uid IS t.peer_uid WHERE t.git), " + processes +
-         " AS (SELECT t.sid AS sid, t.run_sid AS run_sid, r.command AS command, p.cmd_name AS cmd_name,"
-         " r.elapsed AS elapsed, p.worktree AS worktree FROM advice_tree t JOIN " + runs +
-         " r ON r.sid = t.run_sid JOIN sessions p ON p.sid = t.sid)";
+         model::top_level_condition("s") + window_condition + "), " + processes +
+         "(sid, run_sid, command, cmd_name, elapsed, worktree, git, peer_uid) AS (SELECT sid, sid, command, cmd_name,"
+         " elapsed, worktree, git, peer_uid FROM " + runs +
+         " UNION ALL SELECT k.sid, t.run_sid, t.command, k.cmd_name, t.elapsed, k.worktree, t2_is_git(k.exe, k.argv),"
+         " k.peer_uid FROM " + processes + " t JOIN sessions k ON k.parent_sid = t.sid AND +k.peer_uid IS t.peer_uid"
+         " WHERE t.git)";
 }
 
 }  // namespace trace2d::ctl::advice

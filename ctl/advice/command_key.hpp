@@ -25,10 +25,11 @@ inline constexpr std::string_view k_processes_table = "w";
 //   advice_runs (sid, command, elapsed): the finished runs of the window
 //     with a command: top-level sessions whose sessions-alias `s` row meets
 //     `window_condition` ("AND ..."), under their display name;
-//   w (sid, run_sid, command, cmd_name, elapsed, worktree): every process
-//     of those runs (the run's own session and the git processes under it,
-//     of the same owner): its SID, its run's SID, display name and elapsed
-//     time, and its own cmd_name and worktree.
+//   w (sid, run_sid, command, cmd_name, elapsed, worktree, git, peer_uid):
+//     every process of those runs (the run's own session and the git
+//     processes under it, of the same owner): its SID, its run's SID,
+//     display name and elapsed time, its own cmd_name and worktree (and
+//     what the walk down needs: whether it is git, its owner).
 [[nodiscard]] std::string runs_sql(const std::string& window_condition);
 
 }  // namespace trace2d::ctl::advice
