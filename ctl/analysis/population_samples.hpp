@@ -29,7 +29,9 @@ struct Population {
   // show it; model/command_identity.hpp); its cmds are not used.
   Window window;
   std::optional<std::string> version;  // sessions.exe
-  std::optional<std::string> repo;     // sessions.worktree or sessions.nickname
+  // The worktree or nickname: a run's own, else the first git's under it
+  // (model::worktree_sql(), as the listings' --repo).
+  std::optional<std::string> repo;
 };
 
 struct CommandSamples {
