@@ -21,8 +21,9 @@ std::vector<Finding> foreground_maintenance_rule(const RuleScope& scope) {
       "SELECT c.sid, CASE WHEN json_extract(c.argv, '$[1]') = 'gc' THEN 'git gc --auto'"
       " ELSE 'git maintenance run --auto' END AS subject, c.elapsed AS seconds"
       " FROM children c JOIN w ON w.sid = c.sid"
-      // Where maintenance runs gc, the time is the user command's already.
-      " WHERE w.command NOT IN ('gc', 'maintenance') AND json_extract(c.argv, '$[0]') = 'git'"
+      // A gc that gc or maintenance itself runs is the wait the user's
+      // command started them for, already counted there.
+      " WHERE w.cmd_name NOT IN ('gc', 'maintenance') AND json_extract(c.argv, '$[0]') = 'git'"
       " AND c.elapsed >= " + std::to_string(k_min_run_seconds) +
       " AND (json_extract(c.argv, '$[1]') = 'gc' OR (json_extract(c.argv, '$[1]') = 'maintenance'"
       " AND json_extract(c.argv, '$[2]') = 'run'))"

@@ -23,7 +23,7 @@ std::vector<Finding> status_refresh_rule(const RuleScope& scope) {
   const std::vector<RunCost> costs = run_costs(
       scope,
       "SELECT r.sid, w.worktree AS subject, r.elapsed AS seconds FROM regions r JOIN w ON w.sid = r.sid"
-      " WHERE w.command = 'status' AND r.category = 'index' AND r.label IN ('preload', 'refresh')");
+      " WHERE w.cmd_name = 'status' AND r.category = 'index' AND r.label IN ('preload', 'refresh')");
   const auto entries = data_value(scope, "status", "index", "read/cache_nr");
   const auto monitor = reported_setting(scope, "status", "core.fsmonitor");
   const auto runs = runs_per_command(scope);
@@ -45,7 +45,7 @@ std::vector<Finding> status_refresh_rule(const RuleScope& scope) {
     Finding f = finding_from("status-refresh", group, runs,
                              "checking the " + std::to_string(static_cast<std::int64_t>(index_entries)) +
                                  " index entries for changes (regions index/preload and index/refresh)");
-    f.finding = "`git status` in " + group.subject + " spends " + percent_text(group.share()) +
+    f.finding = "`git " + group.command + "` in " + group.subject + " spends " + percent_text(group.share()) +
                 " of its time checking every tracked file for changes; a file system monitor would tell it"
                 " which changed";
     f.fix = "git -C " + shell_quote(group.subject) + " config core.fsmonitor true";

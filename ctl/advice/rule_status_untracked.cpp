@@ -21,7 +21,7 @@ std::vector<Finding> status_untracked_rule(const RuleScope& scope) {
   const std::vector<RunCost> costs = run_costs(
       scope,
       "SELECT r.sid, w.worktree AS subject, r.elapsed AS seconds FROM regions r JOIN w ON w.sid = r.sid"
-      " WHERE w.command = 'status' AND r.category = 'dir' AND r.label = 'read_directory'"
+      " WHERE w.cmd_name = 'status' AND r.category = 'dir' AND r.label = 'read_directory'"
       " AND NOT EXISTS (SELECT 1 FROM regions o WHERE o.sid = r.sid AND o.id = r.parent_region"
       " AND o.category = 'dir' AND o.label = 'read_directory')");
   const auto cache = reported_setting(scope, "status", "core.untrackedCache");
@@ -35,7 +35,7 @@ std::vector<Finding> status_untracked_rule(const RuleScope& scope) {
     }
     Finding f = finding_from("status-untracked", group, runs,
                              "looking for untracked files (region dir/read_directory)");
-    f.finding = "`git status` in " + group.subject + " spends " + percent_text(group.share()) +
+    f.finding = "`git " + group.command + "` in " + group.subject + " spends " + percent_text(group.share()) +
                 " of its time reading every directory for untracked files; the untracked cache would read only"
                 " the directories that changed";
     f.fix = "git -C " + shell_quote(group.subject) + " config core.untrackedCache true";

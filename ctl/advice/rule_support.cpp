@@ -21,19 +21,14 @@ std::string text_column(const db::Statement& stmt, int column) {
 
 }  // namespace
 
-std::string runs_cte(const Window& window) {
-  const std::string key = command_key("s");
-  return "w AS (SELECT s.sid AS sid, " + key + " AS command, s.elapsed AS elapsed, s.worktree AS worktree"
-         " FROM sessions s WHERE s.status = 'complete' AND s.elapsed > 0 AND " + key + " IS NOT NULL" +
-         window_condition(window) + ")";
-}
+std::string runs_cte(const Window& window) { return runs_sql(window_condition(window)); }
 
 std::vector<RunCost> run_costs(const RuleScope& scope, const std::string& cost_sql) {
   db::Statement stmt = scope.db.prepare(
       "WITH " + runs_cte(scope.window) + ", cost AS (" + cost_sql +
-      ") SELECT c.sid, w.command, c.subject, sum(c.seconds), w.elapsed, w.worktree FROM cost c JOIN w ON w.sid = c.sid"
-      " WHERE c.seconds IS NOT NULL AND c.subject IS NOT NULL GROUP BY c.sid, c.subject"
-      " ORDER BY w.command, c.subject, sum(c.seconds) DESC, c.sid");
+      ") SELECT w.run_sid, w.command, c.subject, sum(c.seconds), w.elapsed, min(w.worktree) FROM cost c"
+      " JOIN w ON w.sid = c.sid WHERE c.seconds IS NOT NULL AND c.subject IS NOT NULL GROUP BY w.run_sid, c.subject"
+      " ORDER BY w.command, c.subject, sum(c.seconds) DESC, w.run_sid");
   bind_window(stmt, scope.window);
   std::vector<RunCost> costs;
   while (stmt.step()) {
@@ -92,8 +87,8 @@ std::vector<CostGroup> group_costs(const std::vector<RunCost>& costs) {
 }
 
 std::map<std::string, std::int64_t> runs_per_command(const RuleScope& scope) {
-  db::Statement stmt =
-      scope.db.prepare("WITH " + runs_cte(scope.window) + " SELECT command, count(*) FROM w GROUP BY command");
+  db::Statement stmt = scope.db.prepare("WITH " + runs_cte(scope.window) + " SELECT command, count(*) FROM " +
+                                        std::string(k_runs_table) + " GROUP BY command");
   bind_window(stmt, scope.window);
   std::map<std::string, std::int64_t> runs;
   while (stmt.step()) {
@@ -102,13 +97,14 @@ std::map<std::string, std::int64_t> runs_per_command(const RuleScope& scope) {
   return runs;
 }
 
-std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view command,
+std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view cmd_name,
                                                     std::string_view param) {
   db::Statement stmt = scope.db.prepare("WITH " + runs_cte(scope.window) +
-                                        " SELECT p.sid, p.value FROM w JOIN params p ON p.sid = w.sid"
-                                        " WHERE w.command = ?5 AND lower(p.param) = ?4 ORDER BY p.sid, p.seq");
+                                        " SELECT w.run_sid, p.value FROM w JOIN params p ON p.sid = w.sid"
+                                        " WHERE w.cmd_name = ?5 AND lower(p.param) = ?4"
+                                        " ORDER BY w.run_sid, p.sid, p.seq");
   bind_window(stmt, scope.window);
-  stmt.bind_text(5, command);
+  stmt.bind_text(5, cmd_name);
   std::string lowered(param);
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -120,16 +116,16 @@ std::map<std::string, std::string> reported_setting(const RuleScope& scope, std:
   return values;
 }
 
-std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view command,
+std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view cmd_name,
                                               std::string_view category, std::string_view key) {
   db::Statement stmt = scope.db.prepare("WITH " + runs_cte(scope.window) +
-                                        " SELECT d.sid, max(CAST(d.value AS INTEGER)) FROM w"
-                                        " JOIN data d ON d.sid = w.sid WHERE w.command = ?6 AND d.category = ?4"
-                                        " AND d.key = ?5 GROUP BY d.sid");
+                                        " SELECT w.run_sid, max(CAST(d.value AS INTEGER)) FROM w"
+                                        " JOIN data d ON d.sid = w.sid WHERE w.cmd_name = ?6 AND d.category = ?4"
+                                        " AND d.key = ?5 GROUP BY w.run_sid");
   bind_window(stmt, scope.window);
   stmt.bind_text(4, category);
   stmt.bind_text(5, key);
-  stmt.bind_text(6, command);
+  stmt.bind_text(6, cmd_name);
   std::map<std::string, std::int64_t> values;
   while (stmt.step()) {
     values[text_column(stmt, 0)] = stmt.column_int(1);

@@ -21,22 +21,27 @@ struct RuleScope {
   Limits limits;
 };
 
-// The CTE every rule's SQL can read: `w (sid, command, elapsed, worktree)`,
-// the finished runs of the window with a command (command_key.hpp).
+// The CTEs every rule's SQL can read, after "WITH ": `w (sid, run_sid,
+// command, cmd_name, elapsed, worktree)`, every process of the finished
+// runs of the window, and the runs themselves (command_key.hpp). A rule
+// looks for costs in the processes (`w.sid`, `w.cmd_name`: `status` is git's
+// status wherever it ran) and reports them per run (`w.command`, the
+// name the user knows).
 [[nodiscard]] std::string runs_cte(const Window& window);
 
 // One run and the time it spent in a rule's subject.
 struct RunCost {
-  std::string sid;
+  std::string sid;  // the run's: the top-level session
   std::string command;
   std::string subject;
-  double seconds = 0;  // in the subject
+  double seconds = 0;  // in the subject, in all of the run's processes
   double elapsed = 0;  // the whole run
-  std::string worktree;
+  std::string worktree;  // of the processes that spent it
 };
 
 // Runs `cost_sql`, a SELECT over `w` (runs_cte) yielding (sid, subject,
-// seconds), one row or more per run; rows of one run and subject add up.
+// seconds) with the SID of a process, one row or more per process; rows
+// of one run and subject add up.
 [[nodiscard]] std::vector<RunCost> run_costs(const RuleScope& scope, const std::string& cost_sql);
 
 // The runs of one command that spent time in one subject.
@@ -57,15 +62,16 @@ struct CostGroup {
 // Finished runs per command in the window.
 [[nodiscard]] std::map<std::string, std::int64_t> runs_per_command(const RuleScope& scope);
 
-// Per run of `command` in the window: the last value it reported for
-// setting `param` (a def_param, lower-cased as git reports it), when it
-// reported one. (Per command: the lookup reads each run's events.)
-[[nodiscard]] std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view command,
+// Per run (its SID) in the window with processes of git's `cmd_name`: the
+// last value they reported for setting `param` (a def_param, lower-cased
+// as git reports it), when they reported one. (Per cmd_name: the lookup
+// reads those processes' events.)
+[[nodiscard]] std::map<std::string, std::string> reported_setting(const RuleScope& scope, std::string_view cmd_name,
                                                                   std::string_view param);
 
-// Per run of `command`: the largest integer value of data events
-// (`category`, `key`).
-[[nodiscard]] std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view command,
+// Per run with processes of git's `cmd_name`: the largest integer value of
+// their data events (`category`, `key`).
+[[nodiscard]] std::map<std::string, std::int64_t> data_value(const RuleScope& scope, std::string_view cmd_name,
                                                             std::string_view category, std::string_view key);
 
 // A Finding with the numbers of `group` filled in and its evidence written:

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ctl/analysis/command_group.hpp"
+#include "model/command_identity.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -22,6 +23,9 @@ std::string population_condition(const Population& population) {
   if (population.window.since && population.window.until) {
     sql = " AND ((s.start_time >= ?1 AND s.start_time < ?3)"
           " OR (s.start_time IS NULL AND s.first_received >= ?1 AND s.first_received < ?3))";
+    if (population.window.top_level) {
+      sql += " AND " + model::top_level_condition("s");
+    }
   } else {
     sql = window_condition(population.window);
   }
@@ -29,7 +33,9 @@ std::string population_condition(const Population& population) {
     sql += " AND s.exe = ?4";
   }
   if (population.repo) {
-    sql += " AND (s.worktree = ?5 OR s.nickname = ?5)";
+    // As the listings' --repo: an alias or `git submodule` opens no
+    // repository itself, the git under it does.
+    sql += " AND (" + model::worktree_sql("s") + " = ?5 OR " + model::nickname_sql("s") + " = ?5)";
   }
   return sql;
 }
@@ -108,11 +114,12 @@ CommandSamples load_command_samples(db::Database& db, const Population& populati
   if (population.repo) {
     stmt.bind_text(k_repo_parameter, *population.repo);
   }
-  static_assert(k_command_identity_column_count == 1, "read every column of k_command_identity_columns");
+  static_assert(k_command_identity_column_count == 2, "read every column of k_command_identity_columns");
   CommandSamples samples;
   while (stmt.step()) {
-    const std::optional<std::string> group = command_group(CommandIdentity{optional_text(stmt, 2)});
-    if (!group || (!only.empty() && std::find(only.begin(), only.end(), *group) == only.end())) {
+    const CommandIdentity identity{optional_text(stmt, 2), optional_text(stmt, 3)};
+    const std::optional<std::string> group = command_group(identity);
+    if (!group || !command_selected(identity, *group, only)) {
       continue;
     }
     samples.elapsed[*group].push_back(stmt.column_double(1));

@@ -25,9 +25,13 @@
 namespace trace2d::ctl {
 
 struct Population {
-  Window window;                      // since, until; its cmd is not used
+  // since, until, and top_level (only what the user ran, as the listings
+  // show it; model/command_identity.hpp); its cmds are not used.
+  Window window;
   std::optional<std::string> version;  // sessions.exe
-  std::optional<std::string> repo;     // sessions.worktree or sessions.nickname
+  // The worktree or nickname: a run's own, else the first git's under it
+  // (model::worktree_sql(), as the listings' --repo).
+  std::optional<std::string> repo;
 };
 
 struct CommandSamples {

@@ -13,6 +13,7 @@
 #include "ctl/analysis/population_comparison.hpp"
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/commands/window_flags.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
@@ -42,6 +43,7 @@ struct CompareOptions {
   std::optional<std::string> baseline_repo;
   std::optional<std::string> target_repo;
   std::vector<std::string> commands;
+  bool all = false;  // every git process, not only what the user ran
   std::string regions;  // empty: changed, or all with --cmd
   long long min_runs = 8;
   double alpha = 0.01;
@@ -85,6 +87,8 @@ CompareRequest to_request(const CompareOptions& options) {
     }
   }
   CompareRequest request;
+  request.baseline.window.top_level = !options.all;
+  request.target.window.top_level = !options.all;
   request.baseline.window.since = time_as_text(baseline.since);
   request.baseline.window.until = time_as_text(baseline.until);
   request.baseline.version = options.baseline_version;
@@ -286,7 +290,8 @@ Command add_compare_command(CLI::App& cli) {
   app->add_option("--baseline-repo", options->baseline_repo,
                   "Only runs in this repository in the baseline: its worktree path as git reports it, or its nickname");
   app->add_option("--target-repo", options->target_repo, "Only runs in this repository in the target (as --baseline-repo)");
-  app->add_option("--cmd", options->commands, "Only these commands (cmd_name): --cmd a --cmd b, or --cmd a b");
+  add_cmd_option(*app, options->commands);
+  add_all_flag(*app, options->all);
   app->add_option("--regions", options->regions,
                   "Whose regions and child processes to compare: changed (commands found slower or faster; the "
                   "default), all (the default with --cmd), none")

@@ -14,18 +14,26 @@ void add_window_flags(CLI::App& app, WindowFlags& flags) {
       ->check(CLI::Validator(describe_time_error, "TIME", "time"));
   app.add_option("--until", flags.until, std::string("Only sessions started before this time (as for --since)"))
       ->check(CLI::Validator(describe_time_error, "TIME", "time"));
-  app.add_option("--cmd", flags.cmds,
+  add_cmd_option(app, flags.cmds);
+}
+
+void add_cmd_option(CLI::App& app, std::vector<std::string>& cmds) {
+  app.add_option("--cmd", cmds,
                  "Only sessions of these commands: the name shown (`submodule`, an alias's name) or git's cmd_name "
                  "(`_run_dashed_`); several as --cmd a,b or --cmd a --cmd b")
       ->delimiter(',');
 }
 
-void add_listing_flags(CLI::App& app, WindowFlags& flags) {
-  flags.listing = true;
-  app.add_flag("--all", flags.all,
+void add_all_flag(CLI::App& app, bool& all) {
+  app.add_flag("--all", all,
                "Every git process, also those git ran for another (hooks' gits, submodule scripts' rev-parse, an "
                "alias's expansion); by default only what the user ran: sessions started by a shell, an IDE or a "
                "program, not by git");
+}
+
+void add_listing_flags(CLI::App& app, WindowFlags& flags) {
+  flags.listing = true;
+  add_all_flag(app, flags.all);
   app.add_option("--repo", flags.repo,
                  "Only sessions in this repository: its nickname, its worktree's path, or the path's last "
                  "components as the repository column shows them");

@@ -22,6 +22,13 @@ struct WindowFlags {
 
 void add_window_flags(CLI::App& app, WindowFlags& flags);
 
+// --cmd alone (for commands with windows of their own, `compare`): the
+// display name or cmd_name, several as --cmd a,b or --cmd a --cmd b.
+void add_cmd_option(CLI::App& app, std::vector<std::string>& cmds);
+
+// --all alone: every git process, not only what the user ran.
+void add_all_flag(CLI::App& app, bool& all);
+
 // --all and --repo, for the listings (`sessions`, `top`, `stats`), which
 // show what the user ran unless --all.
 void add_listing_flags(CLI::App& app, WindowFlags& flags);

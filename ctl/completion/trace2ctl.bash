@@ -52,7 +52,7 @@ _trace2ctl() {
         sql) flags="" ;;
         stats) flags="--since --until --cmd --all --repo --by" ;;
         advice) flags="--since --until --cmd --min-runs" ;;
-        compare) flags="--since --until --split --baseline-since --baseline-until --target-since --target-until --baseline-version --target-version --baseline-repo --target-repo --cmd --regions --min-runs --alpha --min-change-pct --min-change-ms" ;;
+        compare) flags="--since --until --split --baseline-since --baseline-until --target-since --target-until --baseline-version --target-version --baseline-repo --target-repo --cmd --all --regions --min-runs --alpha --min-change-pct --min-change-ms" ;;
         status) flags="" ;;
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;

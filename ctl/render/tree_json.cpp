@@ -2,6 +2,7 @@
 
 #include "ctl/output/json.hpp"
 #include "ctl/output/result_set.hpp"
+#include "ctl/render/node_failure.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::ctl::render {
@@ -73,7 +74,7 @@ std::optional<std::string> text_or_null(const std::string& text) {
 
 void append_node(JsonWriter& json, const model::Node& node);
 
-void append_fields(JsonWriter& json, const model::ProcessInfo& p) {
+void append_fields(JsonWriter& json, const model::ProcessInfo& p, const model::Node& node) {
   json.text("type", "process");
   json.text("sid", p.sid);
   json.optional_text("parent_sid", p.parent_sid);
@@ -85,13 +86,15 @@ void append_fields(JsonWriter& json, const model::ProcessInfo& p) {
   json.text("status", p.status);
   json.integer("exit_code", p.exit_code);
   json.integer("signo", p.signo);
+  // Why it failed, as the text tree says it beside the process; null when it did not.
+  json.optional_text("reason", text_or_null(failure_reason(node)));
   json.text("placed_by", p.placed_by);
   if (p.events_left_out > 0) {  // only then: a tree read whole keeps its shape
     json.integer("events_left_out", p.events_left_out);
   }
 }
 
-void append_fields(JsonWriter& json, const model::RegionInfo& r) {
+void append_fields(JsonWriter& json, const model::RegionInfo& r, const model::Node& /*node*/) {
   json.text("type", "region");
   json.text("thread", r.thread);
   json.integer("nesting", r.nesting);
@@ -102,7 +105,7 @@ void append_fields(JsonWriter& json, const model::RegionInfo& r) {
   json.real("t_start", r.t_start);
 }
 
-void append_fields(JsonWriter& json, const model::ChildInfo& c) {
+void append_fields(JsonWriter& json, const model::ChildInfo& c, const model::Node& /*node*/) {
   json.text("type", "child");
   json.integer("child_id", std::optional<std::int64_t>(c.child_id));
   json.text("thread", c.thread);
@@ -117,7 +120,7 @@ void append_fields(JsonWriter& json, const model::ChildInfo& c) {
   json.optional_text("child_sid", c.child_sid);
 }
 
-void append_fields(JsonWriter& json, const model::ExecInfo& e) {
+void append_fields(JsonWriter& json, const model::ExecInfo& e, const model::Node& /*node*/) {
   json.text("type", "exec");
   json.integer("exec_id", std::optional<std::int64_t>(e.exec_id));
   json.text("thread", e.thread);
@@ -127,7 +130,7 @@ void append_fields(JsonWriter& json, const model::ExecInfo& e) {
   json.real("t_start", e.t_start);
 }
 
-void append_fields(JsonWriter& json, const model::ThreadInfo& t) {
+void append_fields(JsonWriter& json, const model::ThreadInfo& t, const model::Node& /*node*/) {
   json.text("type", "thread");
   json.text("thread", t.name);
   json.real("t_start", t.t_start);
@@ -135,7 +138,7 @@ void append_fields(JsonWriter& json, const model::ThreadInfo& t) {
 
 void append_node(JsonWriter& json, const model::Node& node) {
   json.open();
-  std::visit([&json](const auto& item) { append_fields(json, item); }, node.item);
+  std::visit([&json, &node](const auto& item) { append_fields(json, item, node); }, node.item);
   json.real("offset", node.offset);
   json.real("elapsed", node.elapsed);
   json.key("entries");

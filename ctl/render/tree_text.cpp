@@ -6,7 +6,7 @@
 
 #include "ctl/output/table.hpp"
 #include "ctl/render/describe.hpp"
-#include "model/command_identity.hpp"
+#include "ctl/render/node_failure.hpp"
 
 namespace trace2d::ctl::render {
 namespace {
@@ -25,39 +25,6 @@ bool shown_by_parent(const model::ProcessInfo& process, const model::Node* paren
                                (parent->exec() != nullptr && process.placed_by == "exec"));
 }
 
-// A successful exec (no exec_result) that a traced program replaced the
-// process with: found among the process's own nodes, not its children's.
-bool ended_by_exec(const model::Node& node) {
-  for (const model::Node& child : node.children) {
-    if (const auto* exec = child.exec(); exec != nullptr && !exec->code) {
-      for (const model::Node& below : child.children) {
-        if (below.process() != nullptr) {
-          return true;
-        }
-      }
-    }
-    if (child.process() == nullptr && ended_by_exec(child)) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// As ctl/query/failed.hpp has it for sessions; a child by its exit code.
-bool failed(const model::Node& node) {
-  if (const auto* process = node.process()) {
-    return (process->exit_code && *process->exit_code != 0) || process->signo ||
-           (process->status == "incomplete" && !ended_by_exec(node));
-  }
-  if (const auto* child = node.child()) {
-    return child->code && *child->code != 0;
-  }
-  if (const auto* exec = node.exec()) {
-    return exec->code && *exec->code != 0;
-  }
-  return false;
-}
-
 struct Line {
   std::string start;
   std::string elapsed;
@@ -74,14 +41,9 @@ class TreeLines {
            const model::Node* parent) {
     const bool with_argv = node.process() != nullptr && !shown_by_parent(*node.process(), parent);
     std::string label = node_label(node, with_argv, m_options.sids);
-    if (const auto* process = node.process(); process != nullptr && failed(node)) {
-      // Why it failed, beside it (model/command_identity.hpp).
-      const std::string reason = model::failure_reason(
-          process->exit_code, process->signo, process->status,
-          process->errors.empty() ? std::nullopt : std::optional<std::string_view>(process->errors.front().msg));
-      if (!reason.empty()) {
-        label += "  (" + reason + ")";
-      }
+    // Why it failed, beside it.
+    if (const std::string reason = failure_reason(node); !reason.empty()) {
+      label += "  (" + reason + ")";
     }
     m_lines.push_back({format_ms(node.offset), format_ms(node.elapsed),
                        lead + connector + escape_for_terminal(label), m_options.colour && failed(node)});

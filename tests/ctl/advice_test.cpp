@@ -13,6 +13,7 @@
 
 #include "ctl/advice/advice.hpp"
 #include "db/sqlite.hpp"
+#include "model/command_identity.hpp"
 #include "proto/timestamp.hpp"
 #include "tests/ctl/sample_database.hpp"
 #include "tests/support/process.hpp"
@@ -31,6 +32,7 @@ struct GitRun {
   std::string command;
   double elapsed = 1.0;
   std::string worktree = "/home/u/repo";
+  std::string typed;  // argv[1] when not the command: an alias's name
   std::vector<std::pair<double, std::string>> events;  // (t_abs, "\"event\":...,...")
 
   GitRun& region(const std::string& category, const std::string& label, double start, double seconds) {
@@ -76,7 +78,8 @@ class AdviceRules : public ::testing::Test {
         lines += R"({"sid":")" + run.sid + R"(","thread":"main","time":")" + at(t) + "\"," + members + "}\n";
       };
       line(0, R"("event":"version","evt":"3","exe":"2.39.5")");
-      line(0.001, R"("event":"start","t_abs":0.001,"argv":["git",")" + run.command + "\"]");
+      line(0.001, R"("event":"start","t_abs":0.001,"argv":["git",")" +
+                      (run.typed.empty() ? run.command : run.typed) + "\"]");
       line(0.001, R"("event":"def_repo","repo":1,"worktree":")" + run.worktree + "\"");
       line(0.001, R"("event":"cmd_name","name":")" + run.command + R"(","hierarchy":")" + run.command + "\"");
       for (const auto& [t, members] : run.events) {
@@ -93,6 +96,7 @@ class AdviceRules : public ::testing::Test {
     EXPECT_EQ(imported.exit_code, 0) << imported.err;
     m_last_db = db_path;
     db::Database db(db_path, db::OpenMode::read_only);
+    model::register_sql_functions(db);  // as trace2ctl's every connection has them
     return ctl::advice::find_advice(db, window, {});
   }
 
@@ -296,6 +300,80 @@ TEST_F(AdviceRules, SshVariantProbeIsTheMinusGChildBeforeTheConnection) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].subject, "ssh probe my-ssh");
   EXPECT_EQ(found[0].fix, "git config --global ssh.variant ssh");
+}
+
+// `git ci` (alias.ci = commit): the alias's process runs `git commit` as
+// its child session, whose hook the user waits for.
+std::vector<GitRun> aliased_commit(const std::string& sid, double hook_seconds) {
+  GitRun alias{sid, "_run_git_alias_", 1.2};
+  alias.typed = "ci";
+  alias.child(0, R"("child_class":"git_alias","use_shell":false,"argv":["git","commit"])", 0.01, 1.1);
+  GitRun commit = commit_with_hook(sid + "/commit", hook_seconds, 1.0);
+  return {alias, commit};
+}
+
+TEST_F(AdviceRules, ARunIsWhatTheUserRanUnderItsDisplayNameWithTheCostsOfTheGitsUnderIt) {
+  std::vector<GitRun> runs;
+  for (const char* sid : {"a", "b", "c"}) {
+    for (GitRun& run : aliased_commit(sid, 0.5)) {
+      runs.push_back(run);
+    }
+  }
+  // Two commits of their own: too few for a finding of `commit`.
+  runs.push_back(commit_with_hook("d", 0.5));
+  runs.push_back(commit_with_hook("e", 0.5));
+  const auto found = of_rule(advise(runs), "slow-hook");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].command, "ci");
+  EXPECT_EQ(found[0].runs, 3);
+  EXPECT_EQ(found[0].command_runs, 3) << "the commits under the alias are not runs of their own";
+  EXPECT_NEAR(found[0].seconds, 1.5, 1e-6);
+  EXPECT_NEAR(found[0].command_seconds, 3.6, 1e-6) << "the alias's elapsed time, not its child's";
+  EXPECT_NEAR(found[0].share(), 1.5 / 3.6, 1e-6);
+  EXPECT_EQ(found[0].sids, (std::vector<std::string>{"a", "b", "c"})) << "the runs the listings show";
+  EXPECT_EQ(found[0].fix, "git commit --no-verify") << "the hook's own skip flag";
+  EXPECT_NE(found[0].evidence.find("3 of 3 runs of `ci`"), std::string::npos) << found[0].evidence;
+  EXPECT_NE(found[0].finding.find("`git ci` waits 0.50 s a run on its pre-commit hook"), std::string::npos)
+      << found[0].finding;
+}
+
+// `git st` (alias.st = status): the status rules read the regions, data and
+// settings of git's status under the alias, and name the alias.
+TEST_F(AdviceRules, StatusUnderAnAliasIsFoundUnderTheAliasWithItsSettings) {
+  const auto aliased = [](const std::string& sid, const std::string& monitor) {
+    GitRun alias{sid, "_run_git_alias_", 1.1};
+    alias.typed = "st";
+    alias.worktree = "/home/u/big";
+    alias.child(0, R"("child_class":"git_alias","use_shell":false,"argv":["git","status"])", 0.01, 1.05);
+    GitRun status = status_run(sid + "/status", 0.5, 0.1, 1.0, 50000);
+    if (!monitor.empty()) {
+      status.param("core.fsmonitor", monitor);
+    }
+    return std::vector<GitRun>{alias, status};
+  };
+  std::vector<GitRun> runs;
+  for (const char* sid : {"a", "b", "c"}) {
+    for (GitRun& run : aliased(sid, sid == std::string("a") ? "false" : "")) {
+      runs.push_back(run);
+    }
+  }
+  const auto found = of_rule(advise(runs), "status-refresh");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].command, "st");
+  EXPECT_EQ(found[0].subject, "/home/u/repo") << "the worktree of the status that spent the time";
+  EXPECT_EQ(found[0].runs, 3);
+  EXPECT_EQ(found[0].sids, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_NE(found[0].finding.find("`git st` in /home/u/repo spends"), std::string::npos) << found[0].finding;
+  EXPECT_NE(found[0].evidence.find("50000 index entries"), std::string::npos) << found[0].evidence;
+  EXPECT_NE(found[0].evidence.find("core.fsmonitor is reported off"), std::string::npos) << found[0].evidence;
+
+  runs.clear();
+  for (const char* sid : {"a", "b", "c"}) {
+    for (GitRun& run : aliased(sid, sid == std::string("a") ? "true" : "")) {
+      runs.push_back(run);
+    }
+  }
+  EXPECT_TRUE(of_rule(advise(runs), "status-refresh").empty()) << "the status under one alias said fsmonitor is on";
 }
 
 TEST_F(AdviceRules, TheWindowLeavesOutOlderRuns) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -52,6 +53,22 @@ class CompareDatabase {
     stmt.bind(10, nickname);
     stmt.run();
     return id;
+  }
+
+  // Says what git says of a process: its argv (a JSON array), and the
+  // session that ran it (another of add()'s).
+  void set_argv(std::int64_t session, const std::string& argv_json) {
+    db::Statement stmt = m_db.prepare("UPDATE sessions SET argv = ?2 WHERE id = ?1");
+    stmt.bind_int(1, session);
+    stmt.bind_text(2, argv_json);
+    stmt.run();
+  }
+  void set_parent(std::int64_t session, std::int64_t parent) {
+    db::Statement stmt = m_db.prepare(
+        "UPDATE sessions SET parent_sid = 'sid-' || ?2, depth = 1, root_sid = 'sid-' || ?2 WHERE id = ?1");
+    stmt.bind_int(1, session);
+    stmt.bind_int(2, parent);
+    stmt.run();
   }
 
   void add_region(std::int64_t session, const std::string& category, const std::string& label, double elapsed) {
@@ -321,6 +338,93 @@ TEST(Trace2ctlCompare, RefusesAnEmptyWindowAndBadFlags) {
   const ProcessResult nothing = run_ctl({"--db", db.path(), "compare"});
   EXPECT_EQ(nothing.exit_code, 0) << nothing.err;
   EXPECT_NE(nothing.out.find("no successful runs in either population"), std::string::npos) << nothing.out;
+}
+
+// `git st` (alias.st = status) runs 10 times a window, 100 ms slower in
+// the target; each runs `git status` as its child session, which holds the
+// region. `git submodule status` (git's `_run_dashed_`) the same speed.
+void fill_aliases(CompareDatabase& db) {
+  for (int i = 0; i < 10; ++i) {
+    for (const bool target : {false, true}) {
+      const std::int64_t ago = target ? (1 + i) * k_hour_us : (10 + i) * k_day_us;
+      const double slower = target ? 0.100 : 0;
+      const std::int64_t alias = db.add("_run_git_alias_", ago, 0.150 + slower + 0.001 * i);
+      db.set_argv(alias, R"(["git","st"])");
+      const std::int64_t status = db.add("status", ago - 1000, 0.140 + slower + 0.001 * i);
+      db.set_argv(status, R"(["git","status"])");
+      db.set_parent(status, alias);
+      db.add_region(status, "index", "refresh", 0.050 + slower + 0.001 * i);
+      const std::int64_t submodule = db.add("_run_dashed_", ago + k_minute_us, 0.300 + 0.001 * i);
+      db.set_argv(submodule, R"(["git","submodule","status"])");
+    }
+  }
+}
+
+TEST(Trace2ctlCompare, RunsAreWhatTheUserRanUnderTheNamesTheListingsShow) {
+  CompareDatabase db;
+  fill_aliases(db);
+  simdjson::dom::parser parser;
+  const ProcessResult result = run_ctl({"--db", db.path(), "--json", "compare"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  simdjson::dom::element doc = parse(parser, result.out);
+  EXPECT_EQ(doc["baseline"]["runs"].get_int64().value(), 20) << "the alias's status is no run of its own";
+  const auto alias = row(doc, "command", "st");
+  ASSERT_TRUE(alias) << result.out;
+  EXPECT_EQ((*alias)["baseline_runs"].get_int64().value(), 10);
+  EXPECT_EQ(text((*alias)["verdict"]), "slower");
+  EXPECT_NEAR((*alias)["change"].get_double().value(), 0.100, 1e-9);
+  const auto submodule = row(doc, "command", "submodule");
+  ASSERT_TRUE(submodule) << result.out;
+  EXPECT_EQ(text((*submodule)["verdict"]), "no change");
+  for (const char* hidden : {"status", "_run_git_alias_", "_run_dashed_"}) {
+    EXPECT_FALSE(row(doc, "command", hidden)) << hidden << ": " << result.out;
+  }
+  // A region is compared under its own process's group: the status's
+  // refresh is not the alias's.
+  EXPECT_FALSE(row(doc, "region", "st", "index:refresh")) << result.out;
+
+  // --all: every git process, each under its own name, its regions with it.
+  const ProcessResult all = run_ctl({"--db", db.path(), "--json", "compare", "--all"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  doc = parse(parser, all.out);
+  EXPECT_EQ(doc["baseline"]["runs"].get_int64().value(), 30);
+  const auto status = row(doc, "command", "status");
+  ASSERT_TRUE(status) << all.out;
+  EXPECT_EQ(text((*status)["verdict"]), "slower");
+  EXPECT_TRUE(row(doc, "command", "st"));
+  const auto refresh = row(doc, "region", "status", "index:refresh");
+  ASSERT_TRUE(refresh) << all.out;
+  EXPECT_EQ(text((*refresh)["verdict"]), "slower");
+  EXPECT_FALSE(row(doc, "region", "st", "index:refresh")) << all.out;
+}
+
+TEST(Trace2ctlCompare, CmdTakesTheListingsForms) {
+  CompareDatabase db;
+  fill_aliases(db);
+  fill_default(db);
+  // The commands a --cmd selection keeps, in the JSON's rows.
+  const auto commands = [&db](std::vector<std::string> cmd_args) {
+    cmd_args.insert(cmd_args.begin(), {"--db", db.path(), "--json", "compare", "--regions", "none"});
+    const ProcessResult r = run_ctl(cmd_args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    const simdjson::dom::element doc = parse(parser, r.out);
+    std::vector<std::string> names;
+    simdjson::dom::array rows;
+    EXPECT_EQ(doc["rows"].get(rows), simdjson::SUCCESS) << r.out;
+    for (simdjson::dom::element row : rows) {
+      names.push_back(text(row["command"]));
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::vector<std::string> both{"st", "submodule"};
+  EXPECT_EQ(commands({"--cmd", "st,submodule"}), both);
+  EXPECT_EQ(commands({"--cmd", "st", "--cmd", "submodule"}), both);
+  EXPECT_EQ(commands({"--cmd", "_run_dashed_"}), std::vector<std::string>{"submodule"}) << "git's own name";
+  EXPECT_EQ(commands({"--cmd", "status"}), std::vector<std::string>{"status"}) << "the user's status runs";
+  EXPECT_EQ(commands({"--cmd", "status", "--all"}), std::vector<std::string>{"status"});
+  EXPECT_EQ(commands({"--cmd", "st,fetch", "--cmd", "gc"}), (std::vector<std::string>{"fetch", "gc", "st"}));
 }
 
 }  // namespace

@@ -182,6 +182,7 @@ TEST(Trace2ctlTree, JsonNestsProcessesUnderTheirChildEntries) {
   EXPECT_EQ(fetch["pid"].get_int64().value(), 5386);
   EXPECT_DOUBLE_EQ(fetch["elapsed"].get_double().value(), 0.028);
   EXPECT_EQ(fetch["argv"].get_array().value().size(), 4u);
+  EXPECT_TRUE(fetch["reason"].is_null()) << "it succeeded";
 
   // entries[1] is fetch:remote_refs; its only entry, child 0; under it, upload-pack.
   simdjson::dom::object remote_refs = fetch["entries"].get_array().value().at(1).get_object().value();
@@ -200,6 +201,28 @@ TEST(Trace2ctlTree, JsonNestsProcessesUnderTheirChildEntries) {
   EXPECT_EQ(std::string_view(upload_pack["sid"].get_string().value()), k_upload_pack_sid);
   EXPECT_EQ(std::string_view(upload_pack["placed_by"].get_string().value()), "child_sid");
   EXPECT_DOUBLE_EQ(upload_pack["offset"].get_double().value(), 0.003259);
+}
+
+// failing_command.jsonl: `git checkout no-such-branch`, exit code 1 after an
+// error event. The JSON tree says why, in the words of the text tree.
+TEST(Trace2ctlTree, JsonSaysWhyAProcessFailedAsTheTextTreeDoes) {
+  const std::string sid = "20261122T000430.470748Z-H0a7c9cdf-P000015d9";
+  const std::string reason = "pathspec 'no-such-branch' did not match any file(s) known to git";
+  const ProcessResult text = tree({sid});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("(" + reason + ")"), std::string::npos) << text.out;
+  const ProcessResult result = run_ctl({"--db", imported_traces_db(), "--json", "tree", sid});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::object doc;
+  ASSERT_EQ(parser.parse(result.out).get(doc), simdjson::SUCCESS) << result.out;
+  simdjson::dom::object checkout = doc["processes"].get_array().value().at(0).get_object().value();
+  EXPECT_EQ(checkout["exit_code"].get_int64().value(), 1);
+  EXPECT_EQ(std::string_view(checkout["reason"].get_string().value()), reason);
+  // Regions have no reason: only processes fail with one.
+  simdjson::dom::object region = checkout["entries"].get_array().value().at(0).get_object().value();
+  EXPECT_EQ(std::string_view(region["type"].get_string().value()), "region");
+  EXPECT_EQ(region["reason"].error(), simdjson::NO_SUCH_FIELD);
 }
 
 }  // namespace

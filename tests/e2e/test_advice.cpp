@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/e2e/daemon_fixture.hpp"
@@ -128,6 +129,40 @@ TEST_F(AdviceTest, AFastHookIsNotAFinding) {
   ASSERT_EQ(hooks.out, "count(*)\n3\n") << "the hook ran each time";
   const Advice a = advice(daemon.db_path());
   EXPECT_EQ(finding(a, "slow-hook"), "") << a.json;
+}
+
+// What the user ran, under its name: `git ci` (alias.ci = commit) and `git
+// cm` (alias.cm = !git commit, through the shell) run a `git commit` whose
+// hook the user waits for; the findings name the aliases and their runs.
+TEST_F(AdviceTest, ASlowHookUnderAnAliasIsFoundUnderTheAlias) {
+  const std::string repo = make_repo(dir, "repo", 5);
+  make_executable(repo + "/.git/hooks/pre-commit", "#!/bin/sh\nsleep 0.3\n");
+  ok(run_git(repo, {"config", "alias.ci", "commit"}));
+  ok(run_git(repo, {"config", "alias.cm", "!git commit"}));
+  for (const std::string alias : {"ci", "cm"}) {
+    for (int i = 0; i < 3; ++i) {
+      write_file(std::filesystem::path(repo) / "file1.txt", alias + " change " + std::to_string(i) + "\n");
+      ok(run_git(repo, {alias, "-qam", "change"}, trace));
+    }
+  }
+  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 12));  // each alias's process and its commit
+  const Advice a = advice(daemon.db_path());
+  for (const auto& [alias, cmd_name] : {std::pair<std::string, std::string>{"ci", "_run_git_alias_"},
+                                        {"cm", "_run_shell_alias_"}}) {
+    const std::string key = R"("rule":"slow-hook","command":")" + alias + "\"";
+    const std::size_t at = a.json.find(key);
+    ASSERT_NE(at, std::string::npos) << alias << ": " << a.json;
+    const std::size_t begin = a.json.rfind('\n', at) + 1;
+    const std::string f = a.json.substr(begin, a.json.find('\n', at) - begin);
+    EXPECT_NE(f.find(R"("subject":"hook pre-commit","runs":3,"command_runs":3)"), std::string::npos) << f;
+    EXPECT_NE(f.find(R"("fix":"git commit --no-verify")"), std::string::npos) << f;
+    EXPECT_NE(f.find("`git " + alias + "` waits 0."), std::string::npos) << f;
+    // The SIDs are the aliases' own, the sessions `trace2ctl sessions` lists.
+    expect_sids_of(f, sids_of(daemon.db_path(), cmd_name), 3);
+    EXPECT_NE(a.table.find("evidence: 3 of 3 runs of `" + alias + "`: the pre-commit hook"), std::string::npos)
+        << a.table;
+  }
+  EXPECT_EQ(a.json.find(R"("command":"commit")"), std::string::npos) << "no commit of the user's own: " << a.json;
 }
 
 // --- credential-helper -------------------------------------------------

@@ -176,6 +176,14 @@ TEST_F(Answers, EveryFailedRunSaysWhy) {
     EXPECT_NE(show.out.find(reason), std::string::npos) << show.out;
     const ProcessResult tree = ctl(db(), {"tree", row.at("sid")});
     EXPECT_NE(tree.out.find(reason), std::string::npos) << tree.out;
+    // tree --json carries it on the process, as the listing has it.
+    const ProcessResult tree_json = ctl(db(), {"--json", "tree", row.at("sid")});
+    simdjson::dom::parser parser;
+    simdjson::dom::object doc;
+    ASSERT_EQ(parser.parse(tree_json.out).get(doc), simdjson::SUCCESS) << tree_json.out;
+    simdjson::dom::object top = doc["processes"].get_array().value().at(0).get_object().value();
+    EXPECT_EQ(std::string_view(top["sid"].get_string().value()), row.at("sid"));
+    EXPECT_EQ(std::string_view(top["reason"].get_string().value()), reason) << tree_json.out;
   }
   const ProcessResult table = ctl(db(), {"sessions", "--failed"});
   EXPECT_NE(table.out.find("pathspec 'nope' did not match"), std::string::npos) << table.out;

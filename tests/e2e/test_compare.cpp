@@ -9,6 +9,7 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -274,6 +275,79 @@ TEST(Compare, TheSameWorkloadInThreeRepositoriesRaisesNoAlarm) {
           << "repositories " << a << " and " << b << "\n" << all;
     }
   }
+}
+
+// What the user ran, under the names the listings show: `git st` (an
+// alias of status) and `git submodule status` (git's `_run_dashed_`), not
+// the status and submodule--helper git runs for them, unless --all.
+TEST(Compare, RunsAreWhatTheUserRanUnderTheNamesTheListingsShow) {
+  TempDir dir;
+  RunningDaemon daemon(dir);
+  const std::string repo = make_repo(dir, "repo", 3);
+  ASSERT_EQ(run_git(repo, {"config", "alias.st", "status"}).exit_code, 0);
+  const std::map<std::string, std::string> env{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  constexpr int k_runs = 3;
+  std::vector<std::string> bounds{now()};
+  for (int window = 0; window < 2; ++window) {
+    for (int i = 0; i < k_runs; ++i) {
+      for (const std::vector<std::string>& args :
+           {std::vector<std::string>{"st", "--porcelain"}, std::vector<std::string>{"submodule", "status"}}) {
+        const ProcessResult r = run_git(repo, args, env);
+        ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+      }
+    }
+    bounds.push_back(now());
+  }
+  ASSERT_TRUE(wait_until([&] {
+    const ProcessResult r = ctl(daemon.db_path(), {"--format", "tsv", "sql",
+                                                   "SELECT count(*) FROM sessions WHERE status = 'complete' AND"
+                                                   " cmd_name IN ('_run_git_alias_', '_run_dashed_') AND NOT EXISTS"
+                                                   " (SELECT 1 FROM sessions WHERE status = 'running')"});
+    return r.exit_code == 0 && r.out == "count(*)\n" + std::to_string(4 * k_runs) + "\n";
+  }));
+  const auto compare = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"--json",         "compare",  "--baseline-since", bounds[0], "--baseline-until",
+                                  bounds[1],        "--target-since", bounds[1],     "--target-until", bounds[2],
+                                  "--min-runs",     "2",        "--regions",        "all"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult r = ctl(daemon.db_path(), args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return rows_of(r.out);
+  };
+  const std::vector<Row> rows = compare({});
+  const std::string shown = describe(rows);
+  for (const char* typed : {"st", "submodule"}) {
+    const Row* row = find(rows, "command", typed);
+    ASSERT_NE(row, nullptr) << typed << "\n" << shown;
+    EXPECT_EQ(row->baseline_runs, k_runs) << shown;
+    EXPECT_EQ(row->target_runs, k_runs) << shown;
+  }
+  for (const Row& row : rows) {
+    EXPECT_TRUE(row.command == "st" || row.command == "submodule") << shown;
+  }
+
+  const std::vector<Row> every = compare({"--all"});
+  const std::string every_shown = describe(every);
+  for (const char* internal : {"status", "submodule--helper"}) {
+    const Row* row = find(every, "command", internal);
+    ASSERT_NE(row, nullptr) << internal << "\n" << every_shown;
+    EXPECT_GE(row->baseline_runs, k_runs) << every_shown;
+  }
+  // The status's regions are compared under status, the process they are in.
+  EXPECT_NE(find(every, "region", "status", "index:do_read_index"), nullptr) << every_shown;
+  EXPECT_EQ(find(every, "region", "st", "index:do_read_index"), nullptr) << every_shown;
+  EXPECT_EQ(find(every, "command", "_run_git_alias_"), nullptr) << every_shown;
+
+  // --cmd as the listings take it: the name shown, git's name, a,b or repeated.
+  for (const std::vector<std::string>& cmd :
+       {std::vector<std::string>{"--cmd", "st,submodule"}, std::vector<std::string>{"--cmd", "st", "--cmd", "submodule"}}) {
+    const std::vector<Row> selected = compare(cmd);
+    EXPECT_NE(find(selected, "command", "st"), nullptr) << describe(selected);
+    EXPECT_NE(find(selected, "command", "submodule"), nullptr) << describe(selected);
+  }
+  const std::vector<Row> dashed = compare({"--cmd", "_run_dashed_"});
+  ASSERT_NE(find(dashed, "command", "submodule"), nullptr) << describe(dashed);
+  EXPECT_EQ(find(dashed, "command", "st"), nullptr) << describe(dashed);
 }
 
 }  // namespace
