@@ -7,6 +7,7 @@
 // (DetailScope), which are chosen after the first family's verdicts.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ namespace trace2d::ctl {
 // Which commands' regions and children are compared: those whose own time
 // changed (slower or faster), every command's, or none.
 enum class DetailScope { changed, all, none };
+
+// The default windows, `compare`'s and the report's Regressions: the last
+// 7 days (the target) against the 28 before them (the baseline).
+inline constexpr std::int64_t k_compare_day_us = 86'400'000'000;
+inline constexpr std::int64_t k_default_target_us = 7 * k_compare_day_us;
+inline constexpr std::int64_t k_default_baseline_us = 28 * k_compare_day_us;
 
 struct CompareRequest {
   Population baseline;

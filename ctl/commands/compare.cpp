@@ -24,10 +24,6 @@
 namespace trace2d::ctl {
 namespace {
 
-constexpr std::int64_t k_day_us = 86'400'000'000;
-// The default: the last 7 days against the 28 before them.
-constexpr std::int64_t k_default_span_us = 35 * k_day_us;
-constexpr std::int64_t k_default_target_us = 7 * k_day_us;
 constexpr std::size_t k_table_name_chars = 50;
 
 struct CompareOptions {
@@ -66,7 +62,7 @@ std::optional<std::int64_t> parse_flag(const std::string& text, std::int64_t now
 CompareRequest to_request(const CompareOptions& options) {
   const std::int64_t now = proto::unix_now_us();
   const std::int64_t until = parse_flag(options.until, now).value_or(now);
-  const std::int64_t since = parse_flag(options.since, now).value_or(until - k_default_span_us);
+  const std::int64_t since = parse_flag(options.since, now).value_or(until - k_default_target_us - k_default_baseline_us);
   const bool other_dimension = options.baseline_version || options.target_version || options.baseline_repo ||
                                options.target_repo;
   const bool split_in_time = !options.split.empty() || !other_dimension;

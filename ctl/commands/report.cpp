@@ -57,10 +57,6 @@ constexpr std::size_t k_regression_rows = 40;
 constexpr std::size_t k_advice_items = 20;
 constexpr std::size_t k_advice_sids = 3;
 
-constexpr std::int64_t k_day_us = 86'400'000'000;
-// As `trace2ctl compare` by default: the last 7 days against the 28 before.
-constexpr std::int64_t k_target_days = 7;
-constexpr std::int64_t k_baseline_days = 28;
 // As `trace2ctl advice` by default, when the report has no --since.
 constexpr const char* k_advice_since = "7d";
 constexpr int k_advice_min_runs = 3;
@@ -253,8 +249,8 @@ render::Regressions regressions(db::Database& db, const ReportOptions& options, 
     until = parse_time(options.window.until, now).value_or(now);
   }
   CompareRequest request;
-  request.baseline.window.since = time_as_text(until - (k_target_days + k_baseline_days) * k_day_us);
-  request.baseline.window.until = time_as_text(until - k_target_days * k_day_us);
+  request.baseline.window.since = time_as_text(until - k_default_target_us - k_default_baseline_us);
+  request.baseline.window.until = time_as_text(until - k_default_target_us);
   request.target.window.since = request.baseline.window.until;
   request.target.window.until = time_as_text(until);
   request.commands = window.cmds;

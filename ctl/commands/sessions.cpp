@@ -28,7 +28,7 @@
 namespace trace2d::ctl {
 namespace {
 
-constexpr int k_default_limit = 50;
+constexpr int k_default_session_rows = 50;
 // As `journalctl -f`: the last few, then what comes.
 constexpr int k_default_follow_limit = 10;
 constexpr auto k_follow_interval = std::chrono::milliseconds(250);
@@ -104,7 +104,7 @@ void run_list(const Context& ctx, const SessionsOptions& options) {
   const Window window = to_window(options.window);
   std::string sql = "SELECT " + select_columns(ctx.global.format, options.failed) + " FROM sessions s WHERE 1" +
                     window_condition(window) + filter_condition(options) + " ORDER BY s.first_received DESC, s.id DESC";
-  const int limit = options.last ? 1 : options.limit.value_or(k_default_limit);
+  const int limit = options.last ? 1 : options.limit.value_or(k_default_session_rows);
   if (limit > 0) {
     sql += " LIMIT " + std::to_string(limit);
   }

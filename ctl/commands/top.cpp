@@ -17,13 +17,13 @@
 namespace trace2d::ctl {
 namespace {
 
-constexpr int k_default_limit = 20;
+constexpr int k_default_top_rows = 20;
 // argv and region messages can be paths of any length; --json has them whole.
 constexpr std::size_t k_table_text_chars = 60;
 
 struct TopOptions {
   WindowFlags window;
-  int limit = k_default_limit;
+  int limit = k_default_top_rows;
   std::string by = "commands";
   bool full_sid = false;
 };
