@@ -15,8 +15,9 @@ namespace {
 constexpr auto k_linger = std::chrono::milliseconds(2);
 // While the collector takes nothing, retry this often.
 constexpr auto k_retry = std::chrono::milliseconds(5);
-// At exit, a collector that has taken nothing for this long is given up on
-// at once: it is stopped or gone, and waiting longer would only delay exit.
+// On an explicit shutdown(timeout), a collector that has taken nothing for
+// this long is given up on at once: it is stopped or gone, and waiting
+// longer would only delay the caller.
 constexpr std::int64_t k_stall_give_up_us = 20000;
 // At exit, a collector that keeps taking the queue is waited for (git itself
 // blocks until its lines are written): the exit may take as long as what is
@@ -27,6 +28,8 @@ constexpr std::int64_t k_stall_give_up_us = 20000;
 // and only while the collector keeps taking it (should_give_up() says when
 // one that stopped is given up on).
 constexpr std::uint64_t k_exit_drain_bytes_per_us = 1;
+// At exit, how long a collector that has been taking the queue may pause.
+constexpr std::int64_t k_busy_collector_patience_us = 1'000'000;
 
 std::uint64_t count_lines(std::string_view bytes) {
   return static_cast<std::uint64_t>(std::count(bytes.begin(), bytes.end(), '\n'));
@@ -121,16 +124,22 @@ bool Writer::flush(std::chrono::milliseconds timeout) noexcept {
 
 bool Writer::should_give_up(std::int64_t now_us) const {
   const std::int64_t regular_budget = (m_deadline_us - m_finish_start_us) * 2 / 3;
-  // A collector that took part of the queue since finish() began is reading,
-  // only slowly or not scheduled (a loaded host): it gets the caller's
-  // timeout to take more before it is given up on. One that took nothing is
-  // stopped or gone, and waiting would only delay the exit.
-  const std::int64_t stall_limit =
-      m_patience == Patience::while_taken && m_taken_while_finishing
-          ? std::max(k_stall_give_up_us, m_timeout_us)
-          : k_stall_give_up_us;
+  const bool stalled = m_stalled_since_us != 0;
+  if (m_patience == Patience::timeout) {
+    return now_us >= m_finish_start_us + regular_budget ||
+           (stalled && now_us - m_stalled_since_us >= k_stall_give_up_us);
+  }
+  // At exit. A collector that has taken nothing since the exit began is
+  // stopped, gone or busy (trace2d pauses a sender while its pipeline
+  // catches up): it gets the caller's timeout (its regular part), no more,
+  // so a stopped one delays the exit that long. One that took part of the
+  // queue is reading: it may pause k_busy_collector_patience_us (or the
+  // timeout, when longer) between takes, within the budget of the bytes.
+  if (!m_taken_while_finishing) {
+    return now_us >= m_finish_start_us + m_timeout_us * 2 / 3;
+  }
   return now_us >= m_finish_start_us + regular_budget ||
-         (m_stalled_since_us != 0 && now_us - m_stalled_since_us >= stall_limit);
+         (stalled && now_us - m_stalled_since_us >= std::max(k_busy_collector_patience_us, m_timeout_us));
 }
 
 void Writer::run() {

@@ -1,7 +1,7 @@
 // client-emitter: drives the public C++ API of the client library for the
 // tests, one scenario per run (the library's state is per process).
 //
-//   client-emitter [--queue-bytes N] [--target T] SCENARIO [ARGS...]
+//   client-emitter [--queue-bytes N] [--exit-flush-ms N] [--target T] SCENARIO [ARGS...]
 //
 // Prints "sid <SID>" once started. Scenarios:
 //   all ENV_FILE      every event type the library writes; a child's
@@ -237,6 +237,8 @@ int main(int argc, char** argv) {
     const std::string flag = argv[i];
     if (flag == "--queue-bytes") {
       options.queue_bytes = std::stoul(argv[i + 1]);
+    } else if (flag == "--exit-flush-ms") {
+      options.exit_flush_timeout = std::chrono::milliseconds(std::stol(argv[i + 1]));
     } else if (flag == "--target") {
       options.target = argv[i + 1];
     }

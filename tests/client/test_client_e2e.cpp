@@ -7,9 +7,11 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "tests/client/client_e2e_support.hpp"
 #include "tests/client/client_support.hpp"
+#include "tests/support/sanitizers.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -138,8 +140,15 @@ TEST_F(ClientE2e, DatagramTargetStoresTheWholeSession) {
 // drop.
 TEST_F(ClientE2e, AChattyProgramAloneLosesNoLine) {
   RunningDaemon daemon(m_dir);
-  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, {"--queue-bytes", "67108864", "spam", "60000"},
-                                     {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  // A sanitized trace2d pauses a sender whose share is full for longer than
+  // the library's default patience with a collector that took nothing yet
+  // (100 ms): there the program is given more (the optimised build runs the
+  // defaults).
+  std::vector<std::string> args = {"--queue-bytes", "67108864", "spam", "60000"};
+  if (k_sanitized) {
+    args.insert(args.begin(), {"--exit-flush-ms", "5000"});
+  }
+  const EmitterRun run = run_emitter(m_dir, CLIENT_EMITTER_BIN, args, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
   ASSERT_FALSE(run.sid.empty());
   ASSERT_EQ(daemon.stop().exit_code, 0);
