@@ -42,8 +42,12 @@ class IngestSink {
     chunk.seal(proto::Parser::padding_bytes());
     charge_senders(chunk);
     // A finished trace file waits for its commit to be removed, and git may
-    // be waiting for room in its directory (GIT_TRACE2_MAX_FILES).
-    const bool urgent = chunk.progress && (chunk.progress->finished || chunk.progress->remove_after_commit);
+    // be waiting for room in its directory (GIT_TRACE2_MAX_FILES). A channel
+    // that ended (or whose writer exited) sends nothing more to gather with:
+    // its process's last lines are what a user asks about right after git
+    // returns, so they go on at once.
+    const bool urgent = chunk.end_of_channel || chunk.writer_exited ||
+                        (chunk.progress && (chunk.progress->finished || chunk.progress->remove_after_commit));
     m_queue.push(std::move(chunk), urgent);
   }
   [[nodiscard]] bool over_budget() const { return m_budget.exhausted(); }

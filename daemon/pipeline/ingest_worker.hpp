@@ -58,8 +58,10 @@ class IngestWorker {
     bool redact_url_credentials = true;
     std::chrono::milliseconds uid_stats_interval{2000};
     std::chrono::milliseconds tick{200};       // housekeeping when idle
-    // While busy, wake at most this often unless this many chunks wait.
-    std::chrono::milliseconds gather{20};
+    // While busy, wake at most this often unless this many chunks wait
+    // (or a channel ends). Short, since a line waits here before it can be
+    // committed: at most this long, on an idle host.
+    std::chrono::milliseconds gather{5};
     std::size_t gather_chunks = 32;
     // Lines of one uid parsed before the next uid's turn (take_turns()).
     std::size_t turn_lines = 256;

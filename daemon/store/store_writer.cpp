@@ -437,9 +437,13 @@ void StoreWriter::run() {
     // Wait for input, but never past the moment the open transaction is due.
     auto wait = std::chrono::milliseconds(200);
     if (m_in_transaction) {
-      const auto due = m_transaction_started + m_options.commit_interval;
+      // Group commit: the transaction closes once the input has been quiet
+      // for `idle_commit_gap` (nobody else waits to join it), or at the
+      // interval under a steady load, whichever comes first.
+      const auto due = std::min(m_transaction_started + m_options.commit_interval,
+                                m_last_input + m_options.idle_commit_gap);
       wait = std::max(std::chrono::milliseconds(0),
-                      std::chrono::duration_cast<std::chrono::milliseconds>(due - clock::now()));
+                      std::chrono::ceil<std::chrono::milliseconds>(due - clock::now()));
     }
     if (backoff.count() > 0) {
       wait = backoff;
@@ -449,7 +453,11 @@ void StoreWriter::run() {
                                          m_next_retention - clock::now())));
     }
     if (input_open) {
+      const std::size_t held = m_pending.size();
       input_open = m_input.pop_all(m_pending, std::min(wait, m_options.status_interval));
+      if (m_pending.size() != held) {
+        m_last_input = clock::now();
+      }
     } else if (backoff.count() > 0) {
       std::this_thread::sleep_for(backoff);
     }
@@ -486,10 +494,12 @@ void StoreWriter::run() {
     // Memory is released only by a commit: when half the budget is held,
     // commit now rather than let the readers stall until the interval ends.
     const bool memory_pressed = m_budget.used() >= m_budget.limit() / 2;
+    const auto now = clock::now();
     const bool due = m_in_transaction &&
                      (!input_open || urgent || memory_pressed ||
                       m_rows_in_transaction >= m_options.max_rows_per_transaction ||
-                      clock::now() - m_transaction_started >= m_options.commit_interval);
+                      now - m_last_input >= m_options.idle_commit_gap ||
+                      now - m_transaction_started >= m_options.commit_interval);
     if (ok && due) {
       ok = commit();
       if (ok) {

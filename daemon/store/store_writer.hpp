@@ -1,9 +1,9 @@
 #pragma once
 // The single SQLite writer. Runs on its own thread, takes WriteBatches from
-// the pipeline, and commits them in transactions of at most
-// `commit_interval` (or `max_rows_per_transaction` rows), so the database
-// sees few, large transactions under load and fresh data within
-// milliseconds when idle.
+// the pipeline, and commits them in transactions that close when the input
+// goes quiet (`idle_commit_gap`), or at the latest after `commit_interval`
+// (or `max_rows_per_transaction` rows): the database sees few, large
+// transactions under load and fresh data within milliseconds when idle.
 //
 // A failed write (locked database, full disk, read-only file) rolls back and
 // is retried with backoff; the batches stay queued meanwhile and count
@@ -55,6 +55,11 @@ class StoreWriter {
 
   struct Options {
     std::chrono::milliseconds commit_interval{100};
+    // A transaction whose input has been quiet this long is committed at
+    // once: on an idle host what git just sent is queryable within a few
+    // milliseconds, while under load batches keep arriving sooner than
+    // this and transactions stay large.
+    std::chrono::milliseconds idle_commit_gap{2};
     std::size_t max_rows_per_transaction = 50000;
     std::chrono::milliseconds max_retry_backoff{1000};
     std::chrono::milliseconds status_interval{2000};
@@ -154,6 +159,7 @@ class StoreWriter {
   std::size_t m_rows_in_transaction = 0;
   bool m_in_transaction = false;
   std::chrono::steady_clock::time_point m_transaction_started;
+  std::chrono::steady_clock::time_point m_last_input{};  // when batches last arrived
 
   std::atomic<std::uint64_t> m_committed_batch{0};
   std::atomic<std::uint64_t> m_committed_events{0};
