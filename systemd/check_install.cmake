@@ -4,8 +4,8 @@
 #
 #   cmake -D BUILD_DIR=<build> -D WORK_DIR=<scratch> -D PREFIX=<prefix>
 #         -D UNIT_DIR=... -D SYSUSERS_DIR=... -D TMPFILES_DIR=... -D DOC_DIR=...
-#         -D SBIN_DIR=... -D BIN_DIR=... -D CONFIG_FILE=... -P check_install.cmake
-foreach(_var BUILD_DIR WORK_DIR PREFIX UNIT_DIR SYSUSERS_DIR TMPFILES_DIR DOC_DIR SBIN_DIR BIN_DIR CONFIG_FILE)
+#         -D SBIN_DIR=... -D BIN_DIR=... -D SYSCONF_FILE=... -P check_install.cmake
+foreach(_var BUILD_DIR WORK_DIR PREFIX UNIT_DIR SYSUSERS_DIR TMPFILES_DIR DOC_DIR SBIN_DIR BIN_DIR SYSCONF_FILE)
   if(NOT DEFINED ${_var})
     message(FATAL_ERROR "check_install.cmake: -D ${_var}=... is missing")
   endif()
@@ -49,8 +49,8 @@ set(_expected
     "${_root}${PREFIX}/share/man/man8/trace2d.8"
     "${_root}${PREFIX}/share/bash-completion/completions/trace2ctl"
     "${_root}${PREFIX}/share/zsh/site-functions/_trace2ctl"
-    # Where trace2d reads it, whatever the prefix.
-    "${_root}${CONFIG_FILE}")
+    # The configuration file, in the sysconfdir of the prefix: /etc for /usr.
+    "${_root}${SYSCONF_FILE}")
 set(_missing "")
 foreach(_file IN LISTS _expected)
   if(NOT EXISTS "${_file}")

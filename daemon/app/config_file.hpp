@@ -1,5 +1,5 @@
 #pragma once
-// The configuration file (/etc/trace2d/trace2d.toml) and the command-line
+// The configuration file (default_config_path()) and the command-line
 // flags that override it. Every setting has one TOML key ("stream.mode");
 // the file, the flags, the checks and the rendering all go through one list
 // of settings, so they cannot disagree. docs/configuration.md describes them.

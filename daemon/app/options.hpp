@@ -131,8 +131,8 @@ void apply_otel_environment(DaemonOptions& options);
 // db::default_db_path()).
 [[nodiscard]] std::string default_socket_path();
 [[nodiscard]] std::string default_dgram_socket_path();
-// /etc/trace2d/trace2d.toml whatever the install prefix (the CMake cache
-// variable TRACE2D_CONFIG_FILE, for packagers who need another place).
+// trace2d/trace2d.toml in the configured prefix's sysconfdir: /etc for the
+// prefix /usr (the CMake cache variable TRACE2D_CONFIG_FILE).
 [[nodiscard]] std::string default_config_path();
 
 [[nodiscard]] DaemonOptions default_options();

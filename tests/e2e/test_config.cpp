@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "daemon/app/config_file.hpp"
+#include "trace2d/version.hpp"
 #include "tests/e2e/daemon_fixture.hpp"
 #include "tests/support/socket_client.hpp"
 
@@ -92,28 +93,33 @@ TEST(Config, CheckConfigReportsEveryProblemAtOnceWithDidYouMean) {
       << with_flag.err;
 }
 
-// The compiled default is /etc/trace2d/trace2d.toml whatever the install
-// prefix (CMakeLists.txt: TRACE2D_CONFIG_FILE), and it is named whether it
-// exists or not.
-TEST(Config, TheDefaultFileIsEtcTrace2d) {
+// The compiled default is the configured prefix's sysconfdir
+// (CMakeLists.txt: TRACE2D_CONFIG_FILE; /etc/trace2d/trace2d.toml for the
+// prefix /usr), and it is named whether it exists or not.
+TEST(Config, TheDefaultFileIsInTheSysconfdirOfThePrefix) {
+  const std::string path = k_default_config_path;
+  EXPECT_TRUE(path == "/etc/trace2d/trace2d.toml" || path.ends_with("/etc/trace2d/trace2d.toml")) << path;
   const ProcessResult help = run_trace2d({"--help"});
-  EXPECT_NE(help.out.find("(default: /etc/trace2d/trace2d.toml if it exists"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("(default: " + path + " if it exists"), std::string::npos) << help.out;
   const ProcessResult check = run_trace2d({"--check-config"});
   ASSERT_EQ(check.exit_code, 0) << check.err;
-  const bool there = std::filesystem::exists("/etc/trace2d/trace2d.toml");
-  EXPECT_EQ(check.out.rfind(there ? "# configuration file: /etc/trace2d/trace2d.toml;"
-                                  : "# configuration file: none (/etc/trace2d/trace2d.toml does not exist);",
+  const bool there = std::filesystem::exists(path);
+  EXPECT_EQ(check.out.rfind(there ? "# configuration file: " + path + ";"
+                                  : "# configuration file: none (" + path + " does not exist);",
                             0),
             0u)
       << check.out;
 }
 
-// Runs trace2d with `args` where /etc/trace2d/trace2d.toml is `config`:
-// in a private mount namespace, over an overlay of /etc whose changes
-// vanish with it. nullopt when this machine cannot (not root, no unshare).
-std::optional<ProcessSpec> with_etc_config(const TempDir& dir, const std::string& config,
-                                           const std::vector<std::string>& args) {
-  if (::geteuid() != 0 || !std::filesystem::exists("/usr/bin/unshare")) {
+// Runs trace2d with `args` where the default configuration file is
+// `config`: in a private mount namespace, over an overlay of the directory
+// that holds trace2d's (/etc, or <prefix>/etc) whose changes vanish with it.
+// nullopt when this machine cannot (not root, no unshare, no such directory).
+std::optional<ProcessSpec> with_default_config(const TempDir& dir, const std::string& config,
+                                               const std::vector<std::string>& args) {
+  const std::filesystem::path file = k_default_config_path;
+  const std::filesystem::path sysconfdir = file.parent_path().parent_path();
+  if (::geteuid() != 0 || !std::filesystem::exists("/usr/bin/unshare") || !std::filesystem::is_directory(sysconfdir)) {
     return std::nullopt;
   }
   write_file(dir.file("etc-config.toml"), config);
@@ -122,14 +128,14 @@ std::optional<ProcessSpec> with_etc_config(const TempDir& dir, const std::string
       "set -e\n"
       "mount -t tmpfs none \"$1\"/ns\n"
       "mkdir \"$1\"/ns/up \"$1\"/ns/work\n"
-      "mount -t overlay overlay -o lowerdir=/etc,upperdir=\"$1\"/ns/up,workdir=\"$1\"/ns/work /etc\n"
-      "mkdir -p /etc/trace2d\n"
-      "cp \"$1\"/etc-config.toml /etc/trace2d/trace2d.toml\n"
-      "shift\n"
+      "mount -t overlay overlay -o lowerdir=\"$2\",upperdir=\"$1\"/ns/up,workdir=\"$1\"/ns/work \"$2\"\n"
+      "mkdir -p \"$(dirname \"$3\")\"\n"
+      "cp \"$1\"/etc-config.toml \"$3\"\n"
+      "shift 3\n"
       "exec \"$@\"\n";
   ProcessSpec spec;
-  spec.argv = {"/usr/bin/unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", dir.path().string(),
-               TRACE2D_BIN};
+  spec.argv = {"/usr/bin/unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+               dir.path().string(), sysconfdir.string(), file.string(), TRACE2D_BIN};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   // Can this machine do it at all (a container may forbid mounts)?
   ProcessSpec probe = spec;
@@ -143,24 +149,24 @@ std::optional<ProcessSpec> with_etc_config(const TempDir& dir, const std::string
 
 TEST(Config, TheDefaultFileIsReadAndNamedAtStartUp) {
   TempDir dir;
+  const std::string path = k_default_config_path;
   const std::string config = config_in(dir, "[shutdown]\ngrace_ms = 100\n");
-  const auto check = with_etc_config(dir, config, {"--check-config"});
+  const auto check = with_default_config(dir, config, {"--check-config"});
   if (!check) {
-    GTEST_SKIP() << "needs root and mount namespaces to put a file at /etc/trace2d/trace2d.toml";
+    GTEST_SKIP() << "needs root, mount namespaces and an existing " << path << "'s sysconfdir to put a file there";
   }
   const ProcessResult r = run_process(*check, std::chrono::seconds(20));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("# configuration file: /etc/trace2d/trace2d.toml;", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("# configuration file: " + path + ";", 0), 0u) << r.out;
   EXPECT_EQ(app::parse_config(r.out, "stdout", app::default_options()).io_threads, 2u);  // from the file
 
-  Process daemon(*with_etc_config(dir, config, {}));
+  Process daemon(*with_default_config(dir, config, {}));
   ASSERT_TRUE(wait_until([&] { return daemon.out_so_far().find("GIT_TRACE2_EVENT=") != std::string::npos; },
                          std::chrono::seconds(20)))
       << daemon.err_so_far();
   EXPECT_NE(daemon.out_so_far().find("GIT_TRACE2_EVENT=af_unix:stream:" + dir.file("c.sock") + "\n"),
             std::string::npos);
-  EXPECT_NE(daemon.err_so_far().find("configuration file: /etc/trace2d/trace2d.toml"), std::string::npos)
-      << daemon.err_so_far();
+  EXPECT_NE(daemon.err_so_far().find("configuration file: " + path), std::string::npos) << daemon.err_so_far();
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.wait(std::chrono::seconds(30)).exit_code, 0);
 }
