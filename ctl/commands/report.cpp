@@ -29,6 +29,7 @@
 #include "ctl/query/database.hpp"
 #include "ctl/query/failed.hpp"
 #include "ctl/query/time_filter.hpp"
+#include "ctl/query/time_shares.hpp"
 #include "ctl/render/describe.hpp"
 #include "ctl/render/html_report.hpp"
 #include "ctl/render/tree_text.hpp"
@@ -344,6 +345,10 @@ render::Advice advice_findings(db::Database& db, const ReportOptions& options) {
 
 void run_report(const Context& ctx, const ReportOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
+  // The optional sections (what got slower, what to change) read weeks of
+  // processes: on a large database either may need more than the whole
+  // --timeout, and the page must still come out.
+  TimeShares shares(db, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   render::HtmlReport report;
   report.database = ctx.global.db_path;
@@ -359,14 +364,22 @@ void run_report(const Context& ctx, const ReportOptions& options) {
     // Stored data no check foresaw costs the page one section, said on it
     // (SQL errors, a timeout among them, still end the command).
     try {
-      report.regressions = regressions(db, options, window);
+      const std::string left_out = shares.run("compare", [&] { report.regressions = regressions(db, options, window); });
+      if (!left_out.empty()) {
+        report.regressions = {};
+        report.regressions.problem = left_out;
+      }
     } catch (const db::SqliteError&) {
       throw;
     } catch (const std::exception& e) {
       report.regressions.problem = e.what();
     }
     try {
-      report.advice = advice_findings(db, options);
+      const std::string left_out = shares.run("advice", [&] { report.advice = advice_findings(db, options); });
+      if (!left_out.empty()) {
+        report.advice = {};
+        report.advice.problem = left_out;
+      }
     } catch (const db::SqliteError&) {
       throw;
     } catch (const std::exception& e) {
