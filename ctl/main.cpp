@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   const std::vector<ctl::Command> commands{
       ctl::add_advice_command(cli),
       ctl::add_compare_command(cli),
+      ctl::add_doctor_command(cli),
       ctl::add_export_command(cli),
       ctl::add_report_command(cli),
       ctl::add_sessions_command(cli),

@@ -57,6 +57,7 @@ struct Command {
 
 [[nodiscard]] Command add_advice_command(CLI::App& cli);
 [[nodiscard]] Command add_compare_command(CLI::App& cli);
+[[nodiscard]] Command add_doctor_command(CLI::App& cli);
 [[nodiscard]] Command add_export_command(CLI::App& cli);
 [[nodiscard]] Command add_report_command(CLI::App& cli);
 [[nodiscard]] Command add_sessions_command(CLI::App& cli);

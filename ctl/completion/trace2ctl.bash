@@ -8,7 +8,7 @@ _trace2ctl() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="advice compare export report sessions show sql stats status top tree"
+    local commands="advice compare doctor export report sessions show sql stats status top tree"
     local global="--db --format --json --color --no-pager --timeout --only-uid --help --version"
 
     # Values of the flags that take one.
@@ -54,6 +54,7 @@ _trace2ctl() {
         advice) flags="--since --until --cmd --min-runs" ;;
         compare) flags="--since --until --split --baseline-since --baseline-until --target-since --target-until --baseline-version --target-version --baseline-repo --target-repo --cmd --all --regions --min-runs --alpha --min-change-pct --min-change-ms" ;;
         status) flags="" ;;
+        doctor) flags="" ;;
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
         export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
