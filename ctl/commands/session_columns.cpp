@@ -112,7 +112,13 @@ void present_session_columns(ResultSet& result, db::Database& db, OutputFormat f
   if (sid_form == SidForm::whole || !sid || result.rows.empty()) {
     return;
   }
-  const SidAbbreviator abbreviator(db);
+  std::vector<std::string> sids;
+  for (const Row& row : result.rows) {
+    if (const auto* text = std::get_if<std::string>(&row[*sid])) {
+      sids.push_back(*text);
+    }
+  }
+  const SidAbbreviator abbreviator(db, sids);
   for (Row& row : result.rows) {
     if (const auto* text = std::get_if<std::string>(&row[*sid])) {
       row[*sid] = abbreviator.shorten(*text);

@@ -1,7 +1,10 @@
 #include "ctl/query/sid.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+
+#include "proto/timestamp.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -25,27 +28,74 @@ std::string_view own_part(std::string_view sid) {
   return slash == std::string_view::npos ? sid : sid.substr(slash + 1);
 }
 
-SidAbbreviator::SidAbbreviator(db::Database& db) {
-  db::Statement stmt = db.prepare("SELECT sid FROM sessions");
-  while (stmt.step()) {
-    m_own_parts.emplace_back(own_part(stmt.column_text(0)));
+SidAbbreviator::SidAbbreviator(db::Database& db, const std::vector<std::string>& sids) {
+  if (sids.size() > k_bulk_sids) {
+    db::Statement stmt = db.prepare("SELECT sid FROM sessions");
+    while (stmt.step()) {
+      m_sids.emplace_back(stmt.column_text(0));
+    }
+  } else {
+    for (const std::string& sid : sids) {
+      m_sids.push_back(sid);
+      add_neighbours(db, sid);
+    }
+    std::sort(m_sids.begin(), m_sids.end());
+    m_sids.erase(std::unique(m_sids.begin(), m_sids.end()), m_sids.end());
   }
-  std::sort(m_own_parts.begin(), m_own_parts.end());
+  m_own.reserve(m_sids.size());
+  for (const std::string& sid : m_sids) {
+    m_own.push_back(own_part(sid));
+  }
+  std::sort(m_own.begin(), m_own.end());
+}
+
+// The sessions whose own parts can share the most with `sid`'s: among
+// top-level SIDs (own part = SID), the nearest on either side in SID order,
+// skipping the children that sort between them; among child SIDs, those
+// that started within a second of the time its own part begins with.
+void SidAbbreviator::add_neighbours(db::Database& db, std::string_view sid) {
+  const std::string own(own_part(sid));
+  for (const char* sql : {"SELECT sid FROM sessions WHERE sid < ?1 AND instr(sid, '/') = 0 ORDER BY sid DESC LIMIT 1",
+                          "SELECT sid FROM sessions WHERE sid > ?1 AND instr(sid, '/') = 0 ORDER BY sid LIMIT 1"}) {
+    db::Statement stmt = db.prepare(sql);
+    stmt.bind_text(1, own);
+    if (stmt.step()) {
+      m_sids.emplace_back(stmt.column_text(0));
+    }
+  }
+  // git's own part: 20261122T000429.517133Z-H0a7c9cdf-P000014ca.
+  if (own.size() < 23 || own[8] != 'T' || own[15] != '.' || own[22] != 'Z') {
+    return;
+  }
+  const std::string iso = own.substr(0, 4) + "-" + own.substr(4, 2) + "-" + own.substr(6, 2) + "T" +
+                          own.substr(9, 2) + ":" + own.substr(11, 2) + ":" + own.substr(13, 2) + own.substr(15, 8);
+  const std::optional<std::int64_t> at = proto::parse_utc_timestamp(iso);
+  if (!at) {
+    return;
+  }
+  constexpr std::int64_t k_second_us = 1000000;
+  db::Statement stmt =
+      db.prepare("SELECT sid FROM sessions WHERE start_time >= ?1 AND start_time <= ?2 AND instr(sid, '/') > 0");
+  stmt.bind_text(1, proto::format_utc_timestamp(*at - k_second_us));
+  stmt.bind_text(2, proto::format_utc_timestamp(*at + k_second_us));
+  while (stmt.step()) {
+    m_sids.emplace_back(stmt.column_text(0));
+  }
 }
 
 std::string SidAbbreviator::shorten(std::string_view sid) const {
   const std::string_view own = own_part(sid);
   // Only the neighbours in sorted order can share a longer prefix.
-  const auto first = std::lower_bound(m_own_parts.begin(), m_own_parts.end(), own);
-  const auto last = std::upper_bound(first, m_own_parts.end(), own);
+  const auto first = std::lower_bound(m_own.begin(), m_own.end(), own);
+  const auto last = std::upper_bound(first, m_own.end(), own);
   if (last - first > 1) {
     return std::string(sid);
   }
   std::size_t shared = 0;
-  if (first != m_own_parts.begin()) {
+  if (first != m_own.begin()) {
     shared = std::max(shared, common_prefix(own, *(first - 1)));
   }
-  if (last != m_own_parts.end()) {
+  if (last != m_own.end()) {
     shared = std::max(shared, common_prefix(own, *last));
   }
   return std::string(own.substr(0, std::max(shared + 1, k_min_short_sid)));

@@ -20,17 +20,29 @@ inline constexpr std::size_t k_min_short_sid = 8;
 // The part after the last '/'.
 [[nodiscard]] std::string_view own_part(std::string_view sid);
 
-// Abbreviates SIDs against every session in the database (read once, at
-// construction).
+// Abbreviates SIDs against every session in the database. For the rows of
+// a page, each SID's neighbours are found through the indexes (the nearest
+// top-level SIDs in SID order; the processes started within a second of it,
+// whose own parts begin with a time as git writes them), so the cost does
+// not grow with the database; past k_bulk_sids SIDs, every SID is read once.
+// A custom or forged own part that does not follow git's layout may go
+// unseen and make a short SID ambiguous: resolve_sid() then says so.
 class SidAbbreviator {
  public:
-  explicit SidAbbreviator(db::Database& db);
-  // The short form of `sid`; the whole SID when its own part is also
-  // another session's (custom SIDs can repeat under different parents).
+  SidAbbreviator(db::Database& db, const std::vector<std::string>& sids);
+  SidAbbreviator(const SidAbbreviator&) = delete;  // m_own points into m_sids
+  SidAbbreviator& operator=(const SidAbbreviator&) = delete;
+  // The short form of `sid` (one of those given); the whole SID when its
+  // own part is also another session's (custom SIDs can repeat under
+  // different parents).
   [[nodiscard]] std::string shorten(std::string_view sid) const;
 
+  static constexpr std::size_t k_bulk_sids = 1000;
+
  private:
-  std::vector<std::string> m_own_parts;  // sorted
+  void add_neighbours(db::Database& db, std::string_view sid);
+  std::vector<std::string> m_sids;       // every SID looked at (bulk: all)
+  std::vector<std::string_view> m_own;   // their own parts, sorted
 };
 
 // Whether a SID prefix that sessions hang under ("ci-job 42" for

@@ -210,6 +210,33 @@ TEST(Trace2ctlSessions, ShortSidsAreUniquePrefixesThatShowAndTreeAccept) {
             "trace2ctl: no session with sid 'nothing-like-it'\n");
 }
 
+// Short SIDs are worked out from each shown SID's neighbours, not from
+// every SID in the database: the nearest top-level SIDs, and the child
+// processes that started within a second of the time the own part begins
+// with (git's layout); the result is the same as against all of them.
+TEST(Trace2ctlSessions, ShortSidsOfChildrenSeeChildrenOfOtherParents) {
+  SampleDatabase db;
+  db.insert_session(60, "20261122T000429.100000Z-H0a7c9cdf-P00000001", "status", "complete",
+                    "2026-11-22T00:04:29.100000Z", "2026-11-22T00:04:29.100000Z");
+  db.insert_session(61, "20261122T000429.100000Z-H0a7c9cdf-P00000001/20261122T000429.553282Z-H0a7c9cdf-P00000002",
+                    "rev-parse", "complete", "2026-11-22T00:04:29.553282Z", "2026-11-22T00:04:29.553282Z");
+  db.insert_session(62, "20261122T000429.200000Z-H0a7c9cdf-P00000003", "status", "complete",
+                    "2026-11-22T00:04:29.200000Z", "2026-11-22T00:04:29.200000Z");
+  // Another parent's child, whose own part shares "…T000429.5532" with 61's.
+  db.insert_session(63, "20261122T000429.200000Z-H0a7c9cdf-P00000003/20261122T000429.553299Z-H0a7c9cdf-P00000004",
+                    "ls-files", "complete", "2026-11-22T00:04:29.553299Z", "2026-11-22T00:04:29.553299Z");
+  const ProcessResult result = run_ctl({"--db", db.path(), "sessions", "--all", "--cmd", "rev-parse"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto sids = listed_sids(result);
+  ASSERT_EQ(sids, Sids{"20261122T000429.55328"}) << result.out;
+  EXPECT_EQ(run_ctl({"--db", db.path(), "show", sids.front()}).exit_code, 0);
+  // And in a listing of them all.
+  const ProcessResult all = run_ctl({"--db", db.path(), "sessions", "--all", "--limit", "0"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("20261122T000429.55328 "), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("20261122T000429.55329 "), std::string::npos) << all.out;
+}
+
 TEST(Trace2ctlSessions, FailedRowsAreRedOnlyWhenColourIsOn) {
   SampleDatabase db;
   const ProcessResult plain = run_ctl({"--db", db.path(), "sessions"});
