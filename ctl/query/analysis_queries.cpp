@@ -141,20 +141,6 @@ std::string percentiles_cte(const std::string& keys, const std::string& source) 
 
 }  // namespace
 
-ResultSet command_stats(db::Database& db, const Window& window, Units units) {
-  const std::string sql =
-      "WITH w AS (SELECT s.cmd_name, s.elapsed, s.exit_code, s.signo, s.status FROM sessions s"
-      " WHERE s.cmd_name IS NOT NULL" + window_condition(window) + "), " +
-      percentiles_cte("cmd_name", "w") +
-      " SELECT w.cmd_name, count(*) AS runs, coalesce(sum(w.exit_code != 0 OR w.signo IS NOT NULL), 0) AS failures,"
-      " sum(w.status = 'incomplete') AS incomplete, " +
-      duration("p.p50", "p50_elapsed", units) + ", " + duration("p.p90", "p90_elapsed", units) + ", " +
-      duration("p.p99", "p99_elapsed", units) + ", " + duration("p.max", "max_elapsed", units) + ", " +
-      duration("sum(w.elapsed)", "total_elapsed", units) +
-      " FROM w LEFT JOIN pct p ON p.cmd_name = w.cmd_name GROUP BY w.cmd_name ORDER BY runs DESC, w.cmd_name";
-  return run(db, sql, window);
-}
-
 ResultSet grouped_stats(db::Database& db, const Window& window, const std::vector<GroupKey>& keys, Units units) {
   const KeySql k = key_sql(keys);
   const std::string sql =

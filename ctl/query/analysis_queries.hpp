@@ -41,8 +41,9 @@ void bind_window(db::Statement& stmt, const Window& window);
 // `owner` (the uid), `nickname`.
 enum class GroupKey { cmd, repo, version, uid, nickname };
 
-// Per value of `keys`: runs, failures, incomplete, percentiles and total as
-// command_stats(); most runs first.
+// Per value of `keys`: runs, failures (non-zero exit or a signal),
+// incomplete sessions, nearest-rank p50/p90/p99 and max of elapsed, total
+// elapsed, as the `command_stats` view per cmd_name; most runs first.
 [[nodiscard]] ResultSet grouped_stats(db::Database& db, const Window& window, const std::vector<GroupKey>& keys,
                                       Units units);
 
@@ -50,11 +51,6 @@ enum class GroupKey { cmd, repo, version, uid, nickname };
 // slowest first; at most `limit` groups.
 [[nodiscard]] ResultSet slowest_per_group(db::Database& db, const Window& window, const std::vector<GroupKey>& keys,
                                           int limit, Units units);
-
-// Per cmd_name: runs, failures (non-zero exit or a signal), incomplete
-// sessions, nearest-rank p50/p90/p99 and max of elapsed, total elapsed;
-// most runs first. Without a window it equals the `command_stats` view.
-[[nodiscard]] ResultSet command_stats(db::Database& db, const Window& window, Units units);
 
 // Per (category, label) of closed regions: count, p50/p90/p99/max and total
 // elapsed; most total time first. Without a window it equals `region_stats`.
