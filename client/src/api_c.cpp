@@ -3,9 +3,11 @@
 // every entry point catches everything.
 #include <trace2d/client.h>
 
+#include <charconv>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -207,7 +209,8 @@ uint64_t trace2d_dropped(void) {
 }
 
 const char* trace2d_sid(void) {
-  Session* s = active_session();
+  // Also after shutdown() or a failed target: the session keeps its SID.
+  Session* s = Session::current();
   return s == nullptr ? "" : s->sid().c_str();
 }
 
@@ -519,6 +522,94 @@ int trace2d_run_child_s(const char* file, int line, const trace2d_str* argv, siz
     args.clear();
   }
   return run_child_with(args, file, line, options, pid_out, child_id_out);
+}
+
+// ---- 1.1 -----------------------------------------------------------------
+
+uint64_t trace2d_region_enter_token_s(const char* file, int line, trace2d_str category,
+                                      trace2d_str label, int repo, trace2d_str msg) {
+  std::uint64_t token = 0;
+  guarded([&](Session& s) {
+    token = s.region_enter(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+  return token;
+}
+
+uint64_t trace2d_region_enter_token_fl(const char* file, int line, const char* category,
+                                       const char* label, int repo, const char* msg) {
+  std::uint64_t token = 0;
+  guarded([&](Session& s) {
+    token = s.region_enter(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+  return token;
+}
+
+void trace2d_region_leave_token_fl(const char* file, int line, uint64_t token, int repo) {
+  if (token == 0) {
+    return;
+  }
+  guarded([&](Session& s) { s.region_leave_token(token, repo, where_of(file, line)); });
+}
+
+void trace2d_data_double_s(const char* file, int line, trace2d_str category, int repo,
+                           trace2d_str key, double value) {
+  guarded([&](Session& s) {
+    // The shortest text that reads back as the same double ("0.93", "1e-09",
+    // "nan", "inf"): what the value is, never a rounding of it.
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
+           repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_double_fl(const char* file, int line, const char* category, int repo,
+                            const char* key, double value) {
+  trace2d_data_double_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
+                        repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+}
+
+void trace2d_data_bool_s(const char* file, int line, trace2d_str category, int repo,
+                         trace2d_str key, int value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_bool_fl(const char* file, int line, const char* category, int repo,
+                          const char* key, int value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_uintmax_s(const char* file, int line, trace2d_str category, int repo,
+                            trace2d_str key, uintmax_t value) {
+  guarded([&](Session& s) {
+    char buffer[24];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
+           repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_uintmax_fl(const char* file, int line, const char* category, int repo,
+                             const char* key, uintmax_t value) {
+  trace2d_data_uintmax_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
+                         repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+}
+
+uint64_t trace2d_dropped_by(int reason) {
+  const Session* s = Session::current();
+  if (s == nullptr) {
+    return 0;
+  }
+  switch (reason) {
+    case TRACE2D_DROP_QUEUE_FULL: return s->dropped_queue_full();
+    case TRACE2D_DROP_TARGET: return s->dropped_target();
+    case TRACE2D_DROP_NESTING: return s->dropped_nesting();
+    default: return 0;
+  }
 }
 
 }  // extern "C"

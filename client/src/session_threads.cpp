@@ -81,6 +81,7 @@ Session::ThreadScope Session::current_thread_scope() {
   if (ctx->named && ctx->id != 0) {
     return ThreadScope::thread;
   }
+  std::lock_guard regions(ctx->region_lock);
   if (ctx->depth > 0 && ctx->regions[ctx->depth - 1].label == "thread-proc") {
     return ThreadScope::region;
   }
@@ -90,7 +91,10 @@ Session::ThreadScope Session::current_thread_scope() {
 void Session::end_thread(ThreadContext& ctx, Where where) {
   if (ctx.named && active()) {
     const std::int64_t now = mono_us();
-    ctx.depth = 0;  // unbalanced regions are unwound silently, as git does
+    {
+      std::lock_guard regions(ctx.region_lock);
+      ctx.depth = 0;  // unbalanced regions are unwound silently, as git does
+    }
     std::string metrics;
     append_thread_metrics(metrics, ctx);
     if (!metrics.empty()) {

@@ -21,6 +21,30 @@ struct OpenRegion {
   std::int64_t start_us = 0;
   std::string category;
   std::string label;
+  // Which entry of this thread it is (tokens name it), and the nesting it
+  // was entered at: a region left out of order keeps the one it was sent with.
+  std::uint32_t serial = 0;
+  std::size_t nesting = 0;
+};
+
+// Guards a thread's region stack: its own thread uses it on every region
+// and data event (uncontended: one atomic exchange), a Region guard
+// destroyed on another thread takes it to close its region there.
+class RegionLock {
+ public:
+  void lock() noexcept {
+    while (m_held.exchange(true, std::memory_order_acquire)) {
+      while (m_held.load(std::memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+  void unlock() noexcept { m_held.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> m_held{false};
 };
 
 // git's TR2_MAX_THREAD_NAME: "thNN:name" is cut to this many bytes.
@@ -39,15 +63,23 @@ struct ThreadContext {
   std::string thread_json;  // ,"thread":"<name>" ready to copy
   std::int64_t start_us;
 
+  RegionLock region_lock;           // regions, depth, next_serial
   std::vector<OpenRegion> regions;  // never shrinks: the strings keep their capacity
   std::size_t depth = 0;            // open regions
+  std::uint32_t next_serial = 0;
 
   std::array<TimerSlot, k_max_metrics> timers;
   std::array<std::atomic<std::int64_t>, k_max_metrics> counters{};
 
   std::string line;  // the event being formatted
 
-  void push_region(std::int64_t now_us, std::string_view category, std::string_view label);
+  // Under region_lock. Returns the new entry's serial (never 0).
+  std::uint32_t push_region(std::int64_t now_us, std::string_view category, std::string_view label);
+  // The open entry with `serial`, or depth when none is (left already).
+  [[nodiscard]] std::size_t find_region(std::uint32_t serial) const;
+  // Removes entry `index`; the ones above it move down one place (their
+  // nesting as sent stays theirs). The strings only move: nothing allocates.
+  void remove_region(std::size_t index);
   // The start of the innermost open region, or of the thread.
   [[nodiscard]] std::int64_t innermost_start() const {
     return depth == 0 ? start_us : regions[depth - 1].start_us;

@@ -30,6 +30,8 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 #if defined(__has_include)
 #if __has_include(<version>)
@@ -45,6 +47,17 @@
 
 #include <trace2d/client.h>
 
+// Whether this translation unit may use try/catch (-fno-exceptions turns
+// them off; the header then compiles without them: allocation failure
+// aborts there anyway).
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#define TRACE2D_CLIENT_TRY try
+#define TRACE2D_CLIENT_CATCH_ALL catch (...)
+#else
+#define TRACE2D_CLIENT_TRY if (true)
+#define TRACE2D_CLIENT_CATCH_ALL else
+#endif
+
 namespace trace2d {
 namespace client {
 // Versioned: a program holding two copies of this header from different
@@ -53,14 +66,29 @@ namespace client {
 inline namespace v1 {
 
 // The caller's file and line, which become the events' "file" and "line".
-// From the compiler's __builtin_FILE/__builtin_LINE (as std::source_location
-// is, where the library has it: clang 14 with libstdc++ 12 does not).
+// From std::source_location where the standard library has it (C++20;
+// clang 14 with libstdc++ 12 has not), else from the compiler's
+// __builtin_FILE/__builtin_LINE, which are what it is made of.
+//
+// Either is taken where the call is written: a default argument is
+// evaluated at the call. std::make_unique<Region>(...) and
+// optional<Region>::emplace(...) call the constructor from inside the
+// standard library, so they would record its header: construct the guard
+// where it is written and move it (`std::make_unique<Region>(Region(...))`,
+// `opt = Region(...)`), or pass Location::current() yourself.
 class Location {
  public:
+#if defined(__cpp_lib_source_location)
+  static constexpr Location current(
+      const std::source_location& loc = std::source_location::current()) noexcept {
+    return Location(loc);
+  }
+#else
   static constexpr Location current(const char* file = __builtin_FILE(),
                                     int line = __builtin_LINE()) noexcept {
     return Location(file, line);
   }
+#endif
   constexpr Location(const char* file, int line) noexcept : m_file(file), m_line(line) {}
 #if defined(__cpp_lib_source_location)
   // NOLINTNEXTLINE(google-explicit-constructor): a source_location is a Location
@@ -127,12 +155,21 @@ inline bool start(int argc, char** argv, const Options& options = {},
 }
 
 inline bool enabled() noexcept { return trace2d_enabled() != 0; }
-// This process's SID; empty when tracing is off. Valid until exit.
+// This process's SID; empty when no session was started (it stays after
+// shutdown() and a failed target). Valid until exit.
 inline std::string_view sid() noexcept { return trace2d_sid(); }
 // Why tracing is off ("" while it is on): see trace2d_off_reason().
 inline std::string_view off_reason() noexcept { return trace2d_off_reason(); }
-// Events dropped so far (queue full, target failed).
+// Events not sent so far, whatever the reason; dropped(reason) by reason.
 inline std::uint64_t dropped() noexcept { return trace2d_dropped(); }
+enum class DropReason : int {
+  queue_full = TRACE2D_DROP_QUEUE_FULL,  // a slow or stopped collector
+  target = TRACE2D_DROP_TARGET,          // the target failed or did not take them by exit
+  nesting = TRACE2D_DROP_NESTING,        // deeper than GIT_TRACE2_EVENT_NESTING, as git
+};
+inline std::uint64_t dropped(DropReason reason) noexcept {
+  return trace2d_dropped_by(static_cast<int>(reason));
+}
 
 // Records the exit code sent at process exit and returns it:
 // `return trace2d::client::exit(code);`. (The name is in parentheses so
@@ -189,16 +226,73 @@ inline void region_leave(std::string_view category, std::string_view label,
                          repo, c_abi::str(msg));
 }
 
+// Typed data, each type sent as what it is: text as it is, integers in
+// full, a double as the shortest text that reads back the same ("0.93"),
+// bool as "true"/"false". A value of any other type does not compile
+// (pointers, char, long double, nullptr): nothing is converted silently.
 inline void data(std::string_view category, std::string_view key, std::string_view value,
                  int repo = 0, Location loc = Location::current()) noexcept {
   trace2d_data_string_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
                         c_abi::str(key), c_abi::str(value));
+}
+inline void data(std::string_view category, std::string_view key, const char* value,
+                 int repo = 0, Location loc = Location::current()) noexcept {
+  data(category, key, value == nullptr ? std::string_view() : std::string_view(value), repo, loc);
+}
+inline void data(std::string_view category, std::string_view key, char* value, int repo = 0,
+                 Location loc = Location::current()) noexcept {
+  data(category, key, static_cast<const char*>(value), repo, loc);
+}
+inline void data(std::string_view category, std::string_view key, const std::string& value,
+                 int repo = 0, Location loc = Location::current()) noexcept {
+  data(category, key, std::string_view(value), repo, loc);
 }
 inline void data(std::string_view category, std::string_view key, std::int64_t value,
                  int repo = 0, Location loc = Location::current()) noexcept {
   trace2d_data_intmax_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
                         c_abi::str(key), value);
 }
+inline void data(std::string_view category, std::string_view key, double value, int repo = 0,
+                 Location loc = Location::current()) noexcept {
+  trace2d_data_double_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
+                        c_abi::str(key), value);
+}
+inline void data(std::string_view category, std::string_view key, float value, int repo = 0,
+                 Location loc = Location::current()) noexcept {
+  data(category, key, static_cast<double>(value), repo, loc);
+}
+inline void data(std::string_view category, std::string_view key, bool value, int repo = 0,
+                 Location loc = Location::current()) noexcept {
+  trace2d_data_bool_s(loc.file_name(), loc.line(), c_abi::str(category), repo, c_abi::str(key),
+                      value ? 1 : 0);
+}
+// Every other integer type, signed ones as intmax, unsigned ones in full.
+template <typename Integer,
+          typename std::enable_if<std::is_integral<Integer>::value &&
+                                      !std::is_same<Integer, bool>::value &&
+                                      !std::is_same<Integer, char>::value &&
+                                      !std::is_same<Integer, std::int64_t>::value,
+                                  int>::type = 0>
+inline void data(std::string_view category, std::string_view key, Integer value, int repo = 0,
+                 Location loc = Location::current()) noexcept {
+  if (std::is_signed<Integer>::value) {
+    trace2d_data_intmax_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
+                          c_abi::str(key), static_cast<std::intmax_t>(value));
+  } else {
+    trace2d_data_uintmax_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
+                           c_abi::str(key), static_cast<std::uintmax_t>(value));
+  }
+}
+// A pointer would become "true", a char a number, a long double a rounded
+// double: none of them is sent silently.
+template <typename Pointee>
+void data(std::string_view, std::string_view, Pointee*, int = 0,
+          Location = Location::current()) = delete;
+void data(std::string_view, std::string_view, std::nullptr_t, int = 0,
+          Location = Location::current()) = delete;
+void data(std::string_view, std::string_view, char, int = 0, Location = Location::current()) = delete;
+void data(std::string_view, std::string_view, long double, int = 0,
+          Location = Location::current()) = delete;
 // `json` must be one valid JSON value: false (and nothing sent) otherwise.
 inline bool data_json(std::string_view category, std::string_view key, std::string_view json,
                       int repo = 0, Location loc = Location::current()) noexcept {
@@ -216,27 +310,47 @@ inline void message(std::string_view msg, Location loc = Location::current()) no
   trace2d_printf_s(loc.file_name(), loc.line(), c_abi::str(msg));
 }
 
-// region_enter now, region_leave (same category and label) at scope exit.
+// region_enter now, and at scope exit (or leave()) the leave of this very
+// region: its category, label and nesting, whatever regions were entered
+// or left meanwhile and from whichever thread the guard ends on (see
+// trace2d_region_leave_token in client.h). Movable, so that a guard made
+// where it is written can go into a unique_ptr, an optional or a
+// container: `auto r = std::make_unique<Region>(Region("build", "link"));`.
 class Region {
  public:
   explicit Region(std::string_view category, std::string_view label, std::string_view msg = {},
                   int repo = 0, Location loc = Location::current()) noexcept
-      : m_loc(loc), m_repo(repo) {
-    m_entered = trace2d_region_enter_s(loc.file_name(), loc.line(), c_abi::str(category),
-                                       c_abi::str(label), repo, c_abi::str(msg)) != 0;
-  }
-  ~Region() {
-    if (m_entered) {
-      trace2d_region_leave_innermost_fl(m_loc.file_name(), m_loc.line(), m_repo);
+      : m_loc(loc),
+        m_repo(repo),
+        m_token(trace2d_region_enter_token_s(loc.file_name(), loc.line(), c_abi::str(category),
+                                             c_abi::str(label), repo, c_abi::str(msg))) {}
+  ~Region() { leave(m_loc); }
+  Region(Region&& other) noexcept
+      : m_loc(other.m_loc), m_repo(other.m_repo), m_token(std::exchange(other.m_token, 0)) {}
+  Region& operator=(Region&& other) noexcept {
+    if (this != &other) {
+      leave(m_loc);
+      m_loc = other.m_loc;
+      m_repo = other.m_repo;
+      m_token = std::exchange(other.m_token, 0);
     }
+    return *this;
   }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
 
+  // Leaves the region now (once; the destructor then does nothing).
+  void leave(Location loc = Location::current()) noexcept {
+    if (m_token != 0) {
+      trace2d_region_leave_token_fl(loc.file_name(), loc.line(), std::exchange(m_token, 0),
+                                    m_repo);
+    }
+  }
+
  private:
   Location m_loc;
   int m_repo;
-  bool m_entered;
+  std::uint64_t m_token;  // 0: not entered (tracing off) or left
 };
 
 // The calling thread becomes "thNN:name" (thread_start); at scope exit its
@@ -347,13 +461,14 @@ std::vector<trace2d_str> strs(const Strings& strings) {
 template <typename Strings>
 ChildResult run_child(const Strings& argv, const ChildOptions& options, Location loc) noexcept {
   ChildResult result;
-  try {
+  TRACE2D_CLIENT_TRY {
     std::vector<const char*> env;
     const trace2d_child_options o = child_options(options, env);
     const std::vector<trace2d_str> args = strs(argv);
     result.code = trace2d_run_child_s(loc.file_name(), loc.line(), args.data(), args.size(), &o,
                                       &result.pid, &result.child_id);
-  } catch (...) {
+  }
+  TRACE2D_CLIENT_CATCH_ALL {
     // Out of memory before anything ran: reported as git reports a child
     // it could not start.
   }
@@ -391,12 +506,13 @@ class Child {
   explicit Child(const Strings& argv, const ChildOptions& options = {},
                  Location loc = Location::current()) noexcept
       : m_loc(loc) {
-    try {
+    TRACE2D_CLIENT_TRY {
       std::vector<const char*> env;
       const trace2d_child_options o = c_abi::child_options(options, env);
       const std::vector<trace2d_str> args = c_abi::strs(argv);
       m_id = trace2d_child_start_s(loc.file_name(), loc.line(), args.data(), args.size(), &o);
-    } catch (...) {
+    }
+    TRACE2D_CLIENT_CATCH_ALL {
       m_id = -1;  // out of memory: the child goes unreported, never the program
     }
   }
@@ -453,5 +569,8 @@ inline std::vector<std::string> child_environment() {
 }  // namespace v1
 }  // namespace client
 }  // namespace trace2d
+
+#undef TRACE2D_CLIENT_TRY
+#undef TRACE2D_CLIENT_CATCH_ALL
 
 #endif  // TRACE2D_CLIENT_HPP
