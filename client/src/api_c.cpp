@@ -600,7 +600,7 @@ void trace2d_data_uintmax_fl(const char* file, int line, const char* category, i
 }
 
 uint64_t trace2d_dropped_by(int reason) {
-  const Session* s = Session::current();
+  Session* s = Session::current();
   if (s == nullptr) {
     return 0;
   }

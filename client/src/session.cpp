@@ -344,15 +344,18 @@ bool Session::finish(std::optional<int> code_given, Where where, std::chrono::mi
   if (exit_line.empty()) {
     exit_line = format_exit_line(*m_main, "exit", code, where);
   }
-  {
-    std::lock_guard regions(m_main->region_lock);
-    m_main->depth = 0;  // unbalanced regions are unwound silently, as git does
+  if (current_context() == m_main) {
+    settle(*m_main);  // guards ended on other threads before the exit
   }
+  m_main->depth = 0;  // unbalanced regions are unwound silently, as git does
   // Runs on the writer thread once it knows the final drop count.
-  auto compose = [this, head = final_head(std::move(exit_line)), code](std::uint64_t dropped) {
-    return head + final_tail(code, dropped);
+  // The events threads refused before this point; the writer adds its own.
+  const std::uint64_t refused = refused_drops();
+  auto compose = [this, head = final_head(std::move(exit_line)), code,
+                  refused](std::uint64_t dropped) {
+    return head + final_tail(code, dropped + refused);
   };
-  return m_writer->finish(compose, timeout, patience);
+  return m_writer->finish(compose, timeout, patience) && refused == 0;
 }
 
 int Session::exec(std::string_view exe, std::span<const std::string_view> argv, Where where) {
@@ -400,7 +403,7 @@ bool Session::end_before_exec(Where where) {
   bool flushed = m_writer->flush(left());
   const std::string head =
       final_head(format_exit_line(*m_main, "exit", k_unknown_exit_code, where));
-  const std::string finals = head + final_tail(k_unknown_exit_code, m_writer->dropped());
+  const std::string finals = head + final_tail(k_unknown_exit_code, m_writer->dropped() + refused_drops());
   flushed = m_writer->push(finals) && flushed;
   return m_writer->flush(left()) && flushed;
 }

@@ -88,9 +88,11 @@ class Session {
                     int repo, Where where);
   // Leaves the innermost region with the category and label it was entered with.
   void region_leave_innermost(int repo, Where where);
-  // Leaves the region `token` names, wherever it is in its thread's stack
-  // and from whichever thread: its own category, label, start and nesting.
-  // Nothing when it was left already or its thread has ended.
+  // Leaves the region `token` names, wherever it is in its thread's stack:
+  // its own category, label, start and nesting. From another thread the
+  // leave is handed to the region's thread, which sends it (with the time
+  // of this call) before its next event, region or exit. Nothing when it
+  // was left already or its thread has ended.
   void region_leave_token(std::uint64_t token, int repo, Where where);
   void data(std::string_view category, std::string_view key, std::string_view value, int repo,
             Where where);
@@ -151,13 +153,17 @@ class Session {
 
   [[nodiscard]] pid_t pid() const { return m_pid; }
   // Events not sent, by reason (client.h's TRACE2D_DROP_*).
-  [[nodiscard]] std::uint64_t dropped_queue_full() const { return m_writer->dropped() - m_writer->dropped_target(); }
+  [[nodiscard]] std::uint64_t dropped_queue_full() {
+    return m_writer->dropped() - m_writer->dropped_target() + refused_drops();
+  }
   [[nodiscard]] std::uint64_t dropped_target() const { return m_writer->dropped_target(); }
   [[nodiscard]] std::uint64_t dropped_nesting() const {
     return m_dropped_nesting.load(std::memory_order_relaxed);
   }
   // Every event not sent, whatever the reason (the benchmark reports it).
-  [[nodiscard]] std::uint64_t dropped() const { return m_writer->dropped() + dropped_nesting(); }
+  [[nodiscard]] std::uint64_t dropped() {
+    return m_writer->dropped() + refused_drops() + dropped_nesting();
+  }
 
  private:
   friend struct SessionAccess;
@@ -184,22 +190,35 @@ class Session {
   // that fell between it and their real size, 210-420 ns each). Only a
   // string that grows by escaping can still be formatted and then dropped.
   static constexpr std::size_t k_field_slack = 240;
-  bool room_for(const ThreadContext& ctx, std::string_view event, std::size_t payload,
+  bool room_for(ThreadContext& ctx, std::string_view event, std::size_t payload,
                 Where where) noexcept {
     const std::size_t most = k_field_slack + event.size() + m_sid_json.size() +
                              ctx.thread_json.size() + where.file.size() + payload;
     if (m_writer->has_room(most)) {
       return true;
     }
-    m_writer->count_drop();
+    // Counted by the thread itself, without a locked instruction: only it
+    // writes its count (refused_drops() adds them up).
+    ctx.refused.store(ctx.refused.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return false;
   }
+  // The events room_for() refused, every thread's (and ended threads').
+  [[nodiscard]] std::uint64_t refused_drops();
   // git's nesting limit (GIT_TRACE2_EVENT_NESTING): counted, never sent.
   void count_nesting_drop() noexcept { m_dropped_nesting.fetch_add(1, std::memory_order_relaxed); }
-  // Formats region_leave for `r` of `owner` into `out`; false when not sent.
-  bool format_region_leave(std::string& out, const ThreadContext& owner, const OpenRegion& r,
-                           std::string_view msg, std::string_view category, std::string_view label,
-                           int repo, Where where);
+  // Formats region_leave for `r` of `ctx`, at `now` (0: read the clock once
+  // the event is known to fit), into ctx.line; false when not sent.
+  bool format_region_leave(ThreadContext& ctx, const OpenRegion& r, std::string_view msg,
+                           std::string_view category, std::string_view label, int repo,
+                           Where where, std::int64_t now);
+  // On the owner thread, before it uses its region stack: the leaves of its
+  // regions whose guards ended on other threads. One load when there are none.
+  void settle(ThreadContext& ctx) {
+    if (ctx.has_foreign_leaves.load(std::memory_order_acquire)) {
+      apply_foreign_leaves(ctx);
+    }
+  }
+  void apply_foreign_leaves(ThreadContext& ctx);
   void emit_version_and_start(std::span<const std::string_view> argv, Where where, bool with_start);
   void append_thread_metrics(std::string& out, ThreadContext& ctx);
   void append_total_metrics(std::string& out);
@@ -245,6 +264,7 @@ class Session {
   std::vector<std::unique_ptr<ThreadContext>> m_threads;
   std::array<TimerTotal, k_max_metrics> m_timer_totals{};
   std::array<std::int64_t, k_max_metrics> m_counter_totals{};
+  std::uint64_t m_refused_by_ended_threads = 0;
   ThreadContext* m_main = nullptr;
 
   Session* m_abandoned_before = nullptr;

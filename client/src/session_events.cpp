@@ -102,8 +102,8 @@ std::uint64_t Session::region_enter(std::string_view category, std::string_view 
   if (ctx == nullptr || !active()) {
     return 0;
   }
+  settle(*ctx);
   const std::int64_t now = mono_us();
-  std::lock_guard regions(ctx->region_lock);
   // git counts the thread itself as the first level: top-level regions are 1.
   const std::size_t nesting = ctx->depth + 1;
   if (nesting > m_max_nesting) {
@@ -127,19 +127,21 @@ std::uint64_t Session::region_enter(std::string_view category, std::string_view 
   return token_of(m_generation, ctx->id, ctx->push_region(now, category, label));
 }
 
-bool Session::format_region_leave(std::string& out, const ThreadContext& owner, const OpenRegion& r,
-                                  std::string_view msg, std::string_view category,
-                                  std::string_view label, int repo, Where where) {
+bool Session::format_region_leave(ThreadContext& ctx, const OpenRegion& r, std::string_view msg,
+                                  std::string_view category, std::string_view label, int repo,
+                                  Where where, std::int64_t now) {
   if (r.nesting > m_max_nesting) {
     count_nesting_drop();
     return false;
   }
-  if (!room_for(owner, "region_leave", category.size() + label.size() + msg.size(), where)) {
+  if (!room_for(ctx, "region_leave", category.size() + label.size() + msg.size(), where)) {
     return false;
   }
-  const std::int64_t now = mono_us();
-  LineBuilder b(out);
-  b.begin_at(now, "region_leave", common(owner), where, repo);
+  if (now == 0) {
+    now = mono_us();  // only now: a dropped event reads no clock
+  }
+  LineBuilder b(ctx.line);
+  b.begin_at(now, "region_leave", common(ctx), where, repo);
   b.seconds("t_rel", now - r.start_us);
   b.integer("nesting", static_cast<std::int64_t>(r.nesting));
   if (!category.empty()) {
@@ -161,17 +163,13 @@ void Session::region_leave(std::string_view category, std::string_view label, st
   if (ctx == nullptr || !active()) {
     return;
   }
-  bool send = false;
-  {
-    std::lock_guard regions(ctx->region_lock);
-    if (ctx->depth == 0) {
-      return;  // git calls an unbalanced leave a BUG; here it is ignored
-    }
-    // Popping only moves `depth`: the entry stays in place while it formats.
-    const OpenRegion& top = ctx->regions[--ctx->depth];
-    send = format_region_leave(ctx->line, *ctx, top, msg, category, label, repo, where);
+  settle(*ctx);
+  if (ctx->depth == 0) {
+    return;  // git calls an unbalanced leave a BUG; here it is ignored
   }
-  if (send) {
+  // Popping only moves `depth`: the entry stays in place while it formats.
+  const OpenRegion& top = ctx->regions[--ctx->depth];
+  if (format_region_leave(*ctx, top, msg, category, label, repo, where, 0)) {
     push(ctx->line);
   }
 }
@@ -181,16 +179,12 @@ void Session::region_leave_innermost(int repo, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
-  bool send = false;
-  {
-    std::lock_guard regions(ctx->region_lock);
-    if (ctx->depth == 0) {
-      return;
-    }
-    const OpenRegion& top = ctx->regions[--ctx->depth];
-    send = format_region_leave(ctx->line, *ctx, top, {}, top.category, top.label, repo, where);
+  settle(*ctx);
+  if (ctx->depth == 0) {
+    return;
   }
-  if (send) {
+  const OpenRegion& top = ctx->regions[--ctx->depth];
+  if (format_region_leave(*ctx, top, {}, top.category, top.label, repo, where, 0)) {
     push(ctx->line);
   }
 }
@@ -201,39 +195,55 @@ void Session::region_leave_token(std::uint64_t token, int repo, Where where) {
   }
   const int thread_id = static_cast<int>((token >> 32) & 0xffffffU);
   const auto serial = static_cast<std::uint32_t>(token);
-  ThreadContext* self = context();
-  if (self == nullptr) {
+  ThreadContext* self = current_context();
+  if (self != nullptr && self->session == this && self->id == thread_id) {
+    settle(*self);
+    const std::size_t index = self->find_region(serial);
+    if (index == self->depth) {
+      return;  // left already
+    }
+    const OpenRegion& r = self->regions[index];
+    const bool send =
+        format_region_leave(*self, r, {}, r.category, r.label, repo, where, 0);
+    self->remove_region(index);
+    if (send) {
+      push(self->line);
+    }
     return;
   }
-  const auto leave = [&](ThreadContext& owner) {
-    std::lock_guard regions(owner.region_lock);
-    const std::size_t index = owner.find_region(serial);
-    if (index == owner.depth) {
-      return false;  // left already, or unwound with its thread
-    }
-    const OpenRegion& r = owner.regions[index];
-    // Formatted into the calling thread's buffer, with the owner's thread
-    // name: the leave pairs with the enter whoever ends the guard.
-    const bool send =
-        format_region_leave(self->line, owner, r, {}, r.category, r.label, repo, where);
-    owner.remove_region(index);
-    return send;
-  };
-  bool send = false;
-  if (self->id == thread_id) {
-    send = leave(*self);
-  } else {
-    // Another thread's region: its context lives while m_threads holds it.
-    std::lock_guard threads(m_threads_mutex);
-    for (const auto& owned : m_threads) {
-      if (owned->id == thread_id) {
-        send = leave(*owned);
-        break;
-      }
+  // Another thread's region: only that thread touches its stack, so the
+  // leave is handed over. Its context lives while m_threads holds it.
+  ForeignLeave leave{serial, mono_us(), std::string(where.file), where.line, repo};
+  std::lock_guard threads(m_threads_mutex);
+  for (const auto& owned : m_threads) {
+    if (owned->id == thread_id) {
+      std::lock_guard foreign(owned->foreign_mutex);
+      owned->foreign_leaves.push_back(std::move(leave));
+      owned->has_foreign_leaves.store(true, std::memory_order_release);
+      return;
     }
   }
-  if (send) {
-    push(self->line);
+}
+
+void Session::apply_foreign_leaves(ThreadContext& ctx) {
+  std::vector<ForeignLeave> leaves;
+  {
+    std::lock_guard foreign(ctx.foreign_mutex);
+    leaves.swap(ctx.foreign_leaves);
+    ctx.has_foreign_leaves.store(false, std::memory_order_relaxed);
+  }
+  for (const ForeignLeave& leave : leaves) {
+    const std::size_t index = ctx.find_region(leave.serial);
+    if (index == ctx.depth) {
+      continue;
+    }
+    const OpenRegion& r = ctx.regions[index];
+    const bool send = format_region_leave(ctx, r, {}, r.category, r.label, leave.repo,
+                                          {leave.file, leave.line}, leave.when_us);
+    ctx.remove_region(index);
+    if (send) {
+      push(ctx.line);
+    }
   }
 }
 
@@ -243,13 +253,9 @@ void Session::data(std::string_view category, std::string_view key, std::string_
   if (ctx == nullptr || !active()) {
     return;
   }
-  std::size_t nesting = 0;
-  std::int64_t innermost_start = 0;
-  {
-    std::lock_guard regions(ctx->region_lock);
-    nesting = ctx->depth + 1;
-    innermost_start = ctx->innermost_start();
-  }
+  settle(*ctx);
+  const std::size_t nesting = ctx->depth + 1;
+  const std::int64_t innermost_start = ctx->innermost_start();
   if (nesting > m_max_nesting) {
     count_nesting_drop();
     return;
@@ -279,13 +285,9 @@ bool Session::data_json(std::string_view category, std::string_view key, std::st
   if (ctx == nullptr || !active()) {
     return true;
   }
-  std::size_t nesting = 0;
-  std::int64_t innermost_start = 0;
-  {
-    std::lock_guard regions(ctx->region_lock);
-    nesting = ctx->depth + 1;
-    innermost_start = ctx->innermost_start();
-  }
+  settle(*ctx);
+  const std::size_t nesting = ctx->depth + 1;
+  const std::int64_t innermost_start = ctx->innermost_start();
   if (nesting > m_max_nesting) {
     count_nesting_drop();
     return true;

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,24 +28,14 @@ struct OpenRegion {
   std::size_t nesting = 0;
 };
 
-// Guards a thread's region stack: its own thread uses it on every region
-// and data event (uncontended: one atomic exchange), a Region guard
-// destroyed on another thread takes it to close its region there.
-class RegionLock {
- public:
-  void lock() noexcept {
-    while (m_held.exchange(true, std::memory_order_acquire)) {
-      while (m_held.load(std::memory_order_relaxed)) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
-    }
-  }
-  void unlock() noexcept { m_held.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> m_held{false};
+// A Region guard that ended on another thread than its region's: the
+// owner applies it at its next event (see Session::settle).
+struct ForeignLeave {
+  std::uint32_t serial = 0;
+  std::int64_t when_us = 0;  // when the guard ended: the event's time
+  std::string file;
+  int line = 0;
+  int repo = 0;
 };
 
 // git's TR2_MAX_THREAD_NAME: "thNN:name" is cut to this many bytes.
@@ -63,17 +54,23 @@ struct ThreadContext {
   std::string thread_json;  // ,"thread":"<name>" ready to copy
   std::int64_t start_us;
 
-  RegionLock region_lock;           // regions, depth, next_serial
+  // Only this thread touches its region stack: other threads' leaves wait
+  // in foreign_leaves, so that its own events need no lock.
   std::vector<OpenRegion> regions;  // never shrinks: the strings keep their capacity
   std::size_t depth = 0;            // open regions
   std::uint32_t next_serial = 0;
+  std::mutex foreign_mutex;                  // foreign_leaves
+  std::vector<ForeignLeave> foreign_leaves;
+  std::atomic<bool> has_foreign_leaves{false};
 
   std::array<TimerSlot, k_max_metrics> timers;
   std::array<std::atomic<std::int64_t>, k_max_metrics> counters{};
 
   std::string line;  // the event being formatted
+  // Events room_for() refused (queue full); written by this thread only.
+  std::atomic<std::uint64_t> refused{0};
 
-  // Under region_lock. Returns the new entry's serial (never 0).
+  // Returns the new entry's serial (never 0).
   std::uint32_t push_region(std::int64_t now_us, std::string_view category, std::string_view label);
   // The open entry with `serial`, or depth when none is (left already).
   [[nodiscard]] std::size_t find_region(std::uint32_t serial) const;
