@@ -131,6 +131,22 @@ TEST(ClientData, TypedValuesAreSentAsWhatTheyAre) {
   EXPECT_EQ(values, expected);
 }
 
+TEST(ClientData, C11GenericDataPicksTheTypedCall) {
+  TempDir dir;
+  const EmitterRun run = run_emitter(dir, CLIENT_TYPED_DATA_C11_BIN, {});
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  expect_parser_accepts(run.lines);
+  std::map<std::string, std::string> values;
+  for (const auto& line : with_event(run.lines, "data")) {
+    values[string_field(line, "key")] = string_field(line, "value");
+  }
+  const std::map<std::string, std::string> expected = {
+      {"double", "0.25"},   {"float", "1.5"},     {"bool", "true"},
+      {"int", "-42"},       {"long", "1234567890123"}, {"unsigned", "7"},
+      {"u64max", "18446744073709551615"}, {"string", "text"}, {"literal", "literal"}};
+  EXPECT_EQ(values, expected);
+}
+
 TEST(ClientDrops, NestingLimitDropsAreCountedByReason) {
   TempDir dir;
   const EmitterRun run = run_scenario(dir, "nesting-drops");
