@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -64,6 +65,16 @@ std::string vformat(const char* fmt, va_list ap) {
   std::vsnprintf(out.data(), out.size(), fmt, ap);
   out.resize(static_cast<std::size_t>(n));
   return out;
+}
+
+// A malloc()ed, NUL-terminated copy for a C caller to free().
+char* malloc_copy(const std::string& bytes) noexcept {
+  auto* copy = static_cast<char*>(std::malloc(bytes.size() + 1));
+  if (copy != nullptr) {
+    std::memcpy(copy, bytes.data(), bytes.size());
+    copy[bytes.size()] = '\0';
+  }
+  return copy;
 }
 
 std::vector<std::string_view> list(const char* const* items) {
@@ -597,6 +608,57 @@ void trace2d_data_uintmax_fl(const char* file, int line, const char* category, i
                              const char* key, uintmax_t value) {
   trace2d_data_uintmax_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
                          repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+}
+
+void trace2d_child_capture_init(trace2d_child_capture* capture) {
+  if (capture != nullptr) {
+    *capture = trace2d_child_capture{};
+    capture->struct_size = sizeof *capture;
+  }
+}
+
+int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* argv, size_t argc,
+                                const trace2d_child_options* options,
+                                trace2d_child_capture* capture, pid_t* pid_out,
+                                int* child_id_out) {
+  trace2d::client::detail::ChildOutcome outcome;
+  trace2d::client::detail::CapturedOutput output;
+  const bool usable = TRACE2D_HAS_FIELD(capture, trace2d_child_capture, timed_out);
+  try {
+    const std::vector<std::string_view> args = list(argv, argc);
+    std::vector<std::string_view> env;
+    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
+    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
+      env = list(options->env);
+      request.extra_env = env;
+      request.stdin_fd = options->stdin_fd;
+      request.stdout_fd = options->stdout_fd;
+      request.stderr_fd = options->stderr_fd;
+    }
+    trace2d::client::detail::CaptureRequest wanted;
+    if (usable) {
+      wanted = {capture->capture_stdout != 0, capture->capture_stderr != 0,
+                static_cast<std::int64_t>(capture->timeout_ms)};
+    }
+    outcome = trace2d::client::detail::run_child_captured(request, wanted, output,
+                                                          where_of(file, line));
+    if (usable) {
+      capture->stdout_data = wanted.out ? malloc_copy(output.out) : nullptr;
+      capture->stdout_size = capture->stdout_data != nullptr ? output.out.size() : 0;
+      capture->stderr_data = wanted.err ? malloc_copy(output.err) : nullptr;
+      capture->stderr_size = capture->stderr_data != nullptr ? output.err.size() : 0;
+      capture->timed_out = output.timed_out ? 1 : 0;
+    }
+  } catch (...) {
+    // Out of memory before the child ran: reported as a child not started.
+  }
+  if (pid_out != nullptr) {
+    *pid_out = outcome.pid;
+  }
+  if (child_id_out != nullptr) {
+    *child_id_out = outcome.child_id;
+  }
+  return outcome.code;
 }
 
 uint64_t trace2d_dropped_by(int reason) {

@@ -16,11 +16,18 @@
 //   nesting-drops     data and a region past the nesting limit; prints
 //                     "dropped <n>" and "dropped_nesting <n>"
 //   sid-after-shutdown  prints "sid_after <sid>" after shutdown()
+//   capture           a child writing 1 MiB to stdout and a line to stderr,
+//                     captured; prints "out_bytes", "out_ok", "err", "code"
+//   capture-timeout   a child sleeping 30 s with a 300 ms timeout; prints
+//                     "timed_out", "code"
+//   capture-c         the same 1 MiB through the C call
 
 #include <trace2d/client.hpp>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -114,6 +121,42 @@ int sid_after_shutdown() {
   return 0;
 }
 
+// 1 MiB of 'x' on stdout (past any pipe's buffer), one line on stderr.
+const char* const k_loud_child =
+    "head -c 1048576 /dev/zero | tr '\\000' x; echo to-stderr >&2; exit 3";
+
+int capture() {
+  t2::Capture both;
+  both.err = true;
+  const t2::CapturedChild child = t2::run_child_captured({"/bin/sh", "-c", k_loud_child}, both);
+  const bool all_x = child.out.find_first_not_of('x') == std::string::npos;
+  std::printf("out_bytes %zu\nout_ok %d\nerr %s\ncode %d\n", child.out.size(), all_x ? 1 : 0,
+              child.err.substr(0, child.err.find('\n')).c_str(), child.result.code);
+  return t2::exit(0);
+}
+
+int capture_timeout() {
+  t2::Capture quick;
+  quick.timeout = std::chrono::milliseconds(300);
+  const t2::CapturedChild child = t2::run_child_captured({"sleep", "30"}, quick);
+  std::printf("timed_out %d\ncode %d\n", child.timed_out ? 1 : 0, child.result.code);
+  return t2::exit(0);
+}
+
+int capture_c() {
+  const trace2d_str argv[] = {{"/bin/sh", 7}, {"-c", 2}, {k_loud_child, std::strlen(k_loud_child)}};
+  trace2d_child_capture c;
+  trace2d_child_capture_init(&c);
+  c.capture_stdout = 1;
+  pid_t pid = -1;
+  const int code = trace2d_run_child_capture_s(__FILE__, __LINE__, argv, 3, nullptr, &c, &pid,
+                                               nullptr);
+  std::printf("out_bytes %zu\ncode %d\n", c.stdout_size, code);
+  std::free(c.stdout_data);
+  std::free(c.stderr_data);
+  return t2::exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,6 +186,15 @@ int main(int argc, char** argv) {
   }
   if (scenario == "nesting-drops") {
     return nesting_drops();
+  }
+  if (scenario == "capture") {
+    return capture();
+  }
+  if (scenario == "capture-timeout") {
+    return capture_timeout();
+  }
+  if (scenario == "capture-c") {
+    return capture_c();
   }
   if (scenario == "sid-after-shutdown") {
     return sid_after_shutdown();

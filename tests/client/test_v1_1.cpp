@@ -165,6 +165,38 @@ TEST(ClientSid, SidStaysAfterShutdown) {
   EXPECT_EQ(stdout_value(run.result.out, "sid_after"), run.sid);
 }
 
+TEST(ClientChildren, OneMebibyteOfOutputIsCapturedWithoutDeadlock) {
+  TempDir dir;
+  // 1.0: run_child could only wait; a pipe as stdout_fd deadlocked at 64 KiB.
+  const EmitterRun run = run_scenario(dir, "capture");
+  EXPECT_EQ(stdout_value(run.result.out, "out_bytes"), "1048576");
+  EXPECT_EQ(stdout_value(run.result.out, "out_ok"), "1");
+  EXPECT_EQ(stdout_value(run.result.out, "err"), "to-stderr");
+  EXPECT_EQ(stdout_value(run.result.out, "code"), "3");
+  const auto exits = with_event(run.lines, "child_exit");
+  ASSERT_EQ(exits.size(), 1U);
+  EXPECT_EQ(raw_field(exits[0], "code"), "3");
+  EXPECT_EQ(with_event(run.lines, "child_start").size(), 1U);
+}
+
+TEST(ClientChildren, ACapturedChildPastItsTimeoutIsKilled) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "capture-timeout");
+  EXPECT_EQ(stdout_value(run.result.out, "timed_out"), "1");
+  EXPECT_EQ(stdout_value(run.result.out, "code"), "137");  // 128 + SIGKILL, as git
+  EXPECT_LT(run.result.seconds, 10.0);
+  const auto exits = with_event(run.lines, "child_exit");
+  ASSERT_EQ(exits.size(), 1U);
+  EXPECT_EQ(raw_field(exits[0], "code"), "137");
+}
+
+TEST(ClientChildren, TheCCallCapturesTheSame) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "capture-c");
+  EXPECT_EQ(stdout_value(run.result.out, "out_bytes"), "1048576");
+  EXPECT_EQ(stdout_value(run.result.out, "code"), "3");
+}
+
 ProcessSpec emitter_with_target(const std::string& target) {
   ProcessSpec spec;
   spec.argv = {CLIENT_EMITTER_BIN, "plain"};

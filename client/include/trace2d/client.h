@@ -372,6 +372,35 @@ TRACE2D_CLIENT_API void trace2d_data_bool_s(const char* file, int line, trace2d_
 TRACE2D_CLIENT_API void trace2d_data_uintmax_s(const char* file, int line, trace2d_str category,
                                                int repo, trace2d_str key, uintmax_t value);
 
+/* A child whose output the program wants: trace2d_run_child_capture_s
+ * runs it as trace2d_run_child_s does (child_start, child_exit, stitched)
+ * and reads its stdout and/or stderr into memory while it runs, both pipes
+ * at once (no deadlock however much it writes; the whole output is kept).
+ * Past timeout_ms (0: none) the child is killed with SIGKILL (code 137, as
+ * git reports a signal) and timed_out set; reading then stops when the
+ * pipes close or one second later (a grandchild may hold them). */
+typedef struct trace2d_child_capture {
+  size_t struct_size;  /* set by trace2d_child_capture_init() */
+  int capture_stdout;  /* read the child's stdout (options' stdout_fd is ignored) */
+  int capture_stderr;  /* read its stderr (options' stderr_fd is ignored) */
+  unsigned timeout_ms;
+  /* Out: malloc()ed and NUL-terminated, for the caller to free(); NULL
+   * when not captured (or out of memory). */
+  char* stdout_data;
+  size_t stdout_size;
+  char* stderr_data;
+  size_t stderr_size;
+  int timed_out;
+} trace2d_child_capture;
+
+TRACE2D_CLIENT_API void trace2d_child_capture_init(trace2d_child_capture* capture);
+/* Returns git's child code as trace2d_run_child_s; capture may not be NULL. */
+TRACE2D_CLIENT_API int trace2d_run_child_capture_s(const char* file, int line,
+                                                   const trace2d_str* argv, size_t argc,
+                                                   const trace2d_child_options* options,
+                                                   trace2d_child_capture* capture, pid_t* pid_out,
+                                                   int* child_id_out);
+
 /* Why events were not sent (trace2d_dropped_by). */
 #define TRACE2D_DROP_QUEUE_FULL 1 /* the queue was full (a slow or stopped collector) */
 #define TRACE2D_DROP_TARGET 2     /* the target failed, refused a datagram that big, or

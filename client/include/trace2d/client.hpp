@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -494,6 +495,72 @@ inline ChildResult run_child(std::span<const std::string> argv, const ChildOptio
   return c_abi::run_child(argv, options, loc);
 }
 #endif
+
+// What to read of a child's output, and how long it may run.
+struct Capture {
+  bool out = true;   // its stdout (ChildOptions::stdout_fd is then ignored)
+  bool err = false;  // its stderr
+  std::chrono::milliseconds timeout{0};  // 0: none; past it SIGKILL, code 137
+};
+
+struct CapturedChild {
+  ChildResult result;
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+};
+
+namespace c_abi {
+
+template <typename Strings>
+CapturedChild run_child_captured(const Strings& argv, const Capture& capture,
+                                 const ChildOptions& options, Location loc) noexcept {
+  CapturedChild captured;
+  TRACE2D_CLIENT_TRY {
+    std::vector<const char*> env;
+    const trace2d_child_options o = child_options(options, env);
+    const std::vector<trace2d_str> args = strs(argv);
+    trace2d_child_capture c;
+    trace2d_child_capture_init(&c);
+    c.capture_stdout = capture.out ? 1 : 0;
+    c.capture_stderr = capture.err ? 1 : 0;
+    c.timeout_ms = milliseconds(capture.timeout);
+    captured.result.code =
+        trace2d_run_child_capture_s(loc.file_name(), loc.line(), args.data(), args.size(), &o, &c,
+                                    &captured.result.pid, &captured.result.child_id);
+    captured.timed_out = c.timed_out != 0;
+    if (c.stdout_data != nullptr) {
+      captured.out.assign(c.stdout_data, c.stdout_size);
+    }
+    if (c.stderr_data != nullptr) {
+      captured.err.assign(c.stderr_data, c.stderr_size);
+    }
+    std::free(c.stdout_data);
+    std::free(c.stderr_data);
+  }
+  TRACE2D_CLIENT_CATCH_ALL {
+    // Out of memory: reported as a child not started (or its output lost).
+  }
+  return captured;
+}
+
+}  // namespace c_abi
+
+// run_child with the child's stdout (and/or stderr) read into memory while
+// it runs, without the deadlock of a pipe nobody reads past 64 KiB, and an
+// optional timeout (see trace2d_run_child_capture_s).
+inline CapturedChild run_child_captured(const std::vector<std::string>& argv,
+                                        const Capture& capture = {},
+                                        const ChildOptions& options = {},
+                                        Location loc = Location::current()) noexcept {
+  return c_abi::run_child_captured(argv, capture, options, loc);
+}
+inline CapturedChild run_child_captured(std::initializer_list<std::string_view> argv,
+                                        const Capture& capture = {},
+                                        const ChildOptions& options = {},
+                                        Location loc = Location::current()) noexcept {
+  return c_abi::run_child_captured(argv, capture, options, loc);
+}
 
 // Wraps a child the program starts itself: child_start now, child_exit on
 // finish() (or with code -1 at scope exit when finish() was not called).

@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
     t2::Region moved = t2::Region("consumer", "moved");
     moved.leave();
   }
+  if (t2::run_child_captured({"echo", "captured"}).out != "captured\n") {
+    return 1;
+  }
   if (t2::dropped(t2::DropReason::nesting) != 0) {
     return 1;
   }
