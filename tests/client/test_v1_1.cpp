@@ -197,6 +197,18 @@ TEST(ClientChildren, TheCCallCapturesTheSame) {
   EXPECT_EQ(stdout_value(run.result.out, "code"), "3");
 }
 
+TEST(ClientOffSwitch, CompiledOutTheProgramRunsWithoutTheLibraryAndSendsNothing) {
+  TempDir dir;
+  // Linked without libtrace2d-client: it ran at all, so nothing called it.
+  const EmitterRun run = run_emitter(dir, CLIENT_COMPILED_OUT_BIN, {});
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(stdout_value(run.result.out, "started"), "0");
+  EXPECT_NE(stdout_value(run.result.out, "off_reason").find("TRACE2D_CLIENT_OFF"),
+            std::string::npos);
+  EXPECT_EQ(stdout_value(run.result.out, "sid"), "[]");
+  EXPECT_TRUE(run.lines.empty());
+}
+
 ProcessSpec emitter_with_target(const std::string& target) {
   ProcessSpec spec;
   spec.argv = {CLIENT_EMITTER_BIN, "plain"};
