@@ -661,6 +661,26 @@ int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* a
   return outcome.code;
 }
 
+char* trace2d_memory_take(size_t* size_out) {
+  if (size_out != nullptr) {
+    *size_out = 0;
+  }
+  try {
+    Session* s = Session::current();
+    if (s == nullptr) {
+      return nullptr;
+    }
+    const std::string events = s->take_memory(std::chrono::seconds(1));
+    char* copy = malloc_copy(events);
+    if (copy != nullptr && size_out != nullptr) {
+      *size_out = events.size();
+    }
+    return copy;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
 uint64_t trace2d_dropped_by(int reason) {
   Session* s = Session::current();
   if (s == nullptr) {

@@ -235,6 +235,9 @@ Destination open_destination(const TargetSettings& s, std::string& warnings) {
   if (t.starts_with("af_unix:")) {
     return try_unix_socket(s, warnings);
   }
+  if (t == k_memory_target) {
+    return {SinkKind::memory, -1, false, false};
+  }
   malformed(t, warnings);
   return {};
 }

@@ -211,7 +211,11 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
   }
   if (!config.target.empty() && env_target.empty()) {
     // The program chose the target: its children need it to be traced.
-    session->m_target_for_children = config.target;
+    // A memory target is this process's alone: its children trace as the
+    // environment says.
+    if (config.target != k_memory_target) {
+      session->m_target_for_children = config.target;
+    }
     if (config.export_environment) {
       ::setenv("GIT_TRACE2_EVENT", config.target.c_str(), 1);
     }

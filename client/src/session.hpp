@@ -131,6 +131,12 @@ class Session {
   // flush); afterwards nothing more is sent. True when every event of the
   // session was handed over and none was dropped.
   bool shutdown(int code, Where where, std::chrono::milliseconds timeout);
+  // A memory target's events since the last call, after a flush of at most
+  // `timeout`.
+  std::string take_memory(std::chrono::milliseconds timeout) {
+    (void)m_writer->flush(timeout);
+    return m_writer->sink().take_memory();
+  }
   // Waits until every event sent so far is handed over, at most `timeout`.
   bool flush(std::chrono::milliseconds timeout) noexcept { return m_writer->flush(timeout); }
 

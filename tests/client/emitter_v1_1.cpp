@@ -21,6 +21,8 @@
 //   capture-timeout   a child sleeping 30 s with a 300 ms timeout; prints
 //                     "timed_out", "code"
 //   capture-c         the same 1 MiB through the C call
+//   memory            the "memory:" target: events taken twice (before and
+//                     after shutdown); prints "first"/"second" event names
 
 #include <trace2d/client.hpp>
 
@@ -157,6 +159,37 @@ int capture_c() {
   return t2::exit(0);
 }
 
+std::string event_names(const std::string& lines) {
+  std::string names;
+  for (std::size_t pos = 0; pos < lines.size();) {
+    const std::size_t end = lines.find('\n', pos);
+    const std::string line = lines.substr(pos, end - pos);
+    const std::size_t at = line.find("\"event\":\"");
+    if (at != std::string::npos) {
+      const std::size_t from = at + 9;
+      names += (names.empty() ? "" : ",") + line.substr(from, line.find('"', from) - from);
+    }
+    pos = end == std::string::npos ? lines.size() : end + 1;
+  }
+  return names;
+}
+
+int memory(int argc, char** argv) {
+  t2::Options options;
+  options.target = "memory:";
+  std::printf("started %d\n", t2::start(argc, argv, options) ? 1 : 0);
+  {
+    t2::Region region("memory", "work");
+    t2::data("memory", "answer", 42);
+  }
+  std::printf("first %s\n", event_names(t2::memory_events()).c_str());
+  std::printf("env %zu\n", t2::child_environment().size());
+  t2::shutdown(0);
+  std::printf("second %s\n", event_names(t2::memory_events()).c_str());
+  std::printf("third [%s]\n", t2::memory_events().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +197,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string scenario = argv[1];
+  if (scenario == "memory") {
+    return memory(argc, argv);  // starts with its own target
+  }
   if (!t2::start(argc, argv)) {
     std::printf("off_reason %s\n", std::string(t2::off_reason()).c_str());
   }

@@ -209,6 +209,19 @@ TEST(ClientOffSwitch, CompiledOutTheProgramRunsWithoutTheLibraryAndSendsNothing)
   EXPECT_TRUE(run.lines.empty());
 }
 
+TEST(ClientMemorySink, AProgramReadsItsOwnEventsForItsTests) {
+  TempDir dir;
+  const EmitterRun run = run_emitter(dir, CLIENT_EMITTER_1_1_BIN, {"memory"});
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(stdout_value(run.result.out, "started"), "1");
+  EXPECT_EQ(stdout_value(run.result.out, "first"), "version,start,cmd_name,region_enter,data,region_leave");
+  EXPECT_EQ(stdout_value(run.result.out, "second"), "exit,atexit");
+  EXPECT_EQ(stdout_value(run.result.out, "third"), "[]");
+  // Its children see GIT_TRACE2_PARENT_SID and _NAME, not GIT_TRACE2_EVENT=memory:.
+  EXPECT_EQ(stdout_value(run.result.out, "env"), "2");
+  EXPECT_TRUE(run.lines.empty());  // GIT_TRACE2_EVENT's file got nothing
+}
+
 ProcessSpec emitter_with_target(const std::string& target) {
   ProcessSpec spec;
   spec.argv = {CLIENT_EMITTER_BIN, "plain"};

@@ -401,6 +401,16 @@ TRACE2D_CLIENT_API int trace2d_run_child_capture_s(const char* file, int line,
                                                    trace2d_child_capture* capture, pid_t* pid_out,
                                                    int* child_id_out);
 
+/* The target "memory:" (trace2d_options.target; no git syntax, never passed
+ * to children) keeps the event lines in the process, for a program's own
+ * unit tests: trace2d_memory_take() flushes (at most 1 s) and returns the
+ * lines written since its last call, malloc()ed and NUL-terminated for the
+ * caller to free(), *size_out their size (may be NULL); also after
+ * trace2d_shutdown(), with the final events. NULL when no session was
+ * started (an empty string for another target). At most 16 MiB are kept
+ * between two calls; lines past it are dropped (TRACE2D_DROP_TARGET). */
+TRACE2D_CLIENT_API char* trace2d_memory_take(size_t* size_out);
+
 /* Why events were not sent (trace2d_dropped_by). */
 #define TRACE2D_DROP_QUEUE_FULL 1 /* the queue was full (a slow or stopped collector) */
 #define TRACE2D_DROP_TARGET 2     /* the target failed, refused a datagram that big, or

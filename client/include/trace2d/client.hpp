@@ -86,6 +86,10 @@ inline const char* trace2d_off_reason() noexcept {
 }
 inline std::uint64_t trace2d_dropped() noexcept { return 0; }
 inline std::uint64_t trace2d_dropped_by(int) noexcept { return 0; }
+inline char* trace2d_memory_take(std::size_t* size_out) noexcept {
+  *size_out = 0;
+  return nullptr;
+}
 inline int trace2d_exit_fl(const char*, int, int code) noexcept { return code; }
 inline int trace2d_flush(unsigned) noexcept { return 1; }
 inline int trace2d_shutdown_fl(const char*, int, int, unsigned) noexcept { return 1; }
@@ -247,6 +251,20 @@ enum class DropReason : int {
 };
 inline std::uint64_t dropped(DropReason reason) noexcept {
   return (trace2d_dropped_by)(static_cast<int>(reason));
+}
+
+// With Options::target = "memory:", the event lines written since the last
+// call (after a flush of at most 1 s), for the program's own unit tests.
+// Not noexcept: it returns a string. See trace2d_memory_take().
+inline std::string memory_events() {
+  std::size_t size = 0;
+  char* events = (trace2d_memory_take)(&size);
+  std::string out;
+  if (events != nullptr) {
+    out.assign(events, size);
+    std::free(events);
+  }
+  return out;
 }
 
 // Records the exit code sent at process exit and returns it:
