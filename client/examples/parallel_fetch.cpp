@@ -96,16 +96,17 @@ class Work {
     const std::string target = (std::filesystem::path(m_settings.dest) / name).string();
     t2::Region region("parallel-fetch", "repo", name);
 
+    t2::ChildOptions as_git;  // C++17: no designated initializers
+    as_git.child_class = "git";
     t2::ChildResult result;
     {
       t2::Timer::Scope timing(git_timer);
       if (std::filesystem::exists(target)) {
         t2::Region fetch("parallel-fetch", "fetch");
-        result =
-            t2::run_child({"git", "-C", target, "fetch", "-q", "origin"}, {.child_class = "git"});
+        result = t2::run_child({"git", "-C", target, "fetch", "-q", "origin"}, as_git);
       } else {
         t2::Region clone("parallel-fetch", "clone");
-        result = t2::run_child({"git", "clone", "-q", source, target}, {.child_class = "git"});
+        result = t2::run_child({"git", "clone", "-q", source, target}, as_git);
       }
     }
     for (int i = 0; i < m_settings.chatter; ++i) {
@@ -121,7 +122,7 @@ class Work {
     // only wraps it in child_start/child_exit, and git finds its parent in
     // the inherited GIT_TRACE2_PARENT_SID.
     const std::vector<std::string> argv = {"git", "-C", target, "count-objects", "-v"};
-    t2::Child child(argv, {.child_class = "git"});
+    t2::Child child(argv, as_git);
     const pid_t pid = spawn_quietly(argv);
     int status = 0;
     if (pid > 0) {
@@ -145,7 +146,9 @@ int main(int argc, char** argv) {
                  "usage: parallel-fetch [--jobs N] [--chatter N] [--print-sid] DEST SOURCE...\n");
     return 2;
   }
-  t2::start(argc, argv, {.exe = "parallel-fetch 1.0"});  // GIT_TRACE2_EVENT decides
+  t2::Options options;
+  options.exe = "parallel-fetch 1.0";
+  t2::start(argc, argv, options);  // GIT_TRACE2_EVENT decides
   t2::def_param("parallel-fetch.jobs", std::to_string(settings.jobs));
   t2::cmd_mode(settings.sources.size() == 1 ? "single" : "pool");
   std::filesystem::create_directories(settings.dest);

@@ -3,9 +3,12 @@
 // every entry point catches everything.
 #include <trace2d/client.h>
 
+#include <charconv>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,16 @@ std::string vformat(const char* fmt, va_list ap) {
   std::vsnprintf(out.data(), out.size(), fmt, ap);
   out.resize(static_cast<std::size_t>(n));
   return out;
+}
+
+// A malloc()ed, NUL-terminated copy for a C caller to free().
+char* malloc_copy(const std::string& bytes) noexcept {
+  auto* copy = static_cast<char*>(std::malloc(bytes.size() + 1));
+  if (copy != nullptr) {
+    std::memcpy(copy, bytes.data(), bytes.size());
+    copy[bytes.size()] = '\0';
+  }
+  return copy;
 }
 
 std::vector<std::string_view> list(const char* const* items) {
@@ -207,7 +220,8 @@ uint64_t trace2d_dropped(void) {
 }
 
 const char* trace2d_sid(void) {
-  Session* s = active_session();
+  // Also after shutdown() or a failed target: the session keeps its SID.
+  Session* s = Session::current();
   return s == nullptr ? "" : s->sid().c_str();
 }
 
@@ -519,6 +533,165 @@ int trace2d_run_child_s(const char* file, int line, const trace2d_str* argv, siz
     args.clear();
   }
   return run_child_with(args, file, line, options, pid_out, child_id_out);
+}
+
+// ---- 1.1 -----------------------------------------------------------------
+
+uint64_t trace2d_region_enter_token_s(const char* file, int line, trace2d_str category,
+                                      trace2d_str label, int repo, trace2d_str msg) {
+  std::uint64_t token = 0;
+  guarded([&](Session& s) {
+    token = s.region_enter(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+  return token;
+}
+
+uint64_t trace2d_region_enter_token_fl(const char* file, int line, const char* category,
+                                       const char* label, int repo, const char* msg) {
+  std::uint64_t token = 0;
+  guarded([&](Session& s) {
+    token = s.region_enter(text(category), text(label), text(msg), repo, where_of(file, line));
+  });
+  return token;
+}
+
+void trace2d_region_leave_token_fl(const char* file, int line, uint64_t token, int repo) {
+  if (token == 0) {
+    return;
+  }
+  guarded([&](Session& s) { s.region_leave_token(token, repo, where_of(file, line)); });
+}
+
+void trace2d_data_double_s(const char* file, int line, trace2d_str category, int repo,
+                           trace2d_str key, double value) {
+  guarded([&](Session& s) {
+    // The shortest text that reads back as the same double ("0.93", "1e-09",
+    // "nan", "inf"): what the value is, never a rounding of it.
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
+           repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_double_fl(const char* file, int line, const char* category, int repo,
+                            const char* key, double value) {
+  trace2d_data_double_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
+                        repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+}
+
+void trace2d_data_bool_s(const char* file, int line, trace2d_str category, int repo,
+                         trace2d_str key, int value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_bool_fl(const char* file, int line, const char* category, int repo,
+                          const char* key, int value) {
+  guarded([&](Session& s) {
+    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_uintmax_s(const char* file, int line, trace2d_str category, int repo,
+                            trace2d_str key, uintmax_t value) {
+  guarded([&](Session& s) {
+    char buffer[24];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
+           repo, where_of(file, line));
+  });
+}
+
+void trace2d_data_uintmax_fl(const char* file, int line, const char* category, int repo,
+                             const char* key, uintmax_t value) {
+  trace2d_data_uintmax_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
+                         repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+}
+
+void trace2d_child_capture_init(trace2d_child_capture* capture) {
+  if (capture != nullptr) {
+    *capture = trace2d_child_capture{};
+    capture->struct_size = sizeof *capture;
+  }
+}
+
+int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* argv, size_t argc,
+                                const trace2d_child_options* options,
+                                trace2d_child_capture* capture, pid_t* pid_out,
+                                int* child_id_out) {
+  trace2d::client::detail::ChildOutcome outcome;
+  trace2d::client::detail::CapturedOutput output;
+  const bool usable = TRACE2D_HAS_FIELD(capture, trace2d_child_capture, timed_out);
+  try {
+    const std::vector<std::string_view> args = list(argv, argc);
+    std::vector<std::string_view> env;
+    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
+    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
+      env = list(options->env);
+      request.extra_env = env;
+      request.stdin_fd = options->stdin_fd;
+      request.stdout_fd = options->stdout_fd;
+      request.stderr_fd = options->stderr_fd;
+    }
+    trace2d::client::detail::CaptureRequest wanted;
+    if (usable) {
+      wanted = {capture->capture_stdout != 0, capture->capture_stderr != 0,
+                static_cast<std::int64_t>(capture->timeout_ms)};
+    }
+    outcome = trace2d::client::detail::run_child_captured(request, wanted, output,
+                                                          where_of(file, line));
+    if (usable) {
+      capture->stdout_data = wanted.out ? malloc_copy(output.out) : nullptr;
+      capture->stdout_size = capture->stdout_data != nullptr ? output.out.size() : 0;
+      capture->stderr_data = wanted.err ? malloc_copy(output.err) : nullptr;
+      capture->stderr_size = capture->stderr_data != nullptr ? output.err.size() : 0;
+      capture->timed_out = output.timed_out ? 1 : 0;
+    }
+  } catch (...) {
+    // Out of memory before the child ran: reported as a child not started.
+  }
+  if (pid_out != nullptr) {
+    *pid_out = outcome.pid;
+  }
+  if (child_id_out != nullptr) {
+    *child_id_out = outcome.child_id;
+  }
+  return outcome.code;
+}
+
+char* trace2d_memory_take(size_t* size_out) {
+  if (size_out != nullptr) {
+    *size_out = 0;
+  }
+  try {
+    Session* s = Session::current();
+    if (s == nullptr) {
+      return nullptr;
+    }
+    const std::string events = s->take_memory(std::chrono::seconds(1));
+    char* copy = malloc_copy(events);
+    if (copy != nullptr && size_out != nullptr) {
+      *size_out = events.size();
+    }
+    return copy;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+uint64_t trace2d_dropped_by(int reason) {
+  Session* s = Session::current();
+  if (s == nullptr) {
+    return 0;
+  }
+  switch (reason) {
+    case TRACE2D_DROP_QUEUE_FULL: return s->dropped_queue_full();
+    case TRACE2D_DROP_TARGET: return s->dropped_target();
+    case TRACE2D_DROP_NESTING: return s->dropped_nesting();
+    default: return 0;
+  }
 }
 
 }  // extern "C"

@@ -1,5 +1,8 @@
 #include "client/src/child.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +11,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "client/src/clock.hpp"
 
 extern char** environ;
 
@@ -157,6 +162,155 @@ int exec_program(const char* program, const char* const* argv, Where where) noex
   }
   errno = error;
   return -1;
+}
+
+namespace {
+
+// One pipe end pair, closed when it goes.
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  Pipe() = default;
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  bool open() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      return false;
+    }
+    read = fds[0];
+    write = fds[1];
+    return true;
+  }
+  void close_read() {
+    if (read >= 0) {
+      ::close(read);
+      read = -1;
+    }
+  }
+  void close_write() {
+    if (write >= 0) {
+      ::close(write);
+      write = -1;
+    }
+  }
+};
+
+constexpr std::int64_t k_after_kill_us = 1'000'000;
+
+// Reads both pipes into their strings until both close. Past `deadline_us`
+// (0: none) the child is killed and reading goes on until the pipes close,
+// at most k_after_kill_us more.
+void drain(pid_t pid, Pipe& out, Pipe& err, CapturedOutput& output, std::int64_t deadline_us) {
+  std::int64_t give_up_us = 0;
+  char buffer[65536];
+  while (out.read >= 0 || err.read >= 0) {
+    const std::int64_t now = mono_us();
+    int wait_ms = -1;
+    if (deadline_us > 0 && !output.timed_out) {
+      if (now >= deadline_us) {
+        ::kill(pid, SIGKILL);
+        output.timed_out = true;
+        give_up_us = now + k_after_kill_us;
+      } else {
+        wait_ms = static_cast<int>((deadline_us - now) / 1000 + 1);
+      }
+    }
+    if (output.timed_out) {
+      if (now >= give_up_us) {
+        return;
+      }
+      wait_ms = static_cast<int>((give_up_us - now) / 1000 + 1);
+    }
+    pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, wait_ms);  // a negative fd is ignored
+    if (ready < 0 && errno != EINTR) {
+      return;
+    }
+    for (int i = 0; i < 2 && ready > 0; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) {
+        continue;
+      }
+      Pipe& pipe = i == 0 ? out : err;
+      std::string& into = i == 0 ? output.out : output.err;
+      const ssize_t n = ::read(pipe.read, buffer, sizeof buffer);
+      if (n > 0) {
+        into.append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        pipe.close_read();
+      }
+    }
+  }
+}
+
+// waitpid, killing the child at `deadline_us` (0: none) if still running.
+int reap(pid_t pid, std::int64_t deadline_us, CapturedOutput& output) {
+  int status = 0;
+  while (true) {
+    const bool bounded = deadline_us > 0 && !output.timed_out;
+    const pid_t waited = ::waitpid(pid, &status, bounded ? WNOHANG : 0);
+    if (waited == pid) {
+      return child_code(status);
+    }
+    if (waited < 0 && errno != EINTR) {
+      return -1;
+    }
+    if (waited == 0) {
+      if (mono_us() >= deadline_us) {
+        ::kill(pid, SIGKILL);
+        output.timed_out = true;
+      } else {
+        ::usleep(2000);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ChildOutcome run_child_captured(const SpawnRequest& request, const CaptureRequest& capture,
+                                CapturedOutput& output, Where where) {
+  ChildOutcome outcome;
+  if (request.argv.empty()) {
+    return outcome;
+  }
+  Pipe out;
+  Pipe err;
+  Session* session = Session::current();
+  std::vector<std::string> overrides;
+  if (session != nullptr && session->active()) {
+    outcome.child_id = session->child_start(request.argv, request.spec, where);
+    overrides = session->child_environment();
+  }
+  for (const std::string_view entry : request.extra_env) {
+    overrides.emplace_back(entry);
+  }
+  SpawnRequest piped = request;
+  const bool pipes_ok = (!capture.out || out.open()) && (!capture.err || err.open());
+  if (capture.out) {
+    piped.stdout_fd = out.write;
+  }
+  if (capture.err) {
+    piped.stderr_fd = err.write;
+  }
+  outcome.pid = pipes_ok ? spawn(piped, overrides) : -1;
+  // Ours closed, the child's copies alone keep the pipes open.
+  out.close_write();
+  err.close_write();
+  if (outcome.pid > 0) {
+    const std::int64_t deadline_us =
+        capture.timeout_ms > 0 ? mono_us() + capture.timeout_ms * 1000 : 0;
+    drain(outcome.pid, out, err, output, deadline_us);
+    outcome.code = reap(outcome.pid, deadline_us, output);
+  }
+  if (session != nullptr && outcome.child_id >= 0) {
+    session->child_exit(outcome.child_id, outcome.pid, outcome.code, where);
+  }
+  return outcome;
 }
 
 ChildOutcome run_child(const SpawnRequest& request, Where where) {

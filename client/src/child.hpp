@@ -6,7 +6,9 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "client/src/line_builder.hpp"
@@ -30,6 +32,25 @@ struct ChildOutcome {
 };
 
 [[nodiscard]] ChildOutcome run_child(const SpawnRequest& request, Where where);
+
+// run_child with the child's stdout and/or stderr read into memory while it
+// runs (both pipes drained together by poll(): no deadlock however much it
+// writes), and a timeout after which it is killed (SIGKILL: code 137, as
+// git reports a signal). Reading goes on after the kill until the pipes
+// close, at most one second more (a grandchild may hold them).
+struct CaptureRequest {
+  bool out = false;
+  bool err = false;
+  std::int64_t timeout_ms = 0;  // 0: none
+};
+struct CapturedOutput {
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+};
+[[nodiscard]] ChildOutcome run_child_captured(const SpawnRequest& request,
+                                              const CaptureRequest& capture,
+                                              CapturedOutput& output, Where where);
 
 // execvp(program, argv) after the session's exec event, final events and
 // flush (Session::end_before_exec); on failure an exec_result, and -1 with

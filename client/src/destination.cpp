@@ -38,15 +38,33 @@ void malformed(std::string_view target, std::string& warnings) {
               std::string(target) + "'\n";
 }
 
+// A path target is opened non-blocking: a FIFO would otherwise hold open()
+// until a reader comes (forever: 1.0 hung start() there). With no reader
+// the open fails (ENXIO) and tracing is off; with one, the FIFO stays
+// non-blocking and a full pipe is a stalled collector like a full socket.
+// A regular file gets its blocking mode back (git's writes to a file), a
+// device keeps O_NONBLOCK (a terminal's flow control must not hold the
+// writer), and O_NOCTTY keeps a terminal from becoming ours.
 Destination try_path(const TargetSettings& s, std::string& warnings) {
   const std::string path(s.target);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0666);
   if (fd < 0) {
     if (s.debug) {
+      const int e = errno;
       warnings += "warning: trace2: could not open '" + path + "' for '" + std::string(k_var) +
-                  "' tracing: " + std::strerror(errno) + "\n";
+                  "' tracing: " + std::strerror(e) +
+                  (e == ENXIO ? " (a FIFO with no reader, or a socket: connect with af_unix:)" : "") +
+                  "\n";
     }
     return {};
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) {
+      ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
   }
   return {SinkKind::file, fd, true, false};
 }
@@ -216,6 +234,9 @@ Destination open_destination(const TargetSettings& s, std::string& warnings) {
   }
   if (t.starts_with("af_unix:")) {
     return try_unix_socket(s, warnings);
+  }
+  if (t == k_memory_target) {
+    return {SinkKind::memory, -1, false, false};
   }
   malformed(t, warnings);
   return {};

@@ -7,6 +7,7 @@
 //                            last component (O_EXCL; ".1".."9" on a clash),
 //                            honouring GIT_TRACE2_MAX_FILES
 //   /abs/path                a file, appended to
+//   memory:                  (the library's own) kept in memory, see Sink
 //   af_unix:[stream:|dgram:]/abs/socket
 //                            a Unix socket; the bare form falls back to
 //                            datagram only when the stream connect fails
@@ -21,7 +22,11 @@
 
 namespace trace2d::client::detail {
 
-enum class SinkKind { none, stream, dgram, file };
+// memory: the program's own "memory:" target (no git syntax): lines kept in
+// the process for its unit tests (Sink::take_memory).
+enum class SinkKind { none, stream, dgram, file, memory };
+
+inline constexpr std::string_view k_memory_target = "memory:";
 
 struct Destination {
   SinkKind kind = SinkKind::none;

@@ -97,6 +97,14 @@ void on_thread_end(ThreadContext& ctx) {
   }
 }
 
+// A session's number, carried by its region tokens: a guard made before a
+// fork() and destroyed in the child must not close the child session's
+// region that happens to have the same serial.
+std::uint8_t next_generation() {
+  static std::atomic<unsigned> counter{0};
+  return static_cast<std::uint8_t>(counter.fetch_add(1) + 1);
+}
+
 void install_process_hooks_once() {
   static bool installed = false;  // copied into a forked child: hooks are inherited too
   if (!installed) {
@@ -117,7 +125,8 @@ Session::Session(Config config, std::string sid, std::unique_ptr<Sink> sink)
     : m_config(std::move(config)),
       m_sid(std::move(sid)),
       m_pid(::getpid()),
-      m_start_us(m_pid == g_load_pid ? g_load_us : mono_us()) {
+      m_start_us(m_pid == g_load_pid ? g_load_us : mono_us()),
+      m_generation(next_generation()) {
   m_sid_json = ",\"sid\":";
   proto::append_json_quoted(m_sid_json, m_sid);
   m_brief = parse_git_bool(env("GIT_TRACE2_EVENT_BRIEF")).value_or(false);
@@ -202,7 +211,11 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
   }
   if (!config.target.empty() && env_target.empty()) {
     // The program chose the target: its children need it to be traced.
-    session->m_target_for_children = config.target;
+    // A memory target is this process's alone: its children trace as the
+    // environment says.
+    if (config.target != k_memory_target) {
+      session->m_target_for_children = config.target;
+    }
     if (config.export_environment) {
       ::setenv("GIT_TRACE2_EVENT", config.target.c_str(), 1);
     }
@@ -249,9 +262,14 @@ void Session::emit_version_and_start(std::span<const std::string_view> argv, Whe
 
 std::string Session::format_exit_line(const ThreadContext& ctx, std::string_view event, int code,
                                       Where where) const {
+  return format_exit_line(common(ctx), event, code, where);
+}
+
+std::string Session::format_exit_line(const CommonFields& fields, std::string_view event, int code,
+                                      Where where) const {
   std::string line;
   LineBuilder b(line);
-  b.begin(event, common(ctx), where, 0, event == "atexit");
+  b.begin(event, fields, where, 0, event == "atexit");
   b.seconds("t_abs", mono_us() - m_start_us);
   b.integer("code", code);
   b.end();
@@ -263,11 +281,18 @@ void Session::record_exit(int code, Where where) {
   if (ctx == nullptr || m_finished.load()) {
     return;
   }
-  std::string line = format_exit_line(*ctx, "exit", code, where);
+  // Only what the exit event needs is kept; it is formatted when the
+  // session ends, so that its time follows the region_leave events of the
+  // guards still alive at `return exit(code)` (1.0 sent it with the time
+  // of this call, before them).
+  std::string file(where.file);
+  std::string thread_json = ctx->thread_json;
   std::lock_guard lock(m_mutex);
   m_exit_code = code;
   m_exit_recorded = true;
-  m_exit_line = std::move(line);
+  m_exit_file = std::move(file);
+  m_exit_line_number = where.line;
+  m_exit_thread_json = std::move(thread_json);
 }
 
 std::string Session::final_head(std::string exit_line) {
@@ -312,7 +337,9 @@ bool Session::finish(std::optional<int> code_given, Where where, std::chrono::mi
   {
     std::lock_guard lock(m_mutex);
     if (m_exit_recorded && (!code_given || *code_given == m_exit_code)) {
-      exit_line = m_exit_line;  // the program's own exit call, with its file and line
+      // The program's own exit call, with its file, line and thread.
+      exit_line = format_exit_line(CommonFields{m_sid_json, m_exit_thread_json, m_brief}, "exit",
+                                   m_exit_code, {m_exit_file, m_exit_line_number});
       code = m_exit_code;
     } else if (code_given) {
       code = *code_given;
@@ -321,12 +348,18 @@ bool Session::finish(std::optional<int> code_given, Where where, std::chrono::mi
   if (exit_line.empty()) {
     exit_line = format_exit_line(*m_main, "exit", code, where);
   }
+  if (current_context() == m_main) {
+    settle(*m_main);  // guards ended on other threads before the exit
+  }
   m_main->depth = 0;  // unbalanced regions are unwound silently, as git does
   // Runs on the writer thread once it knows the final drop count.
-  auto compose = [this, head = final_head(std::move(exit_line)), code](std::uint64_t dropped) {
-    return head + final_tail(code, dropped);
+  // The events threads refused before this point; the writer adds its own.
+  const std::uint64_t refused = refused_drops();
+  auto compose = [this, head = final_head(std::move(exit_line)), code,
+                  refused](std::uint64_t dropped) {
+    return head + final_tail(code, dropped + refused);
   };
-  return m_writer->finish(compose, timeout, patience);
+  return m_writer->finish(compose, timeout, patience) && refused == 0;
 }
 
 int Session::exec(std::string_view exe, std::span<const std::string_view> argv, Where where) {
@@ -374,7 +407,7 @@ bool Session::end_before_exec(Where where) {
   bool flushed = m_writer->flush(left());
   const std::string head =
       final_head(format_exit_line(*m_main, "exit", k_unknown_exit_code, where));
-  const std::string finals = head + final_tail(k_unknown_exit_code, m_writer->dropped());
+  const std::string finals = head + final_tail(k_unknown_exit_code, m_writer->dropped() + refused_drops());
   flushed = m_writer->push(finals) && flushed;
   return m_writer->flush(left()) && flushed;
 }

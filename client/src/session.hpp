@@ -80,12 +80,20 @@ class Session {
   void def_param(std::string_view param, std::optional<std::string_view> value,
                  std::string_view scope, Where where);
   void def_repo(int repo, std::string_view worktree, Where where);
-  void region_enter(std::string_view category, std::string_view label, std::string_view msg,
-                    int repo, Where where);
+  // Returns the region's token (never 0; 0 when tracing is off), which
+  // region_leave_token() closes from any thread.
+  std::uint64_t region_enter(std::string_view category, std::string_view label,
+                             std::string_view msg, int repo, Where where);
   void region_leave(std::string_view category, std::string_view label, std::string_view msg,
                     int repo, Where where);
   // Leaves the innermost region with the category and label it was entered with.
   void region_leave_innermost(int repo, Where where);
+  // Leaves the region `token` names, wherever it is in its thread's stack:
+  // its own category, label, start and nesting. From another thread the
+  // leave is handed to the region's thread, which sends it (with the time
+  // of this call) before its next event, region or exit. Nothing when it
+  // was left already or its thread has ended.
+  void region_leave_token(std::uint64_t token, int repo, Where where);
   void data(std::string_view category, std::string_view key, std::string_view value, int repo,
             Where where);
   // False when `json` is not one valid JSON value (then nothing is sent).
@@ -123,6 +131,12 @@ class Session {
   // flush); afterwards nothing more is sent. True when every event of the
   // session was handed over and none was dropped.
   bool shutdown(int code, Where where, std::chrono::milliseconds timeout);
+  // A memory target's events since the last call, after a flush of at most
+  // `timeout`.
+  std::string take_memory(std::chrono::milliseconds timeout) {
+    (void)m_writer->flush(timeout);
+    return m_writer->sink().take_memory();
+  }
   // Waits until every event sent so far is handed over, at most `timeout`.
   bool flush(std::chrono::milliseconds timeout) noexcept { return m_writer->flush(timeout); }
 
@@ -144,8 +158,18 @@ class Session {
   void abandon_in_child(Session* previous) noexcept;
 
   [[nodiscard]] pid_t pid() const { return m_pid; }
-  // Events dropped so far (the benchmark reports it).
-  [[nodiscard]] std::uint64_t dropped() { return m_writer->dropped(); }
+  // Events not sent, by reason (client.h's TRACE2D_DROP_*).
+  [[nodiscard]] std::uint64_t dropped_queue_full() {
+    return m_writer->dropped() - m_writer->dropped_target() + refused_drops();
+  }
+  [[nodiscard]] std::uint64_t dropped_target() const { return m_writer->dropped_target(); }
+  [[nodiscard]] std::uint64_t dropped_nesting() const {
+    return m_dropped_nesting.load(std::memory_order_relaxed);
+  }
+  // Every event not sent, whatever the reason (the benchmark reports it).
+  [[nodiscard]] std::uint64_t dropped() {
+    return m_writer->dropped() + refused_drops() + dropped_nesting();
+  }
 
  private:
   friend struct SessionAccess;
@@ -163,19 +187,50 @@ class Session {
   // counted as dropped and false returned, before any formatting: a full
   // queue then costs the caller an atomic load instead of a formatted line
   // (a flood against a stopped collector measured 155 ns per dropped event).
-  bool room_for(const ThreadContext& ctx, std::string_view event, std::size_t payload) noexcept {
-    // {"event":"<event>"<sid_json><thread_json>...}\n
-    const std::size_t least = 13 + event.size() + m_sid_json.size() + ctx.thread_json.size() + payload;
-    if (m_writer->has_room(least)) {
+  //
+  // The bound is the line's largest size with its strings unescaped: the
+  // fixed text, the SID and thread fields, the file name, the payload, and
+  // k_field_slack for the time, numbers and key names. A line that does not
+  // fit is dropped here, unformatted, so that dropping costs the same for
+  // every size of label (1.0 compared a lower bound and formatted the events
+  // that fell between it and their real size, 210-420 ns each). Only a
+  // string that grows by escaping can still be formatted and then dropped.
+  static constexpr std::size_t k_field_slack = 240;
+  bool room_for(ThreadContext& ctx, std::string_view event, std::size_t payload,
+                Where where) noexcept {
+    const std::size_t most = k_field_slack + event.size() + m_sid_json.size() +
+                             ctx.thread_json.size() + where.file.size() + payload;
+    if (m_writer->has_room(most)) {
       return true;
     }
-    m_writer->count_drop();
+    // Counted by the thread itself, without a locked instruction: only it
+    // writes its count (refused_drops() adds them up).
+    ctx.refused.store(ctx.refused.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return false;
   }
+  // The events room_for() refused, every thread's (and ended threads').
+  [[nodiscard]] std::uint64_t refused_drops();
+  // git's nesting limit (GIT_TRACE2_EVENT_NESTING): counted, never sent.
+  void count_nesting_drop() noexcept { m_dropped_nesting.fetch_add(1, std::memory_order_relaxed); }
+  // Formats region_leave for `r` of `ctx`, at `now` (0: read the clock once
+  // the event is known to fit), into ctx.line; false when not sent.
+  bool format_region_leave(ThreadContext& ctx, const OpenRegion& r, std::string_view msg,
+                           std::string_view category, std::string_view label, int repo,
+                           Where where, std::int64_t now);
+  // On the owner thread, before it uses its region stack: the leaves of its
+  // regions whose guards ended on other threads. One load when there are none.
+  void settle(ThreadContext& ctx) {
+    if (ctx.has_foreign_leaves.load(std::memory_order_acquire)) {
+      apply_foreign_leaves(ctx);
+    }
+  }
+  void apply_foreign_leaves(ThreadContext& ctx);
   void emit_version_and_start(std::span<const std::string_view> argv, Where where, bool with_start);
   void append_thread_metrics(std::string& out, ThreadContext& ctx);
   void append_total_metrics(std::string& out);
   std::string format_exit_line(const ThreadContext& ctx, std::string_view event, int code,
+                               Where where) const;
+  std::string format_exit_line(const CommonFields& fields, std::string_view event, int code,
                                Where where) const;
   // exit (given), the main thread's and the total timers and counters.
   std::string final_head(std::string exit_line);
@@ -196,7 +251,9 @@ class Session {
   mutable std::mutex m_mutex;  // the fields below up to m_open_children
   std::string m_parent_name;   // GIT_TRACE2_PARENT_NAME for the next cmd_name
   std::string m_hierarchy;     // the last cmd_name hierarchy
-  std::string m_exit_line;
+  std::string m_exit_file;  // where record_exit() was called
+  int m_exit_line_number = 0;
+  std::string m_exit_thread_json;
   int m_exit_code = 0;
   bool m_exit_recorded = false;  // record_exit() was called
   std::map<int, std::int64_t> m_open_children;  // child id -> start
@@ -205,11 +262,15 @@ class Session {
   std::atomic<int> m_next_exec_id{0};
   std::atomic<int> m_next_thread_id{1};
   std::atomic<bool> m_finished{false};
+  std::atomic<std::uint64_t> m_dropped_nesting{0};
+  // Tells this session's region tokens from an abandoned one's (fork).
+  std::uint8_t m_generation;
 
   std::mutex m_threads_mutex;  // the fields below
   std::vector<std::unique_ptr<ThreadContext>> m_threads;
   std::array<TimerTotal, k_max_metrics> m_timer_totals{};
   std::array<std::int64_t, k_max_metrics> m_counter_totals{};
+  std::uint64_t m_refused_by_ended_threads = 0;
   ThreadContext* m_main = nullptr;
 
   Session* m_abandoned_before = nullptr;

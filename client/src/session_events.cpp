@@ -38,7 +38,7 @@ void Session::cmd_mode(std::string_view mode, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
-  if (!room_for(*ctx, "cmd_mode", mode.size())) {
+  if (!room_for(*ctx, "cmd_mode", mode.size(), where)) {
     return;
   }
   LineBuilder b(ctx->line);
@@ -54,7 +54,7 @@ void Session::def_param(std::string_view param, std::optional<std::string_view> 
   if (ctx == nullptr || !active()) {
     return;
   }
-  if (!room_for(*ctx, "def_param", param.size() + scope.size() + value.value_or("").size())) {
+  if (!room_for(*ctx, "def_param", param.size() + scope.size() + value.value_or("").size(), where)) {
     return;
   }
   LineBuilder b(ctx->line);
@@ -75,7 +75,7 @@ void Session::def_repo(int repo, std::string_view worktree, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
-  if (!room_for(*ctx, "def_repo", worktree.size())) {
+  if (!room_for(*ctx, "def_repo", worktree.size(), where)) {
     return;
   }
   LineBuilder b(ctx->line);
@@ -85,17 +85,30 @@ void Session::def_repo(int repo, std::string_view worktree, Where where) {
   push(ctx->line);
 }
 
-void Session::region_enter(std::string_view category, std::string_view label, std::string_view msg,
-                           int repo, Where where) {
+namespace {
+
+// A region token: the session's generation, the thread's id and the
+// region's serial in that thread. 0 is never a token.
+constexpr std::uint64_t token_of(std::uint8_t generation, int thread_id, std::uint32_t serial) {
+  return (std::uint64_t{generation} << 56) |
+         ((static_cast<std::uint64_t>(thread_id) & 0xffffffU) << 32) | serial;
+}
+
+}  // namespace
+
+std::uint64_t Session::region_enter(std::string_view category, std::string_view label,
+                                    std::string_view msg, int repo, Where where) {
   ThreadContext* ctx = context();
   if (ctx == nullptr || !active()) {
-    return;
+    return 0;
   }
+  settle(*ctx);
   const std::int64_t now = mono_us();
   // git counts the thread itself as the first level: top-level regions are 1.
   const std::size_t nesting = ctx->depth + 1;
-  if (nesting <= m_max_nesting &&
-      room_for(*ctx, "region_enter", category.size() + label.size() + msg.size())) {
+  if (nesting > m_max_nesting) {
+    count_nesting_drop();
+  } else if (room_for(*ctx, "region_enter", category.size() + label.size() + msg.size(), where)) {
     LineBuilder b(ctx->line);
     b.begin_at(now, "region_enter", common(*ctx), where, repo);
     b.integer("nesting", static_cast<std::int64_t>(nesting));
@@ -111,27 +124,26 @@ void Session::region_enter(std::string_view category, std::string_view label, st
     b.end();
     push(ctx->line);
   }
-  ctx->push_region(now, category, label);
+  return token_of(m_generation, ctx->id, ctx->push_region(now, category, label));
 }
 
-void Session::region_leave(std::string_view category, std::string_view label, std::string_view msg,
-                           int repo, Where where) {
-  ThreadContext* ctx = context();
-  if (ctx == nullptr || ctx->depth == 0 || !active()) {
-    return;  // git calls an unbalanced leave a BUG; here it is ignored
+bool Session::format_region_leave(ThreadContext& ctx, const OpenRegion& r, std::string_view msg,
+                                  std::string_view category, std::string_view label, int repo,
+                                  Where where, std::int64_t now) {
+  if (r.nesting > m_max_nesting) {
+    count_nesting_drop();
+    return false;
   }
-  const std::size_t nesting = ctx->depth;  // once the region is popped below
-  const std::int64_t start_us = ctx->regions[--ctx->depth].start_us;
-  if (nesting > m_max_nesting ||
-      !room_for(*ctx, "region_leave", category.size() + label.size() + msg.size())) {
-    return;
+  if (!room_for(ctx, "region_leave", category.size() + label.size() + msg.size(), where)) {
+    return false;
   }
-  const std::int64_t now = mono_us();
-  const std::int64_t t_rel = now - start_us;
-  LineBuilder b(ctx->line);
-  b.begin_at(now, "region_leave", common(*ctx), where, repo);
-  b.seconds("t_rel", t_rel);
-  b.integer("nesting", static_cast<std::int64_t>(nesting));
+  if (now == 0) {
+    now = mono_us();  // only now: a dropped event reads no clock
+  }
+  LineBuilder b(ctx.line);
+  b.begin_at(now, "region_leave", common(ctx), where, repo);
+  b.seconds("t_rel", now - r.start_us);
+  b.integer("nesting", static_cast<std::int64_t>(r.nesting));
   if (!category.empty()) {
     b.string("category", category);
   }
@@ -142,20 +154,97 @@ void Session::region_leave(std::string_view category, std::string_view label, st
     b.string("msg", msg);
   }
   b.end();
-  push(ctx->line);
+  return true;
+}
+
+void Session::region_leave(std::string_view category, std::string_view label, std::string_view msg,
+                           int repo, Where where) {
+  ThreadContext* ctx = context();
+  if (ctx == nullptr || !active()) {
+    return;
+  }
+  settle(*ctx);
+  if (ctx->depth == 0) {
+    return;  // git calls an unbalanced leave a BUG; here it is ignored
+  }
+  // Popping only moves `depth`: the entry stays in place while it formats.
+  const OpenRegion& top = ctx->regions[--ctx->depth];
+  if (format_region_leave(*ctx, top, msg, category, label, repo, where, 0)) {
+    push(ctx->line);
+  }
 }
 
 void Session::region_leave_innermost(int repo, Where where) {
   ThreadContext* ctx = context();
-  if (ctx == nullptr || ctx->depth == 0) {
+  if (ctx == nullptr || !active()) {
     return;
   }
-  // Popping only moves `depth`: the entry and its strings stay in place,
-  // so the views remain valid through region_leave().
-  const OpenRegion& top = ctx->regions[ctx->depth - 1];
-  const std::string_view category = top.category;
-  const std::string_view label = top.label;
-  region_leave(category, label, {}, repo, where);
+  settle(*ctx);
+  if (ctx->depth == 0) {
+    return;
+  }
+  const OpenRegion& top = ctx->regions[--ctx->depth];
+  if (format_region_leave(*ctx, top, {}, top.category, top.label, repo, where, 0)) {
+    push(ctx->line);
+  }
+}
+
+void Session::region_leave_token(std::uint64_t token, int repo, Where where) {
+  if (static_cast<std::uint8_t>(token >> 56) != m_generation || !active()) {
+    return;
+  }
+  const int thread_id = static_cast<int>((token >> 32) & 0xffffffU);
+  const auto serial = static_cast<std::uint32_t>(token);
+  ThreadContext* self = current_context();
+  if (self != nullptr && self->session == this && self->id == thread_id) {
+    settle(*self);
+    const std::size_t index = self->find_region(serial);
+    if (index == self->depth) {
+      return;  // left already
+    }
+    const OpenRegion& r = self->regions[index];
+    const bool send =
+        format_region_leave(*self, r, {}, r.category, r.label, repo, where, 0);
+    self->remove_region(index);
+    if (send) {
+      push(self->line);
+    }
+    return;
+  }
+  // Another thread's region: only that thread touches its stack, so the
+  // leave is handed over. Its context lives while m_threads holds it.
+  ForeignLeave leave{serial, mono_us(), std::string(where.file), where.line, repo};
+  std::lock_guard threads(m_threads_mutex);
+  for (const auto& owned : m_threads) {
+    if (owned->id == thread_id) {
+      std::lock_guard foreign(owned->foreign_mutex);
+      owned->foreign_leaves.push_back(std::move(leave));
+      owned->has_foreign_leaves.store(true, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+void Session::apply_foreign_leaves(ThreadContext& ctx) {
+  std::vector<ForeignLeave> leaves;
+  {
+    std::lock_guard foreign(ctx.foreign_mutex);
+    leaves.swap(ctx.foreign_leaves);
+    ctx.has_foreign_leaves.store(false, std::memory_order_relaxed);
+  }
+  for (const ForeignLeave& leave : leaves) {
+    const std::size_t index = ctx.find_region(leave.serial);
+    if (index == ctx.depth) {
+      continue;
+    }
+    const OpenRegion& r = ctx.regions[index];
+    const bool send = format_region_leave(ctx, r, {}, r.category, r.label, leave.repo,
+                                          {leave.file, leave.line}, leave.when_us);
+    ctx.remove_region(index);
+    if (send) {
+      push(ctx.line);
+    }
+  }
 }
 
 void Session::data(std::string_view category, std::string_view key, std::string_view value,
@@ -164,16 +253,21 @@ void Session::data(std::string_view category, std::string_view key, std::string_
   if (ctx == nullptr || !active()) {
     return;
   }
+  settle(*ctx);
   const std::size_t nesting = ctx->depth + 1;
-  if (nesting > m_max_nesting ||
-      !room_for(*ctx, "data", category.size() + key.size() + value.size())) {
+  const std::int64_t innermost_start = ctx->innermost_start();
+  if (nesting > m_max_nesting) {
+    count_nesting_drop();
+    return;
+  }
+  if (!room_for(*ctx, "data", category.size() + key.size() + value.size(), where)) {
     return;
   }
   const std::int64_t now = mono_us();
   LineBuilder b(ctx->line);
   b.begin_at(now, "data", common(*ctx), where, repo);
   b.seconds("t_abs", now - m_start_us);
-  b.seconds("t_rel", now - ctx->innermost_start());
+  b.seconds("t_rel", now - innermost_start);
   b.integer("nesting", static_cast<std::int64_t>(nesting));
   b.string("category", category);
   b.string("key", key);
@@ -191,8 +285,14 @@ bool Session::data_json(std::string_view category, std::string_view key, std::st
   if (ctx == nullptr || !active()) {
     return true;
   }
+  settle(*ctx);
   const std::size_t nesting = ctx->depth + 1;
-  if (nesting > m_max_nesting || !room_for(*ctx, "data_json", category.size() + key.size())) {
+  const std::int64_t innermost_start = ctx->innermost_start();
+  if (nesting > m_max_nesting) {
+    count_nesting_drop();
+    return true;
+  }
+  if (!room_for(*ctx, "data_json", category.size() + key.size() + json.size(), where)) {
     return true;
   }
   const std::int64_t now = mono_us();
@@ -201,7 +301,7 @@ bool Session::data_json(std::string_view category, std::string_view key, std::st
   LineBuilder b(ctx->line);
   b.begin("data_json", common(*ctx), where, repo);
   b.seconds("t_abs", now - m_start_us);
-  b.seconds("t_rel", now - ctx->innermost_start());
+  b.seconds("t_rel", now - innermost_start);
   b.integer("nesting", static_cast<std::int64_t>(nesting));
   b.string("category", category);
   b.string("key", key);
@@ -216,7 +316,7 @@ void Session::error(std::string_view msg, std::string_view fmt, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
-  if (!room_for(*ctx, "error", msg.size() + fmt.size())) {
+  if (!room_for(*ctx, "error", msg.size() + fmt.size(), where)) {
     return;
   }
   LineBuilder b(ctx->line);
@@ -236,7 +336,7 @@ void Session::printf(std::string_view msg, Where where) {
   if (ctx == nullptr || !active()) {
     return;
   }
-  if (!room_for(*ctx, "printf", msg.size())) {
+  if (!room_for(*ctx, "printf", msg.size(), where)) {
     return;
   }
   LineBuilder b(ctx->line);

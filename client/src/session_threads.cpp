@@ -28,8 +28,18 @@ ThreadContext* Session::create_context(std::string_view base_name, bool named, s
   return raw;
 }
 
+std::uint64_t Session::refused_drops() {
+  std::lock_guard lock(m_threads_mutex);
+  std::uint64_t total = m_refused_by_ended_threads;
+  for (const auto& ctx : m_threads) {
+    total += ctx->refused.load(std::memory_order_relaxed);
+  }
+  return total;
+}
+
 void Session::release_context(ThreadContext& ctx) {
   std::lock_guard lock(m_threads_mutex);
+  m_refused_by_ended_threads += ctx.refused.load(std::memory_order_relaxed);
   for (std::size_t id = 0; id < k_max_metrics; ++id) {
     m_timer_totals[id].add(ctx.timers[id]);
     m_counter_totals[id] += ctx.counters[id].load(std::memory_order_relaxed);
@@ -90,6 +100,7 @@ Session::ThreadScope Session::current_thread_scope() {
 void Session::end_thread(ThreadContext& ctx, Where where) {
   if (ctx.named && active()) {
     const std::int64_t now = mono_us();
+    settle(ctx);  // guards of its regions ended on other threads
     ctx.depth = 0;  // unbalanced regions are unwound silently, as git does
     std::string metrics;
     append_thread_metrics(metrics, ctx);

@@ -119,6 +119,7 @@ WriteResult Sink::write(std::string_view bytes, std::size_t& pos, bool regular,
     case SinkKind::stream: result = write_stream(bytes, pos, regular); break;
     case SinkKind::dgram: result = write_dgram(bytes, pos, dropped); break;
     case SinkKind::file: result = write_plain(bytes, pos); break;
+    case SinkKind::memory: result = write_memory(bytes, pos, dropped); break;
     case SinkKind::none: result = WriteResult::failed; break;
   }
   release();
@@ -201,7 +202,37 @@ WriteResult Sink::write_plain(std::string_view bytes, std::size_t& pos) {
   return WriteResult::done;
 }
 
+// A memory target keeps at most this much between two take_memory() calls:
+// a program that never takes them must not grow without bound. Lines past
+// it are dropped and counted as the target's.
+constexpr std::size_t k_memory_limit = std::size_t{16} << 20;
+
+WriteResult Sink::write_memory(std::string_view bytes, std::size_t& pos, std::uint64_t& dropped) {
+  std::lock_guard lock(m_memory_mutex);
+  while (pos < bytes.size()) {
+    const std::size_t end = bytes.find('\n', pos);
+    const std::size_t next = end == std::string_view::npos ? bytes.size() : end + 1;
+    if (m_memory.size() + (next - pos) <= k_memory_limit) {
+      m_memory.append(bytes.substr(pos, next - pos));
+    } else {
+      ++dropped;
+    }
+    pos = next;
+  }
+  return WriteResult::done;
+}
+
+std::string Sink::take_memory() {
+  std::lock_guard lock(m_memory_mutex);
+  std::string out;
+  out.swap(m_memory);
+  return out;
+}
+
 bool Sink::write_from_signal_handler(std::string_view line) noexcept {
+  if (m_kind == SinkKind::memory) {
+    return false;  // no lock may be taken here, and the process dies anyway
+  }
   // The writer thread keeps running while a handler runs on another thread:
   // wait a little for it to finish its current write, never for long.
   for (int i = 0; i < 50; ++i) {

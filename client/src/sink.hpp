@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 #include "client/src/destination.hpp"
@@ -33,6 +35,9 @@ class Sink {
   // the sink accepts nothing more.
   bool write_from_signal_handler(std::string_view line) noexcept;
 
+  // A memory target's lines since the last call (empty for other targets).
+  [[nodiscard]] std::string take_memory();
+
   // Closes a descriptor opened for this process only; for a forked child.
   void close_in_child() noexcept;
 
@@ -43,6 +48,7 @@ class Sink {
   WriteResult write_stream(std::string_view bytes, std::size_t& pos, bool regular);
   WriteResult write_dgram(std::string_view bytes, std::size_t& pos, std::uint64_t& dropped);
   WriteResult write_plain(std::string_view bytes, std::size_t& pos);
+  WriteResult write_memory(std::string_view bytes, std::size_t& pos, std::uint64_t& dropped);
   std::size_t stream_budget() const;
   bool acquire() noexcept;
   void release() noexcept;
@@ -57,6 +63,8 @@ class Sink {
   std::atomic<int> m_owner{0};
   // Set while a line is only partly written: nobody else may write then.
   std::atomic<bool> m_mid_line{false};
+  std::mutex m_memory_mutex;  // m_memory
+  std::string m_memory;
 };
 
 }  // namespace trace2d::client::detail

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,20 @@ struct OpenRegion {
   std::int64_t start_us = 0;
   std::string category;
   std::string label;
+  // Which entry of this thread it is (tokens name it), and the nesting it
+  // was entered at: a region left out of order keeps the one it was sent with.
+  std::uint32_t serial = 0;
+  std::size_t nesting = 0;
+};
+
+// A Region guard that ended on another thread than its region's: the
+// owner applies it at its next event (see Session::settle).
+struct ForeignLeave {
+  std::uint32_t serial = 0;
+  std::int64_t when_us = 0;  // when the guard ended: the event's time
+  std::string file;
+  int line = 0;
+  int repo = 0;
 };
 
 // git's TR2_MAX_THREAD_NAME: "thNN:name" is cut to this many bytes.
@@ -39,15 +54,29 @@ struct ThreadContext {
   std::string thread_json;  // ,"thread":"<name>" ready to copy
   std::int64_t start_us;
 
+  // Only this thread touches its region stack: other threads' leaves wait
+  // in foreign_leaves, so that its own events need no lock.
   std::vector<OpenRegion> regions;  // never shrinks: the strings keep their capacity
   std::size_t depth = 0;            // open regions
+  std::uint32_t next_serial = 0;
+  std::mutex foreign_mutex;                  // foreign_leaves
+  std::vector<ForeignLeave> foreign_leaves;
+  std::atomic<bool> has_foreign_leaves{false};
 
   std::array<TimerSlot, k_max_metrics> timers;
   std::array<std::atomic<std::int64_t>, k_max_metrics> counters{};
 
   std::string line;  // the event being formatted
+  // Events room_for() refused (queue full); written by this thread only.
+  std::atomic<std::uint64_t> refused{0};
 
-  void push_region(std::int64_t now_us, std::string_view category, std::string_view label);
+  // Returns the new entry's serial (never 0).
+  std::uint32_t push_region(std::int64_t now_us, std::string_view category, std::string_view label);
+  // The open entry with `serial`, or depth when none is (left already).
+  [[nodiscard]] std::size_t find_region(std::uint32_t serial) const;
+  // Removes entry `index`; the ones above it move down one place (their
+  // nesting as sent stays theirs). The strings only move: nothing allocates.
+  void remove_region(std::size_t index);
   // The start of the innermost open region, or of the thread.
   [[nodiscard]] std::int64_t innermost_start() const {
     return depth == 0 ? start_us : regions[depth - 1].start_us;

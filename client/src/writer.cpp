@@ -175,6 +175,7 @@ void Writer::run() {
     const std::int64_t now = mono_us();
     lock.lock();
     m_dropped.fetch_add(skipped, std::memory_order_relaxed);
+    m_dropped_target.fetch_add(skipped, std::memory_order_relaxed);
     m_written_total += m_back_pos - before;
     if (m_flush_waiters > 0 && m_back_pos != before) {
       m_cv.notify_all();
@@ -198,10 +199,11 @@ void Writer::run() {
     }
   }
   // Whatever is left will never be written: count it.
-  m_dropped.fetch_add(
+  const std::uint64_t left =
       count_lines(std::string_view(m_back).substr(std::min(m_back_pos, m_back.size()))) +
-          count_lines(m_front),
-      std::memory_order_relaxed);
+      count_lines(m_front);
+  m_dropped.fetch_add(left, std::memory_order_relaxed);
+  m_dropped_target.fetch_add(left, std::memory_order_relaxed);
   m_back.clear();
   m_front.clear();
   m_queued.store(0, std::memory_order_relaxed);

@@ -70,6 +70,10 @@ class Writer {
   [[nodiscard]] std::uint64_t dropped() const noexcept {
     return m_dropped.load(std::memory_order_relaxed);
   }
+  // The part of dropped() the destination lost (failed, datagram too big).
+  [[nodiscard]] std::uint64_t dropped_target() const noexcept {
+    return m_dropped_target.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] Sink& sink() { return *m_sink; }
 
   // Around fork(): the writer is kept at a known point (waiting, or in a
@@ -117,6 +121,7 @@ class Writer {
   // Read without the lock by has_room() and dropped(); written under it.
   std::atomic<std::size_t> m_queued{0};  // m_front.size()
   std::atomic<std::uint64_t> m_dropped{0};
+  std::atomic<std::uint64_t> m_dropped_target{0};
   std::atomic<bool> m_accepting{true};
   std::atomic<bool> m_drained{true};
   std::thread m_thread;

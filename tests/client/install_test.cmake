@@ -4,7 +4,11 @@
 #   a C-only CMake project with trace2d::client_static;
 #   pkg-config from C99, shared, and --static from a prefix holding only
 #   the archive;
-#   client.hpp by g++ as C++17 and by clang++ (14 on Debian 12) as C++20.
+#   client.hpp by g++ as C++17 and by clang++ (14 on Debian 12) as C++20,
+#   each also with -fno-exceptions;
+#   pkg-config trace2d-client-static with the .so beside the archive (ldd:
+#   no libtrace2d-client.so needed);
+#   the README and the example installed, the example built as C++17.
 # Also checks that the installed headers include nothing of trace2d's own
 # tree and that the shared library exports the versioned C ABI only.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -P install_test.cmake
@@ -67,10 +71,10 @@ run(nm -D --defined-only --with-symbol-versions ${shared})
 string(REPLACE "\n" ";" symbols "${run_output}")
 set(exported 0)
 foreach(symbol ${symbols})
-  if(symbol MATCHES " A TRACE2D_CLIENT_1.0")
+  if(symbol MATCHES " A TRACE2D_CLIENT_1\\.[01]$")
     continue()
   endif()
-  if(NOT symbol MATCHES " T trace2d_[a-z0-9_]+@@TRACE2D_CLIENT_1.0$")
+  if(NOT symbol MATCHES " T trace2d_[a-z0-9_]+@@TRACE2D_CLIENT_1\\.[01]$")
     message(FATAL_ERROR "exported beyond the versioned C ABI: ${symbol}")
   endif()
   math(EXPR exported "${exported} + 1")
@@ -120,6 +124,49 @@ if(run_output MATCHES "libtrace2d-client")
 endif()
 expect_traced(${WORK_DIR}/consumer_c_static ${WORK_DIR}/c_static.jsonl 3)
 
+# pkg-config trace2d-client-static with the shared library beside the
+# archive, as installed: the binary must not need the .so (1.0's documented
+# `pkg-config --static trace2d-client` line linked the .so).
+run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir}
+    pkg-config --static --cflags --libs trace2d-client-static)
+string(STRIP "${run_output}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run(cc ${c_flags} ${SOURCE_DIR}/tests/client/consumer/main.c ${flags} -o ${WORK_DIR}/consumer_c_static_pc)
+run(ldd ${WORK_DIR}/consumer_c_static_pc)
+if(run_output MATCHES "libtrace2d-client")
+  message(FATAL_ERROR "pkg-config trace2d-client-static linked the shared library:\n${run_output}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env GIT_TRACE2_EVENT=${WORK_DIR}/c_static_pc.jsonl
+                        ${WORK_DIR}/consumer_c_static_pc RESULT_VARIABLE rc)
+if(NOT rc EQUAL 3)
+  message(FATAL_ERROR "the statically linked consumer exited ${rc} without LD_LIBRARY_PATH")
+endif()
+
+# find_package's version rule: any 1.y for a 1.x request with x <= y, no 2.0.
+file(GLOB_RECURSE config_version ${prefix}/*/trace2dConfigVersion.cmake)
+foreach(request 1.0 1.1 2.0)
+  set(PACKAGE_FIND_VERSION ${request})
+  string(REPLACE "." ";" parts ${request})
+  list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
+  list(GET parts 1 PACKAGE_FIND_VERSION_MINOR)
+  set(PACKAGE_FIND_VERSION_PATCH 0)
+  set(PACKAGE_FIND_VERSION_COUNT 2)
+  unset(PACKAGE_VERSION_COMPATIBLE)
+  include(${config_version})
+  if(request STREQUAL "2.0" AND PACKAGE_VERSION_COMPATIBLE)
+    message(FATAL_ERROR "the package ${PACKAGE_VERSION} claims to satisfy ${request}")
+  elseif(NOT request STREQUAL "2.0" AND NOT PACKAGE_VERSION_COMPATIBLE)
+    message(FATAL_ERROR "the package ${PACKAGE_VERSION} does not satisfy ${request}")
+  endif()
+endforeach()
+
+# The documentation the headers point to, and its example as C++17.
+file(GLOB_RECURSE readme ${prefix}/*/README.md)
+file(GLOB_RECURSE example ${prefix}/*/parallel_fetch.cpp)
+if(NOT readme OR NOT example)
+  message(FATAL_ERROR "client/README.md or the example not installed under ${prefix}")
+endif()
+
 # client.hpp by other compilers and standards than the package build's.
 run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pcdir} pkg-config --cflags --libs trace2d-client)
 string(STRIP "${run_output}" flags)
@@ -128,12 +175,20 @@ set(cxx_flags -Wall -Wextra -Wpedantic -Werror)
 run(c++ -std=c++17 ${cxx_flags} ${SOURCE_DIR}/tests/client/consumer/main.cpp ${flags}
     -o ${WORK_DIR}/consumer_gxx17)
 expect_traced(${WORK_DIR}/consumer_gxx17 ${WORK_DIR}/gxx17.jsonl 0)
+run(c++ -std=c++17 -fno-exceptions ${cxx_flags} ${SOURCE_DIR}/tests/client/consumer/main.cpp
+    ${flags} -o ${WORK_DIR}/consumer_gxx17_noexcept)
+expect_traced(${WORK_DIR}/consumer_gxx17_noexcept ${WORK_DIR}/gxx17_noexcept.jsonl 0)
+run(c++ -std=c++17 ${cxx_flags} ${example} ${flags} -o ${WORK_DIR}/example_gxx17)
 find_program(CLANGXX NAMES clang++-14 clang++)
 if(CLANGXX)
   foreach(std 17 20)
     run(${CLANGXX} -std=c++${std} ${cxx_flags} ${SOURCE_DIR}/tests/client/consumer/main.cpp
         ${flags} -o ${WORK_DIR}/consumer_clang${std})
     expect_traced(${WORK_DIR}/consumer_clang${std} ${WORK_DIR}/clang${std}.jsonl 0)
+    run(${CLANGXX} -std=c++${std} -fno-exceptions ${cxx_flags}
+        ${SOURCE_DIR}/tests/client/consumer/main.cpp ${flags}
+        -o ${WORK_DIR}/consumer_clang${std}_noexcept)
+    expect_traced(${WORK_DIR}/consumer_clang${std}_noexcept ${WORK_DIR}/clang${std}_noexcept.jsonl 0)
   endforeach()
   message(STATUS "client.hpp built with ${CLANGXX}")
 else()

@@ -31,5 +31,32 @@ TEST(ClientAbi, AProgramWrittenFor01BuildsLinksAndRunsUnchanged) {
   EXPECT_EQ(raw_field(run.lines.back(), "code"), "4");
 }
 
+TEST(ClientAbi, AProgramBuiltAgainst10RunsWith11) {
+  TempDir dir;
+  const EmitterRun run = run_emitter(dir, CLIENT_OLD_PROGRAM_1_0_BIN, {});
+  ASSERT_EQ(run.result.exit_code, 5) << run.result.err;
+  EXPECT_EQ(stdout_value(run.result.out, "enabled"), "1");
+  // The data inside "inner" is past the nesting limit: 1.0 said 0, 1.1
+  // counts it (issue 28: dropped() counts everything not sent).
+  EXPECT_EQ(stdout_value(run.result.out, "dropped"), "1");
+  expect_parser_accepts(run.lines);
+  std::vector<std::string> story;
+  for (const auto& line : run.lines) {
+    const std::string event = string_field(line, "event");
+    if (event == "region_enter" || event == "region_leave" || event == "data") {
+      story.push_back(event + " " + string_field(line, "label") + string_field(line, "value") +
+                      " " + raw_field(line, "nesting"));
+    }
+  }
+  // 1.0's guards, in scope order, leave through the 1.0 call (the innermost).
+  const std::vector<std::string> expected = {
+      "region_enter outer 1", "data 10 2",          "region_enter inner 2",
+      "region_leave inner 2", "region_leave outer 1"};
+  EXPECT_EQ(story, expected);
+  ASSERT_FALSE(run.lines.empty());
+  EXPECT_EQ(string_field(run.lines.front(), "exe"), "old-program 1.0");
+  EXPECT_EQ(raw_field(run.lines.back(), "code"), "5");
+}
+
 }  // namespace
 }  // namespace trace2d::test

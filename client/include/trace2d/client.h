@@ -26,7 +26,7 @@
  * program may use every function of its header's version with any library
  * of the same major version and a minor version at least as high. */
 #define TRACE2D_CLIENT_VERSION_MAJOR 1
-#define TRACE2D_CLIENT_VERSION_MINOR 0
+#define TRACE2D_CLIENT_VERSION_MINOR 1
 #define TRACE2D_CLIENT_VERSION_PATCH 0
 #define TRACE2D_CLIENT_VERSION                                               \
   (TRACE2D_CLIENT_VERSION_MAJOR * 10000 + TRACE2D_CLIENT_VERSION_MINOR * 100 + \
@@ -107,15 +107,18 @@ TRACE2D_CLIENT_API int trace2d_start_fl(const char* file, int line, int argc,
 
 /* 1 when events are being sent. */
 TRACE2D_CLIENT_API int trace2d_enabled(void);
-/* This process's SID ("" when tracing is off). Valid until exit. */
+/* This process's SID ("" when no session was started: not started, no
+ * target, or the target could not be opened). Since 1.1 it stays after
+ * trace2d_shutdown() and a failed target. Valid until exit. */
 TRACE2D_CLIENT_API const char* trace2d_sid(void);
 /* Why tracing is off, in a sentence ("" while it is on): not started, no
  * target, the target could not be opened (git's own message), options not
  * initialised, the target failed, the session ended. Valid until the next
  * trace2d_start(). */
 TRACE2D_CLIENT_API const char* trace2d_off_reason(void);
-/* Events dropped so far: the queue was full, or the target failed with
- * events still queued. Sent at exit as data trace2d/dropped_events. */
+/* Events not sent so far, whatever the reason (since 1.1 also those the
+ * nesting limit suppresses; trace2d_dropped_by() tells them apart). The
+ * queue and target losses are sent at exit as data trace2d/dropped_events. */
 TRACE2D_CLIENT_API uint64_t trace2d_dropped(void);
 
 /* Records the exit code for the exit/atexit events sent at process exit and
@@ -325,8 +328,122 @@ TRACE2D_CLIENT_API int trace2d_run_child_s(const char* file, int line, const tra
                                            size_t argc, const trace2d_child_options* options,
                                            pid_t* pid_out, int* child_id_out);
 
+/* ---- Since 1.1 --------------------------------------------------------- */
+
+/* Region tokens: trace2d_region_enter_token returns one (0 when tracing is
+ * off, or the region was not entered), trace2d_region_leave_token leaves
+ * exactly that region, from any thread and in any order: its own category,
+ * label, t_rel and nesting (the nesting it was entered at); regions entered
+ * later nest as if it had never been open once it is left. A token whose
+ * region was left already, whose thread has ended (its regions end with
+ * it, as git's do) or from before a fork() does nothing. */
+TRACE2D_CLIENT_API uint64_t trace2d_region_enter_token_fl(const char* file, int line,
+                                                          const char* category, const char* label,
+                                                          int repo, const char* msg);
+#define trace2d_region_enter_token(category, label, msg) \
+  trace2d_region_enter_token_fl(__FILE__, __LINE__, (category), (label), 0, (msg))
+TRACE2D_CLIENT_API uint64_t trace2d_region_enter_token_s(const char* file, int line,
+                                                         trace2d_str category, trace2d_str label,
+                                                         int repo, trace2d_str msg);
+TRACE2D_CLIENT_API void trace2d_region_leave_token_fl(const char* file, int line, uint64_t token,
+                                                      int repo);
+#define trace2d_region_leave_token(token) \
+  trace2d_region_leave_token_fl(__FILE__, __LINE__, (token), 0)
+
+/* Typed data: a double as the shortest text that reads back as the same
+ * value ("0.93", "1e-09", "nan", "inf"), a truth value as "true"/"false",
+ * an unsigned integer in full (past INTMAX_MAX too). */
+TRACE2D_CLIENT_API void trace2d_data_double_fl(const char* file, int line, const char* category,
+                                               int repo, const char* key, double value);
+#define trace2d_data_double(category, key, value) \
+  trace2d_data_double_fl(__FILE__, __LINE__, (category), 0, (key), (value))
+TRACE2D_CLIENT_API void trace2d_data_bool_fl(const char* file, int line, const char* category,
+                                             int repo, const char* key, int value);
+#define trace2d_data_bool(category, key, value) \
+  trace2d_data_bool_fl(__FILE__, __LINE__, (category), 0, (key), (value))
+TRACE2D_CLIENT_API void trace2d_data_uintmax_fl(const char* file, int line, const char* category,
+                                                int repo, const char* key, uintmax_t value);
+#define trace2d_data_uintmax(category, key, value) \
+  trace2d_data_uintmax_fl(__FILE__, __LINE__, (category), 0, (key), (value))
+TRACE2D_CLIENT_API void trace2d_data_double_s(const char* file, int line, trace2d_str category,
+                                              int repo, trace2d_str key, double value);
+TRACE2D_CLIENT_API void trace2d_data_bool_s(const char* file, int line, trace2d_str category,
+                                            int repo, trace2d_str key, int value);
+TRACE2D_CLIENT_API void trace2d_data_uintmax_s(const char* file, int line, trace2d_str category,
+                                               int repo, trace2d_str key, uintmax_t value);
+
+/* A child whose output the program wants: trace2d_run_child_capture_s
+ * runs it as trace2d_run_child_s does (child_start, child_exit, stitched)
+ * and reads its stdout and/or stderr into memory while it runs, both pipes
+ * at once (no deadlock however much it writes; the whole output is kept).
+ * Past timeout_ms (0: none) the child is killed with SIGKILL (code 137, as
+ * git reports a signal) and timed_out set; reading then stops when the
+ * pipes close or one second later (a grandchild may hold them). */
+typedef struct trace2d_child_capture {
+  size_t struct_size;  /* set by trace2d_child_capture_init() */
+  int capture_stdout;  /* read the child's stdout (options' stdout_fd is ignored) */
+  int capture_stderr;  /* read its stderr (options' stderr_fd is ignored) */
+  unsigned timeout_ms;
+  /* Out: malloc()ed and NUL-terminated, for the caller to free(); NULL
+   * when not captured (or out of memory). */
+  char* stdout_data;
+  size_t stdout_size;
+  char* stderr_data;
+  size_t stderr_size;
+  int timed_out;
+} trace2d_child_capture;
+
+TRACE2D_CLIENT_API void trace2d_child_capture_init(trace2d_child_capture* capture);
+/* Returns git's child code as trace2d_run_child_s; capture may not be NULL. */
+TRACE2D_CLIENT_API int trace2d_run_child_capture_s(const char* file, int line,
+                                                   const trace2d_str* argv, size_t argc,
+                                                   const trace2d_child_options* options,
+                                                   trace2d_child_capture* capture, pid_t* pid_out,
+                                                   int* child_id_out);
+
+/* The target "memory:" (trace2d_options.target; no git syntax, never passed
+ * to children) keeps the event lines in the process, for a program's own
+ * unit tests: trace2d_memory_take() flushes (at most 1 s) and returns the
+ * lines written since its last call, malloc()ed and NUL-terminated for the
+ * caller to free(), *size_out their size (may be NULL); also after
+ * trace2d_shutdown(), with the final events. NULL when no session was
+ * started (an empty string for another target). At most 16 MiB are kept
+ * between two calls; lines past it are dropped (TRACE2D_DROP_TARGET). */
+TRACE2D_CLIENT_API char* trace2d_memory_take(size_t* size_out);
+
+/* Why events were not sent (trace2d_dropped_by). */
+#define TRACE2D_DROP_QUEUE_FULL 1 /* the queue was full (a slow or stopped collector) */
+#define TRACE2D_DROP_TARGET 2     /* the target failed, refused a datagram that big, or
+                                     had not taken them when the exit wait ended */
+#define TRACE2D_DROP_NESTING 3    /* deeper than GIT_TRACE2_EVENT_NESTING (git's rule) */
+/* Events not sent for `reason` (0 for an unknown reason). */
+TRACE2D_CLIENT_API uint64_t trace2d_dropped_by(int reason);
+
 #ifdef __cplusplus
 }
+#endif
+
+/* C11: trace2d_data(category, key, value) picks the typed call from the
+ * value's type; a type it cannot send as it is (a pointer other than a
+ * string, a struct) does not compile. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define trace2d_data(category, key, value)                       \
+  _Generic((value),                                              \
+      _Bool: trace2d_data_bool_fl,                               \
+      double: trace2d_data_double_fl,                            \
+      float: trace2d_data_double_fl,                             \
+      char*: trace2d_data_string_fl,                             \
+      const char*: trace2d_data_string_fl,                       \
+      unsigned char: trace2d_data_uintmax_fl,                    \
+      unsigned short: trace2d_data_uintmax_fl,                   \
+      unsigned int: trace2d_data_uintmax_fl,                     \
+      unsigned long: trace2d_data_uintmax_fl,                    \
+      unsigned long long: trace2d_data_uintmax_fl,               \
+      signed char: trace2d_data_intmax_fl,                       \
+      short: trace2d_data_intmax_fl,                             \
+      int: trace2d_data_intmax_fl,                               \
+      long: trace2d_data_intmax_fl,                              \
+      long long: trace2d_data_intmax_fl)(__FILE__, __LINE__, (category), 0, (key), (value))
 #endif
 
 /* git's `#define exit(code) exit(trace2_cmd_exit(code))`, opt-in: with

@@ -1,7 +1,8 @@
 // The C++ API from a program built against the installed files only, by
 // g++ and clang++, as C++17 and C++20: every class and function of
 // client.hpp is used once, so each compiler sees all of it, and the link
-// proves it calls nothing the library does not export.
+// proves it calls nothing the library does not export. Also built with
+// -fno-exceptions by both.
 #include <trace2d/client.hpp>
 
 #include <cstdio>
@@ -29,12 +30,25 @@ int main(int argc, char** argv) {
     child.finish(0, t2::child_code(0));
     t2::data("consumer", "text", "value");
     t2::data("consumer", "number", std::int64_t{42});
+    t2::data("consumer", "ratio", 0.93);
+    t2::data("consumer", "flag", true);
+    t2::data("consumer", "count", 7U);
     if (!t2::data_json("consumer", "json", "[1,2]") || t2::data_json("consumer", "bad", "{")) {
       return 1;
     }
     t2::error("an error", "an %s");
     t2::message("a message");
     counter.add(2);
+  }
+  {
+    t2::Region moved = t2::Region("consumer", "moved");
+    moved.leave();
+  }
+  if (t2::run_child_captured({"echo", "captured"}).out != "captured\n") {
+    return 1;
+  }
+  if (t2::dropped(t2::DropReason::nesting) != 0) {
+    return 1;
   }
   t2::region_enter("consumer", "manual");
   t2::region_leave("consumer", "manual");

@@ -1,0 +1,457 @@
+#ifndef TRACE2D_CLIENT_HPP
+#define TRACE2D_CLIENT_HPP
+// trace2d client, C++ API: emit Git Trace2 events (git's EVENT format,
+// evt "4") from any program, so that the git processes it starts appear
+// under it in trace2d.
+//
+//   int main(int argc, char** argv) {
+//     trace2d::client::start(argc, argv);            // GIT_TRACE2_EVENT decides
+//     trace2d::client::Region r("build", "compile");  // region_enter ... region_leave
+//     trace2d::client::run_child({"git", "fetch", "-q"});
+//     return trace2d::client::exit(0);
+//   }
+//
+// Header-only: every function here is an inline wrapper over the C ABI of
+// client.h, the only thing the library exports. No C++ type crosses the
+// library boundary, so a program built with this header keeps working
+// with any later 1.x library, whatever fields Options gains (see the ABI
+// policy in client/README.md). C++17 or later; g++ >= 8, clang++ >= 9.
+//
+// Nothing here throws or blocks on the collector: events go through a
+// bounded queue to a background writer; when it is full they are dropped
+// and counted (dropped(), and at exit data "trace2d"/"dropped_events").
+// Optional strings (category, label, msg, ...) are absent when empty.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+#if defined(__has_include)
+#if __has_include(<version>)
+#include <version>
+#endif
+#endif
+#if defined(__cpp_lib_span)
+#include <span>
+#endif
+#if defined(__cpp_lib_source_location)
+#include <source_location>
+#endif
+
+#include <trace2d/client.h>
+
+namespace trace2d {
+namespace client {
+// Versioned: a program holding two copies of this header from different
+// major versions (through two libraries) gets two sets of inline
+// functions instead of one silently picked at random (an ODR violation).
+inline namespace v1 {
+
+// The caller's file and line, which become the events' "file" and "line".
+// From the compiler's __builtin_FILE/__builtin_LINE (as std::source_location
+// is, where the library has it: clang 14 with libstdc++ 12 does not).
+class Location {
+ public:
+  static constexpr Location current(const char* file = __builtin_FILE(),
+                                    int line = __builtin_LINE()) noexcept {
+    return Location(file, line);
+  }
+  constexpr Location(const char* file, int line) noexcept : m_file(file), m_line(line) {}
+#if defined(__cpp_lib_source_location)
+  // NOLINTNEXTLINE(google-explicit-constructor): a source_location is a Location
+  constexpr Location(const std::source_location& loc) noexcept
+      : m_file(loc.file_name()), m_line(static_cast<int>(loc.line())) {}
+#endif
+  [[nodiscard]] constexpr const char* file_name() const noexcept { return m_file; }
+  [[nodiscard]] constexpr int line() const noexcept { return m_line; }
+
+ private:
+  const char* m_file;
+  int m_line;
+};
+
+namespace c_abi {
+
+inline trace2d_str str(std::string_view s) noexcept { return trace2d_str{s.data(), s.size()}; }
+
+inline unsigned milliseconds(std::chrono::milliseconds timeout) noexcept {
+  const auto count = timeout.count();
+  return count <= 0 ? 0U : count >= 0xffffffffLL ? 0xffffffffU : static_cast<unsigned>(count);
+}
+
+}  // namespace c_abi
+
+struct Options {
+  // Where events go, in GIT_TRACE2_EVENT syntax. Empty: GIT_TRACE2_EVENT.
+  std::string target{};
+  // version.exe and the first cmd_name. Empty: the base name of argv[0].
+  std::string exe{};
+  std::string cmd_name{};
+  // Bound of the queue between callers and the writer thread.
+  std::size_t queue_bytes = std::size_t{1} << 20;
+  // At exit (and before execvp), the longest wait for a collector that takes
+  // nothing; while it takes the queue, the exit waits up to the queue's
+  // bytes at 1 MB/s (client/README.md, "Exit waits for a collector ...").
+  std::chrono::milliseconds exit_flush_timeout{150};
+  // Set GIT_TRACE2_PARENT_SID / GIT_TRACE2_PARENT_NAME in the environment so
+  // that every child (also via std::system) becomes this session's child.
+  bool export_environment = true;
+  // Send a "signal" event when a fatal signal with the default action kills
+  // the process (handlers are installed only where none exists).
+  bool signal_events = true;
+};
+
+// Starts the session (version, start, cmd_name). Call once, early, from the
+// main thread. True when events are being sent; off_reason() says why not.
+inline bool start(int argc, const char* const* argv, const Options& options = {},
+                  Location loc = Location::current()) noexcept {
+  trace2d_options o;
+  trace2d_options_init(&o);
+  o.target = options.target.c_str();
+  o.exe = options.exe.c_str();
+  o.cmd_name = options.cmd_name.c_str();
+  o.queue_bytes = options.queue_bytes;
+  o.exit_flush_ms = c_abi::milliseconds(options.exit_flush_timeout);
+  o.export_environment = options.export_environment ? 1 : 0;
+  o.signal_events = options.signal_events ? 1 : 0;
+  return trace2d_start_fl(loc.file_name(), loc.line(), argc, argv, &o) != 0;
+}
+inline bool start(int argc, char** argv, const Options& options = {},
+                  Location loc = Location::current()) noexcept {
+  return start(argc, const_cast<const char* const*>(argv), options, loc);
+}
+
+inline bool enabled() noexcept { return trace2d_enabled() != 0; }
+// This process's SID; empty when tracing is off. Valid until exit.
+inline std::string_view sid() noexcept { return trace2d_sid(); }
+// Why tracing is off ("" while it is on): see trace2d_off_reason().
+inline std::string_view off_reason() noexcept { return trace2d_off_reason(); }
+// Events dropped so far (queue full, target failed).
+inline std::uint64_t dropped() noexcept { return trace2d_dropped(); }
+
+// Records the exit code sent at process exit and returns it:
+// `return trace2d::client::exit(code);`. (The name is in parentheses so
+// that client.h's TRACE2D_WRAP_EXIT macro leaves it alone.)
+inline int(exit)(int code, Location loc = Location::current()) noexcept {
+  return trace2d_exit_fl(loc.file_name(), loc.line(), code);
+}
+
+// Waits until every event sent so far is handed to the collector, at most
+// `timeout`. True when it was (or tracing is off). See trace2d_flush().
+inline bool flush(std::chrono::milliseconds timeout) noexcept {
+  return trace2d_flush(c_abi::milliseconds(timeout)) != 0;
+}
+// Ends the session now as exit(code) would, then sends nothing more. True
+// when every event was handed over and none dropped. See trace2d_shutdown().
+inline bool shutdown(int code, std::chrono::milliseconds timeout = std::chrono::milliseconds(150),
+                     Location loc = Location::current()) noexcept {
+  return trace2d_shutdown_fl(loc.file_name(), loc.line(), code, c_abi::milliseconds(timeout)) != 0;
+}
+// execvp() with the session ended and flushed first (see trace2d_execvp()):
+// returns only when it failed, -1 with errno set.
+inline int execvp(const char* program, const char* const* argv,
+                  Location loc = Location::current()) noexcept {
+  return trace2d_execvp_fl(loc.file_name(), loc.line(), program, argv);
+}
+
+inline void cmd_name(std::string_view name, Location loc = Location::current()) noexcept {
+  trace2d_cmd_name_s(loc.file_name(), loc.line(), c_abi::str(name));
+}
+inline void cmd_mode(std::string_view mode, Location loc = Location::current()) noexcept {
+  trace2d_cmd_mode_s(loc.file_name(), loc.line(), c_abi::str(mode));
+}
+inline void def_param(std::string_view param, std::string_view value, std::string_view scope = {},
+                      Location loc = Location::current()) noexcept {
+  trace2d_def_param_s(loc.file_name(), loc.line(), c_abi::str(param), c_abi::str(value),
+                      c_abi::str(scope));
+}
+inline void def_repo(int repo, std::string_view worktree,
+                     Location loc = Location::current()) noexcept {
+  trace2d_def_repo_s(loc.file_name(), loc.line(), repo, c_abi::str(worktree));
+}
+
+// repo 0: no "repo" field.
+inline void region_enter(std::string_view category, std::string_view label,
+                         std::string_view msg = {}, int repo = 0,
+                         Location loc = Location::current()) noexcept {
+  trace2d_region_enter_s(loc.file_name(), loc.line(), c_abi::str(category), c_abi::str(label),
+                         repo, c_abi::str(msg));
+}
+inline void region_leave(std::string_view category, std::string_view label,
+                         std::string_view msg = {}, int repo = 0,
+                         Location loc = Location::current()) noexcept {
+  trace2d_region_leave_s(loc.file_name(), loc.line(), c_abi::str(category), c_abi::str(label),
+                         repo, c_abi::str(msg));
+}
+
+inline void data(std::string_view category, std::string_view key, std::string_view value,
+                 int repo = 0, Location loc = Location::current()) noexcept {
+  trace2d_data_string_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
+                        c_abi::str(key), c_abi::str(value));
+}
+inline void data(std::string_view category, std::string_view key, std::int64_t value,
+                 int repo = 0, Location loc = Location::current()) noexcept {
+  trace2d_data_intmax_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
+                        c_abi::str(key), value);
+}
+// `json` must be one valid JSON value: false (and nothing sent) otherwise.
+inline bool data_json(std::string_view category, std::string_view key, std::string_view json,
+                      int repo = 0, Location loc = Location::current()) noexcept {
+  return trace2d_data_json_s(loc.file_name(), loc.line(), c_abi::str(category), repo,
+                             c_abi::str(key), c_abi::str(json)) != 0;
+}
+
+// An "error" event; `fmt` is the message's format, for grouping.
+inline void error(std::string_view msg, std::string_view fmt = {},
+                  Location loc = Location::current()) noexcept {
+  trace2d_error_s(loc.file_name(), loc.line(), c_abi::str(msg), c_abi::str(fmt));
+}
+// A "printf" event.
+inline void message(std::string_view msg, Location loc = Location::current()) noexcept {
+  trace2d_printf_s(loc.file_name(), loc.line(), c_abi::str(msg));
+}
+
+// region_enter now, region_leave (same category and label) at scope exit.
+class Region {
+ public:
+  explicit Region(std::string_view category, std::string_view label, std::string_view msg = {},
+                  int repo = 0, Location loc = Location::current()) noexcept
+      : m_loc(loc), m_repo(repo) {
+    m_entered = trace2d_region_enter_s(loc.file_name(), loc.line(), c_abi::str(category),
+                                       c_abi::str(label), repo, c_abi::str(msg)) != 0;
+  }
+  ~Region() {
+    if (m_entered) {
+      trace2d_region_leave_innermost_fl(m_loc.file_name(), m_loc.line(), m_repo);
+    }
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+
+ private:
+  Location m_loc;
+  int m_repo;
+  bool m_entered;
+};
+
+// The calling thread becomes "thNN:name" (thread_start); at scope exit its
+// per-thread timers and counters, then thread_exit. Put it first in the
+// thread's function.
+class Thread {
+ public:
+  explicit Thread(std::string_view name, Location loc = Location::current()) noexcept
+      : m_loc(loc) {
+    trace2d_thread_start_s(loc.file_name(), loc.line(), c_abi::str(name));
+  }
+  ~Thread() { trace2d_thread_exit_fl(m_loc.file_name(), m_loc.line()); }
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+
+ private:
+  Location m_loc;
+};
+
+// A stopwatch, defined once (usually `static`); git's timer/th_timer. At
+// most TRACE2D_MAX_TIMERS timers per process: further ones do nothing.
+class Timer {
+ public:
+  Timer(std::string_view category, std::string_view name, bool per_thread = false) noexcept
+      : m_id(trace2d_timer_define_s(c_abi::str(category), c_abi::str(name), per_thread ? 1 : 0)) {}
+  void start() noexcept { trace2d_timer_start(m_id); }
+  void stop() noexcept { trace2d_timer_stop(m_id); }
+  // -1 when it could not be defined (over the limit).
+  [[nodiscard]] int id() const noexcept { return m_id; }
+
+  class Scope {
+   public:
+    explicit Scope(Timer& timer) noexcept : m_timer(timer) { m_timer.start(); }
+    ~Scope() { m_timer.stop(); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Timer& m_timer;
+  };
+
+ private:
+  int m_id;
+};
+
+// git's counter/th_counter. At most TRACE2D_MAX_COUNTERS per process.
+class Counter {
+ public:
+  Counter(std::string_view category, std::string_view name, bool per_thread = false) noexcept
+      : m_id(trace2d_counter_define_s(c_abi::str(category), c_abi::str(name),
+                                      per_thread ? 1 : 0)) {}
+  void add(std::int64_t value = 1) noexcept { trace2d_counter_add(m_id, value); }
+  [[nodiscard]] int id() const noexcept { return m_id; }
+
+ private:
+  int m_id;
+};
+
+struct ChildOptions {
+  std::string child_class{};       // empty: "?" as git
+  std::string hook_name{};         // set: child_class becomes "hook"
+  std::string cd{};                // working directory of the child
+  bool use_shell = false;          // through /bin/sh -c, as git does
+  std::vector<std::string> env{};  // extra "NAME=value"
+  int stdin_fd = -1;               // -1: inherited
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+
+struct ChildResult {
+  int child_id = -1;  // -1 when tracing is off
+  pid_t pid = -1;     // -1 when it could not be started
+  int code = -1;      // exit code, 128+signal, or -1 (not started), as git
+};
+
+namespace c_abi {
+
+// The C view of ChildOptions; valid while `options` and `env` live.
+inline trace2d_child_options child_options(const ChildOptions& options,
+                                           std::vector<const char*>& env) {
+  trace2d_child_options o;
+  trace2d_child_options_init(&o);
+  o.child_class = options.child_class.empty() ? nullptr : options.child_class.c_str();
+  o.hook_name = options.hook_name.empty() ? nullptr : options.hook_name.c_str();
+  o.cd = options.cd.empty() ? nullptr : options.cd.c_str();
+  o.use_shell = options.use_shell ? 1 : 0;
+  for (const std::string& entry : options.env) {
+    env.push_back(entry.c_str());
+  }
+  env.push_back(nullptr);
+  o.env = env.data();
+  o.stdin_fd = options.stdin_fd;
+  o.stdout_fd = options.stdout_fd;
+  o.stderr_fd = options.stderr_fd;
+  return o;
+}
+
+template <typename Strings>
+std::vector<trace2d_str> strs(const Strings& strings) {
+  std::vector<trace2d_str> out;
+  out.reserve(strings.size());
+  for (const auto& s : strings) {
+    out.push_back(str(s));
+  }
+  return out;
+}
+
+template <typename Strings>
+ChildResult run_child(const Strings& argv, const ChildOptions& options, Location loc) noexcept {
+  ChildResult result;
+  try {
+    std::vector<const char*> env;
+    const trace2d_child_options o = child_options(options, env);
+    const std::vector<trace2d_str> args = strs(argv);
+    result.code = trace2d_run_child_s(loc.file_name(), loc.line(), args.data(), args.size(), &o,
+                                      &result.pid, &result.child_id);
+  } catch (...) {
+    // Out of memory before anything ran: reported as git reports a child
+    // it could not start.
+  }
+  return result;
+}
+
+}  // namespace c_abi
+
+// Runs argv to completion with GIT_TRACE2_PARENT_SID/NAME exported, sending
+// child_start and child_exit. Runs it whether or not tracing is on.
+inline ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options = {},
+                             Location loc = Location::current()) noexcept {
+  return c_abi::run_child(argv, options, loc);
+}
+inline ChildResult run_child(std::initializer_list<std::string_view> argv,
+                             const ChildOptions& options = {},
+                             Location loc = Location::current()) noexcept {
+  return c_abi::run_child(argv, options, loc);
+}
+#if defined(__cpp_lib_span)
+inline ChildResult run_child(std::span<const std::string> argv, const ChildOptions& options = {},
+                             Location loc = Location::current()) noexcept {
+  return c_abi::run_child(argv, options, loc);
+}
+#endif
+
+// Wraps a child the program starts itself: child_start now, child_exit on
+// finish() (or with code -1 at scope exit when finish() was not called).
+// Spawned with the inherited environment, the child already sees
+// GIT_TRACE2_PARENT_SID (Options::export_environment); environment() is for
+// programs that build their own.
+class Child {
+ public:
+  template <typename Strings>
+  explicit Child(const Strings& argv, const ChildOptions& options = {},
+                 Location loc = Location::current()) noexcept
+      : m_loc(loc) {
+    try {
+      std::vector<const char*> env;
+      const trace2d_child_options o = c_abi::child_options(options, env);
+      const std::vector<trace2d_str> args = c_abi::strs(argv);
+      m_id = trace2d_child_start_s(loc.file_name(), loc.line(), args.data(), args.size(), &o);
+    } catch (...) {
+      m_id = -1;  // out of memory: the child goes unreported, never the program
+    }
+  }
+  explicit Child(std::initializer_list<std::string_view> argv, const ChildOptions& options = {},
+                 Location loc = Location::current()) noexcept
+      : Child(std::vector<std::string_view>(argv), options, loc) {}
+  ~Child() {
+    if (!m_finished) {
+      finish(-1, -1, m_loc);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // pid 0 when unknown (std::system); code as git's (see child_code).
+  void finish(pid_t pid, int code, Location loc = Location::current()) noexcept {
+    m_finished = true;
+    trace2d_child_exit_fl(loc.file_name(), loc.line(), m_id, pid, code);
+  }
+  [[nodiscard]] int id() const { return m_id; }
+
+ private:
+  int m_id = -1;
+  bool m_finished = false;
+  Location m_loc;
+};
+
+// A waitpid()/std::system() status as git's child code.
+inline int child_code(int wait_status) noexcept { return trace2d_child_code(wait_status); }
+
+// "GIT_TRACE2_PARENT_SID=...", "GIT_TRACE2_PARENT_NAME=..." (and the target
+// when the program chose it) for a child; empty when tracing is off.
+inline std::vector<std::string> child_environment() {
+  std::vector<std::string> out;
+  std::string buffer(256, '\0');
+  std::size_t needed = trace2d_child_environment(&buffer[0], buffer.size());
+  if (needed > buffer.size()) {
+    buffer.assign(needed, '\0');
+    needed = trace2d_child_environment(&buffer[0], buffer.size());
+  }
+  buffer.resize(needed <= buffer.size() ? needed : 0);
+  // NUL-separated entries.
+  for (std::size_t pos = 0; pos < buffer.size();) {
+    const std::size_t end = buffer.find('\0', pos);
+    const std::size_t stop = end == std::string::npos ? buffer.size() : end;
+    if (stop > pos) {
+      out.push_back(buffer.substr(pos, stop - pos));
+    }
+    pos = stop + 1;
+  }
+  return out;
+}
+
+}  // namespace v1
+}  // namespace client
+}  // namespace trace2d
+
+#endif  // TRACE2D_CLIENT_HPP

@@ -1,0 +1,239 @@
+// client-emitter-1.1: the scenarios of what client 1.1 changed, one per run
+// (the library's state is per process).
+//
+//   client-emitter-1.1 SCENARIO
+//
+// Prints "sid <SID>" once started, "off_reason <why>" when tracing is off.
+// Scenarios:
+//   guards-heap       two heap guards A then B, A destroyed first; a region
+//                     entered while B is still open; then B
+//   guards-thread     a guard made on main, destroyed on another thread;
+//                     then a region on main
+//   guards-location   guards put into unique_ptr/optional the documented
+//                     ways, and leave() called early
+//   exit-live-region  `return exit(0)` with a Region alive
+//   typed-data        data of every type, in C++ and through the C calls
+//   nesting-drops     data and a region past the nesting limit; prints
+//                     "dropped <n>" and "dropped_nesting <n>"
+//   sid-after-shutdown  prints "sid_after <sid>" after shutdown()
+//   capture           a child writing 1 MiB to stdout and a line to stderr,
+//                     captured; prints "out_bytes", "out_ok", "err", "code"
+//   capture-timeout   a child sleeping 30 s with a 300 ms timeout; prints
+//                     "timed_out", "code"
+//   capture-c         the same 1 MiB through the C call
+//   memory            the "memory:" target: events taken twice (before and
+//                     after shutdown); prints "first"/"second" event names
+
+#include <trace2d/client.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace t2 = trace2d::client;
+
+namespace {
+
+int guards_heap() {
+  auto a = std::make_unique<t2::Region>(t2::Region("guards", "a"));
+  auto b = std::make_unique<t2::Region>(t2::Region("guards", "b"));
+  a.reset();  // leaves a, not b (1.0 left the innermost: b)
+  {
+    t2::Region c("guards", "c");  // nests in b alone: nesting 2
+  }
+  b.reset();
+  return t2::exit(0);
+}
+
+int guards_thread() {
+  auto a = std::make_unique<t2::Region>(t2::Region("guards", "main-a"));
+  std::thread([&a] { a.reset(); }).join();  // 1.0 sent nothing; a stayed open
+  {
+    t2::Region after("guards", "after");  // top level again: nesting 1
+  }
+  return t2::exit(0);
+}
+
+int guards_location() {
+  // One at a time: nested, the third would pass the nesting limit.
+  {
+    auto moved = std::make_unique<t2::Region>(t2::Region("where", "make_unique"));
+  }
+  {
+    std::optional<t2::Region> optional;
+    optional = t2::Region("where", "optional");
+  }
+  {
+    std::optional<t2::Region> emplaced;
+    emplaced.emplace("where", "emplace", "", 0, t2::Location::current());
+  }
+  t2::Region early("where", "early");
+  early.leave();
+  early.leave();  // once only
+  return t2::exit(0);
+}
+
+int exit_live_region() {
+  t2::Region live("exit", "live");
+  return t2::exit(0);
+}
+
+int typed_data() {
+  t2::data("typed", "double", 0.93);
+  t2::data("typed", "tiny", 1e-9);
+  t2::data("typed", "float", 0.5F);
+  t2::data("typed", "true", true);
+  t2::data("typed", "false", false);
+  t2::data("typed", "int", 42);
+  t2::data("typed", "negative", std::int64_t{-7});
+  t2::data("typed", "u64max", std::numeric_limits<std::uint64_t>::max());
+  t2::data("typed", "short", static_cast<short>(-3));
+  t2::data("typed", "literal", "text");
+  t2::data("typed", "string", std::string("from std::string"));
+  trace2d_data_double("typed", "c-double", 2.5);
+  trace2d_data_bool("typed", "c-bool", 1);
+  trace2d_data_uintmax("typed", "c-uintmax", std::numeric_limits<std::uintmax_t>::max());
+  return t2::exit(0);
+}
+
+int nesting_drops() {
+  {
+    t2::Region outer("nest", "outer");
+    t2::Region inner("nest", "inner");
+    t2::data("nest", "too-deep", "dropped by the nesting limit");  // nesting 3
+    t2::Region deeper("nest", "deeper");                          // enter and leave: 2 more
+  }
+  std::printf("dropped %llu\n", static_cast<unsigned long long>(t2::dropped()));
+  std::printf("dropped_nesting %llu\n",
+              static_cast<unsigned long long>(t2::dropped(t2::DropReason::nesting)));
+  std::printf("dropped_queue_full %llu\n",
+              static_cast<unsigned long long>(t2::dropped(t2::DropReason::queue_full)));
+  return t2::exit(0);
+}
+
+int sid_after_shutdown() {
+  t2::shutdown(0);
+  std::printf("sid_after %s\n", std::string(t2::sid()).c_str());
+  return 0;
+}
+
+// 1 MiB of 'x' on stdout (past any pipe's buffer), one line on stderr.
+const char* const k_loud_child =
+    "head -c 1048576 /dev/zero | tr '\\000' x; echo to-stderr >&2; exit 3";
+
+int capture() {
+  t2::Capture both;
+  both.err = true;
+  const t2::CapturedChild child = t2::run_child_captured({"/bin/sh", "-c", k_loud_child}, both);
+  const bool all_x = child.out.find_first_not_of('x') == std::string::npos;
+  std::printf("out_bytes %zu\nout_ok %d\nerr %s\ncode %d\n", child.out.size(), all_x ? 1 : 0,
+              child.err.substr(0, child.err.find('\n')).c_str(), child.result.code);
+  return t2::exit(0);
+}
+
+int capture_timeout() {
+  t2::Capture quick;
+  quick.timeout = std::chrono::milliseconds(300);
+  const t2::CapturedChild child = t2::run_child_captured({"sleep", "30"}, quick);
+  std::printf("timed_out %d\ncode %d\n", child.timed_out ? 1 : 0, child.result.code);
+  return t2::exit(0);
+}
+
+int capture_c() {
+  const trace2d_str argv[] = {{"/bin/sh", 7}, {"-c", 2}, {k_loud_child, std::strlen(k_loud_child)}};
+  trace2d_child_capture c;
+  trace2d_child_capture_init(&c);
+  c.capture_stdout = 1;
+  pid_t pid = -1;
+  const int code = trace2d_run_child_capture_s(__FILE__, __LINE__, argv, 3, nullptr, &c, &pid,
+                                               nullptr);
+  std::printf("out_bytes %zu\ncode %d\n", c.stdout_size, code);
+  std::free(c.stdout_data);
+  std::free(c.stderr_data);
+  return t2::exit(0);
+}
+
+std::string event_names(const std::string& lines) {
+  std::string names;
+  for (std::size_t pos = 0; pos < lines.size();) {
+    const std::size_t end = lines.find('\n', pos);
+    const std::string line = lines.substr(pos, end - pos);
+    const std::size_t at = line.find("\"event\":\"");
+    if (at != std::string::npos) {
+      const std::size_t from = at + 9;
+      names += (names.empty() ? "" : ",") + line.substr(from, line.find('"', from) - from);
+    }
+    pos = end == std::string::npos ? lines.size() : end + 1;
+  }
+  return names;
+}
+
+int memory(int argc, char** argv) {
+  t2::Options options;
+  options.target = "memory:";
+  std::printf("started %d\n", t2::start(argc, argv, options) ? 1 : 0);
+  {
+    t2::Region region("memory", "work");
+    t2::data("memory", "answer", 42);
+  }
+  std::printf("first %s\n", event_names(t2::memory_events()).c_str());
+  std::printf("env %zu\n", t2::child_environment().size());
+  t2::shutdown(0);
+  std::printf("second %s\n", event_names(t2::memory_events()).c_str());
+  std::printf("third [%s]\n", t2::memory_events().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  if (scenario == "memory") {
+    return memory(argc, argv);  // starts with its own target
+  }
+  if (!t2::start(argc, argv)) {
+    std::printf("off_reason %s\n", std::string(t2::off_reason()).c_str());
+  }
+  std::printf("sid %s\n", std::string(t2::sid()).c_str());
+  std::fflush(stdout);
+  if (scenario == "guards-heap") {
+    return guards_heap();
+  }
+  if (scenario == "guards-thread") {
+    return guards_thread();
+  }
+  if (scenario == "guards-location") {
+    return guards_location();
+  }
+  if (scenario == "exit-live-region") {
+    return exit_live_region();
+  }
+  if (scenario == "typed-data") {
+    return typed_data();
+  }
+  if (scenario == "nesting-drops") {
+    return nesting_drops();
+  }
+  if (scenario == "capture") {
+    return capture();
+  }
+  if (scenario == "capture-timeout") {
+    return capture_timeout();
+  }
+  if (scenario == "capture-c") {
+    return capture_c();
+  }
+  if (scenario == "sid-after-shutdown") {
+    return sid_after_shutdown();
+  }
+  return t2::exit(scenario == "plain" ? 0 : 2);
+}
