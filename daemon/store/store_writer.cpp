@@ -452,12 +452,9 @@ void StoreWriter::run() {
                                      std::chrono::duration_cast<std::chrono::milliseconds>(
                                          m_next_retention - clock::now())));
     }
+    const std::size_t held = m_pending.size();
     if (input_open) {
-      const std::size_t held = m_pending.size();
       input_open = m_input.pop_all(m_pending, std::min(wait, m_options.status_interval));
-      if (m_pending.size() != held) {
-        m_last_input = clock::now();
-      }
     } else if (backoff.count() > 0) {
       std::this_thread::sleep_for(backoff);
     }
@@ -484,6 +481,11 @@ void StoreWriter::run() {
     bool ok = false;
     if (usable) {
       ok = write_pending();
+      // Quiet is counted from the end of writing what came: under load the
+      // next batch arrives within the gap, however long the write took.
+      if (m_pending.size() != held) {
+        m_last_input = clock::now();
+      }
     } else {
       rollback();  // nothing open: counts the failed attempt
     }
