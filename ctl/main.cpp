@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "trace2ctl: %s\n", e.what());
     }
     return k_failure_exit;
+  } catch (const ctl::UsageError& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "trace2ctl: %s\n", e.what());
+    return k_usage_exit;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "trace2ctl: %s\n", e.what());

@@ -41,6 +41,13 @@ class CommandError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown for arguments that cannot go together or are missing in a way
+// CLI11 cannot check (a SID or --last); main exits with 2, as for bad usage.
+class UsageError : public CommandError {
+ public:
+  using CommandError::CommandError;
+};
+
 // For commands whose output is not one table (a tree, a record, a page):
 // throws CommandError when --format asks for csv or tsv.
 void require_table_or_json(const Context& ctx, const std::string& command);

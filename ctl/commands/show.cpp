@@ -1,4 +1,4 @@
-// trace2ctl show SID: one session's record and its events, in order.
+// trace2ctl show SID|--last: one session's record and its events, in order.
 
 #include <memory>
 #include <optional>
@@ -6,6 +6,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/session_columns.hpp"
+#include "ctl/commands/sid_argument.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
@@ -25,7 +26,7 @@ namespace {
 constexpr std::size_t k_table_value_chars = 80;
 
 struct ShowOptions {
-  std::string sid;
+  SidArgument sid;
 };
 
 // Every column of the row, and after `peer_uid` the session's `owner`
@@ -93,7 +94,7 @@ std::optional<std::string> lost_lines_problem(db::Database& db, const std::strin
 void run_show(const Context& ctx, const ShowOptions& options) {
   require_table_or_json(ctx, "show");
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  const std::string sid = resolve_sid(db, options.sid);
+  const std::string sid = resolve_sid_argument(db, options.sid, PrefixRoot::refuse);
   // Both reads in one transaction: a live daemon may add events in between,
   // and the session's event_count should match the events printed.
   db.exec("BEGIN");
@@ -136,8 +137,9 @@ void run_show(const Context& ctx, const ShowOptions& options) {
 Command add_show_command(CLI::App& cli) {
   auto options = std::make_shared<ShowOptions>();
   CLI::App* app = cli.add_subcommand("show", "Show one session and its events");
-  app->add_option("sid", options->sid, "The session's SID, or the short SID `trace2ctl sessions` shows (a unique prefix of its last part)")
-      ->required();
+  add_sid_argument(*app, options->sid,
+                   "The session's SID, or the short SID `trace2ctl sessions` shows (a unique prefix of its last part)",
+                   true);
   return {app, [options](const Context& ctx) { run_show(ctx, *options); }, [] { return true; }};
 }
 

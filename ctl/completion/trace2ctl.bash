@@ -48,7 +48,7 @@ _trace2ctl() {
     case $command in
         "") COMPREPLY=($(compgen -W "$commands $global" -- "$cur")); return ;;
         sessions) flags="--since --until --cmd --all --repo --status --failed --last --limit --follow -f --full-sid" ;;
-        show) flags="" ;;
+        show) flags="--last --cmd" ;;
         sql) flags="" ;;
         stats) flags="--since --until --cmd --all --repo --by" ;;
         advice) flags="--since --until --cmd --min-runs" ;;
@@ -56,7 +56,7 @@ _trace2ctl() {
         status) flags="" ;;
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
-        export) flags="--format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
+        export) flags="--last --format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
         report) flags="--html --since --until --cmd --all --repo --limit --min-ms" ;;
     esac
     COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))
