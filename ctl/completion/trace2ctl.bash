@@ -29,7 +29,7 @@ _trace2ctl() {
         --by) COMPREPLY=($(compgen -W "commands regions" -- "$cur")); return ;;
         --regions) COMPREPLY=($(compgen -W "changed all none" -- "$cur")); return ;;
         --since|--until|--split|--baseline-since|--baseline-until|--target-since|--target-until)
-            COMPREPLY=($(compgen -W "today yesterday now 10m 1h 1.5h 1d 1w" -- "$cur")); return ;;
+            COMPREPLY=($(compgen -W "today yesterday now -10min -1h -1d -1w" -- "$cur")); return ;;
         --timeout|--only-uid|--limit|--depth|--region-depth|--min-ms|--max-events|--cmd) return ;;
         --baseline-version|--target-version|--baseline-repo|--target-repo|--min-runs|--alpha|--min-change-pct|--min-change-ms)
             return ;;

@@ -76,10 +76,10 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
 TEST(Trace2ctlSessions, SinceDurationUsesStartTimeOrFirstReceived) {
   SampleDatabase db;
   // sid-nostart has no start_time; its first_received (5 min ago) counts.
-  EXPECT_EQ(sessions(db, {"--since", "30m"}), (Sids{"sid-tie", "sid-nostart"}));
-  EXPECT_EQ(sessions(db, {"--since", "1d"}), (Sids{"sid-tie", "sid-nostart", "sid-recent"}));
-  EXPECT_EQ(sessions(db, {"--since", "3d"}).size(), 4u);
-  EXPECT_EQ(sessions(db, {"--since", "2w"}).size(), 5u);
+  EXPECT_EQ(sessions(db, {"--since", "-30m"}), (Sids{"sid-tie", "sid-nostart"}));
+  EXPECT_EQ(sessions(db, {"--since", "-1d"}), (Sids{"sid-tie", "sid-nostart", "sid-recent"}));
+  EXPECT_EQ(sessions(db, {"--since", "-3d"}).size(), 4u);
+  EXPECT_EQ(sessions(db, {"--since", "-2w"}).size(), 5u);
 }
 
 TEST(Trace2ctlSessions, SinceAbsoluteTime) {
@@ -98,7 +98,7 @@ TEST(Trace2ctlSessions, FiltersByCommandStatusAndLimit) {
   EXPECT_EQ(sessions(db, {"--status", "incomplete"}), Sids{"sid-fetch"});
   EXPECT_EQ(sessions(db, {"--status", "complete", "--limit", "2"}),
             (Sids{"sid-tie", "sid-recent"}));
-  EXPECT_EQ(sessions(db, {"--cmd", "status", "--since", "1d"}), Sids{"sid-recent"});
+  EXPECT_EQ(sessions(db, {"--cmd", "status", "--since", "-1d"}), Sids{"sid-recent"});
   EXPECT_EQ(sessions(db, {"--limit", "1"}), Sids{"sid-tie"});
   EXPECT_EQ(sessions(db, {"--cmd", "no-such-command"}), Sids{});
 }
@@ -172,8 +172,8 @@ TEST(Trace2ctlSessions, JsonOfNoRowsIsAnEmptyArray) {
 
 TEST(Trace2ctlSessions, UntilFailedAndLast) {
   SampleDatabase db;
-  EXPECT_EQ(sessions(db, {"--until", "30m"}), (Sids{"sid-recent", "sid-fetch", "sid-old"}));
-  EXPECT_EQ(sessions(db, {"--since", "1d", "--until", "30m"}), (Sids{"sid-recent"}));
+  EXPECT_EQ(sessions(db, {"--until", "-30m"}), (Sids{"sid-recent", "sid-fetch", "sid-old"}));
+  EXPECT_EQ(sessions(db, {"--since", "-1d", "--until", "-30m"}), (Sids{"sid-recent"}));
   // sid-recent exited 1, sid-fetch is incomplete.
   EXPECT_EQ(sessions(db, {"--failed"}), (Sids{"sid-recent", "sid-fetch"}));
   EXPECT_EQ(sessions(db, {"--last"}), (Sids{"sid-tie"}));

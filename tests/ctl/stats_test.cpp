@@ -106,7 +106,7 @@ TEST(Trace2ctlStats, TableShowsMilliseconds) {
 TEST(Trace2ctlStats, SinceAndCmdNarrowTheWindow) {
   SampleDatabase db;  // status 10 d ago (ok) and 1 h ago (exit 1), commit 5 min ago
   simdjson::dom::parser parser;
-  const ProcessResult day = run_ctl({"--db", db.path(), "--json", "stats", "--since", "1d"});
+  const ProcessResult day = run_ctl({"--db", db.path(), "--json", "stats", "--since", "-1d"});
   ASSERT_EQ(day.exit_code, 0) << day.err;
   simdjson::dom::array rows = parse_array(parser, day.out);
   ASSERT_EQ(rows.size(), 2u) << day.out;

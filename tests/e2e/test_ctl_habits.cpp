@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -153,6 +154,38 @@ TEST_F(CtlHabits, EveryCommandThatTakesASidTakesTheShortSidAndLast) {
   EXPECT_EQ(chrome_none.exit_code, 1);
   EXPECT_NE(chrome_none.err.find("--last"), std::string::npos) << chrome_none.err;
   EXPECT_EQ(ctl(db(), {"export", log_short, "--last"}).exit_code, 2) << "a SID or --last, not both";
+}
+
+TEST_F(CtlHabits, SinceAndUntilReadWhatJournalctlReads) {
+  const auto listed = [&](const std::vector<std::string>& window) {
+    std::vector<std::string> args{"--format", "tsv", "sessions", "--all"};
+    args.insert(args.end(), window.begin(), window.end());
+    const ProcessResult r = ctl(db(), args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return lines_of(r.out).size() - 1;  // rows, without the header
+  };
+  const std::size_t all = listed({});
+  ASSERT_GE(all, 2u);
+  for (const std::vector<std::string>& window :
+       std::vector<std::vector<std::string>>{{"--since", "-1h"},
+                                             {"--since=-1h"},
+                                             {"--since", "1h ago"},
+                                             {"--since", "5min ago"},
+                                             {"--since", "-1h30min"},
+                                             {"--since", "@" + std::to_string(std::time(nullptr) - 3600)},
+                                             {"--since", "today", "--until", "tomorrow"},
+                                             {"--since", "yesterday"},
+                                             {"--until", "now"},
+                                             {"--until", "+5min"}}) {
+    EXPECT_EQ(listed(window), all) << window[0] << " " << window.back();
+  }
+  EXPECT_EQ(listed({"--until", "-1h"}), 0u);
+  EXPECT_EQ(listed({"--since", "+5min"}), 0u);
+  EXPECT_EQ(listed({"--since", "@" + std::to_string(std::time(nullptr) + 60)}), 0u);
+  // What journalctl refuses: a bare duration, said with the forms it meant.
+  const ProcessResult bare = ctl(db(), {"sessions", "--since", "1h"});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("'-1h' or '1h ago'"), std::string::npos) << bare.err;
 }
 
 }  // namespace
