@@ -17,6 +17,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/pager.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/query_client.hpp"
@@ -59,6 +60,14 @@ int main(int argc, char** argv) {
                  "always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+  bool utc = false;
+  cli.add_flag("--utc", utc,
+               "Times in tables in UTC (by default local time, TZ's zone, with its name); JSON, CSV and TSV always "
+               "have UTC");
+  bool no_trunc = false;
+  cli.add_flag("-l,--no-trunc", no_trunc,
+               "Whole cells (argv, reasons, values) on a terminal too; by default a table is cut to the terminal's "
+               "width there, and never when standard output is not a terminal");
   bool no_pager = false;
   cli.add_flag("--no-pager", no_pager,
                "Do not page the output (by default, on a terminal, it goes through TRACE2CTL_PAGER, PAGER or "
@@ -110,6 +119,8 @@ int main(int argc, char** argv) {
   }
   global.format = json ? ctl::OutputFormat::json : ctl::parse_output_format(format_name).value();
   const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  // Before a pager takes standard output: the width is the terminal's.
+  ctl::set_display({utc, ctl::terminal_columns(STDOUT_FILENO), no_trunc});
   if (colour == "auto") {
     const char* no_colour = std::getenv("NO_COLOR");
     const char* term = std::getenv("TERM");

@@ -16,6 +16,7 @@
 #include "ctl/commands/session_columns.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/delimited.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
@@ -32,8 +33,6 @@ constexpr int k_default_session_rows = 50;
 // As `journalctl -f`: the last few, then what comes.
 constexpr int k_default_follow_limit = 10;
 constexpr auto k_follow_interval = std::chrono::milliseconds(250);
-// A long argv would push a table row across several screens.
-constexpr std::size_t k_table_argv_chars = 80;
 
 struct SessionsOptions {
   WindowFlags window;
@@ -93,7 +92,7 @@ void decorate(ResultSet& result, db::Database& db, const SessionsOptions& option
 
 TableStyle table_style(const Context& ctx, const ResultSet& result) {
   TableStyle style;
-  style.limits = {{"argv", k_table_argv_chars}, {"reason", k_table_argv_chars}};
+  style.limits = {{"argv", k_min_cut_chars}, {"reason", k_min_cut_chars}};
   style.alert = failed_row(result);
   style.colour = ctx.global.colour;
   return style;
@@ -147,12 +146,29 @@ class StreamingTable {
     for (const Row& row : result.rows) {
       auto& line = cells.emplace_back();
       for (std::size_t c = 0; c < row.size(); ++c) {
-        std::string text = cell_text(row[c]);
-        if (result.columns[c] == "argv") {
-          text = truncate_text(text, k_table_argv_chars);
-        }
-        m_widths[c] = std::max(m_widths[c], display_width(text));
-        line.push_back(std::move(text));
+        line.push_back(table_cell_text(result.columns[c], row[c]));
+      }
+    }
+    // On a terminal the cuttable columns (argv, reason) take what the
+    // others leave of its width, as in print_table(); the others only grow.
+    std::vector<std::size_t> minimum(m_widths.size());
+    for (const ColumnLimit& limit : style.limits) {
+      for (std::size_t c = 0; c < result.columns.size(); ++c) {
+        minimum[c] = result.columns[c] == limit.column ? limit.min_chars : minimum[c];
+      }
+    }
+    std::vector<std::size_t> wanted = m_widths;
+    for (const auto& line : cells) {
+      for (std::size_t c = 0; c < line.size(); ++c) {
+        wanted[c] = std::max(wanted[c], display_width(line[c]));
+      }
+    }
+    const std::vector<std::size_t> fitted =
+        cuts_cells() ? fit_widths(wanted, minimum, *display().terminal_columns) : wanted;
+    for (auto& line : cells) {
+      for (std::size_t c = 0; c < line.size(); ++c) {
+        line[c] = fitted[c] < wanted[c] ? truncate_text(line[c], fitted[c]) : line[c];
+        m_widths[c] = std::max(m_widths[c], display_width(line[c]));
       }
     }
     std::string text;
@@ -189,7 +205,7 @@ class StreamingTable {
       return 19;  // a short SID: up to the tenths of a second
     }
     if (column == "start_time") {
-      return 27;
+      return 27;  // a local time with milliseconds and a zone's name
     }
     if (column == "owner") {
       return 8;

@@ -21,10 +21,6 @@
 namespace trace2d::ctl {
 namespace {
 
-// Values such as a whole argv or a data_json payload would stretch one row
-// across several screens; --json gives them uncut.
-constexpr std::size_t k_table_value_chars = 80;
-
 struct ShowOptions {
   SidArgument sid;
 };
@@ -128,7 +124,7 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   }
   ctx.out << '\n';
   TableStyle style;
-  style.limits = {{"value", k_table_value_chars}};
+  style.limits = {{"value", k_min_cut_chars}};
   print_table(ctx.out, events, style);
 }
 

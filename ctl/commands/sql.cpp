@@ -85,7 +85,10 @@ void run_sql(const Context& ctx, const SqlOptions& options) {
   }
   // JSON prints "[]" for statements without columns; the others nothing.
   if (ctx.global.format == OutputFormat::json || !result.columns.empty()) {
-    print_result(ctx.out, result, ctx.global.format);
+    // Values as stored, as sqlite3 shows them: times in UTC.
+    TableStyle style;
+    style.display_times = false;
+    print_result(ctx.out, result, ctx.global.format, style);
   }
 }
 

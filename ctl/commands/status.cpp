@@ -11,6 +11,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/output/json.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
 #include "proto/timestamp.hpp"
@@ -135,7 +136,7 @@ void run_status(const Context& ctx) {
   }
   ctx.out << "trace2d " << text("version") << ": "
           << (running ? "running" : (alive ? "not updating its status" : "not running")) << " (pid " << pid
-          << "), started " << text("started_at") << (running ? ", up " + duration(now - started) : "")
+          << "), started " << display_time(text("started_at")) << (running ? ", up " + duration(now - started) : "")
           << ", last update " << duration(now - updated) << " ago\n";
   ctx.out << "queue: " << mib(number("queue_bytes")) << " now, " << mib(number("queue_peak_bytes"))
           << " at most, bound " << mib(number("queue_limit_bytes")) << "\n";
@@ -182,9 +183,9 @@ void run_status(const Context& ctx) {
             << cell_text(o[3]) << " sessions (" << cell_text(o[4]) << " spans) exported, " << cell_text(o[5])
             << " spans rejected by the collector, " << cell_text(o[6]) << " sessions dropped, " << cell_text(o[11])
             << " withheld by detail rules, " << cell_text(o[7])
-            << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : cell_text(o[8]));
+            << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : table_cell_text("started_at", o[8]));
     if (!std::holds_alternative<Null>(o[9])) {
-      ctx.out << ", last failure " << cell_text(o[9]) << " (" << cell_text(o[10]) << ")";
+      ctx.out << ", last failure " << table_cell_text("started_at", o[9]) << " (" << cell_text(o[10]) << ")";
     }
     ctx.out << "\n";
   }

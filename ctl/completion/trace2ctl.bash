@@ -9,7 +9,7 @@ _trace2ctl() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local commands="advice compare export report sessions show sql stats status top tree"
-    local global="--db --format --json --color --no-pager --timeout --only-uid --help --version"
+    local global="--db --format --json --color --utc -l --no-trunc --no-pager --timeout --only-uid --help --version"
 
     # Values of the flags that take one.
     case $prev in

@@ -46,7 +46,7 @@ TEST(Trace2ctlSessions, ListsNewestFirstWithIdBreakingTies) {
 
 TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   SampleDatabase db;
-  const ProcessResult result = run_ctl({"--db", db.path(), "sessions", "--full-sid"});
+  const ProcessResult result = run_ctl({"--db", db.path(), "--utc", "sessions", "--full-sid"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto lines = split_lines(result.out);
   ASSERT_EQ(lines.size(), 7u) << result.out;
@@ -67,7 +67,7 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   EXPECT_NE(recent.find(" complete "), std::string::npos) << recent;
   EXPECT_NE(recent.find(" 12.5 "), std::string::npos) << "milliseconds, as everywhere in tables\n" << recent;
   EXPECT_NE(recent.find(" git status"), std::string::npos) << "argv as a command line\n" << recent;
-  EXPECT_NE(recent.find(db.time_ago(k_hour_us)), std::string::npos) << recent;
+  EXPECT_NE(recent.find(SampleDatabase::shown_utc(db.time_ago(k_hour_us))), std::string::npos) << "--utc\n" << recent;
   for (const std::string& line : lines) {
     EXPECT_EQ(line.back() == ' ', false) << "trailing blank: '" << line << "'";
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -156,6 +157,34 @@ TEST_F(CtlHabits, EveryCommandThatTakesASidTakesTheShortSidAndLast) {
   EXPECT_EQ(ctl(db(), {"export", log_short, "--last"}).exit_code, 2) << "a SID or --last, not both";
 }
 
+// The sessions' start times as stored (UTC, git's format), newest first.
+std::vector<std::string> stored_start_times(const std::string& db) {
+  const ProcessResult r =
+      ctl(db, {"--format", "tsv", "sql", "SELECT start_time FROM sessions ORDER BY start_time DESC"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> times = lines_of(r.out);
+  times.erase(times.begin());
+  return times;
+}
+
+// `stored` ("2026-11-27T10:35:22.123456Z") shifted by `offset_minutes`
+// and shown as tables show times: "2026-11-27 16:05:22.123".
+std::string shown(const std::string& stored, int offset_minutes) {
+  std::tm tm{};
+  tm.tm_year = std::stoi(stored.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(stored.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(stored.substr(8, 2));
+  tm.tm_hour = std::stoi(stored.substr(11, 2));
+  tm.tm_min = std::stoi(stored.substr(14, 2));
+  tm.tm_sec = std::stoi(stored.substr(17, 2));
+  const std::time_t t = ::timegm(&tm) + offset_minutes * 60;
+  std::tm out{};
+  ::gmtime_r(&t, &out);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &out);
+  return std::string(text) + "." + stored.substr(20, 3);
+}
+
 TEST_F(CtlHabits, SinceAndUntilReadWhatJournalctlReads) {
   const auto listed = [&](const std::vector<std::string>& window) {
     std::vector<std::string> args{"--format", "tsv", "sessions", "--all"};
@@ -186,6 +215,113 @@ TEST_F(CtlHabits, SinceAndUntilReadWhatJournalctlReads) {
   const ProcessResult bare = ctl(db(), {"sessions", "--since", "1h"});
   EXPECT_EQ(bare.exit_code, 2);
   EXPECT_NE(bare.err.find("'-1h' or '1h ago'"), std::string::npos) << bare.err;
+}
+
+TEST_F(CtlHabits, TablesShowLocalTimeWithItsZoneAndTakeItBack) {
+  const std::vector<std::string> times = stored_start_times(db());
+  ASSERT_EQ(times.size(), 2u);
+  const auto run = [&](const std::string& zone, std::vector<std::string> args) {
+    args.insert(args.begin(), {TRACE2CTL_BIN, "--db", db()});
+    ProcessSpec spec;
+    spec.argv = std::move(args);
+    spec.env = {{"TZ", zone}};
+    const ProcessResult r = run_process(spec);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  // India: five and a half hours ahead of UTC all year, no summer time.
+  const std::string zone = "Asia/Kolkata";
+  const std::string local = shown(times[0], 330) + " IST";
+  const std::string table = run(zone, {"sessions"});
+  EXPECT_NE(table.find(local), std::string::npos) << local << "\n" << table;
+  EXPECT_EQ(table.find(times[0]), std::string::npos) << "not the stored UTC text\n" << table;
+  const std::string utc = run(zone, {"--utc", "sessions"});
+  EXPECT_NE(utc.find(shown(times[0], 0) + " UTC"), std::string::npos) << utc;
+  // show and top show times alike.
+  EXPECT_NE(run(zone, {"show", "--last"}).find("start_time: " + local), std::string::npos);
+  EXPECT_NE(run(zone, {"top"}).find(local), std::string::npos);
+  // JSON, CSV and TSV keep the stored UTC text, whatever TZ says.
+  EXPECT_NE(run(zone, {"--json", "sessions"}).find("\"start_time\":\"" + times[0] + "\""), std::string::npos);
+  EXPECT_NE(run(zone, {"--format", "csv", "sessions"}).find("," + times[0] + ","), std::string::npos);
+  EXPECT_NE(run(zone, {"--format", "tsv", "sessions"}).find("\t" + times[0] + "\t"), std::string::npos);
+  // A time as the table shows it goes back into --since as it is (the
+  // zone's name, or UTC), in the zone the table was made in.
+  const auto rows = [&](const std::string& since) {
+    return lines_of(run(zone, {"--format", "tsv", "sessions", "--since", since})).size() - 1;
+  };
+  EXPECT_EQ(rows(local), 1u) << local;
+  EXPECT_EQ(rows(shown(times[0], 0) + " UTC"), 1u);
+  EXPECT_EQ(rows(shown(times[1], 330)), 2u) << "a local time without the zone's name";
+}
+
+// Runs trace2ctl on a pseudo-terminal (util-linux `script`), the shell
+// command `before` first (stty), and returns its output without the
+// terminal's carriage returns.
+std::string on_terminal(const std::string& db, const std::string& before, const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& env = {}) {
+  std::string command = before + " exec '" + std::string(TRACE2CTL_BIN) + "' --db '" + db + "' --no-pager";
+  for (const std::string& arg : args) {
+    command += " '" + arg + "'";
+  }
+  ProcessSpec spec;
+  spec.argv = {"script", "-qec", command, "/dev/null"};
+  spec.env = env;
+  spec.unset_env = {"COLUMNS"};
+  const ProcessResult r = run_process(spec);
+  EXPECT_EQ(r.exit_code, 0) << command << ": " << r.err << r.out;
+  std::string out;
+  for (const char c : r.out) {
+    if (c != '\r') {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+bool has_program(const std::string& name) {
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "command -v " + name};
+  return run_process(spec).exit_code == 0;
+}
+
+class CtlWholeLines : public CtlHabits {
+ protected:
+  CtlWholeLines() {
+    m_commands = {{"status", "--short"},
+                  {"log", "-1", "--format=%H " + std::string(300, 'x') + " the end"}};
+  }
+};
+
+TEST_F(CtlWholeLines, PipedLinesAreWholeTerminalLinesFitAndNoTruncKeepsThemWhole) {
+  const std::string tail = std::string(40, 'x') + " the end'";
+  // Piped (as `trace2ctl sessions | grep` reads it): the whole argv.
+  const ProcessResult piped = ctl(db(), {"sessions"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_NE(piped.out.find(tail), std::string::npos) << piped.out;
+  EXPECT_EQ(piped.out.find("..."), std::string::npos) << piped.out;
+
+  if (!has_program("script") || !has_program("stty")) {
+    GTEST_SKIP() << "util-linux script is not installed";
+  }
+  // On a terminal: each line fits its width, from the kernel (stty) or COLUMNS.
+  for (const auto& [before, env, width] : std::vector<std::tuple<std::string, std::map<std::string, std::string>,
+                                                                 std::size_t>>{
+           {"stty cols 150 rows 50;", {}, 150}, {"", {{"COLUMNS", "200"}}, 200}}) {
+    const std::string shown_lines = on_terminal(db(), before, {"--color", "never", "sessions"}, env);
+    const std::vector<std::string> lines = lines_of(shown_lines);
+    ASSERT_EQ(lines.size(), 4u) << shown_lines;
+    for (const std::string& line : lines) {
+      EXPECT_LE(line.size(), width) << line;
+    }
+    EXPECT_NE(lines[2].find("..."), std::string::npos) << lines[2];
+    EXPECT_EQ(lines[2].find(tail), std::string::npos) << lines[2];
+    EXPECT_EQ(lines[2].size(), width) << "the argv takes the rest of the line\n" << lines[2];
+  }
+  // -l and --no-trunc: whole on a terminal too.
+  for (const std::string flag : {"-l", "--no-trunc"}) {
+    const std::string whole = on_terminal(db(), "stty cols 100 rows 50;", {"--color", "never", flag, "sessions"});
+    EXPECT_NE(whole.find(tail), std::string::npos) << flag << "\n" << whole;
+  }
 }
 
 }  // namespace
