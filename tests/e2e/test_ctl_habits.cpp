@@ -326,3 +326,33 @@ TEST_F(CtlWholeLines, PipedLinesAreWholeTerminalLinesFitAndNoTruncKeepsThemWhole
 
 }  // namespace
 }  // namespace trace2d::test
+
+namespace trace2d::test {
+namespace {
+
+// The start-up log says one thing about the datagram socket's receive
+// buffer, in the setting's terms (it said "4194304 bytes, less than the
+// 8388608 wanted", then "receive buffer 8388608 bytes": the kernel's
+// doubled figure).
+TEST(DaemonLog, TheDgramReceiveBufferIsOneLineWithOneNumber) {
+  TempDir dir;
+  RunningDaemon daemon(dir, {"--dgram-receive-buffer-bytes", "65536"});
+  const ProcessResult stopped = daemon.stop();
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  std::vector<std::string> lines;
+  for (const std::string& line : lines_of(stopped.err)) {
+    if (line.find("receive buffer") != std::string::npos) {
+      lines.push_back(line);
+    }
+  }
+  ASSERT_EQ(lines.size(), 1u) << stopped.err;
+  // 65536 is below every default net.core.rmem_max, so it is had (or the
+  // kernel's default, when that is larger: trace2d only ever raises it).
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(lines[0], match, std::regex("receive buffer (\\d+) bytes$"))) << lines[0];
+  EXPECT_GE(std::stoll(match[1]), 65536) << lines[0];
+  EXPECT_EQ(lines[0].find("less than"), std::string::npos) << lines[0];
+}
+
+}  // namespace
+}  // namespace trace2d::test
