@@ -30,7 +30,7 @@ _trace2ctl() {
         --regions) COMPREPLY=($(compgen -W "changed all none" -- "$cur")); return ;;
         --since|--until|--split|--baseline-since|--baseline-until|--target-since|--target-until)
             COMPREPLY=($(compgen -W "today yesterday now -10min -1h -1d -1w" -- "$cur")); return ;;
-        --timeout|--only-uid|--limit|--depth|--region-depth|--min-ms|--max-events|--cmd) return ;;
+        --timeout|--only-uid|-n|--limit|--depth|--region-depth|--min-ms|--max-events|--cmd) return ;;
         --baseline-version|--target-version|--baseline-repo|--target-repo|--min-runs|--alpha|--min-change-pct|--min-change-ms)
             return ;;
     esac
@@ -47,7 +47,7 @@ _trace2ctl() {
     local flags
     case $command in
         "") COMPREPLY=($(compgen -W "$commands $global" -- "$cur")); return ;;
-        sessions) flags="--since --until --cmd --all --repo --status --failed --last --limit --follow -f --full-sid" ;;
+        sessions) flags="--since --until --cmd --all --repo --status --failed --last -n --limit --reverse --follow -f --full-sid" ;;
         show) flags="--last --cmd" ;;
         sql) flags="" ;;
         stats) flags="--since --until --cmd --all --repo --by" ;;
