@@ -48,6 +48,18 @@ class UsageError : public CommandError {
   using CommandError::CommandError;
 };
 
+// Thrown after a command printed its answer, to exit with `code` (as
+// `systemctl status` does: 3 for a daemon not running); `message`, when
+// not empty, goes to standard error.
+class CommandExit : public std::runtime_error {
+ public:
+  CommandExit(int code, const std::string& message) : std::runtime_error(message), m_code(code) {}
+  [[nodiscard]] int code() const { return m_code; }
+
+ private:
+  int m_code;
+};
+
 // For commands whose output is not one table (a tree, a record, a page):
 // throws CommandError when --format asks for csv or tsv.
 void require_table_or_json(const Context& ctx, const std::string& command);

@@ -19,6 +19,11 @@
 namespace trace2d::ctl {
 namespace {
 
+// Exit statuses (docs/trace2ctl.md, "status"), as `systemctl status` has
+// 3 for a unit that is not running.
+constexpr int k_exit_not_running = 3;
+constexpr int k_exit_export_failing = 4;
+
 // Older than this, the daemon is not updating its status (it writes every
 // 2 s by default).
 constexpr std::int64_t k_stale_us = 15 * 1000000;
@@ -88,7 +93,8 @@ void run_status(const Context& ctx) {
   }
   db.exec("COMMIT");
   if (daemon.rows.empty()) {
-    throw CommandError("trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
+    throw CommandExit(k_exit_not_running,
+                      "trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
   }
 
   const Row& d = daemon.rows.front();
@@ -114,6 +120,18 @@ void run_status(const Context& ctx) {
   const auto pid = static_cast<pid_t>(number("pid"));
   const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
   const bool running = alive && now - updated < k_stale_us;
+  // The OTLP export is failing when its latest attempt failed (the last
+  // failure is later than the last success, or nothing ever succeeded).
+  bool export_failing = false;
+  if (!otlp.rows.empty()) {
+    const Row& o = otlp.rows.front();
+    const auto* enabled = std::get_if<std::int64_t>(&o[0]);
+    const auto* last_success = std::get_if<std::string>(&o[8]);
+    const auto* last_failure = std::get_if<std::string>(&o[9]);
+    export_failing = enabled != nullptr && *enabled != 0 && last_failure != nullptr &&
+                     (last_success == nullptr || *last_failure > *last_success);
+  }
+  const int exit_status = !running ? k_exit_not_running : export_failing ? k_exit_export_failing : 0;
 
   if (ctx.global.format == OutputFormat::json) {
     std::string out = "{\"running\":";
@@ -130,8 +148,13 @@ void run_status(const Context& ctx) {
     }
     out += ",\"withheld\":";
     append_json_array(out, withheld);
+    out += ",\"export_failing\":";
+    out += export_failing ? "true" : "false";
     out += "}\n";
     ctx.out << out;
+    if (exit_status != 0) {
+      throw CommandExit(exit_status, "");
+    }
     return;
   }
   ctx.out << "trace2d " << text("version") << ": "
@@ -187,10 +210,16 @@ void run_status(const Context& ctx) {
     if (!std::holds_alternative<Null>(o[9])) {
       ctx.out << ", last failure " << table_cell_text("started_at", o[9]) << " (" << cell_text(o[10]) << ")";
     }
+    if (export_failing) {
+      ctx.out << "; FAILING: its latest attempt failed";
+    }
     ctx.out << "\n";
   }
   ctx.out << "\n";
   print_table(ctx.out, sources);
+  if (exit_status != 0) {
+    throw CommandExit(exit_status, "");
+  }
 }
 
 }  // namespace

@@ -4,6 +4,20 @@
 # Keep in step with the flags in ctl/main.cpp and ctl/commands/*.cpp (a test
 # compares them with `trace2ctl <command> --help`).
 
+# The short SIDs of the latest sessions you ran, as `trace2ctl sessions`
+# prints them (show, tree and export take them), from the database the
+# command line names with --db, if any.
+_trace2ctl_sids() {
+    local db=() i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            --db) db=(--db "${COMP_WORDS[i+1]}") ;;
+            --db=*) db=("${COMP_WORDS[i]}") ;;
+        esac
+    done
+    "${COMP_WORDS[0]}" "${db[@]}" --no-pager --color never sessions -n 50 2>/dev/null | awk 'NR > 2 {print $1}'
+}
+
 _trace2ctl() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
@@ -58,6 +72,12 @@ _trace2ctl() {
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
         export) flags="--last --format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --uid" ;;
         report) flags="--html --since --until --cmd --all --repo --limit --min-ms" ;;
+    esac
+    case $command in
+        show|tree|export)
+            if [[ $cur != -* ]]; then
+                COMPREPLY=($(compgen -W "$(_trace2ctl_sids)" -- "$cur")); return
+            fi ;;
     esac
     COMPREPLY=($(compgen -W "$flags $global" -- "$cur"))
 }

@@ -254,6 +254,37 @@ TEST_F(CtlHabits, TablesShowLocalTimeWithItsZoneAndTakeItBack) {
   EXPECT_EQ(rows(shown(times[1], 330)), 2u) << "a local time without the zone's name";
 }
 
+// SIDs complete in bash, as `sessions` prints them, for each command that
+// takes one, from the database --db names.
+TEST_F(CtlHabits, ShortSidsTabCompleteInBash) {
+  const ProcessResult listed = ctl(db(), {"sessions"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const std::vector<std::string> short_sids = first_column(listed.out);
+  ASSERT_EQ(short_sids.size(), 2u) << listed.out;
+  const std::string script = std::string(TRACE2D_SOURCE_DIR) + "/ctl/completion/trace2ctl.bash";
+  for (const std::string command : {"show", "tree", "export"}) {
+    ProcessSpec spec;
+    spec.argv = {"bash", "-c",
+                 "source \"$0\"; COMP_WORDS=(\"$1\" --db \"$2\" " + command +
+                     " ''); COMP_CWORD=4; _trace2ctl; printf '%s\\n' \"${COMPREPLY[@]}\"",
+                 script, TRACE2CTL_BIN, db()};
+    const ProcessResult r = run_process(spec);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> offered = lines_of(r.out);
+    std::sort(offered.begin(), offered.end());
+    std::vector<std::string> expected = short_sids;
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(offered, expected) << command << ":\n" << r.out;
+  }
+  // A prefix narrows them; a flag still completes flags.
+  ProcessSpec prefix;
+  prefix.argv = {"bash", "-c",
+                 "source \"$0\"; COMP_WORDS=(\"$1\" --db \"$2\" show \"$3\"); COMP_CWORD=4; _trace2ctl; "
+                 "printf '%s\\n' \"${COMPREPLY[@]}\"",
+                 script, TRACE2CTL_BIN, db(), short_sids[0]};
+  EXPECT_EQ(run_process(prefix).out, short_sids[0] + "\n");
+}
+
 // Runs trace2ctl on a pseudo-terminal (util-linux `script`), the shell
 // command `before` first (stty), and returns its output without the
 // terminal's carriage returns.
@@ -352,6 +383,32 @@ TEST(DaemonLog, TheDgramReceiveBufferIsOneLineWithOneNumber) {
   ASSERT_TRUE(std::regex_search(lines[0], match, std::regex("receive buffer (\\d+) bytes$"))) << lines[0];
   EXPECT_GE(std::stoll(match[1]), 65536) << lines[0];
   EXPECT_EQ(lines[0].find("less than"), std::string::npos) << lines[0];
+}
+
+}  // namespace
+}  // namespace trace2d::test
+
+namespace trace2d::test {
+namespace {
+
+// As git: a misspelt command is named, with the commands it may have meant.
+TEST(CtlUsage, AnUnknownCommandGetsADidYouMean) {
+  TempDir dir;
+  for (const auto& [word, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"sesions", "\tsessions\n"}, {"shwo", "\tshow\n"}, {"tre", "\ttree\n"}, {"stat", "\tstats\n\tstatus\n"}}) {
+    const ProcessResult r = ctl(dir.file("t.db"), {"--json", word});
+    EXPECT_EQ(r.exit_code, 2) << word;
+    EXPECT_NE(r.err.find("'" + word + "' is not a trace2ctl command"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("similar command"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(meant), std::string::npos) << word << ": " << r.err;
+  }
+  const ProcessResult frob = ctl(dir.file("t.db"), {"frob"});
+  EXPECT_EQ(frob.exit_code, 2);
+  EXPECT_NE(frob.err.find("The commands are: advice compare export"), std::string::npos) << frob.err;
+  // An unknown flag of a real command stays CLI11's message.
+  const ProcessResult flag = ctl(dir.file("t.db"), {"sessions", "--frob"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_EQ(flag.err.find("is not a trace2ctl command"), std::string::npos) << flag.err;
 }
 
 }  // namespace
