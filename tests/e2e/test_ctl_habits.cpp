@@ -254,6 +254,40 @@ TEST_F(CtlHabits, TablesShowLocalTimeWithItsZoneAndTakeItBack) {
   EXPECT_EQ(rows(shown(times[1], 330)), 2u) << "a local time without the zone's name";
 }
 
+// `show` nests regions by their nesting and times them, as `tree` does.
+TEST_F(CtlHabits, ShowNestsAndTimesRegions) {
+  const std::string sid = sid_of("status");
+  // The regions as stored: a nested one (nesting 2) and its duration.
+  const ProcessResult nested = ctl(db(), {"--format", "tsv", "sql",
+                                          "SELECT category || ':' || label, leave_seq, round(elapsed * 1000, 3) FROM "
+                                          "regions WHERE sid = '" + sid + "' AND nesting = 2 AND elapsed IS NOT NULL "
+                                          "ORDER BY enter_seq LIMIT 1"});
+  ASSERT_EQ(nested.exit_code, 0) << nested.err;
+  const std::vector<std::string> rows = lines_of(nested.out);
+  ASSERT_EQ(rows.size(), 2u) << "git status has nested regions\n" << nested.out;
+  std::vector<std::string> fields;
+  std::istringstream row(rows[1]);
+  for (std::string field; std::getline(row, field, '\t');) {
+    fields.push_back(field);
+  }
+  ASSERT_EQ(fields.size(), 3u) << rows[1];
+  const ProcessResult shown = ctl(db(), {"show", sid});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  // The leave's line: its seq, the duration in ms, the label indented one
+  // level ("  category:label").
+  const std::regex leave("\\n *" + fields[1] + "  region_leave  main +\\S+ \\S+ \\S+ +([0-9.]+)  {3}" +
+                         std::regex_replace(fields[0], std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + "(  |\\n)");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(shown.out, match, leave)) << fields[0] << " at seq " << fields[1] << "\n" << shown.out;
+  EXPECT_DOUBLE_EQ(std::stod(match[1]), std::stod(fields[2]));
+  // JSON: git's nesting and category as they are, the duration in seconds.
+  const ProcessResult json = ctl(db(), {"--json", "show", sid});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"seq\":" + fields[1] + ",\"event\":\"region_leave\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"nesting\":2,\"category\":"), std::string::npos);
+  EXPECT_NE(json.out.find("\"elapsed\":"), std::string::npos);
+}
+
 // SIDs complete in bash, as `sessions` prints them, for each command that
 // takes one, from the database --db names.
 TEST_F(CtlHabits, ShortSidsTabCompleteInBash) {
