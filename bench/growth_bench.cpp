@@ -367,8 +367,8 @@ void run_queries(const Options& options, const std::string& db_path, const std::
     std::vector<std::string> args;
   };
   std::vector<Query> queries{
-      {"stats-1d", {"stats", "--since", "1d"}},
-      {"top-1d", {"top", "--since", "1d"}},
+      {"stats-1d", {"stats", "--since", "-1d"}},
+      {"top-1d", {"top", "--since", "-1d"}},
       {"top", {"top"}},
       {"regions-1d",
        {"sql",

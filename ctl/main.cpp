@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/number_flags.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/pager.hpp"
 #include "ctl/query/database.hpp"
 #include "ctl/query/query_client.hpp"
@@ -28,6 +30,74 @@ namespace {
 // the conventional 2.
 constexpr int k_usage_exit = 2;
 constexpr int k_failure_exit = 1;
+
+// Edits (insert, delete, replace, swap two neighbours) from `a` to `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) {
+    d[i][0] = i;
+  }
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    d[0][j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The word in the command's place, when it names no command: the first
+// argument that is neither a flag nor a global option's value. CLI11 would
+// only say it "was not expected".
+std::optional<std::string> unknown_command(int argc, char** argv, const std::vector<std::string>& names) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--db" || arg == "--format" || arg == "--color" || arg == "--timeout" || arg == "--only-uid") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("-")) {
+      continue;
+    }
+    for (const std::string& name : names) {
+      if (name == arg) {
+        return std::nullopt;
+      }
+    }
+    return std::string(arg);
+  }
+  return std::nullopt;
+}
+
+// "did you mean" as git says it: the commands a typo or a prefix away.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
+  std::vector<std::string> close;
+  for (const std::string& name : names) {
+    const std::size_t allowed = word.size() <= 3 ? 1 : 2;
+    if (edit_distance(word, name) <= allowed || (word.size() >= 2 && name.starts_with(word))) {
+      close.push_back(name);
+    }
+  }
+  std::string text;
+  if (!close.empty()) {
+    text += close.size() == 1 ? "\nThe most similar command is\n" : "\nThe most similar commands are\n";
+    for (const std::string& name : close) {
+      text += "\t" + name + "\n";
+    }
+  } else {
+    text += "\nThe commands are:";
+    for (const std::string& name : names) {
+      text += " " + name;
+    }
+    text += "\n";
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -59,6 +129,14 @@ int main(int argc, char** argv) {
                  "always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+  bool utc = false;
+  cli.add_flag("--utc", utc,
+               "Times in tables in UTC (by default local time, TZ's zone, with its name); JSON, CSV and TSV always "
+               "have UTC");
+  bool no_trunc = false;
+  cli.add_flag("-l,--no-trunc", no_trunc,
+               "Whole cells (argv, reasons, values) on a terminal too; by default a table is cut to the terminal's "
+               "width there, and never when standard output is not a terminal");
   bool no_pager = false;
   cli.add_flag("--no-pager", no_pager,
                "Do not page the output (by default, on a terminal, it goes through TRACE2CTL_PAGER, PAGER or "
@@ -102,6 +180,16 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    std::vector<std::string> names;
+    for (const ctl::Command& command : commands) {
+      names.push_back(command.app->get_name());
+    }
+    if (const std::optional<std::string> word = unknown_command(argc, argv, names);
+        word && cli.get_subcommands().empty() && e.get_exit_code() != 0) {
+      std::fprintf(stderr, "trace2ctl: '%s' is not a trace2ctl command. See 'trace2ctl --help'.\n%s", word->c_str(),
+                   did_you_mean(*word, names).c_str());
+      return k_usage_exit;
+    }
     const int code = cli.exit(e);
     return code == 0 ? 0 : k_usage_exit;
   }
@@ -111,6 +199,8 @@ int main(int argc, char** argv) {
   }
   global.format = json ? ctl::OutputFormat::json : ctl::parse_output_format(format_name).value();
   const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  // Before a pager takes standard output: the width is the terminal's.
+  ctl::set_display({utc, ctl::terminal_columns(STDOUT_FILENO), no_trunc});
   if (colour == "auto") {
     const char* no_colour = std::getenv("NO_COLOR");
     const char* term = std::getenv("TERM");
@@ -187,6 +277,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "trace2ctl: %s\n", e.what());
     }
     return k_failure_exit;
+  } catch (const ctl::CommandExit& e) {
+    std::cout.flush();
+    if (*e.what() != '\0') {
+      std::fprintf(stderr, "trace2ctl: %s\n", e.what());
+    }
+    return e.code();
+  } catch (const ctl::UsageError& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "trace2ctl: %s\n", e.what());
+    return k_usage_exit;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "trace2ctl: %s\n", e.what());

@@ -16,7 +16,7 @@
 namespace trace2d::ctl {
 namespace {
 
-constexpr const char* k_default_since = "7d";
+constexpr const char* k_default_since = "-7d";
 
 struct AdviceOptions {
   WindowFlags window;

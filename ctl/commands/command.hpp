@@ -41,6 +41,25 @@ class CommandError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown for arguments that cannot go together or are missing in a way
+// CLI11 cannot check (a SID or --last); main exits with 2, as for bad usage.
+class UsageError : public CommandError {
+ public:
+  using CommandError::CommandError;
+};
+
+// Thrown after a command printed its answer, to exit with `code` (as
+// `systemctl status` does: 3 for a daemon not running); `message`, when
+// not empty, goes to standard error.
+class CommandExit : public std::runtime_error {
+ public:
+  CommandExit(int code, const std::string& message) : std::runtime_error(message), m_code(code) {}
+  [[nodiscard]] int code() const { return m_code; }
+
+ private:
+  int m_code;
+};
+
 // For commands whose output is not one table (a tree, a record, a page):
 // throws CommandError when --format asks for csv or tsv.
 void require_table_or_json(const Context& ctx, const std::string& command);

@@ -15,6 +15,7 @@
 #include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/json.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
@@ -186,7 +187,7 @@ ResultSet table_rows(const CompareResult& result) {
 }
 
 std::string describe_population(const Population& population, std::size_t runs) {
-  std::string text = *population.window.since + " .. " + *population.window.until;
+  std::string text = display_time(*population.window.since) + " .. " + display_time(*population.window.until);
   if (population.version) {
     text += ", git " + *population.version;
   }

@@ -8,6 +8,7 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/doctor/checks.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/query/database.hpp"
 #include "db/sqlite.hpp"
@@ -29,7 +30,10 @@ Finding check_database(const Context& ctx) {
         sessions == 0 ? "" : db.query_text("SELECT max(coalesce(start_time, first_received)) FROM sessions").value_or("");
     return {Finding::Verdict::ok, "database",
             ctx.global.db_path + ": you can read it; " + std::to_string(sessions) + " session" +
-                (sessions == 1 ? "" : "s") + " visible to you" + (latest.empty() ? "" : ", the latest at " + latest),
+                (sessions == 1 ? "" : "s") + " visible to you" +
+                (latest.empty() ? ""
+                                : ", the latest at " +
+                                      (ctx.global.format == OutputFormat::json ? latest : display_time(latest))),
             ""};
   } catch (const std::exception& e) {
     return {Finding::Verdict::problem, "database", e.what(), ""};

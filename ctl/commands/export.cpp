@@ -1,4 +1,4 @@
-// trace2ctl export [--format chrome|otlp-json] SID|ROOT: a process tree as a
+// trace2ctl export [--format chrome|otlp-json] SID|ROOT|--last: a process tree as a
 // trace file for ui.perfetto.dev or chrome://tracing, or as OTLP/JSON (one
 // ExportTraceServiceRequest per line, as the OpenTelemetry Collector's
 // otlpjsonfile receiver reads it: the spans the daemon's exporter sends).
@@ -14,6 +14,7 @@
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/owner_option.hpp"
+#include "ctl/commands/sid_argument.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/query/database.hpp"
@@ -28,7 +29,7 @@ namespace trace2d::ctl {
 namespace {
 
 struct ExportOptions {
-  std::string root;
+  SidArgument root;
   std::string format = "chrome";
   std::string output;
   std::optional<int> depth;
@@ -135,23 +136,27 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
 }
 
 void run_export(const Context& ctx, const ExportOptions& options) {
-  const bool windowed = !options.window.since.empty() || !options.window.until.empty() || !options.window.cmds.empty();
-  if (options.root.empty() || windowed) {
+  // With --last, --cmd names the command it looks for, not a window.
+  const bool windowed = !options.window.since.empty() || !options.window.until.empty() ||
+                        (!options.window.cmds.empty() && !options.root.last);
+  if (!given(options.root) || windowed) {
     if (options.format != "otlp-json") {
-      throw CommandError("--format chrome exports one tree: name its SID (--since, --until and --cmd are for otlp-json)");
+      throw CommandError("--format chrome exports one tree: name its SID (a short SID as `sessions` prints it), "
+                         "or --last (--since, --until and --cmd are for otlp-json)");
     }
-    if (!options.root.empty()) {
-      throw CommandError("give a SID or --since/--until/--cmd, not both");
+    if (given(options.root)) {
+      throw CommandError("give a SID (or --last) or --since/--until/--cmd, not both");
     }
     export_otlp_window(ctx, options);
     return;
   }
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  const std::string root = model::normalise_root(options.root);
   const bool otlp_json = options.format == "otlp-json";
+  std::string root;
   std::vector<model::ProcessRows> rows;
   {
     const db::ReadTransaction snapshot(db);
+    root = resolve_sid_argument(db, options.root, PrefixRoot::allow, options.window.cmds);
     model::LoadOptions load = load_options_for(options.uid);
     load.annotations = true;  // the Chrome trace's annotations; OTLP's data, timers, counters
     load.errors = otlp_json;
@@ -197,9 +202,10 @@ Command add_export_command(CLI::App& cli) {
   CLI::App* app = cli.add_subcommand(
       "export",
       "Write a process tree as a Chrome Trace Event file (opens in ui.perfetto.dev, chrome://tracing) or as OTLP/JSON");
-  app->add_option("sid", options->root,
-                  "A session's SID, or a SID prefix with sessions under it (otlp-json: or every tree in a "
-                  "--since/--until/--cmd window)");
+  add_sid_argument(*app, options->root,
+                   "A session's SID, the short SID `sessions` prints, or a SID prefix with sessions under it "
+                   "(otlp-json: or every tree in a --since/--until/--cmd window)",
+                   false);
   app->add_option("--format", options->format, "Output format")
       ->check(CLI::IsMember({"chrome", "otlp-json"}))
       ->capture_default_str();

@@ -59,7 +59,7 @@ constexpr std::size_t k_advice_items = 20;
 constexpr std::size_t k_advice_sids = 3;
 
 // As `trace2ctl advice` by default, when the report has no --since.
-constexpr const char* k_advice_since = "7d";
+constexpr const char* k_advice_since = "-7d";
 constexpr int k_advice_min_runs = 3;
 
 struct ReportOptions {

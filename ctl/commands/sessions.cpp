@@ -16,6 +16,7 @@
 #include "ctl/commands/session_columns.hpp"
 #include "ctl/commands/window_flags.hpp"
 #include "ctl/output/delimited.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/print_result.hpp"
 #include "ctl/output/table.hpp"
@@ -32,8 +33,6 @@ constexpr int k_default_session_rows = 50;
 // As `journalctl -f`: the last few, then what comes.
 constexpr int k_default_follow_limit = 10;
 constexpr auto k_follow_interval = std::chrono::milliseconds(250);
-// A long argv would push a table row across several screens.
-constexpr std::size_t k_table_argv_chars = 80;
 
 struct SessionsOptions {
   WindowFlags window;
@@ -42,8 +41,14 @@ struct SessionsOptions {
   bool last = false;
   bool follow = false;
   bool full_sid = false;
+  bool reverse = false;
   std::optional<int> limit;
 };
+
+// Newest first by when git says each started (its `version` event), as git
+// log lists commits; sessions that never sent a start time come after the
+// rest (NULL sorts last in DESC), in the order trace2d saw them.
+constexpr const char* k_newest_first = " ORDER BY s.start_time DESC, s.first_received DESC, s.id DESC";
 
 // The columns, by format: see ctl/output/format.hpp. The table's argv is
 // rewritten from JSON to a command line, its sid shortened (decorate()).
@@ -93,7 +98,7 @@ void decorate(ResultSet& result, db::Database& db, const SessionsOptions& option
 
 TableStyle table_style(const Context& ctx, const ResultSet& result) {
   TableStyle style;
-  style.limits = {{"argv", k_table_argv_chars}, {"reason", k_table_argv_chars}};
+  style.limits = {{"argv", k_min_cut_chars}, {"reason", k_min_cut_chars}};
   style.alert = failed_row(result);
   style.colour = ctx.global.colour;
   return style;
@@ -103,7 +108,7 @@ void run_list(const Context& ctx, const SessionsOptions& options) {
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
   const Window window = to_window(options.window);
   std::string sql = "SELECT " + select_columns(ctx.global.format, options.failed) + " FROM sessions s WHERE 1" +
-                    window_condition(window) + filter_condition(options) + " ORDER BY s.first_received DESC, s.id DESC";
+                    window_condition(window) + filter_condition(options) + k_newest_first;
   const int limit = options.last ? 1 : options.limit.value_or(k_default_session_rows);
   if (limit > 0) {
     sql += " LIMIT " + std::to_string(limit);
@@ -115,6 +120,10 @@ void run_list(const Context& ctx, const SessionsOptions& options) {
     bind_window(stmt, window);
     result = read_all(stmt);
     decorate(result, db, options, ctx.global.format);
+  }
+  if (options.reverse) {
+    // The same rows (the newest N), oldest first, as `git log -n N --reverse`.
+    std::reverse(result.rows.begin(), result.rows.end());
   }
   print_result(ctx.out, result, ctx.global.format, table_style(ctx, result));
 }
@@ -147,12 +156,29 @@ class StreamingTable {
     for (const Row& row : result.rows) {
       auto& line = cells.emplace_back();
       for (std::size_t c = 0; c < row.size(); ++c) {
-        std::string text = cell_text(row[c]);
-        if (result.columns[c] == "argv") {
-          text = truncate_text(text, k_table_argv_chars);
-        }
-        m_widths[c] = std::max(m_widths[c], display_width(text));
-        line.push_back(std::move(text));
+        line.push_back(table_cell_text(result.columns[c], row[c]));
+      }
+    }
+    // On a terminal the cuttable columns (argv, reason) take what the
+    // others leave of its width, as in print_table(); the others only grow.
+    std::vector<std::size_t> minimum(m_widths.size());
+    for (const ColumnLimit& limit : style.limits) {
+      for (std::size_t c = 0; c < result.columns.size(); ++c) {
+        minimum[c] = result.columns[c] == limit.column ? limit.min_chars : minimum[c];
+      }
+    }
+    std::vector<std::size_t> wanted = m_widths;
+    for (const auto& line : cells) {
+      for (std::size_t c = 0; c < line.size(); ++c) {
+        wanted[c] = std::max(wanted[c], display_width(line[c]));
+      }
+    }
+    const std::vector<std::size_t> fitted =
+        cuts_cells() ? fit_widths(wanted, minimum, *display().terminal_columns) : wanted;
+    for (auto& line : cells) {
+      for (std::size_t c = 0; c < line.size(); ++c) {
+        line[c] = fitted[c] < wanted[c] ? truncate_text(line[c], fitted[c]) : line[c];
+        m_widths[c] = std::max(m_widths[c], display_width(line[c]));
       }
     }
     std::string text;
@@ -189,7 +215,7 @@ class StreamingTable {
       return 19;  // a short SID: up to the tenths of a second
     }
     if (column == "start_time") {
-      return 27;
+      return 27;  // a local time with milliseconds and a zone's name
     }
     if (column == "owner") {
       return 8;
@@ -268,7 +294,7 @@ void run_follow(const Context& ctx, const SessionsOptions& options) {
     }
     const int limit = options.limit.value_or(k_default_follow_limit);
     db::Statement stmt = db.prepare("SELECT " + columns + ", s.id FROM sessions s WHERE s.status != 'running'" + filters +
-                                    " ORDER BY s.first_received DESC, s.id DESC" +
+                                    k_newest_first +
                                     (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()));
     bind_window(stmt, window);
     ResultSet result = read_all(stmt);
@@ -329,7 +355,8 @@ void run_follow(const Context& ctx, const SessionsOptions& options) {
 
 Command add_sessions_command(CLI::App& cli) {
   auto options = std::make_shared<SessionsOptions>();
-  CLI::App* app = cli.add_subcommand("sessions", "List sessions, newest first (or follow them as they finish)");
+  CLI::App* app =
+      cli.add_subcommand("sessions", "List sessions, newest first by start time (or follow them as they finish)");
   add_window_flags(*app, options->window);
   add_listing_flags(*app, options->window);
   app->add_option("--status", options->status, "Only sessions in this state")
@@ -338,8 +365,11 @@ Command add_sessions_command(CLI::App& cli) {
                 "Only failed runs: a non-zero exit code, a signal, or never finished (incomplete); with the reason: the "
                 "first error message, the signal");
   app->add_flag("--last", options->last, "Only the latest session (after the filters)");
-  app->add_option("--limit", options->limit, "Show at most N sessions (0: all; default 50, with --follow 10)")
+  app->add_option("-n,--limit", options->limit,
+                  "Show at most N sessions, the newest (0: all; default 50, with --follow 10)")
       ->check(whole_number_at_least(0));
+  app->add_flag("--reverse", options->reverse,
+                "Oldest first: the same sessions (the newest N), in the order they started, as `git log --reverse`");
   app->add_flag("-f,--follow", options->follow,
                 "Keep running and print each session (matching the filters) when it finishes, as `journalctl -f` "
                 "does; JSON comes as one object per line");
@@ -347,6 +377,7 @@ Command add_sessions_command(CLI::App& cli) {
                 "Print whole SIDs in the table (by default the shortest unique prefix of each SID's last part, "
                 "which `show` and `tree` accept)");
   app->get_option("--follow")->excludes(app->get_option("--last"));
+  app->get_option("--follow")->excludes(app->get_option("--reverse"));
   return {app,
           [options](const Context& ctx) {
             options->follow ? run_follow(ctx, *options) : run_list(ctx, *options);

@@ -1,11 +1,15 @@
-// trace2ctl show SID: one session's record and its events, in order.
+// trace2ctl show SID|--last: one session's record and its events, in order.
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "ctl/commands/command.hpp"
 #include "ctl/commands/session_columns.hpp"
+#include "ctl/commands/sid_argument.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/analysis_queries.hpp"
@@ -20,12 +24,8 @@
 namespace trace2d::ctl {
 namespace {
 
-// Values such as a whole argv or a data_json payload would stretch one row
-// across several screens; --json gives them uncut.
-constexpr std::size_t k_table_value_chars = 80;
-
 struct ShowOptions {
-  std::string sid;
+  SidArgument sid;
 };
 
 // Every column of the row, and after `peer_uid` the session's `owner`
@@ -72,11 +72,68 @@ std::optional<std::string> alias_expansion(db::Database& db, const std::string& 
   return render::join_argv(model::parse_string_array(stmt.column_text(1)));
 }
 
-ResultSet query_events(db::Database& db, const std::string& sid) {
-  db::Statement stmt = db.prepare(
-      "SELECT seq, event, thread, time, label, value FROM events WHERE sid = ? ORDER BY seq");
+// Each region event's region: how long it took (seconds; NULL while open),
+// by the seq of its enter and of its leave.
+std::map<std::int64_t, Value> region_elapsed_by_seq(db::Database& db, const std::string& sid) {
+  db::Statement stmt = db.prepare("SELECT enter_seq, leave_seq, elapsed FROM regions WHERE sid = ?");
   stmt.bind_text(1, sid);
-  return read_all(stmt);
+  std::map<std::int64_t, Value> elapsed;
+  while (stmt.step()) {
+    const Row row = read_row(stmt);
+    for (int column : {0, 1}) {
+      if (const auto* seq = std::get_if<std::int64_t>(&row[static_cast<std::size_t>(column)])) {
+        elapsed[*seq] = row[2];
+      }
+    }
+  }
+  return elapsed;
+}
+
+// The events in order, each region event with its region's duration
+// (`elapsed`); JSON has git's `nesting` and `category` as they are, a
+// table indents a region's `category:label` by its nesting and shows the
+// duration in milliseconds, as `tree` nests and times regions.
+ResultSet query_events(db::Database& db, const std::string& sid, Units units) {
+  db::Statement stmt = db.prepare(
+      "SELECT seq, event, thread, time, nesting, category, label, value FROM events WHERE sid = ? ORDER BY seq");
+  stmt.bind_text(1, sid);
+  ResultSet raw = read_all(stmt);
+  const std::map<std::int64_t, Value> elapsed = region_elapsed_by_seq(db, sid);
+  const auto region_elapsed = [&](const Row& row) -> Value {
+    const auto* seq = std::get_if<std::int64_t>(&row[0]);
+    const auto found = seq == nullptr ? elapsed.end() : elapsed.find(*seq);
+    return found == elapsed.end() ? Value{Null{}} : found->second;
+  };
+  ResultSet events;
+  if (units == Units::seconds) {
+    events.columns = {"seq", "event", "thread", "time", "nesting", "category", "label", "elapsed", "value"};
+    for (Row& row : raw.rows) {
+      Value took = region_elapsed(row);
+      row.insert(row.begin() + 7, std::move(took));
+      events.rows.push_back(std::move(row));
+    }
+    return events;
+  }
+  events.columns = {"seq", "event", "thread", "time", "elapsed_ms", "label", "value"};
+  for (Row& row : raw.rows) {
+    Value took = region_elapsed(row);
+    if (const double* seconds = std::get_if<double>(&took)) {
+      took = std::round(*seconds * 1e6) / 1e3;  // milliseconds, to the microsecond
+    }
+    Value label = std::move(row[6]);
+    const auto* event = std::get_if<std::string>(&row[1]);
+    if (event != nullptr && (*event == "region_enter" || *event == "region_leave")) {
+      const auto* nesting = std::get_if<std::int64_t>(&row[4]);
+      const auto* category = std::get_if<std::string>(&row[5]);
+      const auto* text = std::get_if<std::string>(&label);
+      const std::size_t depth = nesting != nullptr && *nesting > 1 ? static_cast<std::size_t>(*nesting - 1) : 0;
+      label = std::string(2 * std::min<std::size_t>(depth, 20), ' ') + (category != nullptr ? *category + ":" : "") +
+              (text != nullptr ? *text : "");
+    }
+    events.rows.push_back({std::move(row[0]), std::move(row[1]), std::move(row[2]), std::move(row[3]),
+                           std::move(took), std::move(label), std::move(row[7])});
+  }
+  return events;
 }
 
 // What a session that lost lines says about it (its problem row before
@@ -93,7 +150,7 @@ std::optional<std::string> lost_lines_problem(db::Database& db, const std::strin
 void run_show(const Context& ctx, const ShowOptions& options) {
   require_table_or_json(ctx, "show");
   db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
-  const std::string sid = resolve_sid(db, options.sid);
+  const std::string sid = resolve_sid_argument(db, options.sid, PrefixRoot::refuse);
   // Both reads in one transaction: a live daemon may add events in between,
   // and the session's event_count should match the events printed.
   db.exec("BEGIN");
@@ -102,7 +159,7 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   if (session.rows.empty()) {
     throw CommandError("no session with sid '" + sid + "'");
   }
-  const ResultSet events = query_events(db, sid);
+  const ResultSet events = query_events(db, sid, json ? Units::seconds : Units::milliseconds);
   const std::optional<std::string> lost_lines = lost_lines_problem(db, sid);
   if (const std::optional<std::string> expansion = alias_expansion(db, sid)) {
     session.columns.emplace_back("alias_expands_to");
@@ -127,7 +184,7 @@ void run_show(const Context& ctx, const ShowOptions& options) {
   }
   ctx.out << '\n';
   TableStyle style;
-  style.limits = {{"value", k_table_value_chars}};
+  style.limits = {{"value", k_min_cut_chars}};
   print_table(ctx.out, events, style);
 }
 
@@ -136,8 +193,9 @@ void run_show(const Context& ctx, const ShowOptions& options) {
 Command add_show_command(CLI::App& cli) {
   auto options = std::make_shared<ShowOptions>();
   CLI::App* app = cli.add_subcommand("show", "Show one session and its events");
-  app->add_option("sid", options->sid, "The session's SID, or the short SID `trace2ctl sessions` shows (a unique prefix of its last part)")
-      ->required();
+  add_sid_argument(*app, options->sid,
+                   "The session's SID, or the short SID `trace2ctl sessions` shows (a unique prefix of its last part)",
+                   true);
   return {app, [options](const Context& ctx) { run_show(ctx, *options); }, [] { return true; }};
 }
 

@@ -1,5 +1,10 @@
-// trace2ctl sql: one read-only SQL statement against the database.
+// trace2ctl sql [STATEMENT|-]: one read-only SQL statement against the
+// database, given or read from standard input.
 
+#include <unistd.h>
+
+#include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -15,6 +20,35 @@ namespace {
 struct SqlOptions {
   std::string statement;
 };
+
+// Longer than any statement a person writes; keeps a stray `cat bigfile |`
+// from being read whole.
+constexpr std::size_t k_max_statement_bytes = 1 << 20;
+
+// The statement: the argument, or standard input when it is "-" or absent
+// (as sqlite3 reads SQL), but not from a terminal nobody is typing into.
+std::string statement_text(const SqlOptions& options) {
+  if (!options.statement.empty() && options.statement != "-") {
+    return options.statement;
+  }
+  if (options.statement.empty() && ::isatty(STDIN_FILENO) == 1) {
+    throw UsageError("give a SQL statement, as an argument or on standard input (`echo 'SELECT ...' | trace2ctl "
+                     "sql`, or `trace2ctl sql - < query.sql`)");
+  }
+  std::string text;
+  char buffer[4096];
+  while (std::cin.read(buffer, sizeof buffer) || std::cin.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(std::cin.gcount()));
+    if (text.size() > k_max_statement_bytes) {
+      throw CommandError("the statement on standard input is longer than " + std::to_string(k_max_statement_bytes) +
+                         " bytes");
+    }
+  }
+  if (std::cin.bad()) {
+    throw CommandError("cannot read the statement from standard input");
+  }
+  return text;
+}
 
 bool only_whitespace_or_comments(db::Database& db, const char* text) {
   // SQLite compiles trailing comments and blanks to no statement at all.
@@ -73,7 +107,7 @@ void run_sql(const Context& ctx, const SqlOptions& options) {
   // the authorizer holds it to the user's rows (restricted_database.hpp),
   // also when SQLite prepares it again while it runs.
   const UserSqlScope user_sql(db);
-  db::Statement stmt = prepare_single(db, options.statement);
+  db::Statement stmt = prepare_single(db, statement_text(options));
   ResultSet result;
   try {
     result = read_all(stmt);
@@ -85,7 +119,10 @@ void run_sql(const Context& ctx, const SqlOptions& options) {
   }
   // JSON prints "[]" for statements without columns; the others nothing.
   if (ctx.global.format == OutputFormat::json || !result.columns.empty()) {
-    print_result(ctx.out, result, ctx.global.format);
+    // Values as stored, as sqlite3 shows them: times in UTC.
+    TableStyle style;
+    style.display_times = false;
+    print_result(ctx.out, result, ctx.global.format, style);
   }
 }
 
@@ -97,8 +134,8 @@ Command add_sql_command(CLI::App& cli) {
       "sql",
       "Run one read-only SQL statement and print its rows (try the table `sessions` and the "
       "views `events` and `problems`)");
-  app->add_option("statement", options->statement, "The SQL statement, e.g. \"SELECT ...\"")
-      ->required();
+  app->add_option("statement", options->statement,
+                  "The SQL statement, e.g. \"SELECT ...\"; '-' or none: read it from standard input");
   return {app, [options](const Context& ctx) { run_sql(ctx, *options); }, [] { return true; }};
 }
 

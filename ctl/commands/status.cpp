@@ -11,12 +11,18 @@
 
 #include "ctl/commands/command.hpp"
 #include "ctl/output/json.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/query/database.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::ctl {
 namespace {
+
+// Exit statuses (docs/trace2ctl.md, "status"), as `systemctl status` has
+// 3 for a unit that is not running.
+constexpr int k_exit_not_running = 3;
+constexpr int k_exit_export_failing = 4;
 
 // Older than this, the daemon is not updating its status (it writes every
 // 2 s by default).
@@ -87,7 +93,8 @@ void run_status(const Context& ctx) {
   }
   db.exec("COMMIT");
   if (daemon.rows.empty()) {
-    throw CommandError("trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
+    throw CommandExit(k_exit_not_running,
+                      "trace2d has not reported any status into '" + ctx.global.db_path + "' yet");
   }
 
   const Row& d = daemon.rows.front();
@@ -113,6 +120,18 @@ void run_status(const Context& ctx) {
   const auto pid = static_cast<pid_t>(number("pid"));
   const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
   const bool running = alive && now - updated < k_stale_us;
+  // The OTLP export is failing when its latest attempt failed (the last
+  // failure is later than the last success, or nothing ever succeeded).
+  bool export_failing = false;
+  if (!otlp.rows.empty()) {
+    const Row& o = otlp.rows.front();
+    const auto* enabled = std::get_if<std::int64_t>(&o[0]);
+    const auto* last_success = std::get_if<std::string>(&o[8]);
+    const auto* last_failure = std::get_if<std::string>(&o[9]);
+    export_failing = enabled != nullptr && *enabled != 0 && last_failure != nullptr &&
+                     (last_success == nullptr || *last_failure > *last_success);
+  }
+  const int exit_status = !running ? k_exit_not_running : export_failing ? k_exit_export_failing : 0;
 
   if (ctx.global.format == OutputFormat::json) {
     std::string out = "{\"running\":";
@@ -129,13 +148,18 @@ void run_status(const Context& ctx) {
     }
     out += ",\"withheld\":";
     append_json_array(out, withheld);
+    out += ",\"export_failing\":";
+    out += export_failing ? "true" : "false";
     out += "}\n";
     ctx.out << out;
+    if (exit_status != 0) {
+      throw CommandExit(exit_status, "");
+    }
     return;
   }
   ctx.out << "trace2d " << text("version") << ": "
           << (running ? "running" : (alive ? "not updating its status" : "not running")) << " (pid " << pid
-          << "), started " << text("started_at") << (running ? ", up " + duration(now - started) : "")
+          << "), started " << display_time(text("started_at")) << (running ? ", up " + duration(now - started) : "")
           << ", last update " << duration(now - updated) << " ago\n";
   ctx.out << "queue: " << mib(number("queue_bytes")) << " now, " << mib(number("queue_peak_bytes"))
           << " at most, bound " << mib(number("queue_limit_bytes")) << "\n";
@@ -182,14 +206,20 @@ void run_status(const Context& ctx) {
             << cell_text(o[3]) << " sessions (" << cell_text(o[4]) << " spans) exported, " << cell_text(o[5])
             << " spans rejected by the collector, " << cell_text(o[6]) << " sessions dropped, " << cell_text(o[11])
             << " withheld by detail rules, " << cell_text(o[7])
-            << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : cell_text(o[8]));
+            << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : table_cell_text("started_at", o[8]));
     if (!std::holds_alternative<Null>(o[9])) {
-      ctx.out << ", last failure " << cell_text(o[9]) << " (" << cell_text(o[10]) << ")";
+      ctx.out << ", last failure " << table_cell_text("started_at", o[9]) << " (" << cell_text(o[10]) << ")";
+    }
+    if (export_failing) {
+      ctx.out << "; FAILING: its latest attempt failed";
     }
     ctx.out << "\n";
   }
   ctx.out << "\n";
   print_table(ctx.out, sources);
+  if (exit_status != 0) {
+    throw CommandExit(exit_status, "");
+  }
 }
 
 }  // namespace

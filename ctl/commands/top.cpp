@@ -18,8 +18,6 @@ namespace trace2d::ctl {
 namespace {
 
 constexpr int k_default_top_rows = 20;
-// argv and region messages can be paths of any length; --json has them whole.
-constexpr std::size_t k_table_text_chars = 60;
 
 struct TopOptions {
   WindowFlags window;
@@ -44,7 +42,7 @@ void run_top(const Context& ctx, const TopOptions& options) {
   }
   present_session_columns(result, db, ctx.global.format, options.full_sid ? SidForm::whole : SidForm::short_form);
   TableStyle style;
-  style.limits = {{"argv", k_table_text_chars}, {"msg", k_table_text_chars}};
+  style.limits = {{"argv", k_min_cut_chars}, {"msg", k_min_cut_chars}};
   if (options.by != "regions") {
     style.alert = failed_row(result);
     style.colour = ctx.global.colour;

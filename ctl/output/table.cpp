@@ -1,9 +1,12 @@
 #include "ctl/output/table.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <type_traits>
 #include <variant>
 
+#include "ctl/output/display.hpp"
 #include "ctl/output/unsafe_text.hpp"
 #include "proto/utf8.hpp"
 
@@ -35,13 +38,50 @@ bool numeric_column(const ResultSet& result, std::size_t column) {
   return any;
 }
 
-std::size_t limit_for(const TableStyle& style, const std::string& column) {
+// The narrowest column `column` may be cut to; 0: not cuttable.
+std::size_t minimum_for(const TableStyle& style, const std::string& column) {
   for (const ColumnLimit& limit : style.limits) {
     if (limit.column == column) {
-      return limit.max_chars;
+      return std::max<std::size_t>(limit.min_chars, k_ellipsis.size() + 1);
     }
   }
   return 0;
+}
+
+// The decimals of a REAL as format_real() writes it; nullopt for an
+// exponent or a non-finite value, which keep their own form.
+std::optional<std::size_t> decimals_of(double value) {
+  const std::string text = format_real(value);
+  if (text.find_first_of("eEnI") != std::string::npos) {
+    return std::nullopt;
+  }
+  const auto dot = text.find('.');
+  return dot == std::string::npos ? 0 : text.size() - dot - 1;
+}
+
+// One number of decimals per column: the most its REAL values need, at
+// most six; nullopt for a column without REALs.
+std::optional<std::size_t> column_decimals(const ResultSet& result, std::size_t column) {
+  constexpr std::size_t k_most = 6;
+  std::optional<std::size_t> decimals;
+  for (const Row& row : result.rows) {
+    if (const double* value = std::get_if<double>(&row[column])) {
+      if (const auto d = decimals_of(*value)) {
+        decimals = std::min(k_most, std::max(decimals.value_or(0), *d));
+      }
+    }
+  }
+  return decimals;
+}
+
+std::string fixed_real(double value, std::size_t decimals) {
+  if (!decimals_of(value)) {
+    return format_real(value);
+  }
+  char buf[64];
+  const auto [end, ec] =
+      std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed, static_cast<int>(decimals));
+  return ec == std::errc() ? std::string(buf, end) : format_real(value);
 }
 
 // Appends `text` padded to `width`. Returns where the text ends, so the
@@ -130,25 +170,72 @@ std::string cell_text(const Value& value) {
       value);
 }
 
+std::string table_cell_text(const std::string& column, const Value& value, bool display_times) {
+  if (const std::string* text = std::get_if<std::string>(&value); text != nullptr && display_times &&
+                                                                   is_time_column(column)) {
+    return escape_for_terminal(display_time(*text));
+  }
+  return cell_text(value);
+}
+
+std::vector<std::size_t> fit_widths(std::vector<std::size_t> widths, const std::vector<std::size_t>& cuttable_minimum,
+                                    std::size_t line_width) {
+  std::size_t total = widths.empty() ? 0 : k_gap.size() * (widths.size() - 1);
+  for (const std::size_t w : widths) {
+    total += w;
+  }
+  while (total > line_width) {
+    // The widest column that may still give, one character at a time:
+    // several long columns end up sharing what is left evenly.
+    std::size_t widest = widths.size();
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      if (cuttable_minimum[c] > 0 && widths[c] > cuttable_minimum[c] &&
+          (widest == widths.size() || widths[c] > widths[widest])) {
+        widest = c;
+      }
+    }
+    if (widest == widths.size()) {
+      break;  // as narrow as it gets: the terminal wraps the rest
+    }
+    --widths[widest];
+    --total;
+  }
+  return widths;
+}
+
 void print_table(std::ostream& out, const ResultSet& result, const TableStyle& style) {
   const std::size_t columns = result.columns.size();
   std::vector<std::vector<std::string>> cells;
   cells.reserve(result.rows.size());
   std::vector<std::size_t> widths(columns);
   std::vector<bool> right(columns);
+  std::vector<std::optional<std::size_t>> decimals(columns);
+  std::vector<std::size_t> minimum(columns);
   for (std::size_t c = 0; c < columns; ++c) {
     widths[c] = display_width(escape_for_terminal(result.columns[c]));
     right[c] = numeric_column(result, c);
+    decimals[c] = column_decimals(result, c);
+    minimum[c] = minimum_for(style, result.columns[c]);
   }
   for (const Row& row : result.rows) {
     std::vector<std::string>& line = cells.emplace_back();
     for (std::size_t c = 0; c < columns; ++c) {
-      std::string text = cell_text(row[c]);
-      if (const std::size_t limit = limit_for(style, result.columns[c]); limit > 0) {
-        text = truncate_text(text, limit);
-      }
+      const double* real = std::get_if<double>(&row[c]);
+      std::string text = real != nullptr && decimals[c] ? fixed_real(*real, *decimals[c])
+                                                        : table_cell_text(result.columns[c], row[c], style.display_times);
       widths[c] = std::max(widths[c], display_width(text));
       line.push_back(std::move(text));
+    }
+  }
+  if (cuts_cells()) {
+    const std::vector<std::size_t> fitted = fit_widths(widths, minimum, *display().terminal_columns);
+    for (std::size_t c = 0; c < columns; ++c) {
+      if (fitted[c] < widths[c]) {
+        for (std::vector<std::string>& line : cells) {
+          line[c] = truncate_text(line[c], fitted[c]);
+        }
+        widths[c] = std::max(fitted[c], display_width(escape_for_terminal(result.columns[c])));
+      }
     }
   }
   const auto write_line = [&](const auto& text_of, bool red = false) {
@@ -182,7 +269,7 @@ void print_table(std::ostream& out, const ResultSet& result, const TableStyle& s
 void print_record(std::ostream& out, const std::vector<std::string>& columns, const Row& row) {
   for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) {
     out << escape_for_terminal(columns[c]) << ':';
-    const std::string text = cell_text(row[c]);
+    const std::string text = table_cell_text(columns[c], row[c]);
     if (!text.empty()) {
       out << ' ' << text;
     }

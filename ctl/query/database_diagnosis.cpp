@@ -48,8 +48,8 @@ std::string diagnose_unreadable_database(const std::string& path, const std::str
     if (std::filesystem::exists(side, ec) && ::access(side.c_str(), R_OK) != 0) {
       const int error = errno;
       return "cannot read '" + side + "' (" + std::strerror(error) + "): the database is in WAL mode, and reading it " +
-             "needs read access to its -wal and -shm files as well; ask for the permissions trace2d's files grant " +
-             "(membership of their group), or read a copy";
+             "needs read access to its -wal and -shm files as well; join the group trace2d's files grant it to "
+             "(`sudo usermod -aG trace2d $USER`, then log in again), run trace2ctl with sudo, or read a copy";
     }
   }
   std::error_code ec;

@@ -229,8 +229,9 @@ std::string access_advice(const std::string& db_path, const std::string& problem
          ".\n  To see your own sessions, trace2d's query service must run: start trace2d "
          "(`sudo systemctl enable --now trace2d.socket trace2d`), whose service answers on " +
          query_service_socket() +
-         ".\n  To see everyone's: join the group that may read the database (`sudo usermod -aG trace2d "
-         "$USER`, then log in again), or run trace2ctl with sudo.";
+         " (a trace2d started by hand answers on trace2ctl.sock beside its --socket: point "
+         "TRACE2CTL_QUERY_SOCKET at it).\n  To see everyone's: join the group that may read the database "
+         "(`sudo usermod -aG trace2d $USER`, then log in again), or run trace2ctl with sudo.";
 }
 
 int run_through_query_service(std::vector<std::string> args, const std::string& db_path) {

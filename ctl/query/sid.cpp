@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "ctl/query/analysis_queries.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::ctl {
@@ -136,6 +137,33 @@ std::string resolve_sid(db::Database& db, const std::string& text, PrefixRoot pr
   }
   throw std::runtime_error("short SID '" + text + "' is ambiguous: it begins " + std::to_string(matches.size()) +
                      " sessions' SIDs (" + list + (matches.size() > k_listed ? ", ..." : "") + "); give more of it");
+}
+
+std::string latest_sid(db::Database& db, const std::vector<std::string>& cmds) {
+  // By start time, as the listings order rows (the index on start_time
+  // walked backwards); sessions that never sent one (no `version` event)
+  // sort after the rest, NULL being below every text.
+  const std::string order = " ORDER BY s.start_time DESC, s.id DESC LIMIT 1";
+  std::string sql;
+  if (cmds.empty()) {
+    sql = "SELECT s.sid FROM sessions s WHERE (s.parent_sid IS NULL OR s.tree_sid = s.sid"
+          " OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.sid = s.parent_sid AND p.peer_uid IS s.peer_uid))" +
+          order;
+  } else {
+    Window window;
+    window.cmds = cmds;
+    sql = "SELECT s.sid FROM sessions s WHERE 1" + window_condition(window) + order;
+  }
+  db::Statement stmt = db.prepare(sql);
+  if (!stmt.step()) {
+    std::string names;
+    for (const std::string& cmd : cmds) {
+      names += (names.empty() ? "'" : ", '") + cmd + "'";
+    }
+    throw std::runtime_error(cmds.empty() ? std::string("the database holds no sessions yet")
+                                          : "no session of command " + names);
+  }
+  return std::string(stmt.column_text(0));
 }
 
 }  // namespace trace2d::ctl

@@ -4,7 +4,7 @@
 // 517133Z-H0a7c9cdf-P000014ca"); nested ones run past 130 characters. The
 // short SID is the shortest prefix of the own part (at least
 // k_min_short_sid characters) that no other session's own part starts
-// with; `show` and `tree` accept it in place of the SID.
+// with; `show`, `tree` and `export` accept it in place of the SID.
 
 #include <cstddef>
 #include <string>
@@ -54,5 +54,12 @@ enum class PrefixRoot { refuse, allow };
 // as it is. Throws std::runtime_error for none or several.
 [[nodiscard]] std::string resolve_sid(db::Database& db, const std::string& text,
                                       PrefixRoot prefix_root = PrefixRoot::refuse);
+
+// What `--last` names: the latest-started top of a process tree (a session
+// with no parent session of its owner in the database, or re-rooted for
+// ownership); with `cmds`, the latest session of one of those commands
+// (display name or cmd_name), top-level or not, so that `tree --last --cmd
+// fetch` finds a fetch a script ran. Throws std::runtime_error for none.
+[[nodiscard]] std::string latest_sid(db::Database& db, const std::vector<std::string>& cmds);
 
 }  // namespace trace2d::ctl

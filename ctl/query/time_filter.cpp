@@ -1,6 +1,8 @@
 #include "ctl/query/time_filter.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <string>
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -12,40 +14,151 @@ namespace {
 
 constexpr std::int64_t k_second = 1'000'000;
 
-std::optional<double> unit_seconds(char unit) {
-  switch (unit) {
-    case 's': return 1.0;
-    case 'm': return 60.0;
-    case 'h': return 3600.0;
-    case 'd': return 86400.0;
-    case 'w': return 7 * 86400.0;
-    default: return std::nullopt;
+// systemd's time-span units (systemd.time(7)), a month and a year as
+// systemd counts them (30.44 and 365.25 days).
+std::optional<double> unit_seconds(std::string_view unit) {
+  struct Unit {
+    std::string_view name;
+    double seconds;
+  };
+  static constexpr Unit k_units[] = {
+      {"usec", 1e-6},      {"us", 1e-6},       {"\xce\xbcs", 1e-6},  {"msec", 1e-3},    {"ms", 1e-3},
+      {"seconds", 1},      {"second", 1},      {"sec", 1},         {"s", 1},          {"minutes", 60},
+      {"minute", 60},      {"min", 60},        {"m", 60},          {"hours", 3600},   {"hour", 3600},
+      {"hr", 3600},        {"h", 3600},        {"days", 86400},    {"day", 86400},    {"d", 86400},
+      {"weeks", 604800},   {"week", 604800},   {"w", 604800},      {"months", 2629800}, {"month", 2629800},
+      {"M", 2629800},      {"years", 31557600}, {"year", 31557600}, {"y", 31557600},
+  };
+  for (const Unit& u : k_units) {
+    if (u.name == unit) {
+      return u.seconds;
+    }
   }
+  return std::nullopt;
 }
 
-std::optional<std::int64_t> parse_duration_us(std::string_view text) {
-  if (text.size() < 2) {
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+// A time span as systemd reads one: numbers, each with a unit or none
+// (seconds), fractions allowed, spaces between them or not: "1h", "1.5h",
+// "1h 30min", "1h30min", "90", "5 min". Microseconds, saturated far past
+// any real time.
+std::optional<std::int64_t> parse_span_us(std::string_view text) {
+  std::size_t pos = 0;
+  double total_us = 0;
+  bool any = false;
+  while (true) {
+    while (pos < text.size() && is_space(text[pos])) {
+      ++pos;
+    }
+    if (pos == text.size()) {
+      break;
+    }
+    // Digits, a fraction or both ("1", "1.5", ".5"); never a sign or an
+    // exponent, which from_chars alone would take.
+    const std::size_t number_start = pos;
+    while (pos < text.size() && is_digit(text[pos])) {
+      ++pos;
+    }
+    const bool whole = pos > number_start;
+    if (pos < text.size() && text[pos] == '.') {
+      ++pos;
+      const std::size_t fraction_start = pos;
+      while (pos < text.size() && is_digit(text[pos])) {
+        ++pos;
+      }
+      if (pos == fraction_start) {
+        return std::nullopt;
+      }
+    } else if (!whole) {
+      return std::nullopt;
+    }
+    double count = 0;
+    const std::string number = (whole ? "" : "0") + std::string(text.substr(number_start, pos - number_start));
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), count);
+    if (ec != std::errc() || end != number.data() + number.size()) {
+      return std::nullopt;
+    }
+    while (pos < text.size() && is_space(text[pos])) {
+      ++pos;
+    }
+    const std::size_t unit_start = pos;
+    while (pos < text.size() && !is_space(text[pos]) && !is_digit(text[pos]) && text[pos] != '.') {
+      ++pos;
+    }
+    double seconds = 1;
+    if (pos > unit_start) {
+      const auto unit = unit_seconds(text.substr(unit_start, pos - unit_start));
+      if (!unit) {
+        return std::nullopt;
+      }
+      seconds = *unit;
+    }
+    total_us += count * seconds * static_cast<double>(k_second);
+    any = true;
+  }
+  if (!any) {
     return std::nullopt;
   }
-  const auto unit = unit_seconds(text.back());
-  const std::string_view digits = text.substr(0, text.size() - 1);
-  // Digits and at most one '.', nothing else: from_chars alone would take
-  // "1e3" and "inf".
-  if (digits.find_first_not_of("0123456789.") != std::string_view::npos || digits.front() == '.' ||
-      digits.back() == '.') {
+  // A span reaching before the epoch means "everything"; saturate.
+  if (total_us >= static_cast<double>(std::numeric_limits<std::int64_t>::max() / 4)) {
+    return std::numeric_limits<std::int64_t>::max() / 4;
+  }
+  return static_cast<std::int64_t>(std::llround(total_us));
+}
+
+// "-SPAN", "+SPAN", "SPAN ago", "SPAN left": relative to now, as journalctl
+// reads them.
+std::optional<std::int64_t> parse_relative(std::string_view text, std::int64_t now_us) {
+  constexpr std::string_view k_ago = " ago";
+  constexpr std::string_view k_left = " left";
+  std::optional<std::int64_t> span;
+  int sign = 0;
+  if (text.starts_with('-') || text.starts_with('+')) {
+    sign = text.front() == '-' ? -1 : 1;
+    span = parse_span_us(text.substr(1));
+  } else if (text.ends_with(k_ago)) {
+    sign = -1;
+    span = parse_span_us(text.substr(0, text.size() - k_ago.size()));
+  } else if (text.ends_with(k_left)) {
+    sign = 1;
+    span = parse_span_us(text.substr(0, text.size() - k_left.size()));
+  }
+  if (!span) {
     return std::nullopt;
   }
-  double count = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
-  if (!unit || ec != std::errc() || end != digits.data() + digits.size()) {
+  if (sign < 0) {
+    return *span >= now_us ? 0 : now_us - *span;
+  }
+  return now_us + std::min(*span, std::numeric_limits<std::int64_t>::max() / 4);
+}
+
+// "@SECONDS[.fraction]": seconds since the epoch, UTC.
+std::optional<std::int64_t> parse_epoch(std::string_view text) {
+  if (!text.starts_with('@') || text.size() < 2) {
     return std::nullopt;
   }
-  const double us = std::round(count * *unit * static_cast<double>(k_second));
-  // A duration reaching before the epoch means "everything"; saturate.
-  if (us >= static_cast<double>(std::numeric_limits<std::int64_t>::max() / 2)) {
-    return std::numeric_limits<std::int64_t>::max() / 2;
+  std::string_view digits = text.substr(1);
+  std::string_view fraction;
+  if (const auto dot = digits.find('.'); dot != std::string_view::npos) {
+    fraction = digits.substr(dot + 1);
+    digits = digits.substr(0, dot);
+    if (fraction.empty()) {
+      return std::nullopt;
+    }
   }
-  return static_cast<std::int64_t>(us);
+  if (digits.empty() || digits.size() > 12 || !std::all_of(digits.begin(), digits.end(), is_digit) ||
+      !std::all_of(fraction.begin(), fraction.end(), is_digit)) {
+    return std::nullopt;
+  }
+  std::int64_t seconds = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+  std::int64_t us = 0;
+  for (std::size_t i = 0; i < 6; ++i) {
+    us = us * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
+  }
+  return seconds * k_second + us;
 }
 
 // A cursor over the text: each take_* consumes what it read or nothing.
@@ -76,6 +189,15 @@ class Reader {
     }
     m_pos += count;
     return value;
+  }
+  // One to `most` digits, as strptime reads %m, %d, %H, %M, %S.
+  std::optional<int> take_up_to_digits(std::size_t most) {
+    std::size_t count = 0;
+    while (count < most && m_pos + count < m_text.size() && m_text[m_pos + count] >= '0' &&
+           m_text[m_pos + count] <= '9') {
+      ++count;
+    }
+    return count == 0 ? std::nullopt : take_digits(count);
   }
   // After a '.': one to six digits (more are cut), as microseconds.
   std::optional<std::int64_t> take_fraction_us() {
@@ -112,18 +234,18 @@ struct Clock {
 // "HH:MM[:SS[.frac]]"
 std::optional<Clock> take_clock(Reader& in) {
   Clock clock;
-  const auto hour = in.take_digits(2);
+  const auto hour = in.take_up_to_digits(2);
   if (!hour || !in.take(':')) {
     return std::nullopt;
   }
-  const auto minute = in.take_digits(2);
+  const auto minute = in.take_up_to_digits(2);
   if (!minute || *hour > 23 || *minute > 59) {
     return std::nullopt;
   }
   clock.hour = *hour;
   clock.minute = *minute;
   if (in.take(':')) {
-    const auto second = in.take_digits(2);
+    const auto second = in.take_up_to_digits(2);
     if (!second || *second > 60) {
       return std::nullopt;
     }
@@ -214,10 +336,34 @@ std::tm local_date(std::int64_t now_us) {
   return tm;
 }
 
-std::optional<std::int64_t> parse_named_day(std::string_view text, std::int64_t now_us) {
+// Today's date in UTC, as of `now_us`.
+std::tm utc_date(std::int64_t now_us) {
+  const std::time_t now = static_cast<std::time_t>(now_us / k_second);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  return tm;
+}
+
+// `text` without a trailing " EST" when that is the local zone's name (or
+// its summer name), as journalctl reads it and as tables print local times.
+std::string_view without_local_zone_name(std::string_view text) {
+  ::tzset();
+  for (const char* name : {::tzname[0], ::tzname[1]}) {
+    if (name == nullptr || *name == '\0') {
+      continue;
+    }
+    const std::string suffix = std::string(" ") + name;
+    if (text.size() > suffix.size() && text.ends_with(suffix)) {
+      return text.substr(0, text.size() - suffix.size());
+    }
+  }
+  return text;
+}
+
+std::optional<std::int64_t> parse_named_day(std::string_view text, std::int64_t now_us, bool utc) {
   int shift = 0;
   if (text == "now") {
-    return now_us;
+    return utc ? std::nullopt : std::optional<std::int64_t>(now_us);  // journalctl refuses "now UTC"
   }
   if (text == "today") {
     shift = 0;
@@ -228,43 +374,51 @@ std::optional<std::int64_t> parse_named_day(std::string_view text, std::int64_t 
   } else {
     return std::nullopt;
   }
-  const std::tm today = local_date(now_us);
-  // mktime normalises day 0 and day 32 into the neighbouring months.
+  const std::tm today = utc ? utc_date(now_us) : local_date(now_us);
+  // mktime and timegm normalise day 0 and day 32 into the neighbouring months.
   std::tm tm{};
   tm.tm_year = today.tm_year;
   tm.tm_mon = today.tm_mon;
   tm.tm_mday = today.tm_mday + shift;
   tm.tm_isdst = -1;
-  return static_cast<std::int64_t>(std::mktime(&tm)) * k_second;
+  return static_cast<std::int64_t>(utc ? ::timegm(&tm) : std::mktime(&tm)) * k_second;
 }
 
-std::optional<std::int64_t> parse_date_time(std::string_view text, std::int64_t now_us) {
+// `utc`: the text ended in " UTC" (removed), as journalctl reads it.
+std::optional<std::int64_t> parse_date_time(std::string_view text, std::int64_t now_us, bool utc) {
   Reader in(text);
   int year = 0;
   int month = 0;
   int day = 0;
   Clock clock;
-  if (text.size() >= 3 && text[2] == ':') {
+  if (const auto colon = text.find(':'); colon != std::string_view::npos && colon <= 2) {
     // A time of day alone: today.
     const auto c = take_clock(in);
     if (!c) {
       return std::nullopt;
     }
     clock = *c;
-    const std::tm today = local_date(now_us);
+    const std::tm today = utc ? utc_date(now_us) : local_date(now_us);
     year = today.tm_year + 1900;
     month = today.tm_mon + 1;
     day = today.tm_mday;
   } else {
-    const auto y = in.take_digits(4);
+    // "YYYY-", or "YY-" as strptime's %y reads it (69..99: 1900s).
+    std::optional<int> y = in.take_digits(4);
+    if (!y) {
+      y = in.take_digits(2);
+      if (y) {
+        *y += *y < 69 ? 2000 : 1900;
+      }
+    }
     if (!y || !in.take('-')) {
       return std::nullopt;
     }
-    const auto m = in.take_digits(2);
+    const auto m = in.take_up_to_digits(2);
     if (!m || !in.take('-')) {
       return std::nullopt;
     }
-    const auto d = in.take_digits(2);
+    const auto d = in.take_up_to_digits(2);
     if (!d || *m < 1 || *m > 12 || *d < 1 || *d > 31) {
       return std::nullopt;
     }
@@ -280,10 +434,10 @@ std::optional<std::int64_t> parse_date_time(std::string_view text, std::int64_t 
     }
   }
   if (in.done()) {
-    return local_us(year, month, day, clock);
+    return utc ? utc_us(year, month, day, clock, 0) : local_us(year, month, day, clock);
   }
   const auto offset = take_zone(in);
-  if (!offset || !in.done()) {
+  if (utc || !offset || !in.done()) {
     return std::nullopt;
   }
   return utc_us(year, month, day, clock, *offset);
@@ -293,12 +447,22 @@ std::optional<std::int64_t> parse_date_time(std::string_view text, std::int64_t 
 
 std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_us) {
   std::optional<std::int64_t> us;
-  if (const auto duration = parse_duration_us(text)) {
-    us = *duration >= now_us ? 0 : now_us - *duration;
-  } else if (const auto named = parse_named_day(text, now_us)) {
-    us = named;
+  if (const auto relative = parse_relative(text, now_us)) {
+    us = relative;
+  } else if (const auto epoch = parse_epoch(text)) {
+    us = epoch;
   } else {
-    us = parse_date_time(text, now_us);
+    constexpr std::string_view k_utc = " UTC";
+    const bool utc = text.ends_with(k_utc);
+    std::string_view rest = utc ? text.substr(0, text.size() - k_utc.size()) : text;
+    if (!utc) {
+      rest = without_local_zone_name(rest);
+    }
+    if (const auto named = parse_named_day(rest, now_us, utc)) {
+      us = named;
+    } else {
+      us = parse_date_time(rest, now_us, utc);
+    }
   }
   if (us && *us < 0) {
     us = 0;
@@ -311,6 +475,11 @@ std::string time_as_text(std::int64_t unix_us) { return proto::format_utc_timest
 std::string describe_time_error(const std::string& text) {
   if (parse_time(text, proto::unix_now_us())) {
     return {};
+  }
+  if (parse_span_us(text)) {
+    // What trace2ctl took before it read times as journalctl does.
+    return "'" + text + "' is a duration, not a time: for that long ago write '-" + text + "' or '" + text +
+           " ago' (as journalctl)";
   }
   return "'" + text + "' is not a time: give " + k_time_help;
 }

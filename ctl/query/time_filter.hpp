@@ -9,18 +9,23 @@
 
 namespace trace2d::ctl {
 
-// Accepts
-//   - a date and time: "2026-11-21", "2026-11-21 17:00", "2026-11-21T17:00:05",
-//     with an optional fraction of a second ("…:05.25"), in local time (the
-//     TZ environment variable's zone), or in UTC with "Z" ("…T10:00:00Z", as
-//     git writes times), or at an offset from UTC ("…17:00+01:00", "+0100",
-//     "+01"); a bare date is that day's midnight;
-//   - a time of day, "17:00" or "17:00:30": today, local time;
-//   - "now", "today", "yesterday", "tomorrow" (local midnight but "now");
-//   - a duration before `now_us`: a number, fractions allowed, and a unit,
-//     s m h d w ("10m", "1.5h", "3d").
-// Returns microseconds since the epoch (clamped at 0), or nullopt when the
-// text is none of these.
+// Accepts what journalctl's --since accepts (systemd.time(7)), and the
+// ISO 8601 forms git writes:
+//   - relative to `now_us`: "-SPAN" and "SPAN ago" before it, "+SPAN" and
+//     "SPAN left" after it, SPAN being systemd's time span: numbers with
+//     units (us ms s min m h d w M y and their long names), fractions
+//     allowed, "1h30min", "1.5h", "90" (seconds);
+//   - "@SECONDS[.fraction]" since the epoch;
+//   - a date and time: "2026-11-21" (midnight), "26-11-21", "2026-11-21
+//     17:00", "2026-11-21T17:00:05", with an optional fraction of a second
+//     ("…:05.25"), in local time (the TZ environment variable's zone), or
+//     in UTC with " UTC" (journalctl) or "Z" ("…T10:00:00Z", as git writes
+//     times), or at an offset from UTC ("…17:00+01:00", "+0100", "+01");
+//   - a time of day, "17:00" or "17:00:30": today;
+//   - "now", "today", "yesterday", "tomorrow" (midnight; " UTC" allowed).
+// A bare span ("1h") is refused, as journalctl refuses it: it reads as a
+// time, not as a duration ago. Returns microseconds since the epoch
+// (clamped at 0), or nullopt when the text is none of these.
 [[nodiscard]] std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_us);
 
 // The canonical form stored in `sessions` ("YYYY-MM-DDTHH:MM:SS.ffffffZ"),
@@ -32,7 +37,8 @@ namespace trace2d::ctl {
 
 // What --since and --until accept, for their --help.
 inline constexpr const char* k_time_help =
-    "a local time (2026-11-21 17:00, 2026-11-21, 17:00), a time with a zone (2026-11-21T16:00:00Z, "
-    "2026-11-21 17:00+01:00), today, yesterday, now, or a duration ago (30s, 10m, 1.5h, 3d, 1w)";
+    "as journalctl: a local time (2026-11-21 17:00, 2026-11-21, 17:00), a time in UTC or with a zone "
+    "(2026-11-21 16:00 UTC, 2026-11-21T16:00:00Z, 2026-11-21 17:00+01:00), today, yesterday, now, a time "
+    "relative to now (-1h, 1h ago, -10min, 3d ago, +5min), or @SECONDS since the epoch";
 
 }  // namespace trace2d::ctl

@@ -79,7 +79,16 @@ void Sources::start() {
   }
   if (m_dgram_receiver) {
     m_dgram_receiver->start();
-    spdlog::info("dgram socket {}: receive buffer {} bytes", m_dgram_path, m_dgram_receiver->receive_buffer());
+    const std::size_t buffer = m_dgram_receiver->receive_buffer();
+    const std::size_t wanted = m_dgram_receiver->wanted_receive_buffer();
+    if (buffer < wanted) {
+      spdlog::warn("dgram socket {}: receive buffer {} bytes, less than the {} asked for "
+                   "(dgram.receive_buffer_bytes): raise net.core.rmem_max or run with CAP_NET_ADMIN "
+                   "(systemd: ReceiveBuffer=)",
+                   m_dgram_path, buffer, wanted);
+    } else {
+      spdlog::info("dgram socket {}: receive buffer {} bytes", m_dgram_path, buffer);
+    }
   }
   m_dir_watcher->start();
 }

@@ -57,11 +57,9 @@ void raise_receive_buffer(int fd, std::size_t wanted_bytes) {
   if (2 * static_cast<long>(capped) > current) {
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &capped, sizeof capped);
   }
-  if (current_receive_buffer(fd) < 2 * static_cast<long>(wanted)) {
-    spdlog::warn("dgram: receive buffer is {} bytes, less than the {} wanted: raise net.core.rmem_max "
-                 "or run with CAP_NET_ADMIN (systemd: ReceiveBuffer=)",
-                 current_receive_buffer(fd) / 2, wanted);
-  }
+  // Whether it fell short is logged once, with the size, by the caller
+  // (Sources::start): two lines with two different numbers read as a
+  // contradiction.
 }
 
 }  // namespace
@@ -107,7 +105,9 @@ DgramReceiver::DgramReceiver(asio::local::datagram_protocol::socket socket,
   int actual = 0;
   socklen_t len = sizeof actual;
   if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &actual, &len) == 0) {
-    m_receive_buffer = static_cast<std::size_t>(actual);
+    // The kernel reports twice what was set (the rest is its bookkeeping):
+    // half is the figure to compare with the setting.
+    m_receive_buffer = static_cast<std::size_t>(actual) / 2;
   }
   boost::system::error_code ec;
   m_socket.non_blocking(true, ec);

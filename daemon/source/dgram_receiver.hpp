@@ -37,7 +37,10 @@ class DgramReceiver {
 
   [[nodiscard]] std::uint64_t kernel_drops() const { return m_kernel_drops.load(); }
   [[nodiscard]] std::uint64_t datagrams() const { return m_datagrams.load(); }
+  // The receive buffer in effect, in the setting's terms (half of what
+  // SO_RCVBUF reports), and what the setting asked for.
   [[nodiscard]] std::size_t receive_buffer() const { return m_receive_buffer; }
+  [[nodiscard]] std::size_t wanted_receive_buffer() const { return m_options.receive_buffer; }
 
  private:
   struct Batch;

@@ -391,16 +391,16 @@ TEST_F(AdviceRules, TheRestrictedDatabaseGivesTheOwnerTheSameAdvice) {
                 .size(),
             1u);
   const std::string own = "--only-uid=" + std::to_string(::getuid());
-  ProcessResult r = run_ctl({"--db", m_last_db, own, "--format", "json", "advice", "--since", "1d"});
+  ProcessResult r = run_ctl({"--db", m_last_db, own, "--format", "json", "advice", "--since", "-1d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(R"("rule":"slow-hook","command":"commit","subject":"hook pre-commit","runs":3)"),
             std::string::npos)
       << r.out;
   const std::string other = "--only-uid=" + std::to_string(::getuid() + 1);
-  r = run_ctl({"--db", m_last_db, other, "--format", "json", "advice", "--since", "1d"});
+  r = run_ctl({"--db", m_last_db, other, "--format", "json", "advice", "--since", "-1d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("slow-hook"), std::string::npos) << r.out;
-  r = run_ctl({"--db", m_last_db, other, "advice", "--since", "1d"});
+  r = run_ctl({"--db", m_last_db, other, "advice", "--since", "-1d"});
   EXPECT_NE(r.out.find("No advice"), std::string::npos) << r.out << r.err;
 }
 

@@ -256,7 +256,7 @@ TEST(Trace2ctlCompare, TwoVersionsOverTheSameWindow) {
     db.add_hook(new_run, "pre-commit", 0.060 + 0.0005 * i);
   }
   const ProcessResult result = run_ctl({"--db", db.path(), "--json", "compare", "--baseline-version", "2.39.5",
-                                        "--target-version", "2.43.0", "--since", "2d"});
+                                        "--target-version", "2.43.0", "--since", "-2d"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   simdjson::dom::parser parser;
   const simdjson::dom::element doc = parse(parser, result.out);
@@ -274,7 +274,7 @@ TEST(Trace2ctlCompare, TwoVersionsOverTheSameWindow) {
 
   // The same version on both sides: nothing to report.
   const ProcessResult same = run_ctl({"--db", db.path(), "--json", "compare", "--baseline-version", "2.43.0",
-                                      "--target-version", "2.43.0", "--since", "2d"});
+                                      "--target-version", "2.43.0", "--since", "-2d"});
   ASSERT_EQ(same.exit_code, 0) << same.err;
   const simdjson::dom::element same_doc = parse(parser, same.out);
   const auto same_commit = row(same_doc, "command", "commit");
@@ -291,7 +291,7 @@ TEST(Trace2ctlCompare, TwoRepositoriesByPathOrNickname) {
   }
   for (const std::string big : {"/src/big", "monorepo"}) {
     const ProcessResult result = run_ctl({"--db", db.path(), "--json", "compare", "--baseline-repo", "/src/small",
-                                          "--target-repo", big, "--since", "1d"});
+                                          "--target-repo", big, "--since", "-1d"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     simdjson::dom::parser parser;
     const simdjson::dom::element doc = parse(parser, result.out);
@@ -328,7 +328,7 @@ TEST(Trace2ctlCompare, ExplicitWindowsAndCmd) {
 
 TEST(Trace2ctlCompare, RefusesAnEmptyWindowAndBadFlags) {
   CompareDatabase db;
-  const ProcessResult empty = run_ctl({"--db", db.path(), "compare", "--split", "40d"});
+  const ProcessResult empty = run_ctl({"--db", db.path(), "compare", "--split", "-40d"});
   EXPECT_EQ(empty.exit_code, 1);
   EXPECT_NE(empty.err.find("the baseline window is empty"), std::string::npos) << empty.err;
   EXPECT_EQ(run_ctl({"--db", db.path(), "compare", "--since", "soon"}).exit_code, 2);

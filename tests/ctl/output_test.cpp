@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <vector>
 #include <sstream>
 
 #include "ctl/output/delimited.hpp"
 #include "ctl/output/json.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/table.hpp"
 #include "ctl/output/unsafe_text.hpp"
 #include "ctl/render/html_text.hpp"
@@ -57,13 +61,74 @@ TEST(Trace2ctlOutput, TableAlignsByCharactersAndRightAlignsNumbers) {
   result.columns = {"name", "n", "note"};
   result.rows.push_back({std::string("héllo"), std::int64_t{1}, Null{}});
   result.rows.push_back({std::string("x"), std::int64_t{250}, std::string("long note")});
+  // Not a terminal: nothing is cut (`trace2ctl sessions | grep` sees all).
+  std::ostringstream piped;
+  print_table(piped, result, TableStyle{{{"note", 6}}});
+  EXPECT_EQ(piped.str(),
+            "name     n  note\n"
+            "-----  ---  ---------\n"
+            "héllo    1\n"
+            "x      250  long note\n");
+  // A terminal 16 columns wide: the cuttable column gives what it can,
+  // down to its minimum.
+  set_display({false, 16, false});
   std::ostringstream out;
   print_table(out, result, TableStyle{{{"note", 6}}});
+  // --no-trunc on the same terminal: whole.
+  set_display({false, 16, true});
+  std::ostringstream whole;
+  print_table(whole, result, TableStyle{{{"note", 6}}});
+  set_display({});
   EXPECT_EQ(out.str(),
             "name     n  note\n"
             "-----  ---  ------\n"
             "héllo    1\n"
             "x      250  lon...\n");
+  EXPECT_EQ(whole.str(), piped.str());
+}
+
+TEST(Trace2ctlOutput, FittingCutsTheWidestCuttableColumnFirst) {
+  // 10 + 2 + 40 + 2 + 30 = 84 in 66: the 40 gives until it is as wide as
+  // the 30, then both give alike; the uncuttable one never.
+  EXPECT_EQ(fit_widths({10, 40, 30}, {0, 24, 24}, 66), (std::vector<std::size_t>{10, 26, 26}));
+  EXPECT_EQ(fit_widths({10, 40, 30}, {0, 24, 24}, 200), (std::vector<std::size_t>{10, 40, 30}));
+  EXPECT_EQ(fit_widths({10, 40, 30}, {0, 24, 24}, 10), (std::vector<std::size_t>{10, 24, 24})) << "never below";
+}
+
+TEST(Trace2ctlOutput, RealsOfAColumnShareTheirDecimals) {
+  ResultSet result;
+  result.columns = {"elapsed_ms", "ratio"};
+  result.rows.push_back({6.32, 0.5});
+  result.rows.push_back({11.453, 2.0});
+  result.rows.push_back({28.0, Null{}});
+  std::ostringstream out;
+  print_table(out, result);
+  EXPECT_EQ(out.str(),
+            "elapsed_ms  ratio\n"
+            "----------  -----\n"
+            "     6.320    0.5\n"
+            "    11.453    2.0\n"
+            "    28.000\n");
+}
+
+TEST(Trace2ctlOutput, TimesAreLocalWithTheirZoneOrUtc) {
+  const char* old = std::getenv("TZ");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("TZ", "America/New_York", 1);
+  ::tzset();
+  EXPECT_EQ(display_time("2026-11-27T10:35:22.123456Z"), "2026-11-27 05:35:22.123 EST");
+  EXPECT_EQ(display_time("2026-07-01T10:35:22.000000Z"), "2026-07-01 06:35:22.000 EDT");
+  EXPECT_EQ(display_time("not a time"), "not a time");
+  EXPECT_EQ(display_time("2026-11-27T10:35:22+01:00"), "2026-11-27T10:35:22+01:00") << "only the stored shape";
+  set_display({true, std::nullopt, false});
+  EXPECT_EQ(display_time("2026-11-27T10:35:22.123456Z"), "2026-11-27 10:35:22.123 UTC");
+  set_display({});
+  if (old != nullptr) {
+    ::setenv("TZ", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TZ");
+  }
+  ::tzset();
 }
 
 TEST(Trace2ctlOutput, RecordPrintsNameValueLines) {

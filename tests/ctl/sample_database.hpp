@@ -40,6 +40,12 @@ class SampleDatabase {
   // `now_us() - ago_us` as the store writes times.
   [[nodiscard]] std::string time_ago(std::int64_t ago_us) const;
 
+  // A stored time ("2026-11-27T10:35:22.123456Z") as a table shows it with
+  // --utc ("2026-11-27 10:35:22.123 UTC").
+  [[nodiscard]] static std::string shown_utc(const std::string& stored) {
+    return stored.substr(0, 10) + " " + stored.substr(11, 12) + " UTC";
+  }
+
   // The value of sid-recent's data event: long, with a newline inside.
   static const std::string k_long_value;
 

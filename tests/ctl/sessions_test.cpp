@@ -38,15 +38,21 @@ std::vector<std::string> sessions(const SampleDatabase& db, std::vector<std::str
 
 using Sids = std::vector<std::string>;
 
+// By start time (issue 26: it was by arrival); a session that never sent
+// one (sid-nostart) comes after those that did.
 TEST(Trace2ctlSessions, ListsNewestFirstWithIdBreakingTies) {
   SampleDatabase db;
   EXPECT_EQ(sessions(db, {}),
-            (Sids{"sid-tie", "sid-nostart", "sid-recent", "sid-fetch", "sid-old"}));
+            (Sids{"sid-tie", "sid-recent", "sid-fetch", "sid-old", "sid-nostart"}));
+  EXPECT_EQ(sessions(db, {"--reverse"}),
+            (Sids{"sid-nostart", "sid-old", "sid-fetch", "sid-recent", "sid-tie"}));
+  EXPECT_EQ(sessions(db, {"-n", "2"}), (Sids{"sid-tie", "sid-recent"}));
+  EXPECT_EQ(sessions(db, {"-n", "2", "--reverse"}), (Sids{"sid-recent", "sid-tie"})) << "the newest two, oldest first";
 }
 
 TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
   SampleDatabase db;
-  const ProcessResult result = run_ctl({"--db", db.path(), "sessions", "--full-sid"});
+  const ProcessResult result = run_ctl({"--db", db.path(), "--utc", "sessions", "--full-sid"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto lines = split_lines(result.out);
   ASSERT_EQ(lines.size(), 7u) << result.out;
@@ -61,13 +67,13 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
     pos = found + column.size();
   }
   EXPECT_EQ(lines[1].find_first_not_of("- "), std::string::npos) << lines[1];
-  const std::string& recent = lines[4];
+  const std::string& recent = lines[3];
   EXPECT_EQ(recent.rfind("sid-recent ", 0), 0u) << recent;
   EXPECT_NE(recent.find(" status "), std::string::npos) << recent;
   EXPECT_NE(recent.find(" complete "), std::string::npos) << recent;
   EXPECT_NE(recent.find(" 12.5 "), std::string::npos) << "milliseconds, as everywhere in tables\n" << recent;
   EXPECT_NE(recent.find(" git status"), std::string::npos) << "argv as a command line\n" << recent;
-  EXPECT_NE(recent.find(db.time_ago(k_hour_us)), std::string::npos) << recent;
+  EXPECT_NE(recent.find(SampleDatabase::shown_utc(db.time_ago(k_hour_us))), std::string::npos) << "--utc\n" << recent;
   for (const std::string& line : lines) {
     EXPECT_EQ(line.back() == ' ', false) << "trailing blank: '" << line << "'";
   }
@@ -76,10 +82,10 @@ TEST(Trace2ctlSessions, TableHasTheDocumentedColumnsAndValues) {
 TEST(Trace2ctlSessions, SinceDurationUsesStartTimeOrFirstReceived) {
   SampleDatabase db;
   // sid-nostart has no start_time; its first_received (5 min ago) counts.
-  EXPECT_EQ(sessions(db, {"--since", "30m"}), (Sids{"sid-tie", "sid-nostart"}));
-  EXPECT_EQ(sessions(db, {"--since", "1d"}), (Sids{"sid-tie", "sid-nostart", "sid-recent"}));
-  EXPECT_EQ(sessions(db, {"--since", "3d"}).size(), 4u);
-  EXPECT_EQ(sessions(db, {"--since", "2w"}).size(), 5u);
+  EXPECT_EQ(sessions(db, {"--since", "-30m"}), (Sids{"sid-tie", "sid-nostart"}));
+  EXPECT_EQ(sessions(db, {"--since", "-1d"}), (Sids{"sid-tie", "sid-recent", "sid-nostart"}));
+  EXPECT_EQ(sessions(db, {"--since", "-3d"}).size(), 4u);
+  EXPECT_EQ(sessions(db, {"--since", "-2w"}).size(), 5u);
 }
 
 TEST(Trace2ctlSessions, SinceAbsoluteTime) {
@@ -87,7 +93,7 @@ TEST(Trace2ctlSessions, SinceAbsoluteTime) {
   // Three days ago, whole seconds, as a user would type it.
   const std::string since = db.time_ago(3 * k_day_us).substr(0, 19) + "Z";
   EXPECT_EQ(sessions(db, {"--since", since}),
-            (Sids{"sid-tie", "sid-nostart", "sid-recent", "sid-fetch"}));
+            (Sids{"sid-tie", "sid-recent", "sid-fetch", "sid-nostart"}));
   EXPECT_EQ(sessions(db, {"--since", "9999-01-01"}), Sids{});
 }
 
@@ -98,7 +104,7 @@ TEST(Trace2ctlSessions, FiltersByCommandStatusAndLimit) {
   EXPECT_EQ(sessions(db, {"--status", "incomplete"}), Sids{"sid-fetch"});
   EXPECT_EQ(sessions(db, {"--status", "complete", "--limit", "2"}),
             (Sids{"sid-tie", "sid-recent"}));
-  EXPECT_EQ(sessions(db, {"--cmd", "status", "--since", "1d"}), Sids{"sid-recent"});
+  EXPECT_EQ(sessions(db, {"--cmd", "status", "--since", "-1d"}), Sids{"sid-recent"});
   EXPECT_EQ(sessions(db, {"--limit", "1"}), Sids{"sid-tie"});
   EXPECT_EQ(sessions(db, {"--cmd", "no-such-command"}), Sids{});
 }
@@ -137,7 +143,7 @@ TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
   ASSERT_EQ(parser.parse(result.out).get(rows), simdjson::SUCCESS) << result.out;
   ASSERT_EQ(rows.size(), 5u);
 
-  simdjson::dom::object recent = rows.at(2).get_object().value();
+  simdjson::dom::object recent = rows.at(1).get_object().value();
   EXPECT_EQ(std::string_view(recent["sid"].get_string().value()), "sid-recent");
   EXPECT_EQ(std::string_view(recent["cmd_name"].get_string().value()), "status");
   EXPECT_EQ(std::string_view(recent["status"].get_string().value()), "complete");
@@ -156,7 +162,7 @@ TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
   EXPECT_TRUE(recent["repository"].is_null()) << "no worktree, no nickname";
   EXPECT_EQ(recent.size(), 14u);
 
-  simdjson::dom::object nostart = rows.at(1).get_object().value();
+  simdjson::dom::object nostart = rows.at(4).get_object().value();  // no start time: last
   EXPECT_TRUE(nostart["cmd_name"].is_null());
   EXPECT_TRUE(nostart["exit_code"].is_null());
   EXPECT_TRUE(nostart["start_time"].is_null());
@@ -172,8 +178,8 @@ TEST(Trace2ctlSessions, JsonOfNoRowsIsAnEmptyArray) {
 
 TEST(Trace2ctlSessions, UntilFailedAndLast) {
   SampleDatabase db;
-  EXPECT_EQ(sessions(db, {"--until", "30m"}), (Sids{"sid-recent", "sid-fetch", "sid-old"}));
-  EXPECT_EQ(sessions(db, {"--since", "1d", "--until", "30m"}), (Sids{"sid-recent"}));
+  EXPECT_EQ(sessions(db, {"--until", "-30m"}), (Sids{"sid-recent", "sid-fetch", "sid-old"}));
+  EXPECT_EQ(sessions(db, {"--since", "-1d", "--until", "-30m"}), (Sids{"sid-recent"}));
   // sid-recent exited 1, sid-fetch is incomplete.
   EXPECT_EQ(sessions(db, {"--failed"}), (Sids{"sid-recent", "sid-fetch"}));
   EXPECT_EQ(sessions(db, {"--last"}), (Sids{"sid-tie"}));
@@ -367,9 +373,9 @@ TEST(Trace2ctlSessions, TheOwnerIsShownByNameAndItsUidKeptInMachineFormats) {
     const std::size_t end = line.find(' ', owner_at);
     return line.substr(owner_at, end - owner_at);
   };
-  EXPECT_EQ(owner_of(lines[4]), "root") << lines[4];                          // sid-recent
-  EXPECT_EQ(owner_of(lines[5]), std::to_string(k_unknown_uid)) << lines[5];  // sid-fetch
-  EXPECT_EQ(owner_of(lines[6]), "-") << "imported: no one's\n" << lines[6];  // sid-old
+  EXPECT_EQ(owner_of(lines[3]), "root") << lines[3];                          // sid-recent
+  EXPECT_EQ(owner_of(lines[4]), std::to_string(k_unknown_uid)) << lines[4];  // sid-fetch
+  EXPECT_EQ(owner_of(lines[5]), "-") << "imported: no one's\n" << lines[5];  // sid-old
   EXPECT_EQ(owner_of(lines[2]), "-") << "no uid known\n" << lines[2];        // sid-tie
 
   const ProcessResult json = run_ctl({"--db", db.path(), "--json", "sessions"});

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <string>
+#include <vector>
 
 #include "db/schema.hpp"
 #include "tests/ctl/sample_database.hpp"
@@ -170,6 +171,32 @@ TEST(Trace2ctlSql, Fts3TokenizerIsRefused) {
     EXPECT_NE(result.err.find("not authorized to use function"), std::string::npos) << statement << ": " << result.err;
     EXPECT_EQ(result.out, "") << statement;
   }
+}
+
+// As sqlite3 reads SQL: a statement piped in, with no argument or with "-".
+TEST(Trace2ctlSql, ReadsTheStatementFromStandardInput) {
+  SampleDatabase db;
+  const std::string statement = "SELECT sid FROM sessions\n  WHERE cmd_name = 'status'\n  ORDER BY id;\n";
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"sql"}, std::vector<std::string>{"sql", "-"}}) {
+    ProcessSpec spec;
+    spec.argv = {TRACE2CTL_BIN, "--db", db.path(), "--format", "tsv"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.stdin_data = statement;
+    const ProcessResult r = run_process(spec);
+    EXPECT_EQ(r.exit_code, 0) << args.size() << ": " << r.err;
+    EXPECT_EQ(r.out, "sid\nsid-old\nsid-recent\n") << args.size();
+  }
+  ProcessSpec two;
+  two.argv = {TRACE2CTL_BIN, "--db", db.path(), "sql", "-"};
+  two.stdin_data = "SELECT 1; SELECT 2;";
+  const ProcessResult refused = run_process(two);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("only one SQL statement"), std::string::npos) << refused.err;
+  ProcessSpec empty;
+  empty.argv = {TRACE2CTL_BIN, "--db", db.path(), "sql"};
+  const ProcessResult none = run_process(empty);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no SQL statement given"), std::string::npos) << none.err;
 }
 
 }  // namespace

@@ -264,7 +264,7 @@ TEST(Compare, TheSameWorkloadInThreeRepositoriesRaisesNoAlarm) {
     // git names the worktree by its real path.
     const std::vector<Row> rows = rows_of(work.compare_args(
         {"--baseline-repo", std::filesystem::canonical(repos[a]).string(), "--target-repo",
-         std::filesystem::canonical(repos[b]).string(), "--since", "1h", "--regions", "all"}));
+         std::filesystem::canonical(repos[b]).string(), "--since", "-1h", "--regions", "all"}));
     const std::string all = describe(rows);
     const Row* commit = find(rows, "command", "commit");
     ASSERT_NE(commit, nullptr) << all;

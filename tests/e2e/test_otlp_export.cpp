@@ -202,7 +202,7 @@ TEST(OtlpExport, AFailingCommandAndAHookScriptsGit) {
   EXPECT_EQ(hooked_git->parent, "child(hook:post-commit)");
 
   // Without a SID: every tree of the window, one request per line, oldest first.
-  const ProcessResult window = ctl(daemon.db_path(), {"export", "--format", "otlp-json", "--since", "1h"});
+  const ProcessResult window = ctl(daemon.db_path(), {"export", "--format", "otlp-json", "--since", "-1h"});
   ASSERT_EQ(window.exit_code, 0) << window.err;
   simdjson::dom::parser parser;
   std::vector<std::string> first_spans;

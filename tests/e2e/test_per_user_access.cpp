@@ -245,6 +245,7 @@ TEST_F(PerUserAccess, WithoutTheServiceTheErrorSaysWhatToDo) {
   EXPECT_NE(r.err.find("usermod -aG trace2d"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sudo"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("query service"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TRACE2CTL_QUERY_SOCKET"), std::string::npos) << "where a hand-run trace2d answers\n" << r.err;
   EXPECT_EQ(r.out, "");
 }
 

@@ -120,7 +120,7 @@ TEST_F(ProducersTest, RepoSessionIsTimedNamedAndClean) {
   EXPECT_EQ(text("SELECT cmd_name FROM sessions WHERE parent_sid = '" + std::string(k_repo_sid) + "'"), "fetch");
 
   // Visible to the time-windowed commands.
-  const ProcessResult sessions = ctl(m_daemon.db_path(), {"--json", "sessions", "--since", "1h"});
+  const ProcessResult sessions = ctl(m_daemon.db_path(), {"--json", "sessions", "--since", "-1h"});
   ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
   simdjson::dom::parser parser;
   std::map<std::string, std::string> listed;  // sid -> cmd_name
@@ -135,7 +135,7 @@ TEST_F(ProducersTest, RepoSessionIsTimedNamedAndClean) {
   EXPECT_EQ(listed[k_repo_sid], "sync") << sessions.out;
   EXPECT_EQ(listed.size(), 2u) << sessions.out;
 
-  const ProcessResult stats = ctl(m_daemon.db_path(), {"--json", "stats", "--since", "1h"});
+  const ProcessResult stats = ctl(m_daemon.db_path(), {"--json", "stats", "--since", "-1h"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   bool sync_row = false;
   const simdjson::dom::array stats_rows = parser.parse(stats.out).get_array().value();
@@ -149,7 +149,7 @@ TEST_F(ProducersTest, RepoSessionIsTimedNamedAndClean) {
   EXPECT_TRUE(sync_row) << stats.out;
 
   const std::string html = m_dir.file("report.html");
-  const ProcessResult report = ctl(m_daemon.db_path(), {"report", "--html", html, "--since", "1h"});
+  const ProcessResult report = ctl(m_daemon.db_path(), {"report", "--html", html, "--since", "-1h"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const std::string page = read_file(html);
   EXPECT_NE(page.find(k_repo_sid), std::string::npos);
@@ -172,7 +172,7 @@ TEST_F(ProducersTest, GitCredentialManagerSessionIsTimedAndClean) {
             "git 0.0411034 16404 " + m_hour + "00:04.250000Z");
   EXPECT_EQ(number("SELECT count(*) FROM region_stats WHERE category = 'oauth2' AND max_elapsed > 1.19"), 1);
 
-  const ProcessResult sessions = ctl(m_daemon.db_path(), {"sessions", "--since", "1h", "--full-sid"});
+  const ProcessResult sessions = ctl(m_daemon.db_path(), {"sessions", "--since", "-1h", "--full-sid"});
   ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
   EXPECT_NE(sessions.out.find("9d3b1a5e-6f2c-4c1d-8e7a-3b5f0c2d4e6a"), std::string::npos) << sessions.out;
 }

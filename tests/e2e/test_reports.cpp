@@ -122,7 +122,7 @@ TEST(Reports, AnalysisOfALiveFetch) {
   simdjson::dom::object chrome = parser.load(trace).get_object().value();
   EXPECT_GT(chrome["traceEvents"].get_array().value().size(), 20u);
 
-  const ProcessResult stats = ctl(db, {"--json", "stats", "--cmd", "fetch", "--since", "1h"});
+  const ProcessResult stats = ctl(db, {"--json", "stats", "--cmd", "fetch", "--since", "-1h"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   simdjson::dom::array rows = parser.parse(stats.out).get_array().value();
   ASSERT_EQ(rows.size(), 1u) << stats.out;

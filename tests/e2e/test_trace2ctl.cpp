@@ -177,6 +177,7 @@ TEST(Trace2ctl, DiagnosesTheDatabaseFileAndBadNumbers) {
   EXPECT_NE(shm.err.find("cannot read '" + daemon.db_path() + "-shm' (Permission denied)"), std::string::npos)
       << shm.err;
   EXPECT_EQ(shm.err.find("SELECT"), std::string::npos) << "no internal SQL: " << shm.err;
+  EXPECT_NE(shm.err.find("sudo usermod -aG trace2d $USER"), std::string::npos) << "what to do: " << shm.err;
 }
 
 // The flags `trace2ctl <command> --help` lists.
