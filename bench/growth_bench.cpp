@@ -19,7 +19,7 @@
 // same traces, a copy per process with its own SID and times. History is
 // laid out as a server would hold it: a steady volume a day (the largest
 // size over --history-days, within retention's default 30 days), the
-// newest day just before now, so `--since 1d` always selects one day's
+// newest day just before now, so `--since -1d` always selects one day's
 // worth, whatever the size.
 
 #include <sys/stat.h>
@@ -539,7 +539,7 @@ int main(int argc, char** argv) {
     (void)db::open_for_writing(db_path);  // trace2d's schema, before the fill reads it
     Filler filler(options, db_path);
     const double per_day = static_cast<double>(std::max<std::int64_t>(sizes.back(), 1)) / options.history_days;
-    // Just before now, so the fill's newest day is inside `--since 1d`.
+    // Just before now, so the fill's newest day is inside `--since -1d`.
     const std::int64_t newest_us = proto::unix_now_us() - 60'000'000;
     std::int64_t filled = 0;
     bool ok = true;
