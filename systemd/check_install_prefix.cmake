@@ -39,7 +39,8 @@ if(_uid STREQUAL "0" AND EXISTS /usr/bin/unshare)
            "find \"$0\"/${_dir}-up -mindepth 1 -printf '/${_dir}/%P\\n' | sort\n")
   endforeach()
   file(MAKE_DIRECTORY "${WORK_DIR}/ns")
-  execute_process(COMMAND /usr/bin/unshare --mount --propagation private sh -c "exit 0"
+  # Can this machine mount the overlays at all (a container may forbid it)?
+  execute_process(COMMAND /usr/bin/unshare --mount --propagation private sh -c "${_script}" "${WORK_DIR}/ns" true
                   RESULT_VARIABLE _can_unshare OUTPUT_QUIET ERROR_QUIET)
   if(_can_unshare EQUAL 0)
     set(_staged TRUE)
