@@ -438,7 +438,7 @@ TEST(CtlUsage, AnUnknownCommandGetsADidYouMean) {
   }
   const ProcessResult frob = ctl(dir.file("t.db"), {"frob"});
   EXPECT_EQ(frob.exit_code, 2);
-  EXPECT_NE(frob.err.find("The commands are: advice compare export"), std::string::npos) << frob.err;
+  EXPECT_NE(frob.err.find("The commands are: advice compare doctor export"), std::string::npos) << frob.err;
   // An unknown flag of a real command stays CLI11's message.
   const ProcessResult flag = ctl(dir.file("t.db"), {"sessions", "--frob"});
   EXPECT_EQ(flag.exit_code, 2);
