@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 
 namespace trace2d::ctl::doctor {
 namespace {
@@ -26,9 +25,6 @@ std::optional<std::string> git_config(const char* scope, std::string& problem) {
   // examination (a datagram socket nobody reads would block it).
   const std::string command = std::string("GIT_TRACE2_EVENT=0 GIT_TRACE2=0 GIT_TRACE2_PERF=0 git config ") + scope +
                               " --get trace2.eventTarget 2>/dev/null";
-  struct Closer {
-    void operator()(FILE* f) const { (void)pclose(f); }
-  };
   FILE* raw = popen(command.c_str(), "r");
   if (raw == nullptr) {
     problem = std::string("cannot run git: ") + std::strerror(errno);
