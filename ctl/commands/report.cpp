@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "ctl/advice/advice.hpp"
@@ -361,30 +362,24 @@ void run_report(const Context& ctx, const ReportOptions& options) {
     report.repositories = summary_of(grouped_stats(db, window, {GroupKey::repo}, Units::seconds), "repository");
     shorten_worktrees(report.repositories);
     report.failed_runs = failed_runs(db, window);
-    // Stored data no check foresaw costs the page one section, said on it
-    // (SQL errors, a timeout among them, still end the command).
-    try {
-      const std::string left_out = shares.run("compare", [&] { report.regressions = regressions(db, options, window); });
-      if (!left_out.empty()) {
-        report.regressions = {};
-        report.regressions.problem = left_out;
+    // Stored data no check foresaw, or more of it than the section's share
+    // of --timeout, costs the page one section, said on it (other SQL
+    // errors still end the command).
+    const auto optional_section = [&shares](std::string_view command, auto& section, const auto& fill) {
+      try {
+        const std::string left_out = shares.run(command, [&] { section = fill(); });
+        if (!left_out.empty()) {
+          section = {};
+          section.problem = left_out;
+        }
+      } catch (const db::SqliteError&) {
+        throw;
+      } catch (const std::exception& e) {
+        section.problem = e.what();
       }
-    } catch (const db::SqliteError&) {
-      throw;
-    } catch (const std::exception& e) {
-      report.regressions.problem = e.what();
-    }
-    try {
-      const std::string left_out = shares.run("advice", [&] { report.advice = advice_findings(db, options); });
-      if (!left_out.empty()) {
-        report.advice = {};
-        report.advice.problem = left_out;
-      }
-    } catch (const db::SqliteError&) {
-      throw;
-    } catch (const std::exception& e) {
-      report.advice.problem = e.what();
-    }
+    };
+    optional_section("compare", report.regressions, [&] { return regressions(db, options, window); });
+    optional_section("advice", report.advice, [&] { return advice_findings(db, options); });
     for (const std::string& sid : slowest_roots(db, window, options.limit)) {
       model::LoadOptions load;
       load.max_events_per_session = render::k_report_events_per_session;
