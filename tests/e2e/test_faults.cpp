@@ -347,6 +347,12 @@ class CrashClient {
   std::vector<Segment> m_segments;
 };
 
+// Events stored so far of the two long clients' sessions (crash-6-*, crash-7-*).
+std::pair<std::int64_t, std::int64_t> long_session_events(const std::string& db_path) {
+  return {count(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions WHERE sid LIKE 'crash-6-%'"),
+          count(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions WHERE sid LIKE 'crash-7-%'")};
+}
+
 TEST(Faults, CrashConsistencyTwentySigkillsUnderLoad) {
   constexpr int k_kills = 20;
   // A line written this long before a kill must be stored. What a kill can
@@ -380,7 +386,20 @@ TEST(Faults, CrashConsistencyTwentySigkillsUnderLoad) {
     for (auto& client : clients) {
       threads.emplace_back([&, round, last] { client.run_round(daemon.socket_path(), round, stop, last); });
     }
-    std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(20, 400)(random)));
+    // The kill comes at a random moment after this run has stored events of
+    // both long sessions, so that every kill cuts them with a part stored
+    // on each side. A fixed delay alone raced the start-up of a slow
+    // (sanitized) build: a kill before the first commit resumes nothing.
+    const auto stored_before = long_session_events(daemon.db_path());
+    const auto deadline = Clock::now() + seconds(30);
+    while (!last && Clock::now() < deadline) {
+      const auto stored_now = long_session_events(daemon.db_path());
+      if (stored_now.first > stored_before.first && stored_now.second > stored_before.second) {
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 380)(random)));
     if (last) {
       stop = true;  // clients finish their sessions, then a clean stop
       for (auto& t : threads) {
