@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,11 @@ struct KeptText {
 
 // `value`'s first `max_bytes` at most, cut between UTF-8 characters.
 [[nodiscard]] KeptText kept_text(std::string_view value, std::size_t max_bytes);
+
+// The bytes an optional text value holds (0 when absent).
+[[nodiscard]] inline std::size_t text_size(const std::optional<std::string>& text) {
+  return text ? text->size() : 0;
+}
 
 // `items` as a JSON array of strings of at most `max_bytes`: the leading
 // elements that fit, so that a cut value is still a valid array.

@@ -1,12 +1,8 @@
 #include "daemon/stitch/region_pairer.hpp"
 
+#include "daemon/stitch/live_memory.hpp"
+
 namespace trace2d::stitch {
-
-namespace {
-
-std::size_t text_size(const std::optional<std::string>& text) { return text ? text->size() : 0; }
-
-}  // namespace
 
 std::size_t RegionPairer::held_cost(const RegionRecord& record) {
   // The thread name twice: in the record and as its stack's key. The fixed

@@ -102,8 +102,6 @@ constexpr std::size_t k_open_child_bytes = 64;
 
 std::int64_t uid_of(const SessionRecord& r) { return r.peer_uid.value_or(k_unknown_uid); }
 
-std::size_t text_size(const std::optional<std::string>& text) { return text ? text->size() : 0; }
-
 std::size_t text_bytes(const SessionRecord& r) {
   std::size_t bytes = r.sid.size() + r.tree_sid.size();
   for (const auto* field : {&r.evt, &r.exe, &r.argv, &r.cmd_name, &r.hierarchy, &r.cmd_mode, &r.worktree,
