@@ -10,8 +10,6 @@
 namespace trace2d::proto {
 namespace {
 
-constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
-
 // Length of the well-formed sequence starting at `i`, or the length of the
 // maximal subpart to replace (at least 1) with `valid` = false.
 // Follows Unicode Table 3-7 (well-formed UTF-8 byte sequences).
@@ -110,7 +108,7 @@ std::size_t append_repaired_utf8(std::string& out, std::string_view bytes) {
     if (valid) {
       out.append(bytes.substr(i, n));
     } else {
-      out.append(k_replacement);
+      out.append(k_replacement_character);
       ++replaced;
     }
     i += n;

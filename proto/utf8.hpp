@@ -10,6 +10,9 @@
 
 namespace trace2d::proto {
 
+// U+FFFD, the replacement character, in UTF-8.
+inline constexpr std::string_view k_replacement_character = "\xEF\xBF\xBD";
+
 [[nodiscard]] bool is_valid_utf8(std::string_view bytes);
 
 // Appends `bytes` to `out` with invalid sequences replaced by U+FFFD.

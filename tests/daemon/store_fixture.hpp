@@ -107,6 +107,14 @@ inline ingest::Origin from(std::int64_t uid, std::uint64_t channel) {
   return origin;
 }
 
+// One event line of `sid` (no newline), on 2026-11-21 at `time` (UTC),
+// with `rest` (",\"key\":value...") after the common fields.
+inline std::string event_json(const std::string& sid, const std::string& name, const std::string& rest = "",
+                              const std::string& time = "10:00:00.000000") {
+  return R"({"event":")" + name + R"(","sid":")" + sid + R"(","thread":"main","time":"2026-11-21T)" + time +
+         R"(Z")" + rest + "}";
+}
+
 inline std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<std::string> lines;

@@ -13,17 +13,12 @@
 namespace trace2d::test {
 namespace {
 
-std::string event(const std::string& sid, const std::string& name, const std::string& rest = "") {
-  return R"({"event":")" + name + R"(","sid":")" + sid +
-         R"(","thread":"main","time":"2026-11-21T10:00:00.000000Z")" + rest + "}";
-}
-
 std::vector<std::string> a_whole_process(const std::string& sid, const std::string& verb, int code) {
-  return {event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
-          event(sid, "start", R"(,"t_abs":0.001,"argv":["git",")" + verb + R"("])"),
-          event(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
-          event(sid, "exit", R"(,"t_abs":0.25,"code":)" + std::to_string(code)),
-          event(sid, "atexit", R"(,"t_abs":0.26,"code":)" + std::to_string(code))};
+  return {event_json(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+          event_json(sid, "start", R"(,"t_abs":0.001,"argv":["git",")" + verb + R"("])"),
+          event_json(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
+          event_json(sid, "exit", R"(,"t_abs":0.25,"code":)" + std::to_string(code)),
+          event_json(sid, "atexit", R"(,"t_abs":0.26,"code":)" + std::to_string(code))};
 }
 
 class StitcherBounds : public ::testing::Test {
@@ -40,9 +35,9 @@ TEST_F(StitcherBounds, AnotherUidCannotRewriteAStoredSession) {
   EXPECT_TRUE(m_store.ingest(a_whole_process(victim, "commit", 0), from(1000, 1)).empty());
   m_store.end_channel(1);
   const std::vector<std::string> refused = m_store.ingest(
-      {event(victim, "cmd_name", R"(,"name":"push","hierarchy":"push")"),
-       event(victim, "start", R"(,"t_abs":0.001,"argv":["git","push","--force"])"),
-       event(victim, "atexit", R"(,"t_abs":99,"code":42)")},
+      {event_json(victim, "cmd_name", R"(,"name":"push","hierarchy":"push")"),
+       event_json(victim, "start", R"(,"t_abs":0.001,"argv":["git","push","--force"])"),
+       event_json(victim, "atexit", R"(,"t_abs":99,"code":42)")},
       from(2000, 2));
   ASSERT_EQ(refused.size(), 3U);
   EXPECT_NE(refused[0].find("belongs to uid 1000, not to the sender's uid 2000"), std::string::npos) << refused[0];
@@ -54,8 +49,8 @@ TEST_F(StitcherBounds, AnotherUidCannotRewriteAStoredSession) {
 
 TEST_F(StitcherBounds, AnotherUidCannotWriteIntoASessionStillInMemory) {
   const std::string victim = "victim-running";
-  m_store.ingest({event(victim, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
-  const auto refused = m_store.ingest({event(victim, "atexit", R"(,"t_abs":1,"code":3)")}, from(2000, 2));
+  m_store.ingest({event_json(victim, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
+  const auto refused = m_store.ingest({event_json(victim, "atexit", R"(,"t_abs":1,"code":3)")}, from(2000, 2));
   ASSERT_EQ(refused.size(), 1U);
   EXPECT_EQ(text("SELECT status FROM sessions"), "running");
   EXPECT_EQ(number("SELECT peer_uid FROM sessions"), 1000);
@@ -63,8 +58,8 @@ TEST_F(StitcherBounds, AnotherUidCannotWriteIntoASessionStillInMemory) {
 
 TEST_F(StitcherBounds, TheOwnerMayContinueItsSessionOnAnotherConnection) {
   const std::string sid = "mine";
-  m_store.ingest({event(sid, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
-  EXPECT_TRUE(m_store.ingest({event(sid, "atexit", R"(,"t_abs":1,"code":0)")}, from(1000, 2)).empty());
+  m_store.ingest({event_json(sid, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
+  EXPECT_TRUE(m_store.ingest({event_json(sid, "atexit", R"(,"t_abs":1,"code":0)")}, from(1000, 2)).empty());
   EXPECT_EQ(text("SELECT status FROM sessions"), "complete");
 }
 
@@ -95,7 +90,7 @@ TEST_F(StitcherBounds, AChildUnderAnotherUidsSessionIsARootOfItsOwn) {
 // the squatter's.
 TEST_F(StitcherBounds, ASquattedParentSidDoesNotCaptureTheOwnersSession) {
   const std::string prefix = "deploy-2026-11-27";
-  m_store.ingest({event(prefix, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 1));
+  m_store.ingest({event_json(prefix, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 1));
   m_store.ingest(a_whole_process(prefix + "/status", "status", 0), from(1000, 2));
   m_store.ingest(a_whole_process(prefix + "/status/child", "rev-parse", 0), from(1000, 3));
   EXPECT_EQ(text("SELECT parent_sid || ' ' || root_sid || ' ' || depth || ' ' || tree_sid || ' ' || peer_uid"
@@ -111,19 +106,19 @@ TEST_F(StitcherBounds, ASquattedParentSidDoesNotCaptureTheOwnersSession) {
 // nothing (a GIT_TRACE2_PARENT_SID prefix, a withheld session) are looked
 // through, to a bound; past it the SID's root decides.
 TEST_F(StitcherBounds, TheNearestSeenAncestorDecidesTheTree) {
-  m_store.ingest({event("top", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
-  m_store.ingest({event("top/a/b/mine", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 2));
-  m_store.ingest({event("top/a/b/theirs", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 3));
+  m_store.ingest({event_json("top", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 1));
+  m_store.ingest({event_json("top/a/b/mine", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 2));
+  m_store.ingest({event_json("top/a/b/theirs", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 3));
   // Under another uid's session that is itself under top: its tree, not top's.
-  m_store.ingest({event("top/a/b/theirs/x/kid", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 4));
+  m_store.ingest({event_json("top/a/b/theirs/x/kid", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 4));
   // No level of it seen: the SID's root.
-  m_store.ingest({event("ci-job 42/step 7/git", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 5));
+  m_store.ingest({event_json("ci-job 42/step 7/git", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 5));
   std::string deep = "top";
   for (int level = 0; level < 20; ++level) {
     deep += "/" + std::to_string(level);
   }
-  m_store.ingest({event(deep, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 6));
-  m_store.ingest({event(deep + "-own", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 7));
+  m_store.ingest({event_json(deep, "version", R"(,"evt":"3","exe":"2.39.5")")}, from(2000, 6));
+  m_store.ingest({event_json(deep + "-own", "version", R"(,"evt":"3","exe":"2.39.5")")}, from(1000, 7));
   EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'top/a/b/mine'"), "top");
   EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'top/a/b/theirs'"), "top/a/b/theirs");
   EXPECT_EQ(text("SELECT tree_sid FROM sessions WHERE sid = 'top/a/b/theirs/x/kid'"), "top/a/b/theirs");
@@ -152,7 +147,7 @@ TEST_F(StitcherBounds, AStoredParentOfAnotherUidMakesAChildARootOfItsOwnAfterEvi
 TEST_F(StitcherBounds, AUidsOpenSessionsAreBoundedAndOthersAreNotAffected) {
   std::vector<std::string> flood;
   for (int i = 0; i < 80; ++i) {
-    flood.push_back(event("flood-" + std::to_string(i), "version", R"(,"evt":"3","exe":"x")"));
+    flood.push_back(event_json("flood-" + std::to_string(i), "version", R"(,"evt":"3","exe":"x")"));
   }
   const auto refused = m_store.ingest(flood, from(2000, 1));
   ASSERT_EQ(refused.size(), 30U);  // the bound is 50 in this fixture
@@ -162,16 +157,16 @@ TEST_F(StitcherBounds, AUidsOpenSessionsAreBoundedAndOthersAreNotAffected) {
   // Once its connection ends and its sessions are committed, the uid may open new ones.
   m_store.end_channel(1);
   m_store.stitcher().evict(1000, proto::unix_now_us());
-  EXPECT_TRUE(m_store.ingest({event("later", "version", R"(,"evt":"3","exe":"x")")}, from(2000, 3)).empty());
+  EXPECT_TRUE(m_store.ingest({event_json("later", "version", R"(,"evt":"3","exe":"x")")}, from(2000, 3)).empty());
 }
 
 TEST_F(StitcherBounds, ManySidsOnOneChannelAllEndWithIt) {
   std::vector<std::string> lines;
   for (int i = 0; i < 40; ++i) {
-    lines.push_back(event("s" + std::to_string(i), "version", R"(,"evt":"3","exe":"x")"));
+    lines.push_back(event_json("s" + std::to_string(i), "version", R"(,"evt":"3","exe":"x")"));
   }
   for (int i = 0; i < 40; ++i) {  // back again, in another order
-    lines.push_back(event("s" + std::to_string((i * 7) % 40), "cmd_name", R"(,"name":"x")"));
+    lines.push_back(event_json("s" + std::to_string((i * 7) % 40), "cmd_name", R"(,"name":"x")"));
   }
   EXPECT_TRUE(m_store.ingest(lines, from(1000, 9)).empty());
   m_store.end_channel(9);

@@ -16,12 +16,6 @@ namespace {
 constexpr std::size_t k_max_value = 1024;
 constexpr std::size_t k_bound = 64 * 1024;
 
-std::string event(const std::string& sid, const std::string& name, const std::string& rest = "",
-                  const std::string& time = "10:00:00.000000") {
-  return R"({"event":")" + name + R"(","sid":")" + sid + R"(","thread":"main","time":"2026-11-21T)" + time +
-         R"(Z")" + rest + "}";
-}
-
 // A JSON array of `count` arguments "arg-<i>-xxxx..." of `width` bytes each.
 std::string argv_json(int count, std::size_t width) {
   std::string out = R"(["git","add")";
@@ -35,11 +29,11 @@ std::string argv_json(int count, std::size_t width) {
 
 std::vector<std::string> a_whole_process(const std::string& sid, const std::string& argv,
                                          const std::string& verb = "add") {
-  return {event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
-          event(sid, "start", R"(,"t_abs":0.001,"argv":)" + argv),
-          event(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
-          event(sid, "exit", R"(,"t_abs":0.25,"code":0)"),
-          event(sid, "atexit", R"(,"t_abs":0.26,"code":0)")};
+  return {event_json(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+          event_json(sid, "start", R"(,"t_abs":0.001,"argv":)" + argv),
+          event_json(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
+          event_json(sid, "exit", R"(,"t_abs":0.25,"code":0)"),
+          event_json(sid, "atexit", R"(,"t_abs":0.26,"code":0)")};
 }
 
 class StitcherMemory : public ::testing::Test {
@@ -92,9 +86,9 @@ TEST_F(StitcherMemory, TextValuesOverTheBoundAreCutBetweenCharacters) {
     name += "\xC3\xA9";
   }
   const std::string sid = "long-names";
-  ASSERT_TRUE(m_store.ingest({event(sid, "version", R"(,"evt":"3","exe":")" + name + R"(")"),
-                              event(sid, "cmd_path", R"(,"path":")" + name + R"(")"),
-                              event(sid, "def_repo", R"(,"repo":1,"worktree":")" + name + R"(")")},
+  ASSERT_TRUE(m_store.ingest({event_json(sid, "version", R"(,"evt":"3","exe":")" + name + R"(")"),
+                              event_json(sid, "cmd_path", R"(,"path":")" + name + R"(")"),
+                              event_json(sid, "def_repo", R"(,"repo":1,"worktree":")" + name + R"(")")},
                              from(1000, 1))
                   .empty());
   for (const std::string column : {"exe", "cmd_path", "worktree"}) {
@@ -114,19 +108,19 @@ TEST_F(StitcherMemory, ChildrenStillMatchTheirSessionsWhateverTheirArgvsLength) 
   const std::string parent = "20261121T100000.000000Z-H00000000-P00000010";
   const std::string child = parent + "/20261121T100000.100000Z-H00000000-P00000012";
   ASSERT_TRUE(m_store
-                  .ingest({event(parent, "version", R"(,"evt":"3","exe":"2.39.5")"),
-                           event(parent, "start", R"(,"t_abs":0.001,"argv":["git","fetch"])"),
-                           event(parent, "child_start",
+                  .ingest({event_json(parent, "version", R"(,"evt":"3","exe":"2.39.5")"),
+                           event_json(parent, "start", R"(,"t_abs":0.001,"argv":["git","fetch"])"),
+                           event_json(parent, "child_start",
                                  R"(,"t_abs":0.05,"child_id":0,"child_class":"transport/file","use_shell":true,)"
                                  R"("argv":["git-upload-pack ')" + path + R"('"])",
                                  "10:00:00.050000"),
-                           event(parent, "child_exit", R"(,"t_abs":0.2,"child_id":0,"pid":11,"code":0,"t_rel":0.15)",
+                           event_json(parent, "child_exit", R"(,"t_abs":0.2,"child_id":0,"pid":11,"code":0,"t_rel":0.15)",
                                  "10:00:00.200000")},
                           from(1000, 1))
                   .empty());
   ASSERT_TRUE(m_store
-                  .ingest({event(child, "version", R"(,"evt":"3","exe":"2.39.5")", "10:00:00.100000"),
-                           event(child, "start", R"(,"t_abs":0.001,"argv":["/usr/lib/git-core/git-upload-pack",")" +
+                  .ingest({event_json(child, "version", R"(,"evt":"3","exe":"2.39.5")", "10:00:00.100000"),
+                           event_json(child, "start", R"(,"t_abs":0.001,"argv":["/usr/lib/git-core/git-upload-pack",")" +
                                                     path + R"("])",
                                  "10:00:00.100000")},
                           from(1000, 2))
@@ -144,10 +138,10 @@ TEST_F(StitcherMemory, RegionsWithLongNamesStillPairAndAreCut) {
   const std::string label(3 * k_max_value, 'l');
   const std::string sid = "long-label";
   ASSERT_TRUE(m_store
-                  .ingest({event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
-                           event(sid, "region_enter", R"(,"t_abs":0.1,"nesting":1,"category":"c","label":")" + label +
+                  .ingest({event_json(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+                           event_json(sid, "region_enter", R"(,"t_abs":0.1,"nesting":1,"category":"c","label":")" + label +
                                                           R"(","msg":")" + label + R"(")"),
-                           event(sid, "region_leave",
+                           event_json(sid, "region_leave",
                                  R"(,"t_abs":0.3,"t_rel":0.2,"nesting":1,"category":"c","label":")" + label + R"(")")},
                           from(1000, 1))
                   .empty());
@@ -165,8 +159,8 @@ TEST_F(StitcherMemory, AUidOverItsBoundLosesItsOwnValuesAndSessionsNotAnothers) 
   int opened = 0;
   for (; opened < 200 && refused.empty(); ++opened) {
     const std::string sid = "flood-" + std::to_string(opened);
-    refused = m_store.ingest({event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
-                              event(sid, "start", R"(,"t_abs":0.001,"argv":)" + argv)},
+    refused = m_store.ingest({event_json(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+                              event_json(sid, "start", R"(,"t_abs":0.001,"argv":)" + argv)},
                              from(2000, 1));
   }
   ASSERT_FALSE(refused.empty()) << "the flood was never refused";
@@ -208,8 +202,8 @@ TEST_F(StitcherMemory, ManyFinishedSessionsOnOneOpenConnectionAreBoundedToo) {
   std::vector<std::string> lines;
   for (int i = 0; i < 2000; ++i) {
     const std::string sid = "done-" + std::to_string(i);
-    lines.push_back(event(sid, "version", R"(,"evt":"3","exe":"x")"));
-    lines.push_back(event(sid, "atexit", R"(,"t_abs":0.1,"code":0)"));
+    lines.push_back(event_json(sid, "version", R"(,"evt":"3","exe":"x")"));
+    lines.push_back(event_json(sid, "atexit", R"(,"t_abs":0.1,"code":0)"));
   }
   const auto refused = m_store.ingest(lines, from(2000, 1));
   EXPECT_FALSE(refused.empty());
@@ -224,7 +218,7 @@ TEST_F(StitcherMemory, ManyFinishedSessionsOnOneOpenConnectionAreBoundedToo) {
 TEST_F(StitcherMemory, OpenRegionsOverTheBoundAreStoredUnclosedAndTheirLeavesAlone) {
   const std::string sid = "regions";
   const std::string label(k_max_value, 'r');
-  std::vector<std::string> lines{event(sid, "version", R"(,"evt":"3","exe":"x")")};
+  std::vector<std::string> lines{event_json(sid, "version", R"(,"evt":"3","exe":"x")")};
   // About 2 KiB each held open, on a thread each (one stack would reach its
   // depth bound first): over 64 KiB.
   constexpr int k_regions = 200;
@@ -262,21 +256,21 @@ TEST_F(StitcherMemory, TheAccountReturnsToZeroWhenEverySessionIsForgotten) {
   std::vector<std::string> lines;
   for (int s = 0; s < 5; ++s) {
     const std::string sid = "p" + std::to_string(s);
-    lines.push_back(event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"));
-    lines.push_back(event(sid, "start", R"(,"t_abs":0.001,"argv":)" + argv_json(50, 40)));
-    lines.push_back(event(sid, "cmd_name", R"(,"name":"fetch","hierarchy":"fetch")"));
-    lines.push_back(event(sid, "cmd_name", R"(,"name":"fetch-again","hierarchy":"fetch/again")"));
-    lines.push_back(event(sid, "def_repo", R"(,"repo":1,"worktree":"/w")"));
-    lines.push_back(event(sid, "region_enter", R"(,"t_abs":0.1,"nesting":1,"category":"c","label":"open")"));
-    lines.push_back(event(sid, "region_enter", R"(,"t_abs":0.1,"nesting":2,"category":"c","label":"closed")"));
-    lines.push_back(event(sid, "region_leave", R"(,"t_abs":0.2,"t_rel":0.1,"nesting":2,"category":"c","label":"closed")"));
-    lines.push_back(event(sid, "child_start", R"(,"child_id":0,"argv":["git","gc"])"));
-    lines.push_back(event(sid, "child_start", R"(,"child_id":1,"argv":["git","gc"])"));
-    lines.push_back(event(sid, "child_exit", R"(,"child_id":0,"pid":5,"code":0)"));
+    lines.push_back(event_json(sid, "version", R"(,"evt":"3","exe":"2.39.5")"));
+    lines.push_back(event_json(sid, "start", R"(,"t_abs":0.001,"argv":)" + argv_json(50, 40)));
+    lines.push_back(event_json(sid, "cmd_name", R"(,"name":"fetch","hierarchy":"fetch")"));
+    lines.push_back(event_json(sid, "cmd_name", R"(,"name":"fetch-again","hierarchy":"fetch/again")"));
+    lines.push_back(event_json(sid, "def_repo", R"(,"repo":1,"worktree":"/w")"));
+    lines.push_back(event_json(sid, "region_enter", R"(,"t_abs":0.1,"nesting":1,"category":"c","label":"open")"));
+    lines.push_back(event_json(sid, "region_enter", R"(,"t_abs":0.1,"nesting":2,"category":"c","label":"closed")"));
+    lines.push_back(event_json(sid, "region_leave", R"(,"t_abs":0.2,"t_rel":0.1,"nesting":2,"category":"c","label":"closed")"));
+    lines.push_back(event_json(sid, "child_start", R"(,"child_id":0,"argv":["git","gc"])"));
+    lines.push_back(event_json(sid, "child_start", R"(,"child_id":1,"argv":["git","gc"])"));
+    lines.push_back(event_json(sid, "child_exit", R"(,"child_id":0,"pid":5,"code":0)"));
   }
   ASSERT_TRUE(m_store.ingest(lines, from(1000, 1)).empty());
   // The same sessions on a second connection, and one of uid 3000.
-  ASSERT_TRUE(m_store.ingest({event("p0", "data", R"(,"category":"c","key":"k","value":"v")")}, from(1000, 2)).empty());
+  ASSERT_TRUE(m_store.ingest({event_json("p0", "data", R"(,"category":"c","key":"k","value":"v")")}, from(1000, 2)).empty());
   ASSERT_TRUE(m_store.ingest(a_whole_process("other", argv_json(5, 5)), from(3000, 3)).empty());
   EXPECT_GT(stitcher().live_bytes(1000), 5 * k_max_value);
   EXPECT_GT(stitcher().live_bytes(3000), 0U);

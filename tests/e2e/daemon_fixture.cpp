@@ -91,6 +91,16 @@ ProcessResult ctl(const std::string& db, std::vector<std::string> args) {
   return run_process(spec);
 }
 
+bool wait_for_sessions(const std::string& db, int count) {
+  return wait_until([&] {
+    const ProcessResult r = ctl(db, {"--format", "tsv", "sql",
+                                     "SELECT count(*), coalesce(sum(status = 'running'), 0) FROM sessions"});
+    const auto tab = r.out.find('\t', r.out.find('\n') + 1);
+    return r.exit_code == 0 && tab != std::string::npos &&
+           std::stoi(r.out.substr(r.out.find('\n') + 1)) >= count && r.out.substr(tab + 1) == "0\n";
+  });
+}
+
 std::string make_repo(const TempDir& dir, const std::string& name, int files) {
   const std::string path = dir.file(name);
   std::filesystem::create_directories(path);
@@ -173,6 +183,25 @@ db::Database open_db(const std::string& path) {
   db::Database db(path, db::OpenMode::read_only);
   db.set_busy_timeout(5000);
   return db;
+}
+
+std::int64_t query_count(const std::string& db_path, const std::string& sql) {
+  return open_db(db_path).query_int(sql).value_or(-1);
+}
+
+long status_kib(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(field + ":", 0) == 0) {
+      return std::stol(line.substr(field.size() + 1));
+    }
+  }
+  return -1;
+}
+
+long open_fds(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  return std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator());
 }
 
 std::map<std::string, long> count_events_in_db(const std::string& db_path) {

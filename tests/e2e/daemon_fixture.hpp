@@ -2,7 +2,11 @@
 // A real trace2d process for end-to-end tests, in its own temp directory,
 // plus helpers to run the real git against it and to read what it stored.
 
+#include <sys/resource.h>
+#include <sys/types.h>
+
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +58,9 @@ std::string clone_behind(const TempDir& dir);
 
 // trace2ctl --db `db` with `args`.
 ProcessResult ctl(const std::string& db, std::vector<std::string> args);
+// Waits (through trace2ctl) until every session in `db` has finished and
+// there are at least `count`; false when that did not come.
+bool wait_for_sessions(const std::string& db, int count);
 
 // git with the given environment, tracing variables and user config cleared.
 ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,
@@ -73,5 +80,16 @@ std::map<std::string, long> count_events_in_db(const std::string& db_path);
 std::map<std::string, long> by_shape(const std::map<std::string, long>& counts);
 
 db::Database open_db(const std::string& path);
+// The one integer `sql` gives on the database at `db_path` (-1 when none).
+std::int64_t query_count(const std::string& db_path, const std::string& sql);
+
+// RLIMIT_NOFILE as systemd gives a service by default: the limit the
+// hostile suites run trace2d at.
+inline constexpr rlim_t k_service_fd_limit = 1024;
+
+// A field of /proc/<pid>/status in KiB (VmRSS, VmHWM, ...); -1 when absent.
+long status_kib(pid_t pid, const std::string& field);
+// Descriptors a process holds open.
+long open_fds(pid_t pid);
 
 }  // namespace trace2d::test

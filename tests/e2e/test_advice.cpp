@@ -24,7 +24,7 @@ namespace {
 // least `total` sessions in all, and none is running. A commit's own
 // `git maintenance run --auto` is a session too, so counting all sessions
 // alone would stop waiting before the last command the test ran arrived.
-bool wait_for_sessions(const std::string& db, int top_level, int total = 0) {
+bool wait_for_top_level_sessions(const std::string& db, int top_level, int total = 0) {
   return wait_until([&] {
     const ProcessResult r = ctl(db, {"--format", "tsv", "sql",
                                      "SELECT coalesce(sum(parent_sid IS NULL), 0) >= " + std::to_string(top_level) +
@@ -109,7 +109,7 @@ TEST_F(AdviceTest, ASlowPreCommitHookIsFoundWithItsRunsAndTheSkipFlag) {
   const std::string repo = make_repo(dir, "repo", 5);
   make_executable(repo + "/.git/hooks/pre-commit", "#!/bin/sh\nsleep 0.3\n");
   commit_three_times(repo, trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "slow-hook");
   ASSERT_NE(f, "") << a.json;
@@ -127,7 +127,7 @@ TEST_F(AdviceTest, AFastHookIsNotAFinding) {
   const std::string repo = make_repo(dir, "repo", 5);
   make_executable(repo + "/.git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
   commit_three_times(repo, trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const ProcessResult hooks =
       ctl(daemon.db_path(), {"--format", "tsv", "sql", "SELECT count(*) FROM children WHERE child_class = 'hook'"});
   ASSERT_EQ(hooks.out, "count(*)\n3\n") << "the hook ran each time";
@@ -149,7 +149,7 @@ TEST_F(AdviceTest, ASlowHookUnderAnAliasIsFoundUnderTheAlias) {
       ok(run_git(repo, {alias, "-qam", "change"}, trace));
     }
   }
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 6, 12));  // each alias's process and its commit
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 6, 12));  // each alias's process and its commit
   const Advice a = advice(daemon.db_path());
   for (const auto& [alias, cmd_name] : {std::pair<std::string, std::string>{"ci", "_run_git_alias_"},
                                         {"cm", "_run_shell_alias_"}}) {
@@ -185,7 +185,7 @@ TEST_F(AdviceTest, ASlowCredentialHelperIsFoundWithTheCacheInFrontOfIt) {
   const std::string repo = make_repo(dir, "repo", 2);
   const std::string helper = "!f(){ sleep 0.3; echo username=a; echo password=b; }; f";
   fill_credentials(repo, helper, trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "credential-helper");
   ASSERT_NE(f, "") << a.json;
@@ -200,7 +200,7 @@ TEST_F(AdviceTest, ASlowCredentialHelperIsFoundWithTheCacheInFrontOfIt) {
 TEST_F(AdviceTest, AFastCredentialHelperIsNotAFinding) {
   const std::string repo = make_repo(dir, "repo", 2);
   fill_credentials(repo, "!f(){ echo username=a; echo password=b; }; f", trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   EXPECT_EQ(finding(a, "credential-helper"), "") << a.json;
 }
@@ -241,7 +241,7 @@ TEST_F(AdviceTest, GcInTheForegroundOfCommitIsFoundOnceWithMaintenanceStart) {
     write_file(std::filesystem::path(repo) / "file1.txt", "change " + std::to_string(i) + "\n");
     ok(run_git(repo, {"commit", "-qam", "change"}, env));
   }
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 2));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 2));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "foreground-maintenance");
   ASSERT_NE(f, "") << a.json;
@@ -262,10 +262,10 @@ TEST_F(AdviceTest, GcDetachedFromCommitIsNotAFinding) {
     write_file(std::filesystem::path(repo) / "file1.txt", "change " + std::to_string(i) + "\n");
     ok(run_git(repo, {"commit", "-qam", "change"}, env));
   }
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 2));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 2));
   // The detached gc goes on after commit: wait for it too.
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 2));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 2));
   const Advice a = advice(daemon.db_path());
   EXPECT_EQ(finding(a, "foreground-maintenance"), "") << a.json;
 }
@@ -304,7 +304,7 @@ void status_three_times(const std::string& repo, const std::map<std::string, std
 TEST_F(AdviceTest, StatusOfALargeWorktreeIsFoundSpendingItsTimeInRefresh) {
   const std::string repo = tree_repo(dir, "large", 1, 20000);
   status_three_times(repo, trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "status-refresh");
   ASSERT_NE(f, "") << a.json;
@@ -320,7 +320,7 @@ TEST_F(AdviceTest, StatusOfALargeWorktreeIsFoundSpendingItsTimeInRefresh) {
 TEST_F(AdviceTest, StatusOfASmallWorktreeIsNotAFinding) {
   const std::string repo = tree_repo(dir, "small", 5, 10);
   status_three_times(repo, trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   EXPECT_EQ(finding(a, "status-refresh"), "") << a.json;
   EXPECT_EQ(finding(a, "status-untracked"), "") << a.json;
@@ -334,7 +334,7 @@ TEST_F(AdviceTest, StatusReadingManyDirectoriesIsFoundUnlessTheUntrackedCacheIsO
   env["GIT_TRACE2_CONFIG_PARAMS"] = "core.untrackedCache";
   env["GIT_CONFIG_PARAMETERS"] = "'core.untrackedcache'='false'";
   status_three_times(repo, env);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "status-untracked");
   ASSERT_NE(f, "") << a.json;
@@ -351,7 +351,7 @@ TEST_F(AdviceTest, StatusReadingManyDirectoriesIsFoundUnlessTheUntrackedCacheIsO
   env["GIT_TRACE2_EVENT"] = other.git_target();
   env["GIT_CONFIG_PARAMETERS"] = "'core.untrackedcache'='true'";
   status_three_times(repo, env);
-  ASSERT_TRUE(wait_for_sessions(other.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(other.db_path(), 3));
   const Advice with_cache = advice(other.db_path());
   EXPECT_EQ(finding(with_cache, "status-untracked"), "") << with_cache.json;
   EXPECT_NE(with_cache.table.find("No advice"), std::string::npos) << with_cache.table;
@@ -381,7 +381,7 @@ void fetch_three_times(const TempDir& dir, const std::string& ssh, std::map<std:
 
 TEST_F(AdviceTest, ASlowSshConnectionIsFoundWithConnectionSharing) {
   fetch_three_times(dir, fake_ssh(dir, "0.4", "0"), trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "ssh-connect");
   ASSERT_NE(f, "") << a.json;
@@ -395,14 +395,14 @@ TEST_F(AdviceTest, ASlowSshConnectionIsFoundWithConnectionSharing) {
 
 TEST_F(AdviceTest, AQuickSshConnectionIsNotAFinding) {
   fetch_three_times(dir, fake_ssh(dir, "0", "0"), trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   EXPECT_EQ(finding(a, "ssh-connect"), "") << a.json;
 }
 
 TEST_F(AdviceTest, ASlowSshVariantProbeIsFoundWithSshVariant) {
   fetch_three_times(dir, fake_ssh(dir, "0", "0.3"), trace);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "ssh-variant-probe");
   ASSERT_NE(f, "") << a.json;
@@ -415,7 +415,7 @@ TEST_F(AdviceTest, NoProbeWhenGitKnowsTheSshVariant) {
   std::map<std::string, std::string> env = trace;
   env["GIT_CONFIG_PARAMETERS"] = "'ssh.variant'='ssh'";
   fetch_three_times(dir, fake_ssh(dir, "0", "0.3"), env);
-  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 3));
+  ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   EXPECT_EQ(finding(a, "ssh-variant-probe"), "") << a.json;
 }

@@ -29,17 +29,6 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// Waits until every session in `db` has finished and there are at least `count`.
-bool wait_for_sessions(const std::string& db, int count) {
-  return wait_until([&] {
-    const ProcessResult r = ctl(db, {"--format", "tsv", "sql",
-                                     "SELECT count(*), coalesce(sum(status = 'running'), 0) FROM sessions"});
-    const auto tab = r.out.find('\t', r.out.find('\n') + 1);
-    return r.exit_code == 0 && tab != std::string::npos &&
-           std::stoi(r.out.substr(r.out.find('\n') + 1)) >= count && r.out.substr(tab + 1) == "0\n";
-  });
-}
-
 // The lines of `text`.
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

@@ -41,17 +41,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr rlim_t k_fd_limit = 1024;
-
-long status_kib(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind(field + ":", 0) == 0) {
-      return std::stol(line.substr(field.size() + 1));
-    }
-  }
-  return -1;
-}
 
 // A process of uid `nobody` running `body` until it returns or stop() kills it.
 class AsNobody {
@@ -327,7 +316,7 @@ class HostileFairness : public ::testing::Test {
   }
 
   void start(std::vector<std::string> args = {}) {
-    m_daemon = std::make_unique<RunningDaemon>(m_dir, std::move(args), k_fd_limit);
+    m_daemon = std::make_unique<RunningDaemon>(m_dir, std::move(args), k_service_fd_limit);
   }
 
   // Root's `git status` over `target`: how long it took, in seconds.

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/support/sanitizers.hpp"
 #include "tests/support/socket_client.hpp"
 
 namespace trace2d::test {
@@ -49,14 +50,6 @@ using std::chrono::seconds;
 
 // ---------------------------------------------------------------- helpers
 
-// Under AddressSanitizer (the asan preset builds trace2d like this test)
-// freed memory sits in a quarantine of up to 256 MiB and every allocation
-// grows redzones: memory bounds get that much room.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr long k_sanitizer_kib = 512 * 1024;
-#else
-constexpr long k_sanitizer_kib = 0;
-#endif
 
 // What /proc says about a process: CPU time used, memory, open fds.
 struct ProcStats {
@@ -121,11 +114,6 @@ std::vector<std::string> stored_lines(db::Database& db, const std::string& sid) 
     lines.emplace_back(stmt.column_blob(1));
   }
   return lines;
-}
-
-std::int64_t count(const std::string& db_path, const std::string& sql) {
-  db::Database db = open_db(db_path);
-  return db.query_int(sql).value_or(-1);
 }
 
 // Runs a command, returns whether it exited 0 (its stderr in `err`).
@@ -349,8 +337,8 @@ class CrashClient {
 
 // Events stored so far of the two long clients' sessions (crash-6-*, crash-7-*).
 std::pair<std::int64_t, std::int64_t> long_session_events(const std::string& db_path) {
-  return {count(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions WHERE sid LIKE 'crash-6-%'"),
-          count(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions WHERE sid LIKE 'crash-7-%'")};
+  return {query_count(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions WHERE sid LIKE 'crash-6-%'"),
+          query_count(db_path, "SELECT coalesce(sum(event_count), 0) FROM sessions WHERE sid LIKE 'crash-7-%'")};
 }
 
 TEST(Faults, CrashConsistencyTwentySigkillsUnderLoad) {
@@ -527,7 +515,7 @@ TEST(Faults, DiskFullHoldsEventsUpToTheBoundAndResumesWhenSpaceReturns) {
   const long rss_full = proc_stats(pid).peak_rss_kib;
 
   // Space returns: trace2d must write again by itself, while clients go on.
-  const auto stored_now = [&] { return count(daemon.db_path(), "SELECT count(*) FROM event_store"); };
+  const auto stored_now = [&] { return query_count(daemon.db_path(), "SELECT count(*) FROM event_store"); };
   const std::int64_t stored_while_full = stored_now();
   std::filesystem::remove(filler);
   const bool resumed = wait_until([&] { return stored_now() > stored_while_full + 1000; }, seconds(30));
@@ -581,7 +569,7 @@ TEST(Faults, DatabaseRemovedWhileRunningKeepsServingGitAndSaysSo) {
     }
   }
   ASSERT_TRUE(wait_until([&] {
-    return count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'before-removal'") == 10;
+    return query_count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'before-removal'") == 10;
   }));
   const std::size_t log_before = daemon.process().err_so_far().size();
   // The database file last: once it is gone trace2d may create new -wal and
@@ -611,7 +599,7 @@ TEST(Faults, DatabaseRemovedWhileRunningKeepsServingGitAndSaysSo) {
   // for a moment.
   ASSERT_TRUE(wait_until([&] {
     try {
-      return count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'after-removal'") == 200;
+      return query_count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'after-removal'") == 200;
     } catch (const db::SqliteError&) {
       return false;
     }
@@ -656,7 +644,7 @@ TEST(Faults, DatabaseMadeReadOnlyWhileRunningIsLoggedAndRetried) {
     }
   }
   ASSERT_TRUE(wait_until([&] {
-    return count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'before-readonly'") == 10;
+    return query_count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'before-readonly'") == 10;
   }));
   // chmod means nothing to root or to descriptors already open; the
   // immutable attribute refuses writes through them too.
@@ -684,11 +672,11 @@ TEST(Faults, DatabaseMadeReadOnlyWhileRunningIsLoggedAndRetried) {
   std::this_thread::sleep_for(seconds(1));
   ASSERT_TRUE(daemon.process().running());
   const std::string log_while_read_only = daemon.process().err_so_far();
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'while-readonly'"), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'while-readonly'"), 0);
   read_only.release();
   // Writable again: what was held is committed without a restart or a stop.
   const bool resumed = wait_until(
-      [&] { return count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'while-readonly'") == 200; },
+      [&] { return query_count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid = 'while-readonly'") == 200; },
       seconds(10));
   const ProcessResult result = daemon.stop();
   measured("database made read-only for about 1.5 s: log:\n" + log_summary(log_while_read_only));
@@ -914,7 +902,7 @@ TEST(Faults, IdleConnectionsStayOpenCostLittleAndNeverBlockOthers) {
     }
   }
   EXPECT_TRUE(wait_until(
-      [&] { return count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE sid = 'busy' AND status = 'complete'") == 1; },
+      [&] { return query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE sid = 'busy' AND status = 'complete'") == 1; },
       seconds(5)));
   const ProcStats with_idle = proc_stats(pid);
   std::this_thread::sleep_for(seconds(3));
@@ -970,10 +958,10 @@ TEST(Faults, OneByteAtATimeLinesAssembleAndAnEndlessLineIsCutAtTheLimit) {
     ASSERT_TRUE(other.send(session_line("other", 0, 2)));
     ASSERT_TRUE(other.send(session_line("other", 1, 2)));
   }
-  EXPECT_TRUE(wait_until([&] { return count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid IN ('other', 'dribble')") == 3; },
+  EXPECT_TRUE(wait_until([&] { return query_count(daemon.db_path(), "SELECT count(*) FROM events WHERE sid IN ('other', 'dribble')") == 3; },
                          seconds(5)));
   // Not ended yet: no reject, the connection is still open.
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM rejects"), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM rejects"), 0);
   const double cpu = proc_stats(pid).cpu_seconds - cpu_before;
   // The line ends: a "line too long" reject; the connection goes on.
   ASSERT_TRUE(endless.send("\n"));

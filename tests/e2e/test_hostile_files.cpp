@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/support/sanitizers.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -23,18 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr rlim_t k_fd_limit = 1024;
-
-// Under AddressSanitizer (the asan preset builds trace2d like this test)
-// freed memory sits in a quarantine of up to 256 MiB and everything is
-// slower: bounds get that much room.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr long k_sanitizer_kib = 512 * 1024;
-constexpr double k_sanitizer_seconds = 3.0;
-#else
-constexpr long k_sanitizer_kib = 0;
-constexpr double k_sanitizer_seconds = 0.0;
-#endif
+// Under AddressSanitizer everything is slower: time bounds get this much
+// room (memory bounds get k_sanitizer_kib).
+constexpr double k_sanitizer_seconds = k_sanitized ? 3.0 : 0.0;
 
 std::string event(const std::string& sid, const std::string& name, const std::string& rest) {
   return R"({"event":")" + name + R"(","sid":")" + sid +
@@ -43,29 +35,9 @@ std::string event(const std::string& sid, const std::string& name, const std::st
 
 std::string version_line(const std::string& sid) { return event(sid, "version", R"(,"evt":"3","exe":"2.39.5")"); }
 
-long fd_count(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-  return std::distance(fs::directory_iterator(dir), fs::directory_iterator());
-}
-
-// Peak resident memory of a process, from /proc/<pid>/status.
-long vm_hwm_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      return std::stol(line.substr(6));
-    }
-  }
-  return -1;
-}
 
 void give_to_nobody(const std::string& path) {
   ASSERT_EQ(::chown(path.c_str(), nobody().uid, nobody().gid), 0) << path;
-}
-
-long long count(const std::string& db_path, const std::string& sql) {
-  return open_db(db_path).query_int(sql).value_or(-1);
 }
 
 class HostileFiles : public ::testing::Test {
@@ -97,7 +69,7 @@ class HostileFiles : public ::testing::Test {
     EXPECT_EQ(run_git(repo, {"rev-parse", "HEAD"}, {{"GIT_TRACE2_EVENT", m_watched}}).exit_code, 0);
     EXPECT_TRUE(wait_until(
         [&] {
-          return count(daemon.db_path(),
+          return query_count(daemon.db_path(),
                        "SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'") >
                  already;
         },
@@ -116,14 +88,14 @@ TEST_F(HostileFiles, FakePidFilesPinNoDescriptorsAndTheVictimsGitIsStoredPromptl
     plant(name, version_line(name));
   }
   const std::string repo = make_repo(m_dir, "repo");
-  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--status-interval-ms", "100"}, k_fd_limit);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--status-interval-ms", "100"}, k_service_fd_limit);
   const auto took = victim_git_stored(daemon, repo);
-  const long fds = fd_count(daemon.pid());
+  const long fds = open_fds(daemon.pid());
   // The attacker's files are held at their owner's cap (half of the 256 a
   // trace2d at 1,024 descriptors opens), the rest wait unopened: their
   // writer "runs" (pid 1) for the next minute.
   ASSERT_TRUE(wait_until([&] {
-    return count(daemon.db_path(), "SELECT channels_open FROM source_stats WHERE source = 'dir'") == 128;
+    return query_count(daemon.db_path(), "SELECT channels_open FROM source_stats WHERE source = 'dir'") == 128;
   }));
   std::printf("[ measured ] 1,100 fake-pid files: victim's git stored in %.2f s; trace2d holds %ld fds\n",
               took.count(), fds);
@@ -132,7 +104,7 @@ TEST_F(HostileFiles, FakePidFilesPinNoDescriptorsAndTheVictimsGitIsStoredPromptl
   // (database, sockets, inotify, epoll).
   EXPECT_LT(fds, 200);
   // The attacker's files were opened (up to their cap), not ignored.
-  EXPECT_GE(count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE peer_uid = " +
+  EXPECT_GE(query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE peer_uid = " +
                                         std::to_string(nobody().uid)),
             1);
   const ProcessResult stopped = daemon.stop();
@@ -154,7 +126,7 @@ TEST_F(HostileFiles, APidClaimIsBelievedOnlyForAProcessOfTheFilesOwner) {
 
   RunningDaemon daemon(m_dir,
                        {"--watch", m_watched, "--dir-idle-timeout-ms", "200", "--dir-max-open-files-per-uid", "100"},
-                       k_fd_limit);
+                       k_service_fd_limit);
   // pid 1 is root's, the files nobody's: their claim is false, so they are
   // finished after the idle timeout and removed, a hundred at a time.
   ASSERT_TRUE(wait_until([&] { return std::distance(fs::directory_iterator(m_watched), fs::directory_iterator()) == 1; },
@@ -162,18 +134,18 @@ TEST_F(HostileFiles, APidClaimIsBelievedOnlyForAProcessOfTheFilesOwner) {
   EXPECT_TRUE(fs::exists(m_watched + "/" + mine));
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE status = 'incomplete' AND sid LIKE 'g%'"),
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE status = 'incomplete' AND sid LIKE 'g%'"),
             k_files);
 }
 
 TEST_F(HostileFiles, FilesOverTheirOwnersCapWaitUnopenedAndAreStoredWhenASlotFrees) {
-  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--dir-max-open-files-per-uid", "1"}, k_fd_limit);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--dir-max-open-files-per-uid", "1"}, k_service_fd_limit);
   // root's one slot is held by a file whose writer (this test) runs.
   char held[32];
   std::snprintf(held, sizeof held, "held-P%08x", static_cast<unsigned>(::getpid()));
   write_file(m_staging + "/" + held, version_line(held));
   fs::rename(m_staging + "/" + held, m_watched + "/" + held);
-  ASSERT_TRUE(wait_until([&] { return count(daemon.db_path(), "SELECT count(*) FROM sessions") == 1; }));
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon.db_path(), "SELECT count(*) FROM sessions") == 1; }));
   // Three gits of the same owner write, close and exit meanwhile: they wait.
   const std::string repo = make_repo(m_dir, "repo");
   for (int i = 0; i < 3; ++i) {
@@ -181,11 +153,11 @@ TEST_F(HostileFiles, FilesOverTheirOwnersCapWaitUnopenedAndAreStoredWhenASlotFre
   }
   const std::string stored = "SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'";
   std::this_thread::sleep_for(500ms);
-  EXPECT_EQ(count(daemon.db_path(), stored), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), stored), 0);
   // The slot frees: each is opened in turn, known to be closed by its
   // writer, read whole and finished.
   fs::remove(m_watched + "/" + held);
-  ASSERT_TRUE(wait_until([&] { return count(daemon.db_path(), stored) == 3; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon.db_path(), stored) == 3; }, 5s));
   ASSERT_TRUE(wait_until([&] { return fs::is_empty(m_watched); }, 5s));
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
@@ -194,7 +166,7 @@ TEST_F(HostileFiles, FilesOverTheirOwnersCapWaitUnopenedAndAreStoredWhenASlotFre
 TEST_F(HostileFiles, SparseTerabyteFileIsRefusedUnreadAndNeverReadAfterARestart) {
   const std::string repo = make_repo(m_dir, "repo");
   const std::vector<std::string> args = {"--watch", m_watched, "--no-delete-finished"};
-  auto daemon = std::make_unique<RunningDaemon>(m_dir, args, k_fd_limit);
+  auto daemon = std::make_unique<RunningDaemon>(m_dir, args, k_service_fd_limit);
   const std::string staged = m_staging + "/sparse-P00000001";
   write_file(staged, "");
   fs::resize_file(staged, 1ULL << 40);  // truncate -s 1T
@@ -204,9 +176,9 @@ TEST_F(HostileFiles, SparseTerabyteFileIsRefusedUnreadAndNeverReadAfterARestart)
 
   const std::string refused =
       "SELECT count(*) FROM rejects WHERE source = 'dir' AND reason LIKE '%''" + sparse + "'' refused: sparse file%'";
-  ASSERT_TRUE(wait_until([&] { return count(daemon->db_path(), refused) == 1; }, 5s));
-  EXPECT_EQ(count(daemon->db_path(), "SELECT size FROM rejects WHERE reason LIKE '%sparse%'"), 1LL << 40);
-  EXPECT_EQ(count(daemon->db_path(), "SELECT peer_uid FROM rejects WHERE reason LIKE '%sparse%'"),
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon->db_path(), refused) == 1; }, 5s));
+  EXPECT_EQ(query_count(daemon->db_path(), "SELECT size FROM rejects WHERE reason LIKE '%sparse%'"), 1LL << 40);
+  EXPECT_EQ(query_count(daemon->db_path(), "SELECT peer_uid FROM rejects WHERE reason LIKE '%sparse%'"),
             static_cast<long long>(nobody().uid));
   EXPECT_LT(victim_git_stored(*daemon, repo), 5s);
 
@@ -217,16 +189,16 @@ TEST_F(HostileFiles, SparseTerabyteFileIsRefusedUnreadAndNeverReadAfterARestart)
 
   // ... and after a restart neither read from 0 nor refused again: its
   // position was committed as finished.
-  daemon = std::make_unique<RunningDaemon>(m_dir, args, k_fd_limit);
+  daemon = std::make_unique<RunningDaemon>(m_dir, args, k_service_fd_limit);
   EXPECT_LT(victim_git_stored(*daemon, repo, 1), 5s);
-  EXPECT_EQ(count(daemon->db_path(), refused), 1);
+  EXPECT_EQ(query_count(daemon->db_path(), refused), 1);
   const ProcessResult again = daemon->stop(10s);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_LT(again.seconds, 2.0 + k_sanitizer_seconds);
 }
 
 TEST_F(HostileFiles, FileOverTheSizeCapIsRefusedAndRemoved) {
-  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--dir-max-file-bytes", "1048576"}, k_fd_limit);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--dir-max-file-bytes", "1048576"}, k_service_fd_limit);
   std::string content;
   for (int i = 0; content.size() < 2 * 1048576; ++i) {
     content += event("huge-P00000001", "data", R"(,"t_abs":0.1,"t_rel":0.1,"nesting":1,"category":"c","key":"k","value":")" +
@@ -236,10 +208,10 @@ TEST_F(HostileFiles, FileOverTheSizeCapIsRefusedAndRemoved) {
   ASSERT_TRUE(wait_until([&] { return !fs::exists(m_watched + "/huge-P00000001"); }, 5s));
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM rejects WHERE reason LIKE '%huge-P00000001'' refused: "
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM rejects WHERE reason LIKE '%huge-P00000001'' refused: "
                                     "file too big: " + std::to_string(content.size()) + " bytes (limit 1048576)%'"),
             1);
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM events"), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM events"), 0);
 }
 
 TEST_F(HostileFiles, BigFileIsReadInBoundedMemory) {
@@ -259,33 +231,33 @@ TEST_F(HostileFiles, BigFileIsReadInBoundedMemory) {
     }
   }
   give_to_nobody(staged);
-  RunningDaemon daemon(m_dir, {"--watch", m_watched}, k_fd_limit);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched}, k_service_fd_limit);
   const std::string repo = make_repo(m_dir, "repo");
-  const long idle_kib = vm_hwm_kib(daemon.pid());
+  const long idle_kib = status_kib(daemon.pid(), "VmHWM");
   const auto start = std::chrono::steady_clock::now();
   fs::rename(staged, m_watched + "/" + sid);
   // Meanwhile a victim's git sends datagrams, read on the same io thread and
   // counted against the same memory bound: neither is taken by the file.
-  ASSERT_TRUE(wait_until([&] { return count(daemon.db_path(), "SELECT count(*) FROM events") > 0; }));
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon.db_path(), "SELECT count(*) FROM events") > 0; }));
   const auto victim_start = std::chrono::steady_clock::now();
   ASSERT_EQ(run_git(repo, {"rev-parse", "HEAD"}, {{"GIT_TRACE2_EVENT", "af_unix:dgram:" + daemon.dgram_socket_path()}})
                 .exit_code,
             0);
   ASSERT_TRUE(wait_until([&] {
-    return count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'") == 1;
+    return query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse' AND status = 'complete'") == 1;
   }));
   const std::chrono::duration<double> victim_took = std::chrono::steady_clock::now() - victim_start;
   EXPECT_LT(victim_took, 3s);
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM rejects"), 0);  // nothing dropped at the bound
-  EXPECT_GT(count(daemon.db_path(), "SELECT count(*) FROM file_offsets WHERE finished = 0 AND offset < " +
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM rejects"), 0);  // nothing dropped at the bound
+  EXPECT_GT(query_count(daemon.db_path(), "SELECT count(*) FROM file_offsets WHERE finished = 0 AND offset < " +
                                         std::to_string(k_bytes)),
             0)
       << "the file was read before the victim's git ran: the test proves nothing";
   // No atexit and its writer claims pid 1: stored as it is read, then kept
   // open (idle timeout a minute); everything stored is the proof it was read.
-  ASSERT_TRUE(wait_until([&] { return count(daemon.db_path(), "SELECT event_count FROM sessions") == lines; }, 60s));
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon.db_path(), "SELECT event_count FROM sessions") == lines; }, 60s));
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  const long peak_kib = vm_hwm_kib(daemon.pid());
+  const long peak_kib = status_kib(daemon.pid(), "VmHWM");
   std::printf("[ measured ] a 200 MB trace file: stored in %.1f s; VmHWM %ld MiB (%ld MiB before it); a victim's "
               "git over dgram meanwhile stored in %.2f s\n",
               took.count(), peak_kib / 1024, idle_kib / 1024, victim_took.count());
@@ -309,11 +281,11 @@ TEST_F(HostileFiles, EndlessLineCommitsItsPositionAndARestartResumesThere) {
   give_to_nobody(m_staging + "/" + name);
   const std::vector<std::string> args = {"--watch", m_watched, "--max-line-bytes", "65536", "--status-interval-ms",
                                          "100"};
-  auto daemon = std::make_unique<RunningDaemon>(m_dir, args, k_fd_limit);
+  auto daemon = std::make_unique<RunningDaemon>(m_dir, args, k_service_fd_limit);
   fs::rename(m_staging + "/" + name, m_watched + "/" + name);
   const std::string position = "SELECT offset FROM file_offsets WHERE path = '" + m_watched + "/" + name + "'";
   // Committed past the discarded bytes, not left at the line's start (0).
-  ASSERT_TRUE(wait_until([&] { return count(daemon->db_path(), position) == static_cast<long long>(k_bytes); }, 10s));
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon->db_path(), position) == static_cast<long long>(k_bytes); }, 10s));
   const ProcessResult stopped = daemon->stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
 
@@ -324,15 +296,15 @@ TEST_F(HostileFiles, EndlessLineCommitsItsPositionAndARestartResumesThere) {
     std::ofstream out(m_watched + "/" + name, std::ios::binary | std::ios::app);
     out << tail;
   }
-  daemon = std::make_unique<RunningDaemon>(m_dir, args, k_fd_limit);
-  ASSERT_TRUE(wait_until([&] { return count(daemon->db_path(), "SELECT count(*) FROM events") == 1; }, 10s));
+  daemon = std::make_unique<RunningDaemon>(m_dir, args, k_service_fd_limit);
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon->db_path(), "SELECT count(*) FROM events") == 1; }, 10s));
   ASSERT_TRUE(wait_until([&] {
-    return count(daemon->db_path(), "SELECT bytes FROM source_stats WHERE source = 'dir'") ==
+    return query_count(daemon->db_path(), "SELECT bytes FROM source_stats WHERE source = 'dir'") ==
            static_cast<long long>(tail.size());
   }));
   const ProcessResult again = daemon->stop();
   EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(count(daemon->db_path(), "SELECT count(*) FROM rejects WHERE reason LIKE 'line too long:%'"), 1);
+  EXPECT_EQ(query_count(daemon->db_path(), "SELECT count(*) FROM rejects WHERE reason LIKE 'line too long:%'"), 1);
 }
 
 TEST_F(HostileFiles, HardLinkedFileIsRefusedNotStoredAsItsOwner) {
@@ -342,16 +314,16 @@ TEST_F(HostileFiles, HardLinkedFileIsRefusedNotStoredAsItsOwner) {
   const std::string sid = "victim-P00000001";
   write_file(victim_file, version_line(sid) + event(sid, "atexit", R"(,"t_abs":0.1,"code":0)"));
   ::chmod(victim_file.c_str(), 0666);
-  RunningDaemon daemon(m_dir, {"--watch", m_watched}, k_fd_limit);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched}, k_service_fd_limit);
   fs::create_hard_link(victim_file, m_watched + "/" + sid);
   ASSERT_TRUE(wait_until([&] { return !fs::exists(m_watched + "/" + sid); }, 5s));  // the link, not the file
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_TRUE(fs::exists(victim_file));
   EXPECT_EQ(fs::hard_link_count(victim_file), 1u);
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM sessions"), 0);
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM events"), 0);
-  EXPECT_EQ(count(daemon.db_path(), "SELECT count(*) FROM rejects WHERE source = 'dir' AND peer_uid IS NULL AND "
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM sessions"), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM events"), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM rejects WHERE source = 'dir' AND peer_uid IS NULL AND "
                                     "reason LIKE '%" + sid + "'' refused: it has 2 hard links%'"),
             1);
 }

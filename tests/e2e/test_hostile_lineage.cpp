@@ -24,8 +24,6 @@
 namespace trace2d::test {
 namespace {
 
-constexpr rlim_t k_fd_limit = 1024;
-
 // Sends `data` on one connection to `socket` as `nobody`.
 void send_as_nobody(const std::string& socket, std::string data) {
   ProcessSpec spec;
@@ -128,7 +126,7 @@ class HostileLineage : public ::testing::Test {
     }
     // `nobody` must reach the socket inside the test's directory.
     ASSERT_EQ(::chmod(m_dir.path().c_str(), 0755), 0);
-    m_daemon = std::make_unique<RunningDaemon>(m_dir, std::vector<std::string>{}, k_fd_limit);
+    m_daemon = std::make_unique<RunningDaemon>(m_dir, std::vector<std::string>{}, k_service_fd_limit);
   }
 
   std::int64_t number(const std::string& sql) { return open_db(m_daemon->db_path()).query_int(sql).value_or(-1); }

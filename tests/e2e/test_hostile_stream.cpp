@@ -35,24 +35,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr rlim_t k_fd_limit = 1024;
 // Memory bound with the default settings (docs/security.md).
 constexpr long k_rss_bound_kib = 256 * 1024;
 
-long status_kib(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind(field + ":", 0) == 0) {
-      return std::stol(line.substr(field.size() + 1));
-    }
-  }
-  return -1;
-}
-
-long open_fds(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-  return std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator());
-}
 
 // A process of uid `nobody` running `attack`, which signals readiness by
 // returning; it then holds whatever it opened until release().
@@ -144,7 +129,7 @@ class HostileStream : public ::testing::Test {
   }
 
   void start(std::vector<std::string> args = {}) {
-    m_daemon = std::make_unique<RunningDaemon>(m_dir, std::move(args), k_fd_limit);
+    m_daemon = std::make_unique<RunningDaemon>(m_dir, std::move(args), k_service_fd_limit);
   }
 
   // The victim's git: in normal time, and stored complete within a second.
@@ -220,7 +205,7 @@ TEST_F(HostileStream, IdleConnectionsBeyondTheFdLimitNeitherHangNorLoseAnyonesGi
   // The attack reached the uid's bound (all but a quarter of the 768 connections a
   // 1024-descriptor trace2d allows itself), and no further.
   EXPECT_GT(held, 576L);
-  EXPECT_LT(open_fds(m_daemon->pid()), static_cast<long>(k_fd_limit));
+  EXPECT_LT(open_fds(m_daemon->pid()), static_cast<long>(k_service_fd_limit));
   expect_bounded_memory("idle connections");
   attacker.release();
   expect_clean_stop("idle connections");

@@ -24,17 +24,6 @@ bool has_program(const std::string& name) {
   return run_process(spec).exit_code == 0;
 }
 
-// Waits until every session in `db` has finished and there are at least `count`.
-bool wait_for_sessions(const std::string& db, int count) {
-  return wait_until([&] {
-    const ProcessResult r = ctl(db, {"--format", "tsv", "sql",
-                                     "SELECT count(*), coalesce(sum(status = 'running'), 0) FROM sessions"});
-    const auto tab = r.out.find('\t', r.out.find('\n') + 1);
-    return r.exit_code == 0 && tab != std::string::npos &&
-           std::stoi(r.out.substr(r.out.find('\n') + 1)) >= count && r.out.substr(tab + 1) == "0\n";
-  });
-}
-
 TEST(Trace2ctl, FollowPrintsAGitRunThatHappensWhileItRuns) {
   TempDir dir;
   const std::string repo = make_repo(dir, "repo", 3);

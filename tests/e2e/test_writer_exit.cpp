@@ -44,8 +44,8 @@ TEST(WriterExit, AKilledGitWhoseChildHoldsTheConnectionIsIncompleteWithinSeconds
   const auto killed = std::chrono::steady_clock::now();
   EXPECT_TRUE(wait_until([&] { return alias_status(daemon.db_path()) == "incomplete"; }, std::chrono::seconds(6)))
       << "still " << alias_status(daemon.db_path()).value_or("absent");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  EXPECT_LT(seconds, 6.0);
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_LT(took_s, 6.0);
   for (const pid_t child : children) {
     ::kill(child, SIGKILL);
   }

@@ -129,7 +129,7 @@ std::vector<Span> build(const ExportRules& rules, BuildStats* stats = nullptr) {
   return spans;
 }
 
-const Span* named(const std::vector<Span>& spans, const std::string& name) {
+const Span* find_named(const std::vector<Span>& spans, const std::string& name) {
   const auto it = std::find_if(spans.begin(), spans.end(), [&](const Span& s) { return s.name == name; });
   return it == spans.end() ? nullptr : &*it;
 }
@@ -166,15 +166,15 @@ TEST(SpanBuilderLevels, EachLevelAddsItsSpans) {
 
 TEST(SpanBuilderLevels, AChildGitHangsUnderWhatItsParentSends) {
   const std::vector<Span> verbose = build(at(DetailLevel::verbose));
-  ASSERT_NE(named(verbose, "child(git-upload-pack)"), nullptr);
-  EXPECT_EQ(named(verbose, "git-upload-pack:upload-pack")->parent_span_id,
-            named(verbose, "child(git-upload-pack)")->span_id);
+  ASSERT_NE(find_named(verbose, "child(git-upload-pack)"), nullptr);
+  EXPECT_EQ(find_named(verbose, "git-upload-pack:upload-pack")->parent_span_id,
+            find_named(verbose, "child(git-upload-pack)")->span_id);
   // process: no region spans; the child span hangs under the process.
   const std::vector<Span> process = build(at(DetailLevel::process));
-  EXPECT_EQ(named(process, "child(git-upload-pack)")->parent_span_id, process_span_id("R-P00000010"));
+  EXPECT_EQ(find_named(process, "child(git-upload-pack)")->parent_span_id, process_span_id("R-P00000010"));
   // summary: no child span; the child git hangs under its parent process.
   const std::vector<Span> summary = build(at(DetailLevel::summary));
-  EXPECT_EQ(named(summary, "git-upload-pack:upload-pack")->parent_span_id, process_span_id("R-P00000010"));
+  EXPECT_EQ(find_named(summary, "git-upload-pack:upload-pack")->parent_span_id, process_span_id("R-P00000010"));
   // Its parent, the top process, dropped: it keeps trace2receiver's parent
   // id (a dropped process below another would give it that one's parent).
   ExportRules drop_fetch = at(DetailLevel::verbose);
@@ -202,7 +202,7 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
   ExportRules rules = at(DetailLevel::summary);
   rules.important_data.insert("fetch/remote");
   const std::vector<Span> spans = build(rules);
-  const Span& fetch = *named(spans, "git:fetch");
+  const Span& fetch = *find_named(spans, "git:fetch");
   EXPECT_EQ(text(fetch, "trace2.repo.nickname"), "monorepo");  // the last one
   EXPECT_EQ(text(fetch, "trace2.data.fetch.remote"), "origin");  // verbatim, not JSON
   EXPECT_EQ(text(fetch, "trace2.data.fetch.other"), "<absent>");  // not important
@@ -210,16 +210,16 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
   EXPECT_EQ(text(fetch, "trace2d.summary.regions"), R"({"fetch/remote_refs":{"count":2,"seconds":0.200000}})");
   EXPECT_EQ(text(fetch, "trace2d.summary.errors"), R"({"bad ref %s":2})");
   EXPECT_EQ(text(fetch, "trace2.process.data"), "<absent>");  // process level and above
-  EXPECT_EQ(text(*named(spans, "git-upload-pack:upload-pack"), "trace2.repo.nickname"), "<absent>");
+  EXPECT_EQ(text(*find_named(spans, "git-upload-pack:upload-pack"), "trace2.repo.nickname"), "<absent>");
 
   rules.default_level = DetailLevel::process;
   const std::vector<Span> process = build(rules);
-  EXPECT_EQ(text(*named(process, "git:fetch"), "trace2.process.data"),
+  EXPECT_EQ(text(*find_named(process, "git:fetch"), "trace2.process.data"),
             R"({"fetch":{"other":5,"remote":"origin"}})");
-  EXPECT_EQ(text(*named(process, "git:fetch"), "trace2.process.counters"), R"({"pack":{"objects":12}})");
+  EXPECT_EQ(text(*find_named(process, "git:fetch"), "trace2.process.counters"), R"({"pack":{"objects":12}})");
 
   rules.nickname_key = "";  // no nickname
-  EXPECT_EQ(text(*named(build(rules), "git:fetch"), "trace2.repo.nickname"), "<absent>");
+  EXPECT_EQ(text(*find_named(build(rules), "git:fetch"), "trace2.repo.nickname"), "<absent>");
 }
 
 // A tree of one finished process (session 1) holding what `p` holds.

@@ -29,8 +29,6 @@ using proto::ParseOutcome;
 namespace {
 
 constexpr std::string_view k_sid = "20261121T235101.565577Z-H0a7c9cdf-P000009e9";
-constexpr std::string_view k_fffd = "\xEF\xBF\xBD";
-
 // The common keys git writes in normal (non-brief) mode, up to the event's own
 // fields, e.g. head("exit", "git.c", 721) + R"(,"t_abs":0.1,"code":0})".
 std::string head(std::string_view event, std::string_view file, int line,
@@ -44,7 +42,7 @@ std::string head(std::string_view event, std::string_view file, int line,
 
 std::size_t count_fffd(std::string_view text) {
   std::size_t n = 0;
-  for (auto at = text.find(k_fffd); at != std::string_view::npos; at = text.find(k_fffd, at + 1)) {
+  for (auto at = text.find(proto::k_replacement_character); at != std::string_view::npos; at = text.find(proto::k_replacement_character, at + 1)) {
     ++n;
   }
   return n;
@@ -1146,7 +1144,7 @@ TEST_P(ParserTest, InvalidUtf8InArgvIsRepaired) {
   EXPECT_EQ(m_event.problems, "");
   EXPECT_TRUE(proto::is_valid_utf8(m_event.json));
   EXPECT_EQ(m_event.json, proto::repair_utf8(line));
-  const std::string fffd(k_fffd);
+  const std::string fffd(proto::k_replacement_character);
   EXPECT_EQ(strings(payload_of<proto::Start>(m_event).argv),
             (Strings{"git", "add", "caf" + fffd + ".txt", fffd, fffd + "("}));
   EXPECT_EQ(count_fffd(m_event.json), 3u);
@@ -1159,7 +1157,7 @@ TEST_P(ParserTest, InvalidUtf8InWorktreeIsRepaired) {
   ASSERT_TRUE(outcome.ok) << outcome.reject_reason;
   EXPECT_TRUE(m_event.utf8_repaired);
   EXPECT_TRUE(proto::is_valid_utf8(m_event.json));
-  const std::string fffd(k_fffd);
+  const std::string fffd(proto::k_replacement_character);
   // Overlong C0 AF: two replacements; surrogate ED A0 80: three.
   EXPECT_EQ(payload_of<proto::DefRepo>(m_event).worktree, "/home/" + fffd + fffd + "/" + fffd + fffd + fffd);
   EXPECT_EQ(m_event.json.size(), line.size() + 5 * 2);  // 5 bytes became 5 x 3 bytes
@@ -1171,7 +1169,7 @@ TEST_P(ParserTest, TruncatedSequenceAtTheEndOfAStringIsRepaired) {
   const ParseOutcome outcome = parse(line);
   ASSERT_TRUE(outcome.ok) << outcome.reject_reason;
   EXPECT_TRUE(m_event.utf8_repaired);
-  EXPECT_EQ(payload_of<proto::Region>(m_event).msg, "caf" + std::string(k_fffd));
+  EXPECT_EQ(payload_of<proto::Region>(m_event).msg, "caf" + std::string(proto::k_replacement_character));
   EXPECT_EQ(count_fffd(m_event.json), 1u);
   EXPECT_TRUE(proto::is_valid_utf8(m_event.json));
   // The quote after the truncated sequence survived, and so did the structure.
@@ -1183,7 +1181,7 @@ TEST_P(ParserTest, InvalidUtf8InSidKeysAndUnknownFields) {
       parse("{\"event\":\"error\",\"sid\":\"ab\xFF\",\"k\xFE\":\"\x80\",\"msg\":\"ok\"}");
   ASSERT_TRUE(outcome.ok) << outcome.reject_reason;
   EXPECT_TRUE(m_event.utf8_repaired);
-  EXPECT_EQ(m_event.sid, "ab" + std::string(k_fffd));
+  EXPECT_EQ(m_event.sid, "ab" + std::string(proto::k_replacement_character));
   EXPECT_EQ(payload_of<proto::Error>(m_event).msg, "ok");
   EXPECT_TRUE(proto::is_valid_utf8(m_event.json));
 }
@@ -1209,7 +1207,7 @@ TEST_P(ParserTest, InvalidUtf8InDataJsonValue) {
                            ",\"category\":\"c\",\"key\":\"k\",\"value\":{\"path\":\"\xF0\x80\x80\"}}";
   const ParseOutcome outcome = parse(line);
   ASSERT_TRUE(outcome.ok) << outcome.reject_reason;
-  const std::string fffd(k_fffd);
+  const std::string fffd(proto::k_replacement_character);
   EXPECT_EQ(payload_of<proto::Data>(m_event).value, R"({"path":")" + fffd + fffd + fffd + "\"}");
   EXPECT_EQ(count_fffd(m_event.json), 3u);
   EXPECT_TRUE(proto::is_valid_utf8(m_event.json));
@@ -1297,7 +1295,7 @@ TEST(ParserBuffers, ReuseAcrossManyLines) {
         break;
       default:
         EXPECT_TRUE(e.utf8_repaired);
-        EXPECT_EQ(payload_of<proto::Error>(e).msg, "bad " + std::string(k_fffd) + " " + std::to_string(i));
+        EXPECT_EQ(payload_of<proto::Error>(e).msg, "bad " + std::string(proto::k_replacement_character) + " " + std::to_string(i));
         break;
     }
   }
@@ -1338,7 +1336,7 @@ TEST_P(ParserTest, FourMebibyteArgvAndRepair) {
   const auto argv = payload_of<proto::Start>(m_event).argv;
   ASSERT_EQ(argv.size(), 2u);
   EXPECT_EQ(argv[1].size(), arg.size() + 2);
-  EXPECT_EQ(argv[1].substr(arg.size() / 2, 3), k_fffd);
+  EXPECT_EQ(argv[1].substr(arg.size() / 2, 3), proto::k_replacement_character);
 }
 
 // ---------------------------------------------------------------------------

@@ -17,8 +17,6 @@ namespace proto = trace2d::proto;
 
 namespace {
 
-constexpr std::string_view k_fffd = "\xEF\xBF\xBD";
-
 std::string bytes(std::initializer_list<int> values) {
   std::string out;
   for (int v : values) {
@@ -30,7 +28,7 @@ std::string bytes(std::initializer_list<int> values) {
 std::string repeat_fffd(std::size_t n) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i) {
-    out.append(k_fffd);
+    out.append(proto::k_replacement_character);
   }
   return out;
 }
@@ -111,7 +109,7 @@ Reference reference_repair(std::string_view s) {
     if (whole) {
       r.text.append(candidate);
     } else {
-      r.text.append(k_fffd);
+      r.text.append(proto::k_replacement_character);
       ++r.replaced;
       r.valid = false;
       // A byte that cannot start a sequence is one maximal subpart alone.
@@ -197,7 +195,7 @@ TEST(Utf8Repair, ValidTextIsCopiedUnchanged) {
 TEST(Utf8Repair, AppendKeepsWhatIsAlreadyThere) {
   std::string out = "{\"a\":\"";
   EXPECT_EQ(proto::append_repaired_utf8(out, "x\xFFy"), 1u);
-  EXPECT_EQ(out, std::string("{\"a\":\"x") + std::string(k_fffd) + "y");
+  EXPECT_EQ(out, std::string("{\"a\":\"x") + std::string(proto::k_replacement_character) + "y");
 }
 
 struct RepairCase {
@@ -329,7 +327,7 @@ TEST(Utf8Repair, LongMixedInputStaysAlignedAfterEachRepair) {
   for (int i = 0; i < 1000; ++i) {
     const std::string ascii(static_cast<std::size_t>(i % 37), static_cast<char>('a' + i % 26));
     input += ascii + "\xC3";
-    expected += ascii + std::string(k_fffd);
+    expected += ascii + std::string(proto::k_replacement_character);
   }
   std::string out;
   EXPECT_EQ(proto::append_repaired_utf8(out, input), 1000u);

@@ -23,4 +23,8 @@ inline constexpr bool k_sanitized = false;
 // ASan/UBSan make everything about this much slower.
 inline constexpr int k_slow = k_sanitized ? 4 : 1;
 
+// Room added to memory bounds under AddressSanitizer: freed memory sits in
+// a quarantine of up to 256 MiB and every allocation grows redzones.
+inline constexpr long k_sanitizer_kib = k_sanitized ? 512 * 1024 : 0;
+
 }  // namespace trace2d::test
