@@ -5,6 +5,13 @@ target_compile_options(trace2d_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
   -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough
   $<$<BOOL:${TRACE2D_WERROR}>:-Werror>)
+# In a unity build every source is #included into a generated file, and GCC
+# then takes a class that uses a type of an anonymous namespace (a .cpp's
+# private helper) for one defined in a header: -Wsubobject-linkage, about
+# the build's form, not the code.
+if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(trace2d_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
+endif()
 
 add_library(trace2d_sanitizers INTERFACE)
 if(TRACE2D_SANITIZE)
