@@ -112,6 +112,33 @@ int define_metric(trace2d::client::detail::MetricKind kind, std::string_view cat
   }
 }
 
+// The spawn request of both ABIs' argument forms. `env` keeps the extra
+// environment's views alive while the request is used. Options from an
+// older header that lacks the descriptors (0.1's) are read without them.
+trace2d::client::detail::SpawnRequest spawn_request(std::span<const std::string_view> args,
+                                                    const trace2d_child_options* options,
+                                                    std::vector<std::string_view>& env) {
+  trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
+  if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
+    env = list(options->env);
+    request.extra_env = env;
+    request.stdin_fd = options->stdin_fd;
+    request.stdout_fd = options->stdout_fd;
+    request.stderr_fd = options->stderr_fd;
+  }
+  return request;
+}
+
+void report_child(const trace2d::client::detail::ChildOutcome& outcome, pid_t* pid_out,
+                  int* child_id_out) noexcept {
+  if (pid_out != nullptr) {
+    *pid_out = outcome.pid;
+  }
+  if (child_id_out != nullptr) {
+    *child_id_out = outcome.child_id;
+  }
+}
+
 // run_child for both ABIs' argument forms.
 int run_child_with(std::span<const std::string_view> args, const char* file, int line,
                    const trace2d_child_options* options, pid_t* pid_out,
@@ -119,25 +146,34 @@ int run_child_with(std::span<const std::string_view> args, const char* file, int
   trace2d::client::detail::ChildOutcome outcome;
   try {
     std::vector<std::string_view> env;
-    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
-    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
-      env = list(options->env);
-      request.extra_env = env;
-      request.stdin_fd = options->stdin_fd;
-      request.stdout_fd = options->stdout_fd;
-      request.stderr_fd = options->stderr_fd;
-    }
-    outcome = trace2d::client::detail::run_child(request, where_of(file, line));
+    outcome = trace2d::client::detail::run_child(spawn_request(args, options, env),
+                                                 where_of(file, line));
   } catch (...) {
     outcome = {};
   }
-  if (pid_out != nullptr) {
-    *pid_out = outcome.pid;
-  }
-  if (child_id_out != nullptr) {
-    *child_id_out = outcome.child_id;
-  }
+  report_child(outcome, pid_out, child_id_out);
   return outcome.code;
+}
+
+// A number's data event: std::to_chars gives an integer in full and a
+// double as the shortest text that reads back as the same value ("0.93",
+// "1e-09", "nan", "inf"), never a rounding of it, and allocates nothing.
+template <typename Number>
+void data_number(const char* file, int line, std::string_view category, int repo,
+                 std::string_view key, Number value) noexcept {
+  guarded([&](Session& s) {
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    s.data(category, key, std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
+           repo, where_of(file, line));
+  });
+}
+
+void data_bool(const char* file, int line, std::string_view category, int repo,
+               std::string_view key, int value) noexcept {
+  guarded([&](Session& s) {
+    s.data(category, key, value != 0 ? "true" : "false", repo, where_of(file, line));
+  });
 }
 
 // The JSON is checked with tracing off too: a program's own tests then
@@ -303,9 +339,7 @@ void trace2d_data_string_fl(const char* file, int line, const char* category, in
 
 void trace2d_data_intmax_fl(const char* file, int line, const char* category, int repo,
                             const char* key, intmax_t value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), std::to_string(value), repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 int trace2d_data_json_fl(const char* file, int line, const char* category, int repo,
@@ -483,9 +517,7 @@ void trace2d_data_string_s(const char* file, int line, trace2d_str category, int
 
 void trace2d_data_intmax_s(const char* file, int line, trace2d_str category, int repo,
                            trace2d_str key, intmax_t value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), std::to_string(value), repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 int trace2d_data_json_s(const char* file, int line, trace2d_str category, int repo,
@@ -564,50 +596,32 @@ void trace2d_region_leave_token_fl(const char* file, int line, uint64_t token, i
 
 void trace2d_data_double_s(const char* file, int line, trace2d_str category, int repo,
                            trace2d_str key, double value) {
-  guarded([&](Session& s) {
-    // The shortest text that reads back as the same double ("0.93", "1e-09",
-    // "nan", "inf"): what the value is, never a rounding of it.
-    char buffer[32];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
-           repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_double_fl(const char* file, int line, const char* category, int repo,
                             const char* key, double value) {
-  trace2d_data_double_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
-                        repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_bool_s(const char* file, int line, trace2d_str category, int repo,
                          trace2d_str key, int value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
-  });
+  data_bool(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_bool_fl(const char* file, int line, const char* category, int repo,
                           const char* key, int value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
-  });
+  data_bool(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_uintmax_s(const char* file, int line, trace2d_str category, int repo,
                             trace2d_str key, uintmax_t value) {
-  guarded([&](Session& s) {
-    char buffer[24];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
-           repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_uintmax_fl(const char* file, int line, const char* category, int repo,
                              const char* key, uintmax_t value) {
-  trace2d_data_uintmax_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
-                         repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_child_capture_init(trace2d_child_capture* capture) {
@@ -627,21 +641,13 @@ int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* a
   try {
     const std::vector<std::string_view> args = list(argv, argc);
     std::vector<std::string_view> env;
-    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
-    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
-      env = list(options->env);
-      request.extra_env = env;
-      request.stdin_fd = options->stdin_fd;
-      request.stdout_fd = options->stdout_fd;
-      request.stderr_fd = options->stderr_fd;
-    }
     trace2d::client::detail::CaptureRequest wanted;
     if (usable) {
       wanted = {capture->capture_stdout != 0, capture->capture_stderr != 0,
                 static_cast<std::int64_t>(capture->timeout_ms)};
     }
-    outcome = trace2d::client::detail::run_child_captured(request, wanted, output,
-                                                          where_of(file, line));
+    outcome = trace2d::client::detail::run_child_captured(spawn_request(args, options, env), wanted,
+                                                          output, where_of(file, line));
     if (usable) {
       capture->stdout_data = wanted.out ? malloc_copy(output.out) : nullptr;
       capture->stdout_size = capture->stdout_data != nullptr ? output.out.size() : 0;
@@ -652,12 +658,7 @@ int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* a
   } catch (...) {
     // Out of memory before the child ran: reported as a child not started.
   }
-  if (pid_out != nullptr) {
-    *pid_out = outcome.pid;
-  }
-  if (child_id_out != nullptr) {
-    *child_id_out = outcome.child_id;
-  }
+  report_child(outcome, pid_out, child_id_out);
   return outcome.code;
 }
 
