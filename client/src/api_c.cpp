@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/src/child.hpp"
+#include "client/src/clock.hpp"
 #include "client/src/json_check.hpp"
 #include "client/src/metrics.hpp"
 #include "client/src/session.hpp"
@@ -94,6 +95,24 @@ std::vector<std::string_view> list(const trace2d_str* items, std::size_t count) 
   return out;
 }
 
+// A child's arguments, or none when they cannot be allocated: the child is
+// then reported as one that could not be started.
+std::vector<std::string_view> child_args(const char* const* argv) noexcept {
+  try {
+    return list(argv);
+  } catch (...) {
+    return {};
+  }
+}
+
+std::vector<std::string_view> child_args(const trace2d_str* argv, std::size_t argc) noexcept {
+  try {
+    return list(argv, argc);
+  } catch (...) {
+    return {};
+  }
+}
+
 trace2d::client::detail::ChildSpec spec_of(const trace2d_child_options* o) {
   trace2d::client::detail::ChildSpec spec;
   if (TRACE2D_HAS_FIELD(o, trace2d_child_options, use_shell)) {
@@ -153,6 +172,35 @@ int run_child_with(std::span<const std::string_view> args, const char* file, int
   }
   report_child(outcome, pid_out, child_id_out);
   return outcome.code;
+}
+
+// trace2d_start_command for both ABIs' argument forms.
+int start_command_with(std::span<const std::string_view> args, const char* file, int line,
+                       const trace2d_child_options* options,
+                       trace2d_child_process* child) noexcept {
+  if (!TRACE2D_HAS_FIELD(child, trace2d_child_process, timed_out)) {
+    return -1;  // not set up by trace2d_child_process_init(): nothing to read or fill in
+  }
+  trace2d::client::detail::ChildOutcome outcome;
+  trace2d::client::detail::PipeEnds ends;
+  try {
+    std::vector<std::string_view> env;
+    outcome = trace2d::client::detail::start_command(
+        spawn_request(args, options, env),
+        {child->pipe_stdin != 0, child->pipe_stdout != 0, child->pipe_stderr != 0}, ends,
+        where_of(file, line));
+  } catch (...) {
+    // Out of memory before the child ran: reported as a child not started.
+  }
+  child->pid = outcome.pid;
+  child->child_id = outcome.child_id;
+  child->stdin_fd = ends.in;
+  child->stdout_fd = ends.out;
+  child->stderr_fd = ends.err;
+  child->finished = outcome.pid > 0 ? 0 : 1;
+  child->code = -1;
+  child->timed_out = 0;
+  return outcome.pid > 0 ? 0 : -1;
 }
 
 // A number's data event: std::to_chars gives an integer in full and a
@@ -417,13 +465,7 @@ void trace2d_child_options_init(trace2d_child_options* options) {
 
 int trace2d_run_child_fl(const char* file, int line, const char* const* argv,
                          const trace2d_child_options* options, pid_t* pid_out) {
-  std::vector<std::string_view> args;
-  try {
-    args = list(argv);
-  } catch (...) {
-    args.clear();
-  }
-  return run_child_with(args, file, line, options, pid_out, nullptr);
+  return run_child_with(child_args(argv), file, line, options, pid_out, nullptr);
 }
 
 int trace2d_child_start_fl(const char* file, int line, const char* const* argv,
@@ -558,13 +600,7 @@ int trace2d_child_start_s(const char* file, int line, const trace2d_str* argv, s
 
 int trace2d_run_child_s(const char* file, int line, const trace2d_str* argv, size_t argc,
                         const trace2d_child_options* options, pid_t* pid_out, int* child_id_out) {
-  std::vector<std::string_view> args;
-  try {
-    args = list(argv, argc);
-  } catch (...) {
-    args.clear();
-  }
-  return run_child_with(args, file, line, options, pid_out, child_id_out);
+  return run_child_with(child_args(argv, argc), file, line, options, pid_out, child_id_out);
 }
 
 // ---- 1.1 -----------------------------------------------------------------
@@ -660,6 +696,49 @@ int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* a
   }
   report_child(outcome, pid_out, child_id_out);
   return outcome.code;
+}
+
+void trace2d_child_process_init(trace2d_child_process* child) {
+  if (child != nullptr) {
+    *child = trace2d_child_process{};
+    child->struct_size = sizeof *child;
+    child->pid = -1;
+    child->child_id = -1;
+    child->stdin_fd = -1;
+    child->stdout_fd = -1;
+    child->stderr_fd = -1;
+    child->code = -1;
+  }
+}
+
+int trace2d_start_command_s(const char* file, int line, const trace2d_str* argv, size_t argc,
+                            const trace2d_child_options* options, trace2d_child_process* child) {
+  return start_command_with(child_args(argv, argc), file, line, options, child);
+}
+
+int trace2d_start_command_fl(const char* file, int line, const char* const* argv,
+                             const trace2d_child_options* options, trace2d_child_process* child) {
+  return start_command_with(child_args(argv), file, line, options, child);
+}
+
+int trace2d_finish_command_fl(const char* file, int line, trace2d_child_process* child,
+                              unsigned timeout_ms) {
+  if (!TRACE2D_HAS_FIELD(child, trace2d_child_process, timed_out)) {
+    return -1;
+  }
+  if (child->finished != 0) {
+    // Waiting again could reap an unrelated child that got the same pid.
+    return child->code;
+  }
+  const std::int64_t deadline_us =
+      timeout_ms > 0 ? trace2d::client::detail::mono_us() + std::int64_t{timeout_ms} * 1000 : 0;
+  bool timed_out = false;
+  child->code = trace2d::client::detail::finish_command({child->child_id, child->pid, -1},
+                                                        deadline_us, timed_out,
+                                                        where_of(file, line));
+  child->finished = 1;
+  child->timed_out = timed_out ? 1 : 0;
+  return child->code;
 }
 
 char* trace2d_memory_take(size_t* size_out) {

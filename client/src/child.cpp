@@ -255,7 +255,7 @@ void drain(pid_t pid, Fd& out, Fd& err, CapturedOutput& output, std::int64_t dea
 }
 
 // waitpid, killing the child at `deadline_us` (0: none) if still running.
-int reap(pid_t pid, std::int64_t deadline_us, bool& timed_out) {
+int reap(pid_t pid, std::int64_t deadline_us, bool& timed_out) noexcept {
   int status = 0;
   while (true) {
     const bool bounded = deadline_us > 0 && !timed_out;
@@ -322,14 +322,18 @@ ChildOutcome start_command(const SpawnRequest& request, const PipeRequest& pipes
 }
 
 int finish_command(const ChildOutcome& started, std::int64_t deadline_us, bool& timed_out,
-                   Where where) {
+                   Where where) noexcept {
   if (started.pid <= 0) {
     return -1;  // never started: start_command reported it
   }
   const int code = reap(started.pid, deadline_us, timed_out);
-  Session* session = Session::current();
-  if (session != nullptr && started.child_id >= 0) {
-    session->child_exit(started.child_id, started.pid, code, where);
+  try {
+    Session* session = Session::current();
+    if (session != nullptr && started.child_id >= 0) {
+      session->child_exit(started.child_id, started.pid, code, where);
+    }
+  } catch (...) {
+    // The event is lost to an allocation; the child was reaped and its code stands.
   }
   return code;
 }

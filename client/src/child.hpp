@@ -56,7 +56,7 @@ struct PipeEnds {
 // sets `timed_out`; then child_exit. Returns git's code (-1 for a child
 // that never started: its child_exit was sent by start_command).
 [[nodiscard]] int finish_command(const ChildOutcome& started, std::int64_t deadline_us,
-                                 bool& timed_out, Where where);
+                                 bool& timed_out, Where where) noexcept;
 
 // start_command and finish_command in one: the child's streams as the
 // request says, waited for without a limit.

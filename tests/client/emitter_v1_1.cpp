@@ -23,8 +23,20 @@
 //   capture-c         the same 1 MiB through the C call
 //   memory            the "memory:" target: events taken twice (before and
 //                     after shutdown); prints "first"/"second" event names
+//   command           git's start/finish split: `git hash-object --stdin`
+//                     started with pipes, a region while it runs, its
+//                     input written and its output read, then finish();
+//                     prints "started", "pid", "hash", "code", "again"
+//   command-timeout   `git cat-file --batch` waiting for input, finished
+//                     with a 300 ms timeout; prints "timed_out", "code"
+//   command-scope     a `git cat-file --batch` child left to the
+//                     destructor (which closes its stdin and waits)
+//   command-missing   a program that does not exist; prints "started",
+//                     "pid", "code"
 
 #include <trace2d/client.hpp>
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -159,6 +171,75 @@ int capture_c() {
   return t2::exit(0);
 }
 
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n <= 0) {
+      return false;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buffer[4096];
+  for (ssize_t n = 0; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+int command() {
+  t2::Pipes pipes;
+  pipes.in = true;
+  pipes.out = true;
+  t2::ChildProcess git = t2::start_command({"git", "hash-object", "--stdin"}, pipes);
+  std::printf("started %d\npid %d\n", git.started() ? 1 : 0, static_cast<int>(git.pid()));
+  {
+    // The program works while git runs: these events come between
+    // child_start and child_exit.
+    t2::Region meanwhile("command", "meanwhile");
+    write_all(git.in(), "hello\n");
+    git.close_in();
+  }
+  const std::string out = read_all(git.out());
+  const int code = git.finish();
+  std::printf("hash %s\ncode %d\n", out.substr(0, out.find('\n')).c_str(), code);
+  std::printf("again %d\n", git.finish());  // once: the same code, no second child_exit
+  return t2::exit(0);
+}
+
+int command_timeout() {
+  t2::Pipes pipes;
+  pipes.in = true;  // never written nor closed: git waits for input
+  t2::ChildProcess git = t2::start_command({"git", "cat-file", "--batch"}, pipes);
+  // Kept open, so that finish() (which closes in()) cannot end it: only the timeout can.
+  const int held = ::dup(git.in());
+  const int code = git.finish(std::chrono::milliseconds(300));
+  ::close(held);
+  std::printf("timed_out %d\ncode %d\n", git.timed_out() ? 1 : 0, code);
+  return t2::exit(0);
+}
+
+int command_scope() {
+  {
+    t2::Pipes pipes;
+    pipes.in = true;
+    t2::ChildProcess git = t2::start_command({"git", "cat-file", "--batch"}, pipes);
+    t2::ChildProcess moved = std::move(git);  // the moved-from one does nothing
+  }  // closes git's stdin, waits, child_exit
+  return t2::exit(0);
+}
+
+int command_missing() {
+  t2::ChildProcess missing = t2::start_command({"/nonexistent/git"});
+  std::printf("started %d\npid %d\ncode %d\n", missing.started() ? 1 : 0,
+              static_cast<int>(missing.pid()), missing.finish());
+  return t2::exit(0);
+}
+
 std::string event_names(const std::string& lines) {
   std::string names;
   for (std::size_t pos = 0; pos < lines.size();) {
@@ -231,6 +312,18 @@ int main(int argc, char** argv) {
   }
   if (scenario == "capture-c") {
     return capture_c();
+  }
+  if (scenario == "command") {
+    return command();
+  }
+  if (scenario == "command-timeout") {
+    return command_timeout();
+  }
+  if (scenario == "command-scope") {
+    return command_scope();
+  }
+  if (scenario == "command-missing") {
+    return command_missing();
   }
   if (scenario == "sid-after-shutdown") {
     return sid_after_shutdown();

@@ -13,24 +13,6 @@
 namespace trace2d::test {
 namespace {
 
-std::vector<std::string> of_session(const std::vector<std::string>& lines, const std::string& sid) {
-  std::vector<std::string> out;
-  for (const auto& line : lines) {
-    if (string_field(line, "sid") == sid) {
-      out.push_back(line);
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> events_of(const std::vector<std::string>& lines) {
-  std::vector<std::string> out;
-  for (const auto& line : lines) {
-    out.push_back(string_field(line, "event"));
-  }
-  return out;
-}
-
 TEST(ClientExec, ExecEndsTheSessionThenRunsTheProgram) {
   TempDir dir;
   const EmitterRun run =
