@@ -1,9 +1,12 @@
 #include "client/src/session.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 #include "client/src/clock.hpp"
@@ -35,6 +38,48 @@ std::string env(const char* name) {
 std::string_view base_name(std::string_view path) {
   const auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The longest ancestry walked: a bound for a chain that should end at pid
+// 1 anyway (its ppid is 0).
+constexpr int k_max_ancestry = 64;
+
+// git's cmd_ancestry on Linux (its compat/linux/procinfo.c): the command
+// names of this process's ancestors, its parent first, each as
+// /proc/<pid>/stat gives it in parentheses (the kernel's comm, at most 15
+// bytes), following each one's parent pid until it is 0 or a process
+// cannot be read. Empty where there is no /proc (git then sends nothing).
+std::vector<std::string> process_ancestry() {
+  std::vector<std::string> names;
+  pid_t pid = ::getppid();
+  for (int depth = 0; pid > 0 && depth < k_max_ancestry; ++depth) {
+    char path[32];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      break;
+    }
+    // "pid (comm) state ppid ...": the fields wanted fit in the first bytes.
+    char buffer[256];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ::close(fd);
+    const std::string_view stat(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+    // The last ')': a command name may hold parentheses itself.
+    const std::size_t open = stat.find('(');
+    const std::size_t close = stat.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
+        close + 4 >= stat.size()) {
+      break;
+    }
+    names.emplace_back(stat.substr(open + 1, close - open - 1));
+    const std::string_view rest = stat.substr(close + 4);  // past ") S "
+    int parent = 0;
+    if (std::from_chars(rest.data(), rest.data() + rest.size(), parent).ec != std::errc()) {
+      break;
+    }
+    pid = parent;
+  }
+  return names;
 }
 
 void write_stderr(std::string_view text) {
@@ -252,12 +297,24 @@ void Session::emit_version_and_start(std::span<const std::string_view> argv, Whe
   if (!with_start) {
     return;
   }
-  LineBuilder b(ctx.line);
-  b.begin("start", common(ctx), where);
-  b.seconds("t_abs", mono_us() - m_start_us);
-  b.strings("argv", argv);
-  b.end();
-  push(ctx.line);
+  {
+    LineBuilder b(ctx.line);
+    b.begin("start", common(ctx), where);
+    b.seconds("t_abs", mono_us() - m_start_us);
+    b.strings("argv", argv);
+    b.end();
+    push(ctx.line);
+  }
+  // As git sends it after start (trace2_collect_process_info at startup),
+  // from the library's own code as git's comes from its procinfo.c.
+  const std::vector<std::string> ancestry = process_ancestry();
+  if (!ancestry.empty()) {
+    LineBuilder b(ctx.line);
+    b.begin("cmd_ancestry", common(ctx), {k_internal_file, __LINE__});
+    b.strings("ancestry", ancestry);
+    b.end();
+    push(ctx.line);
+  }
 }
 
 std::string Session::format_exit_line(const ThreadContext& ctx, std::string_view event, int code,

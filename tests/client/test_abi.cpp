@@ -20,8 +20,8 @@ TEST(ClientAbi, AProgramWrittenFor01BuildsLinksAndRunsUnchanged) {
     events.push_back(string_field(line, "event"));
   }
   const std::vector<std::string> expected = {
-      "version", "start", "cmd_name", "cmd_name", "cmd_mode", "def_param", "def_repo",
-      "region_enter", "data", "data", "data_json", "region_leave",
+      "version", "start", "cmd_ancestry", "cmd_name", "cmd_name", "cmd_mode", "def_param",
+      "def_repo", "region_enter", "data", "data", "data_json", "region_leave",
       "region_enter", "region_leave",  // a thread started on main is a region, as git's
       "error", "printf", "child_start", "child_exit", "child_start", "child_exit", "exit",
       "th_timer", "timer", "counter", "atexit"};

@@ -267,7 +267,8 @@ TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
   EXPECT_EQ(s.column_text(0), "complete");
   EXPECT_EQ(s.column_int(1), 3);
   EXPECT_EQ(s.column_text(2), run.sid);
-  EXPECT_EQ(s.column_int(3), 7) << "version start cmd_name region_enter region_leave exit atexit";
+  EXPECT_EQ(s.column_int(3), 8)
+      << "version start cmd_ancestry cmd_name region_enter region_leave exit atexit";
 }
 
 // exit(5) through git's idiom (TRACE2D_WRAP_EXIT, from C) is stored as 5,
