@@ -3,6 +3,7 @@
 // every entry point catches everything.
 #include <trace2d/client.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdarg>
 #include <cstddef>
@@ -27,6 +28,9 @@ using trace2d::client::detail::Where;
 // the caller's struct_size covers it.
 #define TRACE2D_HAS_FIELD(ptr, type, field) \
   ((ptr) != nullptr && (ptr)->struct_size >= offsetof(type, field) + sizeof((ptr)->field))
+
+// trace2d_options as 1.0 had it: up to the field 1.1 added.
+constexpr std::size_t k_options_1_0_size = offsetof(trace2d_options, version);
 
 std::string_view text(const char* s) {
   return s == nullptr ? std::string_view() : std::string_view(s);
@@ -247,15 +251,29 @@ int data_json_of(const char* file, int line, std::string_view category, int repo
 
 extern "C" {
 
-void trace2d_options_init(trace2d_options* options) {
-  if (options != nullptr) {
-    *options = trace2d_options{};
-    options->struct_size = sizeof *options;
-    options->queue_bytes = std::size_t{1} << 20;
-    options->exit_flush_ms = 150;
-    options->export_environment = 1;
-    options->signal_events = 1;
+// The function the header's trace2d_options_init() macro hides (hence the
+// parentheses): what programs built against 1.0 call, with room for 1.0's
+// fields only. Writing 1.1's (sizeof trace2d_options) would overrun their
+// struct.
+void(trace2d_options_init)(trace2d_options* options) {
+  trace2d_options_init_size(options, k_options_1_0_size);
+}
+
+void trace2d_options_init_size(trace2d_options* options, size_t size) {
+  if (options == nullptr || size < k_options_1_0_size) {
+    return;  // no room for the fields every version has: left alone, start() refuses it
   }
+  trace2d_options defaults{};
+  defaults.struct_size = std::min(size, sizeof defaults);
+  defaults.queue_bytes = std::size_t{1} << 20;
+  defaults.exit_flush_ms = 150;
+  defaults.export_environment = 1;
+  defaults.signal_events = 1;
+  // The caller's whole struct is zeroed (a later header's fields too: NULL
+  // and 0 mean "not set"), then the fields this library knows are set, as
+  // far as the caller's size holds them.
+  std::memset(static_cast<void*>(options), 0, size);
+  std::memcpy(static_cast<void*>(options), &defaults, defaults.struct_size);
 }
 
 int trace2d_start_fl(const char* file, int line, int argc, const char* const* argv,
@@ -271,6 +289,9 @@ int trace2d_start_fl(const char* file, int line, int argc, const char* const* ar
     if (options != nullptr) {
       config.target = text(options->target);
       config.exe = text(options->exe);
+      if (TRACE2D_HAS_FIELD(options, trace2d_options, version)) {
+        config.version = text(options->version);  // a 1.0 struct ends before it
+      }
       config.cmd_name = text(options->cmd_name);
       config.queue_bytes = options->queue_bytes;
       config.exit_flush_timeout = std::chrono::milliseconds(options->exit_flush_ms);

@@ -283,9 +283,13 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
 void Session::emit_version_and_start(std::span<const std::string_view> argv, Where where,
                                      bool with_start) {
   ThreadContext& ctx = *m_main;
-  const std::string_view exe = !m_config.exe.empty() ? std::string_view(m_config.exe)
-                               : argv.empty()        ? std::string_view("unknown")
-                                                     : base_name(argv[0]);
+  // git puts its version in version.exe; a program that gives its own is
+  // sent the same way (trace2d stores it as sessions.exe), else what 1.0
+  // sent: the exe it named, or its name.
+  const std::string_view exe = !m_config.version.empty() ? std::string_view(m_config.version)
+                               : !m_config.exe.empty()   ? std::string_view(m_config.exe)
+                               : argv.empty()            ? std::string_view("unknown")
+                                                         : base_name(argv[0]);
   {
     LineBuilder b(ctx.line);
     b.begin("version", common(ctx), where, 0, true);

@@ -32,7 +32,8 @@ namespace trace2d::client::detail {
 
 struct Config {
   std::string target;  // empty: GIT_TRACE2_EVENT
-  std::string exe;
+  std::string version;  // version.exe when set (git's sense: a version)
+  std::string exe;      // version.exe otherwise (1.0's way)
   std::string cmd_name;
   std::size_t queue_bytes = std::size_t{1} << 20;
   std::chrono::milliseconds exit_flush_timeout{150};

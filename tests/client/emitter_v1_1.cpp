@@ -23,6 +23,8 @@
 //   capture-c         the same 1 MiB through the C call
 //   memory            the "memory:" target: events taken twice (before and
 //                     after shutdown); prints "first"/"second" event names
+//   version           started with Options::version (and exe, which it
+//                     overrides)
 //   command           git's start/finish split: `git hash-object --stdin`
 //                     started with pipes, a region while it runs, its
 //                     input written and its output read, then finish();
@@ -271,6 +273,15 @@ int memory(int argc, char** argv) {
   return 0;
 }
 
+int version(int argc, char** argv) {
+  t2::Options options;
+  options.version = "2.0.1";
+  options.exe = "not sent: the version wins";
+  t2::start(argc, argv, options);
+  std::printf("sid %s\n", std::string(t2::sid()).c_str());
+  return t2::exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -280,6 +291,9 @@ int main(int argc, char** argv) {
   const std::string scenario = argv[1];
   if (scenario == "memory") {
     return memory(argc, argv);  // starts with its own target
+  }
+  if (scenario == "version") {
+    return version(argc, argv);  // starts with its own options
   }
   if (!t2::start(argc, argv)) {
     std::printf("off_reason %s\n", std::string(t2::off_reason()).c_str());

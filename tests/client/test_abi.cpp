@@ -58,5 +58,26 @@ TEST(ClientAbi, AProgramBuiltAgainst10RunsWith11) {
   EXPECT_EQ(raw_field(run.lines.back(), "code"), "5");
 }
 
+// 1.1's trace2d_options is 8 bytes longer than 1.0's (the version field):
+// a 1.0 program's trace2d_options_init() must not write past its struct,
+// and a 1.1 program's version must be set up and sent.
+TEST(ClientAbi, OptionsInitWritesNoMoreThanTheProgramsStruct) {
+  TempDir old_dir;
+  const EmitterRun old = run_emitter(old_dir, CLIENT_OPTIONS_INIT_1_0_BIN, {});
+  ASSERT_EQ(old.result.exit_code, 0) << old.result.err;
+  EXPECT_EQ(stdout_value(old.result.out, "canary_ok"), "1") << "written past a 1.0 struct";
+  EXPECT_EQ(stdout_value(old.result.out, "struct_size"), "56");
+  ASSERT_FALSE(old.lines.empty()) << "a 1.0 struct is accepted";
+  EXPECT_EQ(string_field(old.lines.front(), "exe"), "options-init exe");
+
+  TempDir new_dir;
+  const EmitterRun now = run_emitter(new_dir, CLIENT_OPTIONS_INIT_BIN, {});
+  ASSERT_EQ(now.result.exit_code, 0) << now.result.err;
+  EXPECT_EQ(stdout_value(now.result.out, "canary_ok"), "1");
+  EXPECT_EQ(stdout_value(now.result.out, "struct_size"), "64");
+  ASSERT_FALSE(now.lines.empty());
+  EXPECT_EQ(string_field(now.lines.front(), "exe"), "1.1.7") << "version wins over exe";
+}
+
 }  // namespace
 }  // namespace trace2d::test

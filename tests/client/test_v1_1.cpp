@@ -272,6 +272,21 @@ TEST(ClientStart, CmdAncestryFollowsStartAndIsWhatGitSendsFromTheSamePlace) {
   EXPECT_EQ(raw_field(ours[0], "ancestry"), raw_field(gits[0], "ancestry"));
 }
 
+TEST(ClientStart, VersionExeIsTheProgramsVersionWhenItGivesOne) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "version");
+  const auto version = with_event(run.lines, "version");
+  ASSERT_EQ(version.size(), 1U);
+  // Where git sends its own version (1.0 could only send a name there).
+  EXPECT_EQ(string_field(version[0], "exe"), "2.0.1");
+  // Without one, as 1.0: Options::exe (client-emitter-c, test_c_abi.cpp),
+  // else the program's name.
+  TempDir plain_dir;
+  const EmitterRun plain = run_scenario(plain_dir, "plain");
+  ASSERT_FALSE(plain.lines.empty());
+  EXPECT_EQ(string_field(plain.lines.front(), "exe"), "client-emitter-1.1");
+}
+
 ProcessSpec emitter_with_target(const std::string& target) {
   ProcessSpec spec;
   spec.argv = {CLIENT_EMITTER_BIN, "plain"};

@@ -75,7 +75,8 @@ typedef struct trace2d_options {
   /* Where events go, in GIT_TRACE2_EVENT syntax ("af_unix:stream:/run/...",
    * a file, a directory, "2".."9", "1"). NULL or "": GIT_TRACE2_EVENT. */
   const char* target;
-  /* version.exe. NULL: the base name of argv[0]. */
+  /* version.exe when `version` (below) is not set. NULL: the base name of
+   * argv[0]. */
   const char* exe;
   /* The cmd_name sent after start. NULL: the base name of argv[0]. */
   const char* cmd_name;
@@ -90,9 +91,19 @@ typedef struct trace2d_options {
   /* Send a "signal" event when a fatal signal with the default action
    * kills the process (handlers are installed only where none exists). */
   int signal_events;
+  /* Since 1.1: the program's version ("2.4.1"), sent as version.exe, where
+   * git sends its own version. NULL or "": `exe` as above. */
+  const char* version;
 } trace2d_options;
 
+/* Sets up `options` with the defaults. The library's trace2d_options_init
+ * sets up 1.0's fields alone (what a program built against 1.0 has room
+ * for); since 1.1 the macro below passes the caller's own size to
+ * trace2d_options_init_size, which sets up every field that size holds. */
 TRACE2D_CLIENT_API void trace2d_options_init(trace2d_options* options);
+TRACE2D_CLIENT_API void trace2d_options_init_size(trace2d_options* options, size_t size);
+#define trace2d_options_init(options) \
+  trace2d_options_init_size((options), sizeof(trace2d_options))
 
 /* Starts the session: version, start (argv) and cmd_name. Call once, early,
  * from the main thread (ideally before other threads exist, since it may

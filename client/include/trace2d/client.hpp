@@ -137,7 +137,7 @@ inline int trace2d_child_start_s(const char*, int, const trace2d_str*, std::size
 }
 inline void trace2d_child_exit_fl(const char*, int, int, pid_t, int) noexcept {}
 inline std::size_t trace2d_child_environment(char*, std::size_t) noexcept { return 0; }
-inline void trace2d_options_init(trace2d_options* options) noexcept {
+inline void trace2d_options_init_size(trace2d_options* options, std::size_t) noexcept {
   *options = trace2d_options{};
   options->struct_size = sizeof *options;
 }
@@ -200,8 +200,13 @@ inline unsigned milliseconds(std::chrono::milliseconds timeout) noexcept {
 struct Options {
   // Where events go, in GIT_TRACE2_EVENT syntax. Empty: GIT_TRACE2_EVENT.
   std::string target{};
-  // version.exe and the first cmd_name. Empty: the base name of argv[0].
+  // The program's version ("2.4.1"), sent as version.exe, where git sends
+  // its own version. Empty: `exe`.
+  std::string version{};
+  // version.exe when `version` is empty (1.0's only way). Empty: the base
+  // name of argv[0].
   std::string exe{};
+  // The first cmd_name. Empty: the base name of argv[0].
   std::string cmd_name{};
   // Bound of the queue between callers and the writer thread.
   std::size_t queue_bytes = std::size_t{1} << 20;
@@ -222,9 +227,11 @@ struct Options {
 inline bool start(int argc, const char* const* argv, const Options& options = {},
                   Location loc = Location::current()) noexcept {
   trace2d_options o;
-  (trace2d_options_init)(&o);
+  // Our size, so that the library sets up (and later reads) 1.1's fields too.
+  (trace2d_options_init_size)(&o, sizeof o);
   o.target = options.target.c_str();
   o.exe = options.exe.c_str();
+  o.version = options.version.c_str();
   o.cmd_name = options.cmd_name.c_str();
   o.queue_bytes = options.queue_bytes;
   o.exit_flush_ms = c_abi::milliseconds(options.exit_flush_timeout);
