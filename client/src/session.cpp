@@ -17,7 +17,6 @@
 namespace trace2d::client::detail {
 namespace {
 
-std::atomic<Session*> g_session{nullptr};
 // The pid that started a session: once per process, again after a fork.
 std::atomic<pid_t> g_started_pid{0};
 // t_abs counts from when the library was loaded, i.e. about process start.
@@ -129,7 +128,7 @@ void at_fork_parent() {
 // unused (its mutexes may be held, its writer thread is not here); start()
 // may begin a fresh session, a child of the parent's.
 void at_fork_child() {
-  if (Session* s = g_session.exchange(nullptr)) {
+  if (Session* s = Session::forget_current()) {
     s->abandon_in_child(g_abandoned);
     g_abandoned = s;
   }
@@ -186,7 +185,6 @@ Session::Session(Config config, std::string sid, std::unique_ptr<Sink> sink)
   m_threads.push_back(std::move(main));
 }
 
-Session* Session::current() noexcept { return g_session.load(std::memory_order_acquire); }
 
 const char* Session::off_reason() noexcept {
   const Session* s = current();
@@ -268,7 +266,7 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
   current_context() = session->m_main;
   session->emit_version_and_start(argv, where, true);
   Session* published = session.release();  // immortal: see the header
-  g_session.store(published, std::memory_order_release);
+  s_current.store(published, std::memory_order_release);
   install_process_hooks_once();
   if (config.signal_events) {
     install_fatal_signal_handlers();
@@ -346,7 +344,7 @@ void Session::record_exit(int code, Where where) {
   // session ends, so that its time follows the region_leave events of the
   // guards still alive at `return exit(code)` (1.0 sent it with the time
   // of this call, before them).
-  std::string file(where.file);
+  std::string file(where.file());
   std::string thread_json = ctx->thread_json;
   std::lock_guard lock(m_mutex);
   m_exit_code = code;

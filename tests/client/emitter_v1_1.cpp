@@ -7,6 +7,8 @@
 // Scenarios:
 //   guards-heap       two heap guards A then B, A destroyed first; a region
 //                     entered while B is still open; then B
+//   guards-names      guards with long names (past the 64 bytes kept in
+//                     place) and short ones, left out of order
 //   guards-thread     a guard made on main, destroyed on another thread;
 //                     then a region on main
 //   guards-location   guards put into unique_ptr/optional the documented
@@ -60,6 +62,21 @@ int guards_heap() {
   a.reset();  // leaves a, not b (1.0 left the innermost: b)
   {
     t2::Region c("guards", "c");  // nests in b alone: nesting 2
+  }
+  b.reset();
+  return t2::exit(0);
+}
+
+int guards_names() {
+  const std::string long_label(100, 'l');
+  auto a = std::make_unique<t2::Region>(t2::Region("a-long-category", long_label));
+  auto b = std::make_unique<t2::Region>(t2::Region("b", "short"));
+  a.reset();  // moves b's entry down in the region stack
+  {
+    t2::Region c("c", std::string(70, 'c'));  // reuses a's old entry, long again
+  }
+  {
+    t2::Region d("d", "x");  // the same entry, short after long
   }
   b.reset();
   return t2::exit(0);
@@ -302,6 +319,9 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   if (scenario == "guards-heap") {
     return guards_heap();
+  }
+  if (scenario == "guards-names") {
+    return guards_names();
   }
   if (scenario == "guards-thread") {
     return guards_thread();

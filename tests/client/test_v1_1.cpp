@@ -63,6 +63,20 @@ TEST(ClientGuards, HeapGuardsDestroyedOutOfOrderLeaveTheirOwnRegion) {
   EXPECT_EQ(region_story(run.lines), expected);
 }
 
+TEST(ClientGuards, LeavesCarryTheirRegionsNamesLongOrShortLeftInAnyOrder) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "guards-names");
+  std::vector<std::string> leaves;
+  for (const auto& line : with_event(run.lines, "region_leave")) {
+    leaves.push_back(string_field(line, "category") + ":" + string_field(line, "label") + " " +
+                     raw_field(line, "nesting"));
+  }
+  const std::vector<std::string> expected = {"a-long-category:" + std::string(100, 'l') + " 1",
+                                             "c:" + std::string(70, 'c') + " 2", "d:x 2",
+                                             "b:short 2"};
+  EXPECT_EQ(leaves, expected);
+}
+
 TEST(ClientGuards, AGuardEndedOnAnotherThreadLeavesItsRegionOnItsThread) {
   TempDir dir;
   const EmitterRun run = run_scenario(dir, "guards-thread");
