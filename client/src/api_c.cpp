@@ -260,8 +260,14 @@ void(trace2d_options_init)(trace2d_options* options) {
 }
 
 void trace2d_options_init_size(trace2d_options* options, size_t size) {
-  if (options == nullptr || size < k_options_1_0_size) {
-    return;  // no room for the fields every version has: left alone, start() refuses it
+  if (options == nullptr || size < sizeof options->struct_size) {
+    return;
+  }
+  if (size < k_options_1_0_size) {
+    // No room for the fields every version has: zeroed, so that start()
+    // refuses it (struct_size 0) instead of reading what was there.
+    std::memset(static_cast<void*>(options), 0, size);
+    return;
   }
   trace2d_options defaults{};
   defaults.struct_size = std::min(size, sizeof defaults);
