@@ -19,7 +19,9 @@ namespace trace2d::client::detail {
 struct Where {
   constexpr Where() = default;
   constexpr Where(std::string_view file, int line_number) noexcept
-      : file_data(file.data()), file_size(static_cast<std::uint32_t>(file.size())), line(line_number) {}
+      : file_data(file.data()),
+        file_size(static_cast<std::uint32_t>(file.size())),
+        line(line_number) {}
   [[nodiscard]] constexpr std::string_view file() const noexcept { return {file_data, file_size}; }
 
   const char* file_data = nullptr;

@@ -126,7 +126,8 @@ TEST(ClientCommands, TheDestructorClosesStdinAndFinishesAChildLeftRunning) {
   EXPECT_EQ(raw_field(exits[0], "code"), "0") << "git cat-file --batch ends at end of input";
   const auto git = below(run.lines, run.sid);
   ASSERT_FALSE(git.empty());
-  EXPECT_EQ(raw_field(exits[0], "pid"), std::to_string(pid_of_sid(string_field(git.front(), "sid"))));
+  EXPECT_EQ(raw_field(exits[0], "pid"),
+            std::to_string(pid_of_sid(string_field(git.front(), "sid"))));
   EXPECT_EQ(string_field(git.back(), "event"), "atexit");
 }
 
