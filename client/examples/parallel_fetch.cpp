@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   t2::Options options;
-  options.exe = "parallel-fetch 1.0";
+  options.version = "1.0";  // sent as version.exe, where git sends its own version
   t2::start(argc, argv, options);  // GIT_TRACE2_EVENT decides
   t2::def_param("parallel-fetch.jobs", std::to_string(settings.jobs));
   t2::cmd_mode(settings.sources.size() == 1 ? "single" : "pool");

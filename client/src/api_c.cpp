@@ -3,6 +3,7 @@
 // every entry point catches everything.
 #include <trace2d/client.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdarg>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "client/src/child.hpp"
+#include "client/src/clock.hpp"
 #include "client/src/json_check.hpp"
 #include "client/src/metrics.hpp"
 #include "client/src/session.hpp"
@@ -26,6 +28,9 @@ using trace2d::client::detail::Where;
 // the caller's struct_size covers it.
 #define TRACE2D_HAS_FIELD(ptr, type, field) \
   ((ptr) != nullptr && (ptr)->struct_size >= offsetof(type, field) + sizeof((ptr)->field))
+
+// trace2d_options as 1.0 had it: up to the field 1.1 added.
+constexpr std::size_t k_options_1_0_size = offsetof(trace2d_options, version);
 
 std::string_view text(const char* s) {
   return s == nullptr ? std::string_view() : std::string_view(s);
@@ -94,6 +99,24 @@ std::vector<std::string_view> list(const trace2d_str* items, std::size_t count) 
   return out;
 }
 
+// A child's arguments, or none when they cannot be allocated: the child is
+// then reported as one that could not be started.
+std::vector<std::string_view> child_args(const char* const* argv) noexcept {
+  try {
+    return list(argv);
+  } catch (...) {
+    return {};
+  }
+}
+
+std::vector<std::string_view> child_args(const trace2d_str* argv, std::size_t argc) noexcept {
+  try {
+    return list(argv, argc);
+  } catch (...) {
+    return {};
+  }
+}
+
 trace2d::client::detail::ChildSpec spec_of(const trace2d_child_options* o) {
   trace2d::client::detail::ChildSpec spec;
   if (TRACE2D_HAS_FIELD(o, trace2d_child_options, use_shell)) {
@@ -112,6 +135,33 @@ int define_metric(trace2d::client::detail::MetricKind kind, std::string_view cat
   }
 }
 
+// The spawn request of both ABIs' argument forms. `env` keeps the extra
+// environment's views alive while the request is used. Options from an
+// older header that lacks the descriptors (0.1's) are read without them.
+trace2d::client::detail::SpawnRequest spawn_request(std::span<const std::string_view> args,
+                                                    const trace2d_child_options* options,
+                                                    std::vector<std::string_view>& env) {
+  trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
+  if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
+    env = list(options->env);
+    request.extra_env = env;
+    request.stdin_fd = options->stdin_fd;
+    request.stdout_fd = options->stdout_fd;
+    request.stderr_fd = options->stderr_fd;
+  }
+  return request;
+}
+
+void report_child(const trace2d::client::detail::ChildOutcome& outcome, pid_t* pid_out,
+                  int* child_id_out) noexcept {
+  if (pid_out != nullptr) {
+    *pid_out = outcome.pid;
+  }
+  if (child_id_out != nullptr) {
+    *child_id_out = outcome.child_id;
+  }
+}
+
 // run_child for both ABIs' argument forms.
 int run_child_with(std::span<const std::string_view> args, const char* file, int line,
                    const trace2d_child_options* options, pid_t* pid_out,
@@ -119,25 +169,63 @@ int run_child_with(std::span<const std::string_view> args, const char* file, int
   trace2d::client::detail::ChildOutcome outcome;
   try {
     std::vector<std::string_view> env;
-    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
-    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
-      env = list(options->env);
-      request.extra_env = env;
-      request.stdin_fd = options->stdin_fd;
-      request.stdout_fd = options->stdout_fd;
-      request.stderr_fd = options->stderr_fd;
-    }
-    outcome = trace2d::client::detail::run_child(request, where_of(file, line));
+    outcome = trace2d::client::detail::run_child(spawn_request(args, options, env),
+                                                 where_of(file, line));
   } catch (...) {
     outcome = {};
   }
-  if (pid_out != nullptr) {
-    *pid_out = outcome.pid;
-  }
-  if (child_id_out != nullptr) {
-    *child_id_out = outcome.child_id;
-  }
+  report_child(outcome, pid_out, child_id_out);
   return outcome.code;
+}
+
+// trace2d_start_command for both ABIs' argument forms.
+int start_command_with(std::span<const std::string_view> args, const char* file, int line,
+                       const trace2d_child_options* options,
+                       trace2d_child_process* child) noexcept {
+  if (!TRACE2D_HAS_FIELD(child, trace2d_child_process, timed_out)) {
+    return -1;  // not set up by trace2d_child_process_init(): nothing to read or fill in
+  }
+  trace2d::client::detail::ChildOutcome outcome;
+  trace2d::client::detail::PipeEnds ends;
+  try {
+    std::vector<std::string_view> env;
+    outcome = trace2d::client::detail::start_command(
+        spawn_request(args, options, env),
+        {child->pipe_stdin != 0, child->pipe_stdout != 0, child->pipe_stderr != 0}, ends,
+        where_of(file, line));
+  } catch (...) {
+    // Out of memory before the child ran: reported as a child not started.
+  }
+  child->pid = outcome.pid;
+  child->child_id = outcome.child_id;
+  child->stdin_fd = ends.in;
+  child->stdout_fd = ends.out;
+  child->stderr_fd = ends.err;
+  child->finished = outcome.pid > 0 ? 0 : 1;
+  child->code = -1;
+  child->timed_out = 0;
+  return outcome.pid > 0 ? 0 : -1;
+}
+
+// A number's data event: std::to_chars gives an integer in full and a
+// double as the shortest text that reads back as the same value ("0.93",
+// "1e-09", "nan", "inf"), never a rounding of it, and allocates nothing.
+template <typename Number>
+void data_number(const char* file, int line, std::string_view category, int repo,
+                 std::string_view key, Number value) noexcept {
+  guarded([&](Session& s) {
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    s.data(category, key, std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
+           repo, where_of(file, line));
+  });
+}
+
+void data_bool(const char* file, int line, std::string_view category, int repo,
+               std::string_view key, int value) noexcept {
+  guarded([&](Session& s) {
+    s.data(category, key, value != 0 ? "true" : "false", repo, where_of(file, line));
+  });
 }
 
 // The JSON is checked with tracing off too: a program's own tests then
@@ -163,15 +251,35 @@ int data_json_of(const char* file, int line, std::string_view category, int repo
 
 extern "C" {
 
-void trace2d_options_init(trace2d_options* options) {
-  if (options != nullptr) {
-    *options = trace2d_options{};
-    options->struct_size = sizeof *options;
-    options->queue_bytes = std::size_t{1} << 20;
-    options->exit_flush_ms = 150;
-    options->export_environment = 1;
-    options->signal_events = 1;
+// The function the header's trace2d_options_init() macro hides (hence the
+// parentheses): what programs built against 1.0 call, with room for 1.0's
+// fields only. Writing 1.1's (sizeof trace2d_options) would overrun their
+// struct.
+void(trace2d_options_init)(trace2d_options* options) {
+  trace2d_options_init_size(options, k_options_1_0_size);
+}
+
+void trace2d_options_init_size(trace2d_options* options, size_t size) {
+  if (options == nullptr || size < sizeof options->struct_size) {
+    return;
   }
+  if (size < k_options_1_0_size) {
+    // No room for the fields every version has: zeroed, so that start()
+    // refuses it (struct_size 0) instead of reading what was there.
+    std::memset(static_cast<void*>(options), 0, size);
+    return;
+  }
+  trace2d_options defaults{};
+  defaults.struct_size = std::min(size, sizeof defaults);
+  defaults.queue_bytes = std::size_t{1} << 20;
+  defaults.exit_flush_ms = 150;
+  defaults.export_environment = 1;
+  defaults.signal_events = 1;
+  // The caller's whole struct is zeroed (a later header's fields too: NULL
+  // and 0 mean "not set"), then the fields this library knows are set, as
+  // far as the caller's size holds them.
+  std::memset(static_cast<void*>(options), 0, size);
+  std::memcpy(static_cast<void*>(options), &defaults, defaults.struct_size);
 }
 
 int trace2d_start_fl(const char* file, int line, int argc, const char* const* argv,
@@ -187,6 +295,9 @@ int trace2d_start_fl(const char* file, int line, int argc, const char* const* ar
     if (options != nullptr) {
       config.target = text(options->target);
       config.exe = text(options->exe);
+      if (TRACE2D_HAS_FIELD(options, trace2d_options, version)) {
+        config.version = text(options->version);  // a 1.0 struct ends before it
+      }
       config.cmd_name = text(options->cmd_name);
       config.queue_bytes = options->queue_bytes;
       config.exit_flush_timeout = std::chrono::milliseconds(options->exit_flush_ms);
@@ -303,9 +414,7 @@ void trace2d_data_string_fl(const char* file, int line, const char* category, in
 
 void trace2d_data_intmax_fl(const char* file, int line, const char* category, int repo,
                             const char* key, intmax_t value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), std::to_string(value), repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 int trace2d_data_json_fl(const char* file, int line, const char* category, int repo,
@@ -383,13 +492,7 @@ void trace2d_child_options_init(trace2d_child_options* options) {
 
 int trace2d_run_child_fl(const char* file, int line, const char* const* argv,
                          const trace2d_child_options* options, pid_t* pid_out) {
-  std::vector<std::string_view> args;
-  try {
-    args = list(argv);
-  } catch (...) {
-    args.clear();
-  }
-  return run_child_with(args, file, line, options, pid_out, nullptr);
+  return run_child_with(child_args(argv), file, line, options, pid_out, nullptr);
 }
 
 int trace2d_child_start_fl(const char* file, int line, const char* const* argv,
@@ -483,9 +586,7 @@ void trace2d_data_string_s(const char* file, int line, trace2d_str category, int
 
 void trace2d_data_intmax_s(const char* file, int line, trace2d_str category, int repo,
                            trace2d_str key, intmax_t value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), std::to_string(value), repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 int trace2d_data_json_s(const char* file, int line, trace2d_str category, int repo,
@@ -526,13 +627,7 @@ int trace2d_child_start_s(const char* file, int line, const trace2d_str* argv, s
 
 int trace2d_run_child_s(const char* file, int line, const trace2d_str* argv, size_t argc,
                         const trace2d_child_options* options, pid_t* pid_out, int* child_id_out) {
-  std::vector<std::string_view> args;
-  try {
-    args = list(argv, argc);
-  } catch (...) {
-    args.clear();
-  }
-  return run_child_with(args, file, line, options, pid_out, child_id_out);
+  return run_child_with(child_args(argv, argc), file, line, options, pid_out, child_id_out);
 }
 
 // ---- 1.1 -----------------------------------------------------------------
@@ -564,50 +659,32 @@ void trace2d_region_leave_token_fl(const char* file, int line, uint64_t token, i
 
 void trace2d_data_double_s(const char* file, int line, trace2d_str category, int repo,
                            trace2d_str key, double value) {
-  guarded([&](Session& s) {
-    // The shortest text that reads back as the same double ("0.93", "1e-09",
-    // "nan", "inf"): what the value is, never a rounding of it.
-    char buffer[32];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
-           repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_double_fl(const char* file, int line, const char* category, int repo,
                             const char* key, double value) {
-  trace2d_data_double_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
-                        repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_bool_s(const char* file, int line, trace2d_str category, int repo,
                          trace2d_str key, int value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
-  });
+  data_bool(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_bool_fl(const char* file, int line, const char* category, int repo,
                           const char* key, int value) {
-  guarded([&](Session& s) {
-    s.data(text(category), text(key), value != 0 ? "true" : "false", repo, where_of(file, line));
-  });
+  data_bool(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_uintmax_s(const char* file, int line, trace2d_str category, int repo,
                             trace2d_str key, uintmax_t value) {
-  guarded([&](Session& s) {
-    char buffer[24];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    s.data(text(category), text(key), std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)),
-           repo, where_of(file, line));
-  });
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_data_uintmax_fl(const char* file, int line, const char* category, int repo,
                              const char* key, uintmax_t value) {
-  trace2d_data_uintmax_s(file, line, trace2d_str{category, category == nullptr ? 0 : std::strlen(category)},
-                         repo, trace2d_str{key, key == nullptr ? 0 : std::strlen(key)}, value);
+  data_number(file, line, text(category), repo, text(key), value);
 }
 
 void trace2d_child_capture_init(trace2d_child_capture* capture) {
@@ -627,21 +704,13 @@ int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* a
   try {
     const std::vector<std::string_view> args = list(argv, argc);
     std::vector<std::string_view> env;
-    trace2d::client::detail::SpawnRequest request{args, spec_of(options), {}, -1, -1, -1};
-    if (TRACE2D_HAS_FIELD(options, trace2d_child_options, stderr_fd)) {
-      env = list(options->env);
-      request.extra_env = env;
-      request.stdin_fd = options->stdin_fd;
-      request.stdout_fd = options->stdout_fd;
-      request.stderr_fd = options->stderr_fd;
-    }
     trace2d::client::detail::CaptureRequest wanted;
     if (usable) {
       wanted = {capture->capture_stdout != 0, capture->capture_stderr != 0,
                 static_cast<std::int64_t>(capture->timeout_ms)};
     }
-    outcome = trace2d::client::detail::run_child_captured(request, wanted, output,
-                                                          where_of(file, line));
+    outcome = trace2d::client::detail::run_child_captured(spawn_request(args, options, env), wanted,
+                                                          output, where_of(file, line));
     if (usable) {
       capture->stdout_data = wanted.out ? malloc_copy(output.out) : nullptr;
       capture->stdout_size = capture->stdout_data != nullptr ? output.out.size() : 0;
@@ -652,13 +721,51 @@ int trace2d_run_child_capture_s(const char* file, int line, const trace2d_str* a
   } catch (...) {
     // Out of memory before the child ran: reported as a child not started.
   }
-  if (pid_out != nullptr) {
-    *pid_out = outcome.pid;
-  }
-  if (child_id_out != nullptr) {
-    *child_id_out = outcome.child_id;
-  }
+  report_child(outcome, pid_out, child_id_out);
   return outcome.code;
+}
+
+void trace2d_child_process_init(trace2d_child_process* child) {
+  if (child != nullptr) {
+    *child = trace2d_child_process{};
+    child->struct_size = sizeof *child;
+    child->pid = -1;
+    child->child_id = -1;
+    child->stdin_fd = -1;
+    child->stdout_fd = -1;
+    child->stderr_fd = -1;
+    child->code = -1;
+  }
+}
+
+int trace2d_start_command_s(const char* file, int line, const trace2d_str* argv, size_t argc,
+                            const trace2d_child_options* options, trace2d_child_process* child) {
+  return start_command_with(child_args(argv, argc), file, line, options, child);
+}
+
+int trace2d_start_command_fl(const char* file, int line, const char* const* argv,
+                             const trace2d_child_options* options, trace2d_child_process* child) {
+  return start_command_with(child_args(argv), file, line, options, child);
+}
+
+int trace2d_finish_command_fl(const char* file, int line, trace2d_child_process* child,
+                              unsigned timeout_ms) {
+  if (!TRACE2D_HAS_FIELD(child, trace2d_child_process, timed_out)) {
+    return -1;
+  }
+  if (child->finished != 0) {
+    // Waiting again could reap an unrelated child that got the same pid.
+    return child->code;
+  }
+  const std::int64_t deadline_us =
+      timeout_ms > 0 ? trace2d::client::detail::mono_us() + std::int64_t{timeout_ms} * 1000 : 0;
+  bool timed_out = false;
+  child->code = trace2d::client::detail::finish_command({child->child_id, child->pid, -1},
+                                                        deadline_us, timed_out,
+                                                        where_of(file, line));
+  child->finished = 1;
+  child->timed_out = timed_out ? 1 : 0;
+  return child->code;
 }
 
 char* trace2d_memory_take(size_t* size_out) {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/src/clock.hpp"
@@ -166,49 +167,55 @@ int exec_program(const char* program, const char* const* argv, Where where) noex
 
 namespace {
 
-// One pipe end pair, closed when it goes.
-struct Pipe {
-  int read = -1;
-  int write = -1;
-  Pipe() = default;
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  ~Pipe() {
-    close_read();
-    close_write();
+// One descriptor, closed when it goes.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : m_fd(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  [[nodiscard]] int get() const { return m_fd; }
+  void reset(int fd = -1) {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    m_fd = fd;
   }
-  bool open() {
+  int release() { return std::exchange(m_fd, -1); }
+
+ private:
+  int m_fd = -1;
+};
+
+// A pipe whose one end the child gets (as its stdin, stdout or stderr) and
+// the other this process keeps. Both ends close-on-exec: only the spawned
+// child gets its end (dup2 onto 0, 1 or 2 clears the flag there), so that
+// no other child holds a pipe open and keeps its reader from seeing EOF.
+struct ChildPipe {
+  Fd child_end;
+  Fd our_end;
+  // `to_child`: the child reads (its stdin); else it writes.
+  bool open(bool to_child) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
       return false;
     }
-    read = fds[0];
-    write = fds[1];
+    child_end.reset(to_child ? fds[0] : fds[1]);
+    our_end.reset(to_child ? fds[1] : fds[0]);
     return true;
-  }
-  void close_read() {
-    if (read >= 0) {
-      ::close(read);
-      read = -1;
-    }
-  }
-  void close_write() {
-    if (write >= 0) {
-      ::close(write);
-      write = -1;
-    }
   }
 };
 
 constexpr std::int64_t k_after_kill_us = 1'000'000;
 
-// Reads both pipes into their strings until both close. Past `deadline_us`
-// (0: none) the child is killed and reading goes on until the pipes close,
-// at most k_after_kill_us more.
-void drain(pid_t pid, Pipe& out, Pipe& err, CapturedOutput& output, std::int64_t deadline_us) {
+// Reads both descriptors into their strings until both close. Past
+// `deadline_us` (0: none) the child is killed and reading goes on until the
+// pipes close, at most k_after_kill_us more.
+void drain(pid_t pid, Fd& out, Fd& err, CapturedOutput& output, std::int64_t deadline_us) {
   std::int64_t give_up_us = 0;
   char buffer[65536];
-  while (out.read >= 0 || err.read >= 0) {
+  while (out.get() >= 0 || err.get() >= 0) {
     const std::int64_t now = mono_us();
     int wait_ms = -1;
     if (deadline_us > 0 && !output.timed_out) {
@@ -226,7 +233,7 @@ void drain(pid_t pid, Pipe& out, Pipe& err, CapturedOutput& output, std::int64_t
       }
       wait_ms = static_cast<int>((give_up_us - now) / 1000 + 1);
     }
-    pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
+    pollfd fds[2] = {{out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, wait_ms);  // a negative fd is ignored
     if (ready < 0 && errno != EINTR) {
       return;
@@ -235,23 +242,23 @@ void drain(pid_t pid, Pipe& out, Pipe& err, CapturedOutput& output, std::int64_t
       if (fds[i].fd < 0 || fds[i].revents == 0) {
         continue;
       }
-      Pipe& pipe = i == 0 ? out : err;
+      Fd& fd = i == 0 ? out : err;
       std::string& into = i == 0 ? output.out : output.err;
-      const ssize_t n = ::read(pipe.read, buffer, sizeof buffer);
+      const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
       if (n > 0) {
         into.append(buffer, static_cast<std::size_t>(n));
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        pipe.close_read();
+        fd.reset();
       }
     }
   }
 }
 
 // waitpid, killing the child at `deadline_us` (0: none) if still running.
-int reap(pid_t pid, std::int64_t deadline_us, CapturedOutput& output) {
+int reap(pid_t pid, std::int64_t deadline_us, bool& timed_out) noexcept {
   int status = 0;
   while (true) {
-    const bool bounded = deadline_us > 0 && !output.timed_out;
+    const bool bounded = deadline_us > 0 && !timed_out;
     const pid_t waited = ::waitpid(pid, &status, bounded ? WNOHANG : 0);
     if (waited == pid) {
       return child_code(status);
@@ -262,7 +269,7 @@ int reap(pid_t pid, std::int64_t deadline_us, CapturedOutput& output) {
     if (waited == 0) {
       if (mono_us() >= deadline_us) {
         ::kill(pid, SIGKILL);
-        output.timed_out = true;
+        timed_out = true;
       } else {
         ::usleep(2000);
       }
@@ -272,14 +279,13 @@ int reap(pid_t pid, std::int64_t deadline_us, CapturedOutput& output) {
 
 }  // namespace
 
-ChildOutcome run_child_captured(const SpawnRequest& request, const CaptureRequest& capture,
-                                CapturedOutput& output, Where where) {
+ChildOutcome start_command(const SpawnRequest& request, const PipeRequest& pipes, PipeEnds& ends,
+                           Where where) {
   ChildOutcome outcome;
+  ends = {};
   if (request.argv.empty()) {
     return outcome;
   }
-  Pipe out;
-  Pipe err;
   Session* session = Session::current();
   std::vector<std::string> overrides;
   if (session != nullptr && session->active()) {
@@ -289,56 +295,69 @@ ChildOutcome run_child_captured(const SpawnRequest& request, const CaptureReques
   for (const std::string_view entry : request.extra_env) {
     overrides.emplace_back(entry);
   }
+  ChildPipe in;
+  ChildPipe out;
+  ChildPipe err;
   SpawnRequest piped = request;
-  const bool pipes_ok = (!capture.out || out.open()) && (!capture.err || err.open());
-  if (capture.out) {
-    piped.stdout_fd = out.write;
+  const bool pipes_ok = (!pipes.in || in.open(true)) && (!pipes.out || out.open(false)) &&
+                        (!pipes.err || err.open(false));
+  if (pipes.in) {
+    piped.stdin_fd = in.child_end.get();
   }
-  if (capture.err) {
-    piped.stderr_fd = err.write;
+  if (pipes.out) {
+    piped.stdout_fd = out.child_end.get();
+  }
+  if (pipes.err) {
+    piped.stderr_fd = err.child_end.get();
   }
   outcome.pid = pipes_ok ? spawn(piped, overrides) : -1;
-  // Ours closed, the child's copies alone keep the pipes open.
-  out.close_write();
-  err.close_write();
   if (outcome.pid > 0) {
-    const std::int64_t deadline_us =
-        capture.timeout_ms > 0 ? mono_us() + capture.timeout_ms * 1000 : 0;
-    drain(outcome.pid, out, err, output, deadline_us);
-    outcome.code = reap(outcome.pid, deadline_us, output);
-  }
-  if (session != nullptr && outcome.child_id >= 0) {
+    // The child's ends close here: the child alone holds them, so that
+    // reading ends when it (and whatever it started) is done with them.
+    ends = {in.our_end.release(), out.our_end.release(), err.our_end.release()};
+  } else if (session != nullptr && outcome.child_id >= 0) {
     session->child_exit(outcome.child_id, outcome.pid, outcome.code, where);
   }
   return outcome;
 }
 
-ChildOutcome run_child(const SpawnRequest& request, Where where) {
-  ChildOutcome outcome;
-  if (request.argv.empty()) {
-    return outcome;
+int finish_command(const ChildOutcome& started, std::int64_t deadline_us, bool& timed_out,
+                   Where where) noexcept {
+  if (started.pid <= 0) {
+    return -1;  // never started: start_command reported it
   }
-  Session* session = Session::current();
-  std::vector<std::string> overrides;
-  if (session != nullptr && session->active()) {
-    outcome.child_id = session->child_start(request.argv, request.spec, where);
-    overrides = session->child_environment();
+  const int code = reap(started.pid, deadline_us, timed_out);
+  try {
+    Session* session = Session::current();
+    if (session != nullptr && started.child_id >= 0) {
+      session->child_exit(started.child_id, started.pid, code, where);
+    }
+  } catch (...) {
+    // The event is lost to an allocation; the child was reaped and its code stands.
   }
-  for (const std::string_view entry : request.extra_env) {
-    overrides.emplace_back(entry);
-  }
-  outcome.pid = spawn(request, overrides);
+  return code;
+}
+
+ChildOutcome run_child_captured(const SpawnRequest& request, const CaptureRequest& capture,
+                                CapturedOutput& output, Where where) {
+  PipeEnds ends;
+  ChildOutcome outcome = start_command(request, {false, capture.out, capture.err}, ends, where);
+  Fd out(ends.out);
+  Fd err(ends.err);
   if (outcome.pid > 0) {
-    int status = 0;
-    pid_t waited = -1;
-    do {
-      waited = ::waitpid(outcome.pid, &status, 0);
-    } while (waited < 0 && errno == EINTR);
-    outcome.code = waited == outcome.pid ? child_code(status) : -1;
+    const std::int64_t deadline_us =
+        capture.timeout_ms > 0 ? mono_us() + capture.timeout_ms * 1000 : 0;
+    drain(outcome.pid, out, err, output, deadline_us);
+    outcome.code = finish_command(outcome, deadline_us, output.timed_out, where);
   }
-  if (session != nullptr && outcome.child_id >= 0) {
-    session->child_exit(outcome.child_id, outcome.pid, outcome.code, where);
-  }
+  return outcome;
+}
+
+ChildOutcome run_child(const SpawnRequest& request, Where where) {
+  PipeEnds ends;
+  ChildOutcome outcome = start_command(request, {}, ends, where);
+  bool timed_out = false;
+  outcome.code = finish_command(outcome, 0, timed_out, where);
   return outcome;
 }
 

@@ -31,6 +31,35 @@ struct ChildOutcome {
   int code = -1;
 };
 
+// git's start_command(): child_start, then the child spawned with what it
+// needs to be stitched under the session in its environment, with a pipe
+// for each stream `pipes` asks for (replacing the request's descriptor).
+// `ends` receives this process's end of each (close-on-exec, -1 where none
+// was asked for); the caller owns them. A child that cannot be started
+// gets its child_exit (pid and code -1) at once, as git sends it; its pid
+// is then -1 and no pipe is left open.
+struct PipeRequest {
+  bool in = false;
+  bool out = false;
+  bool err = false;
+};
+struct PipeEnds {
+  int in = -1;   // write end of the child's stdin
+  int out = -1;  // read end of its stdout
+  int err = -1;  // read end of its stderr
+};
+[[nodiscard]] ChildOutcome start_command(const SpawnRequest& request, const PipeRequest& pipes,
+                                         PipeEnds& ends, Where where);
+
+// git's finish_command(): waits for a child start_command() started,
+// killing it with SIGKILL at `deadline_us` (mono_us(); 0: never), which
+// sets `timed_out`; then child_exit. Returns git's code (-1 for a child
+// that never started: its child_exit was sent by start_command).
+[[nodiscard]] int finish_command(const ChildOutcome& started, std::int64_t deadline_us,
+                                 bool& timed_out, Where where) noexcept;
+
+// start_command and finish_command in one: the child's streams as the
+// request says, waited for without a limit.
 [[nodiscard]] ChildOutcome run_child(const SpawnRequest& request, Where where);
 
 // run_child with the child's stdout and/or stderr read into memory while it

@@ -75,8 +75,8 @@ void LineBuilder::common_fields(std::int64_t unix_us, std::string_view event,
     append_time(m_out, unix_us);
     m_out.push_back('"');
   }
-  if (!common.brief && !where.file.empty()) {
-    string("file", where.file);
+  if (!common.brief && where.file_size != 0) {
+    string("file", where.file());
     integer("line", where.line);
   }
   if (repo > 0) {

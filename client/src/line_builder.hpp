@@ -12,8 +12,20 @@
 
 namespace trace2d::client::detail {
 
+// Where an event was made: the caller's file and line. 16 bytes, so that
+// it is passed in two registers: as {string_view, int} (24 bytes) it went
+// through memory, and copying it into each call stalled on store-to-load
+// forwarding (a tenth of a dropped event's time in perf).
 struct Where {
-  std::string_view file;
+  constexpr Where() = default;
+  constexpr Where(std::string_view file, int line_number) noexcept
+      : file_data(file.data()),
+        file_size(static_cast<std::uint32_t>(file.size())),
+        line(line_number) {}
+  [[nodiscard]] constexpr std::string_view file() const noexcept { return {file_data, file_size}; }
+
+  const char* file_data = nullptr;
+  std::uint32_t file_size = 0;
   int line = 0;
 };
 

@@ -1,9 +1,12 @@
 #include "client/src/session.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 #include "client/src/clock.hpp"
@@ -14,7 +17,6 @@
 namespace trace2d::client::detail {
 namespace {
 
-std::atomic<Session*> g_session{nullptr};
 // The pid that started a session: once per process, again after a fork.
 std::atomic<pid_t> g_started_pid{0};
 // t_abs counts from when the library was loaded, i.e. about process start.
@@ -35,6 +37,48 @@ std::string env(const char* name) {
 std::string_view base_name(std::string_view path) {
   const auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The longest ancestry walked: a bound for a chain that should end at pid
+// 1 anyway (its ppid is 0).
+constexpr int k_max_ancestry = 64;
+
+// git's cmd_ancestry on Linux (its compat/linux/procinfo.c): the command
+// names of this process's ancestors, its parent first, each as
+// /proc/<pid>/stat gives it in parentheses (the kernel's comm, at most 15
+// bytes), following each one's parent pid until it is 0 or a process
+// cannot be read. Empty where there is no /proc (git then sends nothing).
+std::vector<std::string> process_ancestry() {
+  std::vector<std::string> names;
+  pid_t pid = ::getppid();
+  for (int depth = 0; pid > 0 && depth < k_max_ancestry; ++depth) {
+    char path[32];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      break;
+    }
+    // "pid (comm) state ppid ...": the fields wanted fit in the first bytes.
+    char buffer[256];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ::close(fd);
+    const std::string_view stat(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+    // The last ')': a command name may hold parentheses itself.
+    const std::size_t open = stat.find('(');
+    const std::size_t close = stat.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
+        close + 4 >= stat.size()) {
+      break;
+    }
+    names.emplace_back(stat.substr(open + 1, close - open - 1));
+    const std::string_view rest = stat.substr(close + 4);  // past ") S "
+    int parent = 0;
+    if (std::from_chars(rest.data(), rest.data() + rest.size(), parent).ec != std::errc()) {
+      break;
+    }
+    pid = parent;
+  }
+  return names;
 }
 
 void write_stderr(std::string_view text) {
@@ -84,7 +128,7 @@ void at_fork_parent() {
 // unused (its mutexes may be held, its writer thread is not here); start()
 // may begin a fresh session, a child of the parent's.
 void at_fork_child() {
-  if (Session* s = g_session.exchange(nullptr)) {
+  if (Session* s = Session::forget_current()) {
     s->abandon_in_child(g_abandoned);
     g_abandoned = s;
   }
@@ -141,7 +185,6 @@ Session::Session(Config config, std::string sid, std::unique_ptr<Sink> sink)
   m_threads.push_back(std::move(main));
 }
 
-Session* Session::current() noexcept { return g_session.load(std::memory_order_acquire); }
 
 const char* Session::off_reason() noexcept {
   const Session* s = current();
@@ -223,7 +266,7 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
   current_context() = session->m_main;
   session->emit_version_and_start(argv, where, true);
   Session* published = session.release();  // immortal: see the header
-  g_session.store(published, std::memory_order_release);
+  s_current.store(published, std::memory_order_release);
   install_process_hooks_once();
   if (config.signal_events) {
     install_fatal_signal_handlers();
@@ -238,9 +281,13 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
 void Session::emit_version_and_start(std::span<const std::string_view> argv, Where where,
                                      bool with_start) {
   ThreadContext& ctx = *m_main;
-  const std::string_view exe = !m_config.exe.empty() ? std::string_view(m_config.exe)
-                               : argv.empty()        ? std::string_view("unknown")
-                                                     : base_name(argv[0]);
+  // git puts its version in version.exe; a program that gives its own is
+  // sent the same way (trace2d stores it as sessions.exe), else what 1.0
+  // sent: the exe it named, or its name.
+  const std::string_view exe = !m_config.version.empty() ? std::string_view(m_config.version)
+                               : !m_config.exe.empty()   ? std::string_view(m_config.exe)
+                               : argv.empty()            ? std::string_view("unknown")
+                                                         : base_name(argv[0]);
   {
     LineBuilder b(ctx.line);
     b.begin("version", common(ctx), where, 0, true);
@@ -252,12 +299,24 @@ void Session::emit_version_and_start(std::span<const std::string_view> argv, Whe
   if (!with_start) {
     return;
   }
-  LineBuilder b(ctx.line);
-  b.begin("start", common(ctx), where);
-  b.seconds("t_abs", mono_us() - m_start_us);
-  b.strings("argv", argv);
-  b.end();
-  push(ctx.line);
+  {
+    LineBuilder b(ctx.line);
+    b.begin("start", common(ctx), where);
+    b.seconds("t_abs", mono_us() - m_start_us);
+    b.strings("argv", argv);
+    b.end();
+    push(ctx.line);
+  }
+  // As git sends it after start (trace2_collect_process_info at startup),
+  // from the library's own code as git's comes from its procinfo.c.
+  const std::vector<std::string> ancestry = process_ancestry();
+  if (!ancestry.empty()) {
+    LineBuilder b(ctx.line);
+    b.begin("cmd_ancestry", common(ctx), {k_internal_file, __LINE__});
+    b.strings("ancestry", ancestry);
+    b.end();
+    push(ctx.line);
+  }
 }
 
 std::string Session::format_exit_line(const ThreadContext& ctx, std::string_view event, int code,
@@ -285,7 +344,7 @@ void Session::record_exit(int code, Where where) {
   // session ends, so that its time follows the region_leave events of the
   // guards still alive at `return exit(code)` (1.0 sent it with the time
   // of this call, before them).
-  std::string file(where.file);
+  std::string file(where.file());
   std::string thread_json = ctx->thread_json;
   std::lock_guard lock(m_mutex);
   m_exit_code = code;

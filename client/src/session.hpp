@@ -32,7 +32,8 @@ namespace trace2d::client::detail {
 
 struct Config {
   std::string target;  // empty: GIT_TRACE2_EVENT
-  std::string exe;
+  std::string version;  // version.exe when set (git's sense: a version)
+  std::string exe;      // version.exe otherwise (1.0's way)
   std::string cmd_name;
   std::size_t queue_bytes = std::size_t{1} << 20;
   std::chrono::milliseconds exit_flush_timeout{150};
@@ -64,7 +65,12 @@ class Session {
   // Starts this process's session; false when tracing is off. Once per
   // process (again in the child of a fork).
   static bool start(std::span<const std::string_view> argv, const Config& config, Where where);
-  [[nodiscard]] static Session* current() noexcept;
+  // Inline: every call of the API asks for it first.
+  [[nodiscard]] static Session* current() noexcept {
+    return s_current.load(std::memory_order_acquire);
+  }
+  // In the child of a fork: no session any more; returns the parent's.
+  static Session* forget_current() noexcept { return s_current.exchange(nullptr); }
   // Why tracing is off in this process, "" while it is on.
   [[nodiscard]] static const char* off_reason() noexcept;
   // A reason start() could not find itself (options not initialised).
@@ -174,7 +180,13 @@ class Session {
  private:
   friend struct SessionAccess;
 
-  [[nodiscard]] ThreadContext* context();
+  // The calling thread's context, made on its first event. Inline: every
+  // event, sent or dropped, asks for it.
+  [[nodiscard]] ThreadContext* context() {
+    ThreadContext* ctx = current_context();
+    return ctx != nullptr && ctx->session == this ? ctx : unknown_thread_context();
+  }
+  ThreadContext* unknown_thread_context();
   ThreadContext* create_context(std::string_view base_name, bool named, std::int64_t now);
   void release_context(ThreadContext& ctx);
   [[nodiscard]] CommonFields common(const ThreadContext& ctx) const {
@@ -199,7 +211,7 @@ class Session {
   bool room_for(ThreadContext& ctx, std::string_view event, std::size_t payload,
                 Where where) noexcept {
     const std::size_t most = k_field_slack + event.size() + m_sid_json.size() +
-                             ctx.thread_json.size() + where.file.size() + payload;
+                             ctx.thread_json.size() + where.file_size + payload;
     if (m_writer->has_room(most)) {
       return true;
     }
@@ -274,6 +286,9 @@ class Session {
   ThreadContext* m_main = nullptr;
 
   Session* m_abandoned_before = nullptr;
+
+  // This process's session (none before start(), and in a forked child).
+  inline static std::atomic<Session*> s_current{nullptr};
 };
 
 // A "signal" event when a fatal signal kills the process, as git sends for

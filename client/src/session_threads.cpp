@@ -6,11 +6,7 @@
 
 namespace trace2d::client::detail {
 
-ThreadContext* Session::context() {
-  ThreadContext* ctx = current_context();
-  if (ctx != nullptr && ctx->session == this) {
-    return ctx;
-  }
+ThreadContext* Session::unknown_thread_context() {
   // A thread that never said thread_start: git names it "thNN:unknown".
   return create_context("unknown", false, mono_us());
 }
@@ -91,7 +87,7 @@ Session::ThreadScope Session::current_thread_scope() {
   if (ctx->named && ctx->id != 0) {
     return ThreadScope::thread;
   }
-  if (ctx->depth > 0 && ctx->regions[ctx->depth - 1].label == "thread-proc") {
+  if (ctx->depth > 0 && ctx->regions[ctx->depth - 1].label() == "thread-proc") {
     return ThreadScope::region;
   }
   return ThreadScope::none;

@@ -5,9 +5,10 @@
 #include "proto/json_quote.hpp"
 
 namespace trace2d::client::detail {
-namespace {
 
-[[gnu::tls_model("initial-exec")]] thread_local ThreadContext* t_context = nullptr;
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadContext* t_context = nullptr;
+
+namespace {
 
 std::atomic<void (*)(ThreadContext&)> g_exit_callback{nullptr};
 
@@ -56,40 +57,12 @@ ThreadContext::ThreadContext(Session& owner, int thread_id, std::string_view bas
   line.reserve(512);
 }
 
-std::uint32_t ThreadContext::push_region(std::int64_t now_us, std::string_view category,
-                                         std::string_view label) {
-  if (depth == regions.size()) {
-    regions.emplace_back();
-  }
-  OpenRegion& r = regions[depth++];
-  r.start_us = now_us;
-  r.category.assign(category);
-  r.label.assign(label);
-  r.nesting = depth;
-  if (++next_serial == 0) {
-    next_serial = 1;  // 0 means "no region" in a token
-  }
-  r.serial = next_serial;
-  return r.serial;
-}
-
-std::size_t ThreadContext::find_region(std::uint32_t serial) const {
-  for (std::size_t i = depth; i > 0; --i) {
-    if (regions[i - 1].serial == serial) {
-      return i - 1;
-    }
-  }
-  return depth;
-}
-
-void ThreadContext::remove_region(std::size_t index) {
+void ThreadContext::remove_inner_region(std::size_t index) {
   std::rotate(regions.begin() + static_cast<std::ptrdiff_t>(index),
               regions.begin() + static_cast<std::ptrdiff_t>(index) + 1,
               regions.begin() + static_cast<std::ptrdiff_t>(depth));
   --depth;
 }
-
-ThreadContext*& current_context() noexcept { return t_context; }
 
 void arm_thread_exit_hook() noexcept { t_exit_hook.armed = true; }
 

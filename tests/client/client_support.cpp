@@ -105,6 +105,25 @@ std::vector<std::string> with_event(const std::vector<std::string>& lines, std::
   return out;
 }
 
+std::vector<std::string> of_session(const std::vector<std::string>& lines, const std::string& sid) {
+  std::vector<std::string> out;
+  for (const auto& line : lines) {
+    if (string_field(line, "sid") == sid) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> events_of(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  out.reserve(lines.size());
+  for (const auto& line : lines) {
+    out.push_back(string_field(line, "event"));
+  }
+  return out;
+}
+
 void expect_parser_accepts(const std::vector<std::string>& lines) {
   proto::Parser parser;
   proto::Event event;

@@ -32,6 +32,12 @@ struct Field {
 [[nodiscard]] std::vector<std::string> with_event(const std::vector<std::string>& lines,
                                                   std::string_view event);
 
+// The lines of the session `sid` (a child's lines share a target file).
+[[nodiscard]] std::vector<std::string> of_session(const std::vector<std::string>& lines,
+                                                  const std::string& sid);
+// Each line's "event", in order.
+[[nodiscard]] std::vector<std::string> events_of(const std::vector<std::string>& lines);
+
 // Parses each line with trace2d's parser; a reject or a noted problem is a
 // test failure naming the line.
 void expect_parser_accepts(const std::vector<std::string>& lines);

@@ -7,6 +7,8 @@
 // Scenarios:
 //   guards-heap       two heap guards A then B, A destroyed first; a region
 //                     entered while B is still open; then B
+//   guards-names      guards with long names (past the 64 bytes kept in
+//                     place) and short ones, left out of order
 //   guards-thread     a guard made on main, destroyed on another thread;
 //                     then a region on main
 //   guards-location   guards put into unique_ptr/optional the documented
@@ -23,8 +25,22 @@
 //   capture-c         the same 1 MiB through the C call
 //   memory            the "memory:" target: events taken twice (before and
 //                     after shutdown); prints "first"/"second" event names
+//   version           started with Options::version (and exe, which it
+//                     overrides)
+//   command           git's start/finish split: `git hash-object --stdin`
+//                     started with pipes, a region while it runs, its
+//                     input written and its output read, then finish();
+//                     prints "started", "pid", "hash", "code", "again"
+//   command-timeout   `git cat-file --batch` waiting for input, finished
+//                     with a 300 ms timeout; prints "timed_out", "code"
+//   command-scope     a `git cat-file --batch` child left to the
+//                     destructor (which closes its stdin and waits)
+//   command-missing   a program that does not exist; prints "started",
+//                     "pid", "code"
 
 #include <trace2d/client.hpp>
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -46,6 +62,21 @@ int guards_heap() {
   a.reset();  // leaves a, not b (1.0 left the innermost: b)
   {
     t2::Region c("guards", "c");  // nests in b alone: nesting 2
+  }
+  b.reset();
+  return t2::exit(0);
+}
+
+int guards_names() {
+  const std::string long_label(100, 'l');
+  auto a = std::make_unique<t2::Region>(t2::Region("a-long-category", long_label));
+  auto b = std::make_unique<t2::Region>(t2::Region("b", "short"));
+  a.reset();  // moves b's entry down in the region stack
+  {
+    t2::Region c("c", std::string(70, 'c'));  // reuses a's old entry, long again
+  }
+  {
+    t2::Region d("d", "x");  // the same entry, short after long
   }
   b.reset();
   return t2::exit(0);
@@ -159,6 +190,75 @@ int capture_c() {
   return t2::exit(0);
 }
 
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n <= 0) {
+      return false;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buffer[4096];
+  for (ssize_t n = 0; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+int command() {
+  t2::Pipes pipes;
+  pipes.in = true;
+  pipes.out = true;
+  t2::ChildProcess git = t2::start_command({"git", "hash-object", "--stdin"}, pipes);
+  std::printf("started %d\npid %d\n", git.started() ? 1 : 0, static_cast<int>(git.pid()));
+  {
+    // The program works while git runs: these events come between
+    // child_start and child_exit.
+    t2::Region meanwhile("command", "meanwhile");
+    write_all(git.in(), "hello\n");
+    git.close_in();
+  }
+  const std::string out = read_all(git.out());
+  const int code = git.finish();
+  std::printf("hash %s\ncode %d\n", out.substr(0, out.find('\n')).c_str(), code);
+  std::printf("again %d\n", git.finish());  // once: the same code, no second child_exit
+  return t2::exit(0);
+}
+
+int command_timeout() {
+  t2::Pipes pipes;
+  pipes.in = true;  // never written nor closed: git waits for input
+  t2::ChildProcess git = t2::start_command({"git", "cat-file", "--batch"}, pipes);
+  // Kept open, so that finish() (which closes in()) cannot end it: only the timeout can.
+  const int held = ::dup(git.in());
+  const int code = git.finish(std::chrono::milliseconds(300));
+  ::close(held);
+  std::printf("timed_out %d\ncode %d\n", git.timed_out() ? 1 : 0, code);
+  return t2::exit(0);
+}
+
+int command_scope() {
+  {
+    t2::Pipes pipes;
+    pipes.in = true;
+    t2::ChildProcess git = t2::start_command({"git", "cat-file", "--batch"}, pipes);
+    t2::ChildProcess moved = std::move(git);  // the moved-from one does nothing
+  }  // closes git's stdin, waits, child_exit
+  return t2::exit(0);
+}
+
+int command_missing() {
+  t2::ChildProcess missing = t2::start_command({"/nonexistent/git"});
+  std::printf("started %d\npid %d\ncode %d\n", missing.started() ? 1 : 0,
+              static_cast<int>(missing.pid()), missing.finish());
+  return t2::exit(0);
+}
+
 std::string event_names(const std::string& lines) {
   std::string names;
   for (std::size_t pos = 0; pos < lines.size();) {
@@ -190,6 +290,15 @@ int memory(int argc, char** argv) {
   return 0;
 }
 
+int version(int argc, char** argv) {
+  t2::Options options;
+  options.version = "2.0.1";
+  options.exe = "not sent: the version wins";
+  t2::start(argc, argv, options);
+  std::printf("sid %s\n", std::string(t2::sid()).c_str());
+  return t2::exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,6 +309,9 @@ int main(int argc, char** argv) {
   if (scenario == "memory") {
     return memory(argc, argv);  // starts with its own target
   }
+  if (scenario == "version") {
+    return version(argc, argv);  // starts with its own options
+  }
   if (!t2::start(argc, argv)) {
     std::printf("off_reason %s\n", std::string(t2::off_reason()).c_str());
   }
@@ -207,6 +319,9 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   if (scenario == "guards-heap") {
     return guards_heap();
+  }
+  if (scenario == "guards-names") {
+    return guards_names();
   }
   if (scenario == "guards-thread") {
     return guards_thread();
@@ -231,6 +346,18 @@ int main(int argc, char** argv) {
   }
   if (scenario == "capture-c") {
     return capture_c();
+  }
+  if (scenario == "command") {
+    return command();
+  }
+  if (scenario == "command-timeout") {
+    return command_timeout();
+  }
+  if (scenario == "command-scope") {
+    return command_scope();
+  }
+  if (scenario == "command-missing") {
+    return command_missing();
   }
   if (scenario == "sid-after-shutdown") {
     return sid_after_shutdown();

@@ -36,7 +36,7 @@ TEST_F(ClientE2e, ExampleSessionIsCompleteAndItsGitsAreItsChildren) {
   EXPECT_EQ(s.column_text(0), "complete");
   EXPECT_EQ(s.column_text(1), "parallel-fetch");
   EXPECT_EQ(s.column_int(2), 0);
-  EXPECT_EQ(s.column_text(3), "parallel-fetch 1.0");
+  EXPECT_EQ(s.column_text(3), "1.0");  // Options::version, as git's exe is its version
   EXPECT_EQ(s.column_text(4), "4");
   EXPECT_EQ(s.column_text(5), "stream");
   EXPECT_EQ(s.column_int(6), pid_in_sid(run.sid));
@@ -267,7 +267,8 @@ TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
   EXPECT_EQ(s.column_text(0), "complete");
   EXPECT_EQ(s.column_int(1), 3);
   EXPECT_EQ(s.column_text(2), run.sid);
-  EXPECT_EQ(s.column_int(3), 7) << "version start cmd_name region_enter region_leave exit atexit";
+  EXPECT_EQ(s.column_int(3), 8)
+      << "version start cmd_ancestry cmd_name region_enter region_leave exit atexit";
 }
 
 // exit(5) through git's idiom (TRACE2D_WRAP_EXIT, from C) is stored as 5,

@@ -13,24 +13,6 @@
 namespace trace2d::test {
 namespace {
 
-std::vector<std::string> of_session(const std::vector<std::string>& lines, const std::string& sid) {
-  std::vector<std::string> out;
-  for (const auto& line : lines) {
-    if (string_field(line, "sid") == sid) {
-      out.push_back(line);
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> events_of(const std::vector<std::string>& lines) {
-  std::vector<std::string> out;
-  for (const auto& line : lines) {
-    out.push_back(string_field(line, "event"));
-  }
-  return out;
-}
-
 TEST(ClientExec, ExecEndsTheSessionThenRunsTheProgram) {
   TempDir dir;
   const EmitterRun run =
@@ -40,16 +22,16 @@ TEST(ClientExec, ExecEndsTheSessionThenRunsTheProgram) {
   EXPECT_EQ(run.result.out.find("exec_errno"), std::string::npos) << "execvp returned";
   expect_parser_accepts(run.lines);
   const auto mine = of_session(run.lines, run.sid);
-  EXPECT_EQ(events_of(mine), (std::vector<std::string>{"version", "start", "cmd_name",
-                                                         "region_enter", "region_leave", "exec",
-                                                         "exit", "atexit"}));
-  ASSERT_EQ(mine.size(), 8u);
-  EXPECT_EQ(raw_field(mine[5], "exec_id"), "0");
-  EXPECT_EQ(string_field(mine[5], "exe"), "/bin/echo");
-  EXPECT_EQ(raw_field(mine[5], "argv"), R"(["/bin/echo","exec","ran"])");
+  EXPECT_EQ(events_of(mine),
+            (std::vector<std::string>{"version", "start", "cmd_ancestry", "cmd_name",
+                                      "region_enter", "region_leave", "exec", "exit", "atexit"}));
+  ASSERT_EQ(mine.size(), 9u);
+  EXPECT_EQ(raw_field(mine[6], "exec_id"), "0");
+  EXPECT_EQ(string_field(mine[6], "exe"), "/bin/echo");
+  EXPECT_EQ(raw_field(mine[6], "argv"), R"(["/bin/echo","exec","ran"])");
   // The code is the new program's, unknown here: -1, never a made-up 0.
-  EXPECT_EQ(raw_field(mine[6], "code"), "-1");
   EXPECT_EQ(raw_field(mine[7], "code"), "-1");
+  EXPECT_EQ(raw_field(mine[8], "code"), "-1");
 }
 
 TEST(ClientExec, AnExecdGitIsAChildOfTheWrappersSession) {
@@ -104,8 +86,8 @@ TEST(ClientFork, AForkedChildThatFlushesBeforeExitHasItsEventsOut) {
   EXPECT_EQ(stdout_value(run.result.out, "child_code"), "3") << "flush said it handed all over";
   expect_parser_accepts(run.lines);
   EXPECT_EQ(events_of(forked_child_lines(run)),
-            (std::vector<std::string>{"version", "start", "cmd_name", "region_enter",
-                                      "region_leave"}))
+            (std::vector<std::string>{"version", "start", "cmd_ancestry", "cmd_name",
+                                      "region_enter", "region_leave"}))
       << "_exit() runs no handler: no exit events";
 }
 
@@ -116,9 +98,9 @@ TEST(ClientFork, AForkedChildThatShutsDownEndsItsSessionWithItsCode) {
   EXPECT_EQ(stdout_value(run.result.out, "child_code"), "3") << "shutdown said all went out";
   expect_parser_accepts(run.lines);
   const auto child = forked_child_lines(run);
-  EXPECT_EQ(events_of(child), (std::vector<std::string>{"version", "start", "cmd_name",
-                                                         "region_enter", "region_leave", "exit",
-                                                         "atexit"}));
+  EXPECT_EQ(events_of(child),
+            (std::vector<std::string>{"version", "start", "cmd_ancestry", "cmd_name",
+                                      "region_enter", "region_leave", "exit", "atexit"}));
   ASSERT_FALSE(child.empty());
   EXPECT_EQ(raw_field(child.back(), "code"), "3");
 }
@@ -162,10 +144,11 @@ TEST(ClientDiagnostics, DropsAreCountedBeforeFormattingAndReadableAtRunTime) {
   const EmitterRun run =
       run_emitter(dir, CLIENT_EMITTER_BIN, {"--queue-bytes", "64", "diagnose"});
   ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  // start()'s version, start and cmd_name, the valid data_json (the
-  // invalid one is refused, not dropped), two region events, 1000 data.
+  // start()'s version, start, cmd_ancestry and cmd_name, the valid
+  // data_json (the invalid one is refused, not dropped), two region
+  // events, 1000 data.
   const long dropped = std::stol(stdout_value(run.result.out, "dropped"));
-  EXPECT_EQ(dropped, 3 + 1 + 2 + 1000);
+  EXPECT_EQ(dropped, 4 + 1 + 2 + 1000);
   const auto counted = with_event(run.lines, "data");
   ASSERT_EQ(counted.size(), 1u) << "only the library's drop count goes out, at exit";
   EXPECT_EQ(string_field(counted[0], "key"), "dropped_events");

@@ -33,10 +33,10 @@ TEST(ClientFormat, EveryEventTypeParsesWithoutProblems) {
   const EmitterRun run = run_all(dir);
   expect_parser_accepts(run.lines);
   const std::set<std::string> expected = {
-      "version",      "start",        "cmd_name",     "cmd_mode",    "def_param", "def_repo",
-      "region_enter", "region_leave", "data",         "data_json",   "error",     "printf",
-      "child_start",  "child_exit",   "thread_start", "thread_exit", "timer",     "th_timer",
-      "counter",      "th_counter",   "exit",         "atexit"};
+      "version",     "start",        "cmd_ancestry", "cmd_name",     "cmd_mode",    "def_param",
+      "def_repo",    "region_enter", "region_leave", "data",         "data_json",   "error",
+      "printf",      "child_start",  "child_exit",   "thread_start", "thread_exit", "timer",
+      "th_timer",    "counter",      "th_counter",   "exit",         "atexit"};
   EXPECT_EQ(event_names(run.lines), expected);
   for (const auto& line : run.lines) {
     EXPECT_EQ(string_field(line, "sid"), run.sid) << line;

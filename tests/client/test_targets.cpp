@@ -102,7 +102,7 @@ TEST(ClientTargets, DirectoryGetsOneFilePerProcessNamedAfterTheSid) {
   ASSERT_EQ(first.result.exit_code, 0);
   const std::string leaf = first.sid.substr(first.sid.rfind('/') + 1);
   EXPECT_TRUE(std::filesystem::exists(traces + "/" + leaf)) << leaf;
-  EXPECT_EQ(first.lines.size(), 5u);  // version start cmd_name exit atexit
+  EXPECT_EQ(first.lines.size(), 6u);  // version start cmd_ancestry cmd_name exit atexit
   const EmitterRun second =
       run_emitter(dir, CLIENT_EMITTER_BIN, {"plain"}, {{"GIT_TRACE2_EVENT", traces}});
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(traces),

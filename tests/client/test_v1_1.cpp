@@ -1,8 +1,8 @@
 // What client 1.1 changed, each against the 1.0.0 behaviour it replaces
 // (issue 28): guards that leave their own region from any thread and in
 // any order, FIFO targets that cannot hang start(), typed data, the exit
-// event after the leaves of live guards, nesting-limit drops counted, and
-// the SID after shutdown().
+// event after the leaves of live guards, nesting-limit drops counted, the
+// SID after shutdown(), and git's cmd_ancestry.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,8 +12,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <map>
 
+#include "proto/json_quote.hpp"
 #include "tests/client/client_support.hpp"
 
 namespace trace2d::test {
@@ -59,6 +61,20 @@ TEST(ClientGuards, HeapGuardsDestroyedOutOfOrderLeaveTheirOwnRegion) {
       "enter a 1 main", "enter b 2 main", "leave a 1 main",
       "enter c 2 main", "leave c 2 main", "leave b 2 main"};
   EXPECT_EQ(region_story(run.lines), expected);
+}
+
+TEST(ClientGuards, LeavesCarryTheirRegionsNamesLongOrShortLeftInAnyOrder) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "guards-names");
+  std::vector<std::string> leaves;
+  for (const auto& line : with_event(run.lines, "region_leave")) {
+    leaves.push_back(string_field(line, "category") + ":" + string_field(line, "label") + " " +
+                     raw_field(line, "nesting"));
+  }
+  const std::vector<std::string> expected = {"a-long-category:" + std::string(100, 'l') + " 1",
+                                             "c:" + std::string(70, 'c') + " 2", "d:x 2",
+                                             "b:short 2"};
+  EXPECT_EQ(leaves, expected);
 }
 
 TEST(ClientGuards, AGuardEndedOnAnotherThreadLeavesItsRegionOnItsThread) {
@@ -214,12 +230,75 @@ TEST(ClientMemorySink, AProgramReadsItsOwnEventsForItsTests) {
   const EmitterRun run = run_emitter(dir, CLIENT_EMITTER_1_1_BIN, {"memory"});
   EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
   EXPECT_EQ(stdout_value(run.result.out, "started"), "1");
-  EXPECT_EQ(stdout_value(run.result.out, "first"), "version,start,cmd_name,region_enter,data,region_leave");
+  EXPECT_EQ(stdout_value(run.result.out, "first"),
+            "version,start,cmd_ancestry,cmd_name,region_enter,data,region_leave");
   EXPECT_EQ(stdout_value(run.result.out, "second"), "exit,atexit");
   EXPECT_EQ(stdout_value(run.result.out, "third"), "[]");
   // Its children see GIT_TRACE2_PARENT_SID and _NAME, not GIT_TRACE2_EVENT=memory:.
   EXPECT_EQ(stdout_value(run.result.out, "env"), "2");
   EXPECT_TRUE(run.lines.empty());  // GIT_TRACE2_EVENT's file got nothing
+}
+
+// A process's ancestry read another way than the library reads it (its
+// /proc/<pid>/stat): the "Name:" and "PPid:" lines of /proc/<pid>/status,
+// from `pid` up to the process whose parent is 0, as a JSON array.
+std::string ancestry_from_status(pid_t pid) {
+  std::string json = "[";
+  while (pid > 0) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    std::string name;
+    pid = 0;
+    while (std::getline(status, line)) {
+      if (line.rfind("Name:\t", 0) == 0) {
+        name = line.substr(6);
+      } else if (line.rfind("PPid:\t", 0) == 0) {
+        pid = static_cast<pid_t>(std::stol(line.substr(6)));
+      }
+    }
+    json += (json.size() > 1 ? "," : "") + proto::json_quoted(name);
+  }
+  return json + "]";
+}
+
+TEST(ClientStart, CmdAncestryFollowsStartAndIsWhatGitSendsFromTheSamePlace) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "plain");
+  const auto events = events_of(run.lines);
+  ASSERT_GE(events.size(), 4U);
+  // 1.0 sent no cmd_ancestry; git sends it right after start.
+  EXPECT_EQ(std::vector<std::string>(events.begin(), events.begin() + 4),
+            (std::vector<std::string>{"version", "start", "cmd_ancestry", "cmd_name"}));
+  const auto ours = with_event(run.lines, "cmd_ancestry");
+  ASSERT_EQ(ours.size(), 1U);
+  EXPECT_EQ(string_field(ours[0], "file"), "trace2d/client");
+  // The emitter's parent is this test process: its name, then its ancestors.
+  EXPECT_EQ(raw_field(ours[0], "ancestry"), ancestry_from_status(::getpid()));
+
+  // A real git started from the same process has the same ancestors.
+  ProcessSpec git;
+  git.argv = {"git", "version"};
+  git.unset_env = trace_variables();
+  git.env = {{"GIT_TRACE2_EVENT", dir.file("git.jsonl")}};
+  ASSERT_EQ(run_process(git, std::chrono::seconds(30)).exit_code, 0);
+  const auto gits = with_event(read_lines(dir.file("git.jsonl")), "cmd_ancestry");
+  ASSERT_EQ(gits.size(), 1U) << "git sends cmd_ancestry on Linux";
+  EXPECT_EQ(raw_field(ours[0], "ancestry"), raw_field(gits[0], "ancestry"));
+}
+
+TEST(ClientStart, VersionExeIsTheProgramsVersionWhenItGivesOne) {
+  TempDir dir;
+  const EmitterRun run = run_scenario(dir, "version");
+  const auto version = with_event(run.lines, "version");
+  ASSERT_EQ(version.size(), 1U);
+  // Where git sends its own version (1.0 could only send a name there).
+  EXPECT_EQ(string_field(version[0], "exe"), "2.0.1");
+  // Without one, as 1.0: Options::exe (client-emitter-c, test_c_abi.cpp),
+  // else the program's name.
+  TempDir plain_dir;
+  const EmitterRun plain = run_scenario(plain_dir, "plain");
+  ASSERT_FALSE(plain.lines.empty());
+  EXPECT_EQ(string_field(plain.lines.front(), "exe"), "client-emitter-1.1");
 }
 
 ProcessSpec emitter_with_target(const std::string& target) {

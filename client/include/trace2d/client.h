@@ -75,7 +75,8 @@ typedef struct trace2d_options {
   /* Where events go, in GIT_TRACE2_EVENT syntax ("af_unix:stream:/run/...",
    * a file, a directory, "2".."9", "1"). NULL or "": GIT_TRACE2_EVENT. */
   const char* target;
-  /* version.exe. NULL: the base name of argv[0]. */
+  /* version.exe when `version` (below) is not set. NULL: the base name of
+   * argv[0]. */
   const char* exe;
   /* The cmd_name sent after start. NULL: the base name of argv[0]. */
   const char* cmd_name;
@@ -90,9 +91,19 @@ typedef struct trace2d_options {
   /* Send a "signal" event when a fatal signal with the default action
    * kills the process (handlers are installed only where none exists). */
   int signal_events;
+  /* Since 1.1: the program's version ("2.4.1"), sent as version.exe, where
+   * git sends its own version. NULL or "": `exe` as above. */
+  const char* version;
 } trace2d_options;
 
+/* Sets up `options` with the defaults. The library's trace2d_options_init
+ * sets up 1.0's fields alone (what a program built against 1.0 has room
+ * for); since 1.1 the macro below passes the caller's own size to
+ * trace2d_options_init_size, which sets up every field that size holds. */
 TRACE2D_CLIENT_API void trace2d_options_init(trace2d_options* options);
+TRACE2D_CLIENT_API void trace2d_options_init_size(trace2d_options* options, size_t size);
+#define trace2d_options_init(options) \
+  trace2d_options_init_size((options), sizeof(trace2d_options))
 
 /* Starts the session: version, start (argv) and cmd_name. Call once, early,
  * from the main thread (ideally before other threads exist, since it may
@@ -400,6 +411,63 @@ TRACE2D_CLIENT_API int trace2d_run_child_capture_s(const char* file, int line,
                                                    const trace2d_child_options* options,
                                                    trace2d_child_capture* capture, pid_t* pid_out,
                                                    int* child_id_out);
+
+/* git's start_command()/finish_command(): a child that runs while the
+ * program does other work, stitched as trace2d_run_child_s's (child_start
+ * when it starts, child_exit when it is finished, GIT_TRACE2_PARENT_SID
+ * and _NAME in its environment). Set it up with
+ * trace2d_child_process_init(), ask for pipes, start it with
+ * trace2d_start_command*, finish it with trace2d_finish_command. */
+typedef struct trace2d_child_process {
+  size_t struct_size; /* set by trace2d_child_process_init() */
+  /* In: a pipe to the child's stdin, from its stdout, from its stderr (each
+   * replaces the options' stdin_fd, stdout_fd, stderr_fd). */
+  int pipe_stdin;
+  int pipe_stdout;
+  int pipe_stderr;
+  /* Out, from trace2d_start_command*: */
+  pid_t pid;    /* -1 when it could not be started */
+  int child_id; /* -1 when tracing is off */
+  /* This process's end of each pipe asked for (close-on-exec), else -1.
+   * The caller owns them, as git's callers do: write stdin_fd and close it
+   * (a child that reads its input to the end waits for that), read
+   * stdout_fd and stderr_fd to their end before finishing (a child blocks
+   * once it has filled a pipe nobody reads: 64 KiB on Linux), close them. */
+  int stdin_fd;
+  int stdout_fd;
+  int stderr_fd;
+  /* Out, from trace2d_finish_command: */
+  int finished;  /* 1 once finished (or when it never started) */
+  int code;      /* git's child code, once finished */
+  int timed_out; /* killed at the finish's timeout */
+} trace2d_child_process;
+
+TRACE2D_CLIENT_API void trace2d_child_process_init(trace2d_child_process* child);
+/* Starts argv (trace2d_str array, or NULL-terminated for the _fl form)
+ * with the options (may be NULL) and the pipes `child` asks for; sends
+ * child_start. Returns 0 when it runs, -1 when it could not be started (as
+ * git, its child_exit with pid and code -1 is then sent at once, and no
+ * pipe is open) or `child` was not set up by trace2d_child_process_init().
+ * Runs the child whether or not tracing is on. */
+TRACE2D_CLIENT_API int trace2d_start_command_s(const char* file, int line, const trace2d_str* argv,
+                                               size_t argc, const trace2d_child_options* options,
+                                               trace2d_child_process* child);
+TRACE2D_CLIENT_API int trace2d_start_command_fl(const char* file, int line,
+                                                const char* const* argv,
+                                                const trace2d_child_options* options,
+                                                trace2d_child_process* child);
+#define trace2d_start_command(argv, options, child) \
+  trace2d_start_command_fl(__FILE__, __LINE__, (argv), (options), (child))
+/* Waits for the child (past timeout_ms, 0: no limit, it is killed with
+ * SIGKILL: timed_out is set and the code is 137, as git reports a signal),
+ * sends child_exit and returns git's child code (-1 for a child that never
+ * started). Once: a second call returns the code again without waiting.
+ * The pipes are left to the caller. */
+TRACE2D_CLIENT_API int trace2d_finish_command_fl(const char* file, int line,
+                                                 trace2d_child_process* child,
+                                                 unsigned timeout_ms);
+#define trace2d_finish_command(child, timeout_ms) \
+  trace2d_finish_command_fl(__FILE__, __LINE__, (child), (timeout_ms))
 
 /* The target "memory:" (trace2d_options.target; no git syntax, never passed
  * to children) keeps the event lines in the process, for a program's own

@@ -23,6 +23,7 @@
 // Optional strings (category, label, msg, ...) are absent when empty.
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstddef>
@@ -136,7 +137,7 @@ inline int trace2d_child_start_s(const char*, int, const trace2d_str*, std::size
 }
 inline void trace2d_child_exit_fl(const char*, int, int, pid_t, int) noexcept {}
 inline std::size_t trace2d_child_environment(char*, std::size_t) noexcept { return 0; }
-inline void trace2d_options_init(trace2d_options* options) noexcept {
+inline void trace2d_options_init_size(trace2d_options* options, std::size_t) noexcept {
   *options = trace2d_options{};
   options->struct_size = sizeof *options;
 }
@@ -199,8 +200,13 @@ inline unsigned milliseconds(std::chrono::milliseconds timeout) noexcept {
 struct Options {
   // Where events go, in GIT_TRACE2_EVENT syntax. Empty: GIT_TRACE2_EVENT.
   std::string target{};
-  // version.exe and the first cmd_name. Empty: the base name of argv[0].
+  // The program's version ("2.4.1"), sent as version.exe, where git sends
+  // its own version. Empty: `exe`.
+  std::string version{};
+  // version.exe when `version` is empty (1.0's only way). Empty: the base
+  // name of argv[0].
   std::string exe{};
+  // The first cmd_name. Empty: the base name of argv[0].
   std::string cmd_name{};
   // Bound of the queue between callers and the writer thread.
   std::size_t queue_bytes = std::size_t{1} << 20;
@@ -221,9 +227,11 @@ struct Options {
 inline bool start(int argc, const char* const* argv, const Options& options = {},
                   Location loc = Location::current()) noexcept {
   trace2d_options o;
-  (trace2d_options_init)(&o);
+  // Our size, so that the library sets up (and later reads) 1.1's fields too.
+  (trace2d_options_init_size)(&o, sizeof o);
   o.target = options.target.c_str();
   o.exe = options.exe.c_str();
+  o.version = options.version.c_str();
   o.cmd_name = options.cmd_name.c_str();
   o.queue_bytes = options.queue_bytes;
   o.exit_flush_ms = c_abi::milliseconds(options.exit_flush_timeout);
@@ -656,6 +664,149 @@ inline CapturedChild run_child_captured(std::initializer_list<std::string_view> 
                                         Location loc = Location::current()) noexcept {
   return c_abi::run_child_captured(argv, capture, options, loc);
 }
+
+// Which streams of a child started by start_command() are pipes to the
+// program (each replaces ChildOptions' descriptor for its stream).
+struct Pipes {
+  bool in = false;   // ChildProcess::in(): the program writes the child's stdin
+  bool out = false;  // ChildProcess::out(): the program reads its stdout
+  bool err = false;  // ChildProcess::err(): the program reads its stderr
+};
+
+// git's start_command()/finish_command(): a child that runs while the
+// program does other work, stitched as run_child's (child_start when it
+// starts, child_exit when it is finished). It owns its pipe ends.
+// finish() closes in() (a child reading its input to the end waits for
+// that) and waits; read out() and err() to their end first, or the child
+// blocks once it has filled a pipe nobody reads (64 KiB), as with git's
+// own; run_child_captured() reads both for you. The destructor finishes a
+// child not finished yet, then closes the pipes. Movable, not copyable.
+class ChildProcess {
+ public:
+  // A child that was never started (finished, code -1).
+  ChildProcess() noexcept : m_loc(Location::current()) { clear(); }
+  template <typename Strings>
+  explicit ChildProcess(const Strings& argv, const Pipes& pipes = {},
+                        const ChildOptions& options = {},
+                        Location loc = Location::current()) noexcept
+      : m_loc(loc) {
+    start(argv, pipes, options);
+  }
+  explicit ChildProcess(std::initializer_list<std::string_view> argv, const Pipes& pipes = {},
+                        const ChildOptions& options = {},
+                        Location loc = Location::current()) noexcept
+      : m_loc(loc) {
+    start(argv, pipes, options);
+  }
+  ~ChildProcess() { end(); }
+  ChildProcess(ChildProcess&& other) noexcept : m_c(other.m_c), m_loc(other.m_loc) {
+    other.clear();
+  }
+  ChildProcess& operator=(ChildProcess&& other) noexcept {
+    if (this != &other) {
+      end();
+      m_c = other.m_c;
+      m_loc = other.m_loc;
+      other.clear();
+    }
+    return *this;
+  }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // False when it could not be started (its child_exit, code -1, is sent).
+  [[nodiscard]] bool started() const noexcept { return m_c.pid > 0; }
+  [[nodiscard]] pid_t pid() const noexcept { return m_c.pid; }
+  [[nodiscard]] int id() const noexcept { return m_c.child_id; }  // -1: tracing off
+  // This process's pipe ends (close-on-exec); -1 when not asked for or closed.
+  [[nodiscard]] int in() const noexcept { return m_c.stdin_fd; }
+  [[nodiscard]] int out() const noexcept { return m_c.stdout_fd; }
+  [[nodiscard]] int err() const noexcept { return m_c.stderr_fd; }
+  // End of input for the child.
+  void close_in() noexcept { close_fd(m_c.stdin_fd); }
+
+  // Closes in(), waits for the child (past `timeout`, 0: none, it is killed
+  // with SIGKILL: timed_out(), code 137), sends child_exit and returns
+  // git's code. Once: later calls return the same code.
+  int finish(std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+             Location loc = Location::current()) noexcept {
+    close_in();
+    return (trace2d_finish_command_fl)(loc.file_name(), loc.line(), &m_c,
+                                       c_abi::milliseconds(timeout));
+  }
+  [[nodiscard]] bool finished() const noexcept { return m_c.finished != 0; }
+  [[nodiscard]] int code() const noexcept { return m_c.code; }
+  [[nodiscard]] bool timed_out() const noexcept { return m_c.timed_out != 0; }
+
+ private:
+  template <typename Strings>
+  void start(const Strings& argv, const Pipes& pipes, const ChildOptions& options) noexcept {
+    clear();
+    TRACE2D_CLIENT_TRY {
+      std::vector<const char*> env;
+      const trace2d_child_options o = c_abi::child_options(options, env);
+      const std::vector<trace2d_str> args = c_abi::strs(argv);
+      (trace2d_child_process_init)(&m_c);
+      m_c.pipe_stdin = pipes.in ? 1 : 0;
+      m_c.pipe_stdout = pipes.out ? 1 : 0;
+      m_c.pipe_stderr = pipes.err ? 1 : 0;
+      (trace2d_start_command_s)(m_loc.file_name(), m_loc.line(), args.data(), args.size(), &o,
+                                &m_c);
+    }
+    TRACE2D_CLIENT_CATCH_ALL {
+      // Out of memory before anything ran: a child not started.
+    }
+  }
+  // Not a started child: nothing to wait for, no descriptor (also the
+  // moved-from state). Set here, not by the library, so that a ChildProcess
+  // that is never started needs no library (TRACE2D_CLIENT_OFF).
+  void clear() noexcept {
+    m_c = trace2d_child_process{};
+    m_c.struct_size = sizeof m_c;
+    m_c.pid = -1;
+    m_c.child_id = -1;
+    m_c.stdin_fd = m_c.stdout_fd = m_c.stderr_fd = -1;
+    m_c.finished = 1;
+    m_c.code = -1;
+  }
+  void end() noexcept {
+    if (m_c.finished == 0) {
+      finish(std::chrono::milliseconds(0), m_loc);
+    }
+    close_fd(m_c.stdin_fd);
+    close_fd(m_c.stdout_fd);
+    close_fd(m_c.stderr_fd);
+  }
+  static void close_fd(int& fd) noexcept {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+
+  trace2d_child_process m_c{};
+  Location m_loc;
+};
+
+// Starts argv as git's start_command() does (see ChildProcess); finish()
+// it when the program needs its result. Runs it whether or not tracing is on.
+inline ChildProcess start_command(const std::vector<std::string>& argv, const Pipes& pipes = {},
+                                  const ChildOptions& options = {},
+                                  Location loc = Location::current()) noexcept {
+  return ChildProcess(argv, pipes, options, loc);
+}
+inline ChildProcess start_command(std::initializer_list<std::string_view> argv,
+                                  const Pipes& pipes = {}, const ChildOptions& options = {},
+                                  Location loc = Location::current()) noexcept {
+  return ChildProcess(argv, pipes, options, loc);
+}
+#if defined(__cpp_lib_span)
+inline ChildProcess start_command(std::span<const std::string> argv, const Pipes& pipes = {},
+                                  const ChildOptions& options = {},
+                                  Location loc = Location::current()) noexcept {
+  return ChildProcess(argv, pipes, options, loc);
+}
+#endif
 
 // Wraps a child the program starts itself: child_start now, child_exit on
 // finish() (or with code -1 at scope exit when finish() was not called).

@@ -5,8 +5,11 @@
 // -fno-exceptions by both.
 #include <trace2d/client.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -46,6 +49,25 @@ int main(int argc, char** argv) {
   }
   if (t2::run_child_captured({"echo", "captured"}).out != "captured\n") {
     return 1;
+  }
+  {
+    t2::Pipes pipes;
+    pipes.in = true;
+    pipes.out = true;
+    t2::ChildProcess cat = t2::start_command({"cat"}, pipes);
+    const bool sent = cat.started() && ::write(cat.in(), "x", 1) == 1;
+    cat.close_in();
+    char byte = 0;
+    if (!sent || ::read(cat.out(), &byte, 1) != 1 || byte != 'x' || cat.finish() != 0 ||
+        !cat.finished() || cat.code() != 0 || cat.timed_out() || cat.id() < 0 || cat.err() != -1) {
+      return 1;
+    }
+    const std::vector<std::string> argv_true = {"true"};
+    t2::ChildProcess later = t2::start_command(argv_true);
+    t2::ChildProcess moved = std::move(later);
+    if (moved.pid() <= 0 || moved.finish(std::chrono::milliseconds(5000)) != 0) {
+      return 1;
+    }
   }
   if (t2::dropped(t2::DropReason::nesting) != 0) {
     return 1;
