@@ -175,6 +175,15 @@ inline std::string otlp_endpoint_problem(const std::string& url) {
   return fmt::format("is not usable: '{}': {}", url, error);
 }
 
+// The traces URL, POSTed to as it is (no /v1/traces appended).
+inline std::string otlp_traces_endpoint_problem(const std::string& url) {
+  std::string error;
+  if (url.empty() || exporter::parse_endpoint(url, error)) {
+    return {};
+  }
+  return fmt::format("is not usable: '{}': {}", url, error);
+}
+
 inline std::string absolute_or_empty_problem(const std::string& path) {
   return path.empty() || path.front() == '/' ? std::string() : fmt::format("is not absolute: '{}'", path);
 }
@@ -303,6 +312,8 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"status", "interval_ms", "--status-interval-ms"}, o.stats_interval, Range{100, k_hour_ms});
 
   v.text(Key{"otlp", "endpoint", "--otlp-endpoint"}, o.otlp_endpoint, otlp_endpoint_problem);
+  v.text(Key{"otlp", "traces_endpoint", "--otlp-traces-endpoint"}, o.otlp_traces_endpoint,
+         otlp_traces_endpoint_problem);
   v.text(Key{"otlp", "protocol", "--otlp-protocol"}, o.otlp_protocol, otlp_protocol_problem);
   v.text(Key{"otlp", "compression", "--otlp-compression"}, o.otlp_compression, otlp_compression_problem);
   v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms"}, o.otlp_timeout, Range{100, 10 * 60 * 1000});

@@ -84,7 +84,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.batch_scheduling = options.batch_scheduling;
   o.nickname_key = options.otlp_nickname_key;
   o.storage_drop = options.storage_drop;
-  o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
+  o.export_url = otlp_export_url(options);
   if (durations != nullptr) {
     o.consumers.push_back(durations);
   }
@@ -135,11 +135,11 @@ std::unique_ptr<metrics::MetricsServer> make_metrics_server(asio::io_context& io
 // The exporter, when an endpoint is configured: started once the backend
 // runs, stopped before it finishes (its queue waits in the database).
 std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& options) {
-  if (options.otlp_endpoint.empty()) {
+  exporter::ExporterOptions o;
+  o.url = otlp_export_url(options);
+  if (o.url.empty()) {
     return nullptr;
   }
-  exporter::ExporterOptions o;
-  o.url = otlp_traces_url(options.otlp_endpoint);
   o.json = options.otlp_protocol == "http/json";
   o.gzip = options.otlp_compression == "gzip";
   o.timeout = options.otlp_timeout;

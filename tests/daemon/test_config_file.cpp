@@ -71,6 +71,8 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.retention_max_db_bytes, b.retention_max_db_bytes);
   EXPECT_EQ(a.retention_headroom_percent, b.retention_headroom_percent);
   EXPECT_EQ(a.redact_url_credentials, b.redact_url_credentials);
+  EXPECT_EQ(a.otlp_endpoint, b.otlp_endpoint);
+  EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
 }
 
 const std::string k_every_key = R"(
@@ -114,6 +116,9 @@ grace_ms = 500
 give_up_after_ms = 7000
 [status]
 interval_ms = 250
+[otlp]
+endpoint = "http://collector:4318"
+traces_endpoint = "https://gateway.example/custom/traces"
 [log]
 level = "debug"
 target = "/var/log/trace2d.log"
@@ -154,6 +159,9 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.stats_interval.count(), 250);
   EXPECT_EQ(o.log_level, "debug");
   EXPECT_EQ(o.log_target, "/var/log/trace2d.log");
+  EXPECT_EQ(o.otlp_endpoint, "http://collector:4318");
+  EXPECT_EQ(o.otlp_traces_endpoint, "https://gateway.example/custom/traces");
+  EXPECT_EQ(otlp_export_url(o), "https://gateway.example/custom/traces");  // as is, over the base
   EXPECT_NO_THROW(validate_options(o));
 }
 
@@ -405,7 +413,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 56u);
+  EXPECT_EQ(describe_settings().size(), 57u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

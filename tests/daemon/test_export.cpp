@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "daemon/app/config_file.hpp"
 #include "daemon/app/options.hpp"
 #include "daemon/export/gzip.hpp"
 #include "daemon/export/http_client.hpp"
@@ -95,9 +96,44 @@ TEST_F(OtelEnvironment, TheSdkVariablesAreDefaults) {
   EXPECT_EQ(options.otlp_protocol, "http/json");
   EXPECT_EQ(options.otlp_timeout, std::chrono::milliseconds(2500));
 
-  ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/v1/traces", 1);
-  app::apply_otel_environment(options);
-  EXPECT_EQ(options.otlp_endpoint, "http://traces:4318/v1/traces");  // the traces variable wins
+  EXPECT_EQ(app::otlp_export_url(options), "http://base:4318/v1/traces");  // a base: the traces path appended
+
+  // The signal-specific endpoint is used as is (the SDK specification),
+  // and wins over the base.
+  ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom/path", 1);
+  const app::OtelSettings set = app::apply_otel_environment(options);
+  EXPECT_EQ(options.otlp_traces_endpoint, "http://traces:4318/custom/path");
+  EXPECT_EQ(app::otlp_export_url(options), "http://traces:4318/custom/path");
+  EXPECT_EQ(set, (app::OtelSettings{{"otlp.compression", "OTEL_EXPORTER_OTLP_COMPRESSION"},
+                                    {"otlp.endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"},
+                                    {"otlp.headers", "OTEL_EXPORTER_OTLP_HEADERS"},
+                                    {"otlp.protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"},
+                                    {"otlp.timeout_ms", "OTEL_EXPORTER_OTLP_TIMEOUT"},
+                                    {"otlp.traces_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}}));
+}
+
+// The variables are defaults under the file and the flags: a base endpoint
+// the file gives beats the traces variable, which would otherwise win over
+// it; a problem with a value a variable set names the variable.
+TEST_F(OtelEnvironment, TheFileAndTheFlagsWinAndProblemsNameTheVariable) {
+  ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom/path", 1);
+  ::setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+  app::DaemonOptions options;
+  app::OtelSettings set = app::apply_otel_environment(options);
+  options.otlp_endpoint = "http://from-file:4318";
+  app::resolve_otel_environment(options, set, {"otlp.endpoint"}, {});
+  EXPECT_EQ(app::otlp_export_url(options), "http://from-file:4318/v1/traces");
+  EXPECT_EQ(set, (app::OtelSettings{{"otlp.protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"}}));
+  EXPECT_EQ(app::with_otel_source("'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json", set),
+            "'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json (set by OTEL_EXPORTER_OTLP_PROTOCOL)");
+  EXPECT_EQ(app::with_otel_source("'otlp.compression' (--otlp-compression) must be gzip or none", set),
+            "'otlp.compression' (--otlp-compression) must be gzip or none");
+
+  // A flag for the protocol: the variable no longer counts.
+  set = app::apply_otel_environment(options);
+  app::resolve_otel_environment(options, set, {}, {"otlp.protocol"});
+  EXPECT_EQ(set, (app::OtelSettings{{"otlp.traces_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}}));
+  EXPECT_EQ(app::otlp_export_url(options), "http://traces:4318/custom/path");
 }
 
 TEST(Gzip, InflatesBackToTheInput) {

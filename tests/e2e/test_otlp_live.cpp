@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <simdjson.h>
@@ -287,6 +288,61 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
   // Exported again: healthy, exit status 0.
   EXPECT_TRUE(wait_until([&] { return ctl(daemon.db_path(), {"status"}).exit_code == 0; }, std::chrono::seconds(20)))
       << ctl(daemon.db_path(), {"status"}).out;
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// An environment variable for the processes the test starts, as long as it lives.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : m_name(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(m_name); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* m_name;
+};
+
+// The OpenTelemetry SDK's conventions: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+// the URL itself (nothing appended), and the OTEL_* variables count only
+// when the export is on: a grpc protocol set for another program does not
+// stop trace2d when it exports nothing, and is named when it would.
+TEST(OtlpLive, TheOtelVariablesFollowTheSdkSpecificationAndCountOnlyWhenExporting) {
+  {
+    const ScopedEnv grpc("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+    TempDir off;
+    RunningDaemon daemon(off);  // throws when it does not start
+    const std::string repo = make_repo(off, "repo");
+    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    EXPECT_TRUE(wait_until([&] {
+      return open_db(daemon.db_path()).query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0) == 1;
+    }));
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+
+    ProcessSpec exporting;
+    exporting.argv = {TRACE2D_BIN, "--config", "", "--otlp-endpoint", "http://127.0.0.1:4318", "--check-config"};
+    const ProcessResult refused = run_process(exporting);
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_NE(refused.err.find("'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("(set by OTEL_EXPORTER_OTLP_PROTOCOL)"), std::string::npos) << refused.err;
+  }
+  TempDir dir;
+  Receiver receiver(dir, "200");
+  const ScopedEnv traces("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", receiver.endpoint() + "/custom/path");
+  const ScopedEnv base("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");  // the traces variable wins
+  RunningDaemon daemon(dir);
+  const std::string repo = make_repo(dir, "repo");
+  ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 1); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  const auto requests = receiver.requests();
+  ASSERT_FALSE(requests.empty());
+  for (const auto& request : requests) {
+    EXPECT_EQ(request.url, "/custom/path");
+    EXPECT_EQ(request.status, "200");
+  }
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
