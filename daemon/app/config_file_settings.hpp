@@ -326,6 +326,10 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key"}, o.otlp_nickname_key, any_text);
   v.list(Key{"otlp", "important_data", "--otlp-important-data"}, o.otlp_important_data,
          otlp_important_data_problem);
+  v.integer(Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions"}, o.otlp_batch_max_sessions,
+            Range{1, 65536});
+  v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans"}, o.otlp_batch_max_spans, Range{64, 1 << 20});
+  v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms"}, o.otlp_max_backoff, Range{100, k_hour_ms});
 
   v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
   v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);

@@ -143,6 +143,9 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   o.json = options.otlp_protocol == "http/json";
   o.gzip = options.otlp_compression == "gzip";
   o.timeout = options.otlp_timeout;
+  o.max_sessions_per_request = options.otlp_batch_max_sessions;
+  o.max_spans_per_request = options.otlp_batch_max_spans;
+  o.max_backoff = options.otlp_max_backoff;
   for (const std::string& header : options.otlp_headers) {
     const auto equals = header.find('=');
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));

@@ -5,13 +5,17 @@
 // (db/otlp_queue.hpp), builds their spans from their places in their
 // process trees (model::load_export_rows, otlp/span_builder.hpp), and POSTs
 // them to the collector (OTLP/HTTP, protobuf or JSON, gzip optional). A
-// session leaves the queue only when the collector answered 2xx (or refused
-// it for good: 400, or 413 for a single session), so a restart, a crash or a
-// collector outage neither loses nor repeats what was acknowledged.
-// Retries (429, 502, 503, 504, no answer) wait for Retry-After or back off
-// exponentially with jitter, up to a minute; the queue waits in the database
-// meanwhile, so memory stays bounded by one request, whose sessions are
-// bounded in number, likely spans and stored bytes.
+// session leaves the queue only when the collector answered 2xx, or rejected
+// it in a way sending it again cannot change (400; 413 for a single
+// session): dropped, counted by reason. Any other answer, or none, pauses
+// the export and keeps the queue (delivery_policy.hpp): a wrong token or
+// path loses nothing, and fixing it delivers everything. So a restart, a
+// crash or a collector outage neither loses nor repeats what was
+// acknowledged.
+// Retries wait for Retry-After or back off exponentially with jitter; the
+// queue waits in the database meanwhile, so memory stays bounded by one
+// request, whose sessions are bounded in number, likely spans and stored
+// bytes.
 
 #include <atomic>
 #include <chrono>
@@ -19,12 +23,15 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/http_client.hpp"
+#include "db/otlp_queue.hpp"
 #include "db/sqlite.hpp"
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
@@ -49,7 +56,7 @@ struct ExporterOptions {
   // hold. A session over it goes alone.
   std::size_t max_bytes_per_request = 4 << 20;
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
-  std::chrono::milliseconds max_backoff{60000};
+  std::chrono::milliseconds max_backoff{60000};  // the longest wait between attempts (Retry-After wins)
   otlp::ResourceSettings resource;
   otlp::ExportRules rules;  // detail levels, nickname, important data
   std::function<void()> on_thread_start;  // run first on the exporter's thread (its scheduling policy)
@@ -70,8 +77,11 @@ class OtlpExporter {
 
   [[nodiscard]] std::uint64_t exported_spans() const { return m_exported_spans.load(); }
   [[nodiscard]] std::uint64_t failures() const { return m_failures.load(); }
-  // Sessions waiting in the queue at the last count (about every second).
-  [[nodiscard]] std::int64_t backlog_sessions() const { return m_backlog_sessions.load(); }
+  // True while the latest attempt failed and the export waits to try again.
+  [[nodiscard]] bool paused() const { return m_paused.load(); }
+  // The queue and the export's totals at the last count (about every
+  // second, also while the export is paused).
+  [[nodiscard]] db::ExportHealth health() const;
 
  private:
   struct SessionSpans {
@@ -95,6 +105,7 @@ class OtlpExporter {
                                   std::vector<std::int64_t>& withheld, std::vector<model::ProcessTree>& trees);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
+  void count(db::Database& db);  // health(), from the database
 
   std::string m_db_path;
   ExporterOptions m_options;
@@ -106,7 +117,7 @@ class OtlpExporter {
   std::mutex m_mutex;
   std::condition_variable m_wake;
   bool m_stopping = false;
-  std::chrono::milliseconds m_backoff{0};
+  Backoff m_backoff;
   // The uid whose turn comes first in the next round (db::next_pending).
   std::int64_t m_next_uid = 0;
   // The last request's body, whose memory the next one is written into
@@ -114,7 +125,9 @@ class OtlpExporter {
   std::string m_body;
   std::atomic<std::uint64_t> m_exported_spans{0};
   std::atomic<std::uint64_t> m_failures{0};
-  std::atomic<std::int64_t> m_backlog_sessions{0};
+  std::atomic<bool> m_paused{false};
+  mutable std::mutex m_health_mutex;
+  db::ExportHealth m_health;  // under m_health_mutex: a scrape reads it on an io thread
 };
 
 }  // namespace trace2d::exporter
