@@ -330,6 +330,7 @@ void visit_settings(Options& o, Visitor& v) {
             Range{1, 65536});
   v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans"}, o.otlp_batch_max_spans, Range{64, 1 << 20});
   v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms"}, o.otlp_max_backoff, Range{100, k_hour_ms});
+  v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms"}, o.otlp_shutdown_wait, Range{0, 60000});
 
   v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
   v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);

@@ -146,6 +146,7 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   o.max_sessions_per_request = options.otlp_batch_max_sessions;
   o.max_spans_per_request = options.otlp_batch_max_spans;
   o.max_backoff = options.otlp_max_backoff;
+  o.shutdown_wait = options.otlp_shutdown_wait;
   for (const std::string& header : options.otlp_headers) {
     const auto equals = header.find('=');
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));

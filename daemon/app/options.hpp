@@ -103,12 +103,13 @@ struct DaemonOptions {
   std::vector<std::string> otlp_rules;           // "git:status=drop"
   std::string otlp_nickname_key = "otel.trace2.nickname";  // a def_param; also the sessions.nickname column
   std::vector<std::string> otlp_important_data;  // "category/key", verbatim at any level
-  // Delivery (docs/otlp.md, "Delivery"): a request's bounds, and the
-  // longest wait between attempts while the collector fails (a Retry-After
-  // it sends wins).
+  // Delivery (docs/otlp.md, "Delivery"): a request's bounds, the longest
+  // wait between attempts while the collector fails (a Retry-After it sends
+  // wins), and how long SIGTERM waits for the answer to a request in flight.
   std::size_t otlp_batch_max_sessions = 256;
   std::size_t otlp_batch_max_spans = 8192;
   std::chrono::milliseconds otlp_max_backoff{60000};
+  std::chrono::milliseconds otlp_shutdown_wait{5000};
   // The /metrics endpoint (docs/metrics.md): off while empty; a port alone
   // means loopback. Histograms for the regions listed ("category/label",
   // "category/*").

@@ -63,6 +63,7 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"otlp.batch_max_sessions", {"N", "Sessions in one export request at most"}},
     {"otlp.batch_max_spans", {"N", "Spans in one export request at most (a bigger session sends its first ones)"}},
     {"otlp.max_backoff_ms", {"MS", "Longest wait between export attempts while the collector fails (Retry-After wins)"}},
+    {"otlp.shutdown_wait_ms", {"MS", "On SIGTERM, wait this long for the answer to an export request in flight"}},
     {"metrics.listen", {"ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"}},
     {"metrics.regions", {"CAT/LABEL", "Regions timed as histograms, category/label or category/* (repeatable)"}},
     {"query.enabled", {"", "Serve trace2ctl to users who may not read the database, each their own sessions"}},

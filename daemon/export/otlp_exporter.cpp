@@ -107,10 +107,18 @@ void OtlpExporter::start() {
 
 void OtlpExporter::stop() {
   {
-    std::lock_guard lock(m_mutex);
+    std::unique_lock lock(m_mutex);
     m_stopping = true;
+    m_wake.notify_all();
+    // An answer to the request in flight may be on its way: waiting for it
+    // (bounded) lets its acknowledgement be committed, where aborting sent
+    // its sessions again after the restart.
+    if (!m_wake.wait_for(lock, m_options.shutdown_wait, [this] { return !m_in_flight; })) {
+      spdlog::warn("otlp: stopping: no answer from {} within {} ms; the request is abandoned, and its sessions, "
+                   "still queued, are sent again at the next start",
+                   m_options.url, m_options.shutdown_wait.count());
+    }
   }
-  m_wake.notify_all();
   m_client.abort();
   if (m_thread.joinable()) {
     m_thread.join();
@@ -132,6 +140,29 @@ bool OtlpExporter::wait_for(std::chrono::milliseconds delay) {
   std::unique_lock lock(m_mutex);
   m_wake.wait_for(lock, delay, [this] { return m_stopping; });
   return !m_stopping;
+}
+
+std::optional<HttpResponse> OtlpExporter::post(const HttpClient::Headers& headers, std::string& body) {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_stopping) {
+      return std::nullopt;  // no new request once stopping: it could not be waited for
+    }
+    m_in_flight = true;
+  }
+  // Cleared however the request ends (answered, failed, aborted), and
+  // stop() told.
+  struct Landed {
+    OtlpExporter& exporter;
+    ~Landed() {
+      {
+        std::lock_guard lock(exporter.m_mutex);
+        exporter.m_in_flight = false;
+      }
+      exporter.m_wake.notify_all();
+    }
+  } landed{*this};
+  return m_client.post(headers, body);
 }
 
 void OtlpExporter::run() {
@@ -396,7 +427,11 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   std::string reason;
   std::optional<std::chrono::milliseconds> retry_after;
   try {
-    const HttpResponse response = m_client.post(headers, m_options.gzip ? compressed : body);
+    const std::optional<HttpResponse> answer = post(headers, m_options.gzip ? compressed : body);
+    if (!answer) {
+      return Delivery::stopping;
+    }
+    const HttpResponse& response = *answer;
     const Judgement judgement = judge(response.status, batch.size());
     switch (judgement.verdict) {
       case Verdict::delivered: {

@@ -11,7 +11,8 @@
 // the export and keeps the queue (delivery_policy.hpp): a wrong token or
 // path loses nothing, and fixing it delivers everything. So a restart, a
 // crash or a collector outage neither loses nor repeats what was
-// acknowledged.
+// acknowledged; a request in flight at SIGTERM gets a bounded wait for its
+// answer, and one cut off is sent again (delivery is at least once).
 // Retries wait for Retry-After or back off exponentially with jitter; the
 // queue waits in the database meanwhile, so memory stays bounded by one
 // request, whose sessions are bounded in number, likely spans and stored
@@ -57,6 +58,9 @@ struct ExporterOptions {
   std::size_t max_bytes_per_request = 4 << 20;
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
   std::chrono::milliseconds max_backoff{60000};  // the longest wait between attempts (Retry-After wins)
+  // At stop(), how long a request in flight may take to be answered, so
+  // that an acknowledged request is not sent again after a restart.
+  std::chrono::milliseconds shutdown_wait{5000};
   otlp::ResourceSettings resource;
   otlp::ExportRules rules;  // detail levels, nickname, important data
   std::function<void()> on_thread_start;  // run first on the exporter's thread (its scheduling policy)
@@ -71,8 +75,9 @@ class OtlpExporter {
   OtlpExporter& operator=(const OtlpExporter&) = delete;
 
   void start();
-  // Ends the thread soon: a request in flight is aborted; what is queued
-  // stays queued for the next run.
+  // Ends the thread: no new request starts; a request in flight gets up to
+  // `shutdown_wait` for its answer (and its acknowledgement is committed),
+  // then is aborted. What is not acknowledged stays queued for the next run.
   void stop();
 
   [[nodiscard]] std::uint64_t exported_spans() const { return m_exported_spans.load(); }
@@ -104,6 +109,9 @@ class OtlpExporter {
   std::vector<SessionSpans> build(db::Database& db, model::ExportRowLoader& loader,
                                   std::vector<std::int64_t>& withheld, std::vector<model::ProcessTree>& trees);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
+  // POSTs unless stopping (nullopt then: nothing was sent), marking the
+  // request in flight for stop(). Throws TransportError.
+  std::optional<HttpResponse> post(const HttpClient::Headers& headers, std::string& body);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
   void count(db::Database& db);  // health(), from the database
 
@@ -117,6 +125,7 @@ class OtlpExporter {
   std::mutex m_mutex;
   std::condition_variable m_wake;
   bool m_stopping = false;
+  bool m_in_flight = false;  // a request was sent and its answer is awaited (under m_mutex)
   Backoff m_backoff;
   // The uid whose turn comes first in the next round (db::next_pending).
   std::int64_t m_next_uid = 0;

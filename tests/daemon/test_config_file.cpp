@@ -76,6 +76,7 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.otlp_batch_max_sessions, b.otlp_batch_max_sessions);
   EXPECT_EQ(a.otlp_batch_max_spans, b.otlp_batch_max_spans);
   EXPECT_EQ(a.otlp_max_backoff.count(), b.otlp_max_backoff.count());
+  EXPECT_EQ(a.otlp_shutdown_wait.count(), b.otlp_shutdown_wait.count());
 }
 
 const std::string k_every_key = R"(
@@ -125,6 +126,7 @@ traces_endpoint = "https://gateway.example/custom/traces"
 batch_max_sessions = 64
 batch_max_spans = 2048
 max_backoff_ms = 15000
+shutdown_wait_ms = 2500
 [log]
 level = "debug"
 target = "/var/log/trace2d.log"
@@ -171,6 +173,7 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.otlp_batch_max_sessions, 64u);
   EXPECT_EQ(o.otlp_batch_max_spans, 2048u);
   EXPECT_EQ(o.otlp_max_backoff.count(), 15000);
+  EXPECT_EQ(o.otlp_shutdown_wait.count(), 2500);
   EXPECT_NO_THROW(validate_options(o));
 }
 
@@ -422,7 +425,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 60u);
+  EXPECT_EQ(describe_settings().size(), 61u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

@@ -110,6 +110,11 @@ class Receiver {
     return ids;
   }
   [[nodiscard]] std::string accepted_file() const { return m_out + "/accepted.json"; }
+  // Requests that arrived, answered or not yet.
+  [[nodiscard]] std::size_t arrived() const {
+    std::ifstream in(m_out + "/arrived.jsonl");
+    return static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  }
 
  private:
   std::string m_out;
@@ -571,6 +576,62 @@ TEST(OtlpLive, ADnsFailurePausesTheExportAndLosesNothing) {
                                       std::vector<std::string> args{"--otlp-endpoint", receiver->endpoint()};
                                       return Fixed{std::move(receiver), std::move(args)};
                                     });
+}
+
+// SIGTERM while the collector takes its time to answer: trace2d waits for
+// the answer (up to otlp.shutdown_wait_ms), commits the acknowledgement,
+// and a restart sends nothing again. Past the wait, the request is
+// abandoned and its sessions stay queued: sent again at the next start
+// (at least once).
+TEST(OtlpLive, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
+  TempDir dir;
+  Receiver receiver(dir, "slow1500,200");
+  const std::string repo = make_repo(dir, "repo", 2);
+  {
+    RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
+    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    ASSERT_TRUE(wait_until([&] { return receiver.arrived() == 1; }, std::chrono::seconds(20)))
+        << daemon.process().err_so_far();
+    const auto asked = std::chrono::steady_clock::now();
+    const ProcessResult stopped = daemon.stop();
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(500)) << "it did not wait";
+    EXPECT_EQ(stopped.err.find("the request is abandoned"), std::string::npos) << stopped.err;
+  }
+  EXPECT_EQ(queued(dir.file("t.db")), 0);
+  EXPECT_EQ(open_db(dir.file("t.db")).query_int("SELECT exported_sessions FROM otlp_export"), 1);
+  {
+    RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
+    ASSERT_EQ(run_git(repo, {"log", "-1"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 2); }, std::chrono::seconds(20)))
+        << daemon.process().err_so_far();
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+  }
+  EXPECT_EQ(receiver.arrived(), 2u) << "the acknowledged request was not sent again";
+  for (const auto& [id, count] : receiver.acknowledged()) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+
+  // A bounded wait: an answer slower than it is abandoned, and its session sent again.
+  TempDir impatient;
+  Receiver slow(impatient, "slow10000,200", "slow");
+  {
+    RunningDaemon daemon(impatient, {"--otlp-endpoint", slow.endpoint(), "--otlp-shutdown-wait-ms", "300"});
+    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    ASSERT_TRUE(wait_until([&] { return slow.arrived() == 1; }, std::chrono::seconds(20)))
+        << daemon.process().err_so_far();
+    const auto asked = std::chrono::steady_clock::now();
+    const ProcessResult stopped = daemon.stop();
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(5));
+    EXPECT_NE(stopped.err.find("the request is abandoned"), std::string::npos) << stopped.err;
+  }
+  EXPECT_EQ(queued(impatient.file("t.db")), 1);
+  RunningDaemon again(impatient, {"--otlp-endpoint", slow.endpoint()});
+  ASSERT_TRUE(wait_until([&] { return all_exported(again.db_path(), 1); }, std::chrono::seconds(20)))
+      << again.process().err_so_far();
+  EXPECT_EQ(slow.arrived(), 2u);
+  EXPECT_EQ(again.stop().exit_code, 0);
 }
 
 // A rule drops git status: the collector never sees it, the queue lets it
