@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <simdjson.h>
@@ -25,6 +24,7 @@
 #include "tests/e2e/daemon_fixture.hpp"
 #include "tests/e2e/http_loopback.hpp"
 #include "tests/support/sanitizers.hpp"
+#include "tests/support/scoped_env.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -333,18 +333,6 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
-// An environment variable for the processes the test starts, as long as it lives.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : m_name(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(m_name); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* m_name;
-};
-
 // The OpenTelemetry SDK's conventions: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
 // the URL itself (nothing appended), and the OTEL_* variables count only
 // when the export is on: a grpc protocol set for another program does not
@@ -578,6 +566,28 @@ TEST(OtlpLive, ADnsFailurePausesTheExportAndLosesNothing) {
                                     });
 }
 
+// trace2d, exporting to `collector` (with `args`), runs a git status in
+// `repo` and gets SIGTERM once the request is with the collector: what it
+// logged, and how long it took to stop.
+struct Stopped {
+  ProcessResult result;
+  std::chrono::steady_clock::duration took{};
+};
+Stopped stop_mid_request(const TempDir& dir, const Receiver& collector, const std::string& repo,
+                         std::vector<std::string> args = {}) {
+  args.insert(args.end(), {"--otlp-endpoint", collector.endpoint()});
+  RunningDaemon daemon(dir, args);
+  Stopped stopped;
+  EXPECT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+  EXPECT_TRUE(wait_until([&] { return collector.arrived() == 1; }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  const auto asked = std::chrono::steady_clock::now();
+  stopped.result = daemon.stop();
+  stopped.took = std::chrono::steady_clock::now() - asked;
+  EXPECT_EQ(stopped.result.exit_code, 0) << stopped.result.err;
+  return stopped;
+}
+
 // SIGTERM while the collector takes its time to answer: trace2d waits for
 // the answer (up to otlp.shutdown_wait_ms), commits the acknowledgement,
 // and a restart sends nothing again. Past the wait, the request is
@@ -587,17 +597,9 @@ TEST(OtlpLive, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
   TempDir dir;
   Receiver receiver(dir, "slow1500,200");
   const std::string repo = make_repo(dir, "repo", 2);
-  {
-    RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
-    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
-    ASSERT_TRUE(wait_until([&] { return receiver.arrived() == 1; }, std::chrono::seconds(20)))
-        << daemon.process().err_so_far();
-    const auto asked = std::chrono::steady_clock::now();
-    const ProcessResult stopped = daemon.stop();
-    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-    EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(500)) << "it did not wait";
-    EXPECT_EQ(stopped.err.find("the request is abandoned"), std::string::npos) << stopped.err;
-  }
+  const Stopped patient = stop_mid_request(dir, receiver, repo);
+  EXPECT_GE(patient.took, std::chrono::milliseconds(500)) << "it did not wait";
+  EXPECT_EQ(patient.result.err.find("the request is abandoned"), std::string::npos) << patient.result.err;
   EXPECT_EQ(queued(dir.file("t.db")), 0);
   EXPECT_EQ(open_db(dir.file("t.db")).query_int("SELECT exported_sessions FROM otlp_export"), 1);
   {
@@ -615,17 +617,9 @@ TEST(OtlpLive, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
   // A bounded wait: an answer slower than it is abandoned, and its session sent again.
   TempDir impatient;
   Receiver slow(impatient, "slow10000,200", "slow");
-  {
-    RunningDaemon daemon(impatient, {"--otlp-endpoint", slow.endpoint(), "--otlp-shutdown-wait-ms", "300"});
-    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
-    ASSERT_TRUE(wait_until([&] { return slow.arrived() == 1; }, std::chrono::seconds(20)))
-        << daemon.process().err_so_far();
-    const auto asked = std::chrono::steady_clock::now();
-    const ProcessResult stopped = daemon.stop();
-    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
-    EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(5));
-    EXPECT_NE(stopped.err.find("the request is abandoned"), std::string::npos) << stopped.err;
-  }
+  const Stopped abandoned = stop_mid_request(impatient, slow, repo, {"--otlp-shutdown-wait-ms", "300"});
+  EXPECT_LT(abandoned.took, std::chrono::seconds(5));
+  EXPECT_NE(abandoned.result.err.find("the request is abandoned"), std::string::npos) << abandoned.result.err;
   EXPECT_EQ(queued(impatient.file("t.db")), 1);
   RunningDaemon again(impatient, {"--otlp-endpoint", slow.endpoint()});
   ASSERT_TRUE(wait_until([&] { return all_exported(again.db_path(), 1); }, std::chrono::seconds(20)))
