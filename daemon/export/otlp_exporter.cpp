@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
-#include <random>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
