@@ -65,12 +65,19 @@ struct Effective {
   bool dgram_dropped = false;  // --socket alone: no datagram socket
 };
 
-// Throws one app::ConfigError with every problem of the file and of the
-// flags: a broken file does not hide a bad flag until the next run.
-Effective effective_options(const CommandLine& command_line) {
+// Whether the OpenTelemetry SDK's variables are read (see effective_options).
+enum class OtelVariables : bool { ignored, read };
+
+// The options from the embedded defaults (and the OTEL_* variables), the
+// file and the flags, unchecked; every problem of the file and the flags is
+// added to `problems`. `from_environment` gets the settings an OTEL_*
+// variable still sets (neither the file nor a flag does).
+Effective gather_options(const CommandLine& command_line, OtelVariables otel, std::vector<std::string>& problems,
+                         app::OtelSettings& from_environment) {
   Effective effective{app::default_options(), config_source(command_line)};
-  app::apply_otel_environment(effective.options);
-  std::vector<std::string> problems;
+  if (otel == OtelVariables::read) {
+    from_environment = app::apply_otel_environment(effective.options);
+  }
   const auto keep = [&problems](const app::ConfigError& e) {
     problems.insert(problems.end(), e.problems().begin(), e.problems().end());
   };
@@ -94,10 +101,30 @@ Effective effective_options(const CommandLine& command_line) {
     }
   }
   effective.dgram_dropped = app::resolve_socket_flags(effective.options, file_keys, flag_keys);
+  app::resolve_otel_environment(effective.options, from_environment, file_keys, flag_keys);
+  return effective;
+}
+
+// Throws one app::ConfigError with every problem of the file and of the
+// flags: a broken file does not hide a bad flag until the next run.
+Effective effective_options(const CommandLine& command_line) {
+  std::vector<std::string> problems;
+  app::OtelSettings from_environment;
+  Effective effective = gather_options(command_line, OtelVariables::read, problems, from_environment);
+  if (app::otlp_export_url(effective.options).empty()) {
+    // The OTEL_* variables configure an export: with it off they are not
+    // used, so not checked either. OTEL_EXPORTER_OTLP_PROTOCOL=grpc, set
+    // in a shared environment for another program, must not stop trace2d.
+    problems.clear();
+    from_environment.clear();
+    effective = gather_options(command_line, OtelVariables::ignored, problems, from_environment);
+  }
   try {
     app::validate_options(effective.options);
   } catch (const app::ConfigError& e) {
-    keep(e);
+    for (const std::string& problem : e.problems()) {
+      problems.push_back(app::with_otel_source(problem, from_environment));
+    }
   }
   if (!problems.empty()) {
     throw app::ConfigError(std::move(problems));

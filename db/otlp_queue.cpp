@@ -122,14 +122,46 @@ std::optional<ExportSlice> export_slice(Database& db, std::int64_t session_id, s
   return std::nullopt;
 }
 
-Backlog export_backlog(Database& db) {
-  Backlog backlog;
-  backlog.sessions = db.query_int("SELECT count(*) FROM otlp_pending").value_or(0);
-  backlog.running = db.query_int(
-                          "SELECT count(*) FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
-                          " WHERE s.status = 'running'")
-                        .value_or(0);
-  return backlog;
+ExportHealth export_health(Database& db) {
+  ExportHealth health;
+  const std::int64_t queued = db.query_int("SELECT count(*) FROM otlp_pending").value_or(0);
+  health.running_sessions = db.query_int(
+                                  "SELECT count(*) FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
+                                  " WHERE s.status = 'running'")
+                                .value_or(0);
+  health.finished_sessions = std::max<std::int64_t>(0, queued - health.running_sessions);
+  // The first finished session in queue order: past the running ones at
+  // the head of the queue (which the stitcher bounds), not a scan of it all.
+  Statement oldest = db.prepare(
+      "SELECT (julianday(s.last_received) - 2440587.5) * 86400.0"
+      "  FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
+      " WHERE s.status != 'running' ORDER BY p.session_id LIMIT 1");
+  if (oldest.step() && !oldest.column_is_null(0)) {
+    health.oldest_finished_at = oldest.column_double(0);
+  }
+  Statement figures = db.prepare(
+      "SELECT (julianday(last_success) - 2440587.5) * 86400.0, rejected_spans FROM otlp_export WHERE id = 1");
+  if (figures.step()) {
+    if (!figures.column_is_null(0)) {
+      health.last_success_at = figures.column_double(0);
+    }
+    health.rejected_spans = figures.column_int(1);
+  }
+  Statement dropped = db.prepare("SELECT reason, sessions FROM otlp_dropped ORDER BY reason");
+  while (dropped.step()) {
+    health.dropped.emplace_back(std::string(dropped.column_text(0)), dropped.column_int(1));
+  }
+  return health;
+}
+
+std::string_view to_string(DropReason reason) {
+  switch (reason) {
+    case DropReason::bad_request:
+      return "bad_request";
+    case DropReason::too_large:
+      return "too_large";
+  }
+  return "unknown";
 }
 
 void acknowledge(Database& db, const std::vector<std::int64_t>& sessions, std::int64_t spans,
@@ -138,7 +170,8 @@ void acknowledge(Database& db, const std::vector<std::int64_t>& sessions, std::i
   delete_pending(db, sessions);
   Statement update = db.prepare(
       "UPDATE otlp_export SET exported_sessions = exported_sessions + ?1, exported_spans = exported_spans + ?2,"
-      " rejected_spans = rejected_spans + ?3, last_success = " + std::string(k_now) + " WHERE id = 1");
+      " rejected_spans = rejected_spans + ?3, last_success = " + std::string(k_now) + ", paused_since = NULL"
+      " WHERE id = 1");
   update.bind_int(1, static_cast<std::int64_t>(sessions.size()));
   update.bind_int(2, spans);
   update.bind_int(3, rejected_spans);
@@ -155,21 +188,28 @@ void withhold(Database& db, const std::vector<std::int64_t>& sessions) {
   txn.commit();
 }
 
-void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, const std::string& reason) {
+void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, DropReason reason,
+                  const std::string& failure) {
   Transaction txn(db);
   delete_pending(db, sessions);
+  // The collector answered: the export goes on, it is not paused.
   Statement update = db.prepare(
       "UPDATE otlp_export SET dropped_sessions = dropped_sessions + ?1, failures = failures + 1,"
-      " last_failure = " + std::string(k_now) + ", last_failure_reason = ?2 WHERE id = 1");
+      " last_failure = " + std::string(k_now) + ", last_failure_reason = ?2, paused_since = NULL WHERE id = 1");
   update.bind_int(1, static_cast<std::int64_t>(sessions.size()));
-  update.bind_text(2, reason);
+  update.bind_text(2, failure);
   update.run();
+  Statement by_reason = db.prepare("UPDATE otlp_dropped SET sessions = sessions + ?1 WHERE reason = ?2");
+  by_reason.bind_int(1, static_cast<std::int64_t>(sessions.size()));
+  by_reason.bind_text(2, to_string(reason));
+  by_reason.run();
   txn.commit();
 }
 
 void record_failure(Database& db, const std::string& reason) {
   Statement update = db.prepare("UPDATE otlp_export SET failures = failures + 1, last_failure = " +
-                                std::string(k_now) + ", last_failure_reason = ?1 WHERE id = 1");
+                                std::string(k_now) + ", last_failure_reason = ?1, paused_since = coalesce("
+                                "paused_since, " + std::string(k_now) + ") WHERE id = 1");
   update.bind_text(1, reason);
   update.run();
 }

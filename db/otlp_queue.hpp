@@ -2,11 +2,14 @@
 // The OTLP exporter's durable queue (`otlp_pending`, schema v9) and its
 // status row (`otlp_export`): which committed sessions still wait to be
 // exported, and what the exporter has done. A session leaves the queue only
-// once the collector acknowledged its spans (or refused them for good).
+// once the collector acknowledged its spans, or rejected them as malformed
+// or too large (dropped, counted by reason), or retention deleted it.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "db/sqlite.hpp"
@@ -58,23 +61,40 @@ struct ExportSlice {
 [[nodiscard]] std::optional<ExportSlice> export_slice(Database& db, std::int64_t session_id, std::int64_t max_events,
                                                       std::int64_t max_bytes);
 
-// Queued sessions: all, and those still running.
-struct Backlog {
-  std::int64_t sessions = 0;
-  std::int64_t running = 0;
+// What /metrics says of the export, read on the exporter's connection.
+struct ExportHealth {
+  std::int64_t finished_sessions = 0;  // queued and finished: what waits to be sent
+  std::int64_t running_sessions = 0;   // queued and still running: not sendable yet
+  // When the first finished session in the queue (the one queued first)
+  // received its last event, in Unix seconds: how long the export lags.
+  std::optional<double> oldest_finished_at;
+  std::optional<double> last_success_at;  // Unix seconds; none before the first acknowledgement
+  std::int64_t rejected_spans = 0;        // refused in accepted requests (partial_success)
+  // Sessions dropped from the queue, by reason (otlp_dropped, schema v19),
+  // in the order of their names.
+  std::vector<std::pair<std::string, std::int64_t>> dropped;
 };
-[[nodiscard]] Backlog export_backlog(Database& db);
+[[nodiscard]] ExportHealth export_health(Database& db);
 
-// The collector acknowledged these sessions' spans.
+// Why sessions leave the queue without being delivered (otlp_dropped.reason;
+// retention's, "retention", is counted by the schema's trigger).
+enum class DropReason { bad_request, too_large };
+[[nodiscard]] std::string_view to_string(DropReason reason);
+
+// The collector acknowledged these sessions' spans: the export is not paused.
 void acknowledge(Database& db, const std::vector<std::int64_t>& sessions, std::int64_t spans,
                  std::int64_t rejected_spans);
-// These sessions are dropped from the queue for good (the collector refused
-// them as bad data, or retention pruned them): counted with `reason`.
-void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, const std::string& reason);
+// These sessions are dropped from the queue for good: the collector
+// rejected them as malformed (400) or too large even alone (413), which
+// sending them again cannot change. Counted by `reason`, with `failure` (the
+// answer) as the last failure; the export goes on (not paused).
+void drop_pending(Database& db, const std::vector<std::int64_t>& sessions, DropReason reason,
+                  const std::string& failure);
 // A detail rule dropped these sessions (dl:drop): nothing to send; they
 // leave the queue, counted in otlp_export.withheld_sessions (schema v10).
 void withhold(Database& db, const std::vector<std::int64_t>& sessions);
-// A failed attempt (to be retried): counted, with its reason.
+// A failed attempt, to be retried: counted, with its reason; the export is
+// paused (otlp_export.paused_since) until an acknowledgement.
 void record_failure(Database& db, const std::string& reason);
 
 }  // namespace trace2d::db

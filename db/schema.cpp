@@ -851,7 +851,32 @@ constexpr std::string_view k_v18 = R"sql(
 ALTER TABLE sessions ADD COLUMN row_bytes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 18> k_migrations{{
+// Version 19: nothing lost to a misconfiguration (docs/otlp.md, "Delivery").
+// A collector that refuses the exporter's credentials or path pauses the
+// export, which keeps the queue: `paused_since` says since when (NULL while
+// it delivers), `last_failure_reason` why. Sessions dropped from the queue
+// are counted by reason (`otlp_dropped`): a request the collector rejects as
+// malformed (400), one session too large even alone (413), or retention
+// deleting a queued session; `dropped_sessions` stays their total, with
+// the drops before this version, which had no reason kept.
+constexpr std::string_view k_v19 = R"sql(
+ALTER TABLE otlp_export ADD COLUMN paused_since TEXT;
+CREATE TABLE otlp_dropped (
+  reason   TEXT PRIMARY KEY,
+  sessions INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO otlp_dropped (reason) VALUES ('bad_request'), ('too_large'), ('retention');
+DROP TRIGGER sessions_unqueue_deleted;
+CREATE TRIGGER sessions_unqueue_deleted AFTER DELETE ON sessions
+  WHEN EXISTS (SELECT 1 FROM otlp_pending WHERE session_id = OLD.id)
+BEGIN
+  DELETE FROM otlp_pending WHERE session_id = OLD.id;
+  UPDATE otlp_export SET dropped_sessions = dropped_sessions + 1 WHERE id = 1;
+  UPDATE otlp_dropped SET sessions = sessions + 1 WHERE reason = 'retention';
+END;
+)sql";
+
+constexpr std::array<Migration, 19> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -870,6 +895,7 @@ constexpr std::array<Migration, 18> k_migrations{{
     {16, "sessions.tree_sid: lineage with ownership; parent_sid, root_sid and depth as the SID says", k_v16},
     {17, "sessions: lines lost to a bound", k_v17},
     {18, "sessions: the bytes a session's row and index entries take, charged to its sender", k_v18},
+    {19, "otlp export: paused_since, sessions dropped by reason", k_v19},
 }};
 
 // Git's event types get the ids EventKind + 1, seeded once from proto's

@@ -66,7 +66,79 @@ constexpr std::size_t k_max_summary_entries = 256;
 struct Parent {
   std::optional<SpanId> id;
   bool given = false;
+  // The code the parent's child_exit reported for the child_start that ran
+  // this process, when it hangs under one: what is known of how a process
+  // that never said ended.
+  std::optional<std::int64_t> launcher_code;
 };
+
+// The code of the child_start that ran the processes below `node`, when it
+// is one.
+std::optional<std::int64_t> launcher_code_of(const model::Node& node) {
+  const model::ChildInfo* child = node.child();
+  return child != nullptr ? child->code : std::nullopt;
+}
+
+// A process that replaced itself (an exec with no exec_result: git-shell
+// becoming git-upload-pack) sends nothing more and ends incomplete, which
+// is not a failure. Its own nodes only, not the processes below.
+bool replaced_itself(const model::Node& node) {
+  for (const model::Node& inner_node : node.children) {
+    if (inner_node.process() != nullptr) {
+      continue;
+    }
+    if (const model::ExecInfo* e = inner_node.exec(); e != nullptr && !e->code) {
+      return true;
+    }
+    if (replaced_itself(inner_node)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// git runs a child it reaped after a signal with the code 128 + the signal
+// (run-command.c, wait_or_whine(), as a POSIX shell reports it).
+constexpr std::int64_t k_signal_code_base = 128;
+constexpr std::int64_t k_max_signal = 64;
+
+// Why a process span is ERROR (docs/otlp.md, "Status"); "" when it is not.
+std::string process_error(const model::Node& node, const model::ProcessInfo& p,
+                          std::optional<std::int64_t> launcher_code) {
+  if (p.exit_code && *p.exit_code != 0) {
+    return fmt::format("exit code {}", *p.exit_code);
+  }
+  if (p.signo) {
+    return fmt::format("killed by signal {}", *p.signo);
+  }
+  // A git killed by a signal other than SIGPIPE says nothing more: it ends
+  // incomplete, its connection closed without an exit. Its parent, when it
+  // ran it, saw how it ended.
+  if (p.status == "incomplete" && !p.exit_code && !replaced_itself(node)) {
+    if (!launcher_code) {
+      return "ended without exiting: killed by a signal, or crashed";
+    }
+    if (*launcher_code > k_signal_code_base && *launcher_code <= k_signal_code_base + k_max_signal) {
+      return fmt::format("killed by signal {}", *launcher_code - k_signal_code_base);
+    }
+    if (*launcher_code != 0) {
+      return fmt::format("exit code {} (as its parent saw it)", *launcher_code);
+    }
+    // Its parent saw it exit 0: only its last events were not seen.
+  }
+  if (p.error_count > 0) {
+    return !p.errors.empty() && !p.errors.front().msg.empty() ? p.errors.front().msg : std::string("error event");
+  }
+  return {};
+}
+
+// git's probe for a dashed command: for `git co`, git first tries to run
+// `git-co` (child class "dashed"), which fails to start (-1, or 127 from a
+// shell) unless such a program exists, and then expands the alias. Every
+// alias run does it: an expected outcome, not an error.
+bool is_dashed_probe(const model::ChildInfo& c) {
+  return c.child_class == "dashed" && c.code && (*c.code == -1 || *c.code == 127);
+}
 
 // JSON object text from sorted (name, JSON value) pairs.
 template <typename Map>
@@ -306,7 +378,7 @@ class Builder {
     Owner owner{p.session_id};
     if (emit) {
       ++m_stats.processes;
-      push(process_span(node, p, level, trace_of(p), id, parent_id, start), owner);
+      push(process_span(node, p, level, trace_of(p), id, parent_id, start, parent.launcher_code), owner);
     }
     inner(node, p, id, start, level, emit, owner);
   }
@@ -321,7 +393,8 @@ class Builder {
 
  private:
   Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const TraceId& trace,
-                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start) {
+                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start,
+                    std::optional<std::int64_t> launcher_code) {
     Span span;
     span.trace_id = trace;
     span.span_id = id;
@@ -405,16 +478,9 @@ class Builder {
       add_if(event.attributes, "thread.name", error.thread);
       span.events.push_back(std::move(event));
     }
-    if (p.exit_code && *p.exit_code != 0) {
+    if (std::string error = process_error(node, p, launcher_code); !error.empty()) {
       span.status = StatusCode::error;
-      span.status_message = fmt::format("exit code {}", *p.exit_code);
-    } else if (p.signo) {
-      span.status = StatusCode::error;
-      span.status_message = fmt::format("killed by signal {}", *p.signo);
-    } else if (p.error_count > 0) {
-      span.status = StatusCode::error;
-      span.status_message = !p.errors.empty() && !p.errors.front().msg.empty() ? p.errors.front().msg
-                                                                               : std::string("error event");
+      span.status_message = std::move(error);
     }
     return span;
   }
@@ -460,7 +526,7 @@ class Builder {
   void inner_derived(const model::Node& parent_node, std::uint64_t parent_start) {
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
-        process(node, Parent{}, parent_start);
+        process(node, Parent{std::nullopt, false, launcher_code_of(parent_node)}, parent_start);
       } else {
         inner_derived(node, time_of(node.offset).value_or(parent_start));
       }
@@ -499,7 +565,7 @@ class Builder {
     const std::string& sid = process_info.sid;
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
-        process(node, Parent{parent, true}, parent_start);
+        process(node, Parent{parent, true, launcher_code_of(parent_node)}, parent_start);
         continue;
       }
       const std::optional<std::uint64_t> start = time_of(node.offset);
@@ -560,7 +626,7 @@ class Builder {
           }
           if (c->code) {
             add(a, "trace2.child.exitcode", std::to_string(*c->code));
-            if (*c->code != 0) {
+            if (*c->code != 0 && !is_dashed_probe(*c)) {
               span.status = StatusCode::error;
               span.status_message = fmt::format("exit code {}", *c->code);
             }

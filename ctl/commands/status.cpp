@@ -70,17 +70,34 @@ void run_status(const Context& ctx) {
   const ResultSet totals = read_all(totals_stmt);
   // The OTLP exporter's figures (schema v9; absent from older databases).
   ResultSet otlp;
+  ResultSet otlp_dropped;
   if (has_object(db, "otlp_export")) {
-    // withheld_sessions since schema v10.
-    const bool withheld =
-        db.query_int("SELECT count(*) FROM pragma_table_info('otlp_export') WHERE name = 'withheld_sessions'")
-            .value_or(0) > 0;
+    const auto has_column = [&db](const char* name) {
+      return db.query_int("SELECT count(*) FROM pragma_table_info('otlp_export') WHERE name = '" + std::string(name) +
+                          "'")
+                 .value_or(0) > 0;
+    };
+    // withheld_sessions since schema v10, paused_since since v19.
+    const bool withheld = has_column("withheld_sessions");
+    const bool paused = has_column("paused_since");
+    // What waits to be sent: the finished sessions queued (running ones
+    // cannot be sent yet, and are counted apart).
     db::Statement otlp_stmt = db.prepare(
-        "SELECT enabled, endpoint, (SELECT count(*) FROM otlp_pending) AS backlog_sessions, exported_sessions,"
+        "SELECT enabled, endpoint,"
+        " (SELECT count(*) FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
+        "   WHERE s.status != 'running') AS backlog_sessions, exported_sessions,"
         " exported_spans, rejected_spans, dropped_sessions, failures, last_success, last_failure,"
-        " last_failure_reason, " + std::string(withheld ? "withheld_sessions" : "0 AS withheld_sessions") +
+        " last_failure_reason, " + std::string(withheld ? "withheld_sessions" : "0 AS withheld_sessions") + ", " +
+        std::string(paused ? "paused_since" : "NULL AS paused_since") +
+        ", (SELECT count(*) FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
+        "   WHERE s.status = 'running') AS queued_running"
         " FROM otlp_export WHERE id = 1");
     otlp = read_all(otlp_stmt);
+    // Sessions dropped unsent, by reason (schema v19).
+    if (has_object(db, "otlp_dropped")) {
+      db::Statement dropped_stmt = db.prepare("SELECT reason, sessions FROM otlp_dropped ORDER BY reason");
+      otlp_dropped = read_all(dropped_stmt);
+    }
   }
   // What the storage rule kept out of the database (schema v11), per rule;
   // per uid in the table itself.
@@ -121,8 +138,11 @@ void run_status(const Context& ctx) {
   const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
   const bool running = alive && now - updated < k_stale_us;
   // The OTLP export is failing when its latest attempt failed (the last
-  // failure is later than the last success, or nothing ever succeeded).
+  // failure is later than the last success, or nothing ever succeeded):
+  // paused (refused or unreachable: the queue is kept and retried), or its
+  // latest request rejected (its sessions dropped).
   bool export_failing = false;
+  bool export_paused = false;
   if (!otlp.rows.empty()) {
     const Row& o = otlp.rows.front();
     const auto* enabled = std::get_if<std::int64_t>(&o[0]);
@@ -130,6 +150,7 @@ void run_status(const Context& ctx) {
     const auto* last_failure = std::get_if<std::string>(&o[9]);
     export_failing = enabled != nullptr && *enabled != 0 && last_failure != nullptr &&
                      (last_success == nullptr || *last_failure > *last_success);
+    export_paused = enabled != nullptr && *enabled != 0 && std::holds_alternative<std::string>(o[12]);
   }
   const int exit_status = !running ? k_exit_not_running : export_failing ? k_exit_export_failing : 0;
 
@@ -145,11 +166,15 @@ void run_status(const Context& ctx) {
     if (!otlp.rows.empty()) {
       out += ",\"otlp\":";
       append_json_object(out, otlp.columns, otlp.rows.front());
+      out += ",\"otlp_dropped\":";
+      append_json_array(out, otlp_dropped);
     }
     out += ",\"withheld\":";
     append_json_array(out, withheld);
     out += ",\"export_failing\":";
     out += export_failing ? "true" : "false";
+    out += ",\"export_paused\":";
+    out += export_paused ? "true" : "false";
     out += "}\n";
     ctx.out << out;
     if (exit_status != 0) {
@@ -202,15 +227,32 @@ void run_status(const Context& ctx) {
   if (!otlp.rows.empty() && std::get_if<std::int64_t>(&otlp.rows.front()[0]) != nullptr &&
       std::get<std::int64_t>(otlp.rows.front()[0]) != 0) {
     const Row& o = otlp.rows.front();
-    ctx.out << "otlp export to " << cell_text(o[1]) << ": " << cell_text(o[2]) << " sessions waiting, "
-            << cell_text(o[3]) << " sessions (" << cell_text(o[4]) << " spans) exported, " << cell_text(o[5])
-            << " spans rejected by the collector, " << cell_text(o[6]) << " sessions dropped, " << cell_text(o[11])
-            << " withheld by detail rules, " << cell_text(o[7])
-            << " failed attempts; last success " << (std::holds_alternative<Null>(o[8]) ? "never" : table_cell_text("started_at", o[8]));
-    if (!std::holds_alternative<Null>(o[9])) {
-      ctx.out << ", last failure " << table_cell_text("started_at", o[9]) << " (" << cell_text(o[10]) << ")";
+    ctx.out << "otlp export to " << cell_text(o[1]) << ": " << cell_text(o[2]) << " sessions waiting (and "
+            << cell_text(o[13]) << " still running), " << cell_text(o[3]) << " sessions (" << cell_text(o[4])
+            << " spans) exported, " << cell_text(o[5]) << " spans rejected by the collector, " << cell_text(o[6])
+            << " sessions dropped";
+    if (!otlp_dropped.rows.empty()) {
+      const char* separator = " (";
+      for (const Row& reason : otlp_dropped.rows) {
+        ctx.out << separator << cell_text(reason[0]) << " " << cell_text(reason[1]);
+        separator = ", ";
+      }
+      ctx.out << ")";
     }
-    if (export_failing) {
+    ctx.out << ", " << cell_text(o[11]) << " withheld by detail rules, " << cell_text(o[7])
+            << " failed attempts; last success "
+            << (std::holds_alternative<Null>(o[8]) ? "never" : table_cell_text("started_at", o[8]));
+    if (!std::holds_alternative<Null>(o[9])) {
+      ctx.out << ", last failure " << table_cell_text("started_at", o[9]);
+      if (!export_paused) {
+        ctx.out << " (" << cell_text(o[10]) << ")";  // else on the PAUSED line
+      }
+    }
+    if (export_paused) {
+      ctx.out << "\n  PAUSED since " << table_cell_text("started_at", o[12])
+              << ": nothing is dropped; the queue waits and the export is retried with backoff. Why: "
+              << cell_text(o[10]);
+    } else if (export_failing) {
       ctx.out << "; FAILING: its latest attempt failed";
     }
     ctx.out << "\n";

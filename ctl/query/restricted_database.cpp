@@ -256,7 +256,7 @@ RowFilter row_filter_for(std::string_view table) {
   };
   // Every table trace2d's schema has (docs/schema.md); a table added later
   // stays unreadable here until it gets a line.
-  static constexpr std::array<Rule, 15> k_rules{{
+  static constexpr std::array<Rule, 16> k_rules{{
       {"sessions", RowFilter::own_sessions},
       {"event_store", RowFilter::by_session},
       {"problem_store", RowFilter::by_session},
@@ -275,6 +275,7 @@ RowFilter row_filter_for(std::string_view table) {
       // totals, watched files' paths: not the user's.
       {"source_stats", RowFilter::nothing},
       {"otlp_export", RowFilter::nothing},
+      {"otlp_dropped", RowFilter::nothing},
       {"file_offsets", RowFilter::nothing},
   }};
   for (const Rule& rule : k_rules) {

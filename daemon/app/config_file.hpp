@@ -62,6 +62,18 @@ void apply_flag(DaemonOptions& options, std::string_view key, const std::vector<
 bool resolve_socket_flags(DaemonOptions& options, const std::set<std::string>& file_keys,
                           const std::set<std::string>& flag_keys);
 
+// The OTEL_* variables are defaults under the file and the flags: a setting
+// the file or a flag gives is removed from `from_environment`, and so is
+// otlp.traces_endpoint, and its value, when the file or a flag names the
+// base endpoint (otlp.endpoint) but not the traces endpoint, which would
+// otherwise win over it.
+void resolve_otel_environment(DaemonOptions& options, OtelSettings& from_environment,
+                              const std::set<std::string>& file_keys, const std::set<std::string>& flag_keys);
+
+// A problem validate_options found, with the OTEL_* variable that set the
+// setting it names, when one did: "... (set by OTEL_EXPORTER_OTLP_PROTOCOL)".
+[[nodiscard]] std::string with_otel_source(const std::string& problem, const OtelSettings& from_environment);
+
 // Checks the effective options (after the file and the flags): ranges,
 // absolute paths, socket path lengths, something to listen on. Throws
 // one ConfigError naming every setting that is wrong.

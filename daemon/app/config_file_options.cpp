@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <iterator>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -199,6 +200,27 @@ bool resolve_socket_flags(DaemonOptions& options, const std::set<std::string>& f
   }
   options.dgram.path.clear();
   return true;
+}
+
+void resolve_otel_environment(DaemonOptions& options, OtelSettings& from_environment,
+                              const std::set<std::string>& file_keys, const std::set<std::string>& flag_keys) {
+  const auto given = [&](const std::string& key) { return file_keys.contains(key) || flag_keys.contains(key); };
+  for (auto it = from_environment.begin(); it != from_environment.end();) {
+    it = given(it->first) ? from_environment.erase(it) : std::next(it);
+  }
+  if (given("otlp.endpoint") && from_environment.erase("otlp.traces_endpoint") > 0) {
+    options.otlp_traces_endpoint.clear();
+  }
+}
+
+std::string with_otel_source(const std::string& problem, const OtelSettings& from_environment) {
+  // validate_options names the setting first: "'otlp.protocol' (--otlp-protocol) ...".
+  for (const auto& [key, variable] : from_environment) {
+    if (problem.starts_with("'" + key + "'")) {
+      return problem + " (set by " + variable + ")";
+    }
+  }
+  return problem;
 }
 
 void validate_options(const DaemonOptions& options) {

@@ -175,6 +175,15 @@ inline std::string otlp_endpoint_problem(const std::string& url) {
   return fmt::format("is not usable: '{}': {}", url, error);
 }
 
+// The traces URL, POSTed to as it is (no /v1/traces appended).
+inline std::string otlp_traces_endpoint_problem(const std::string& url) {
+  std::string error;
+  if (url.empty() || exporter::parse_endpoint(url, error)) {
+    return {};
+  }
+  return fmt::format("is not usable: '{}': {}", url, error);
+}
+
 inline std::string absolute_or_empty_problem(const std::string& path) {
   return path.empty() || path.front() == '/' ? std::string() : fmt::format("is not absolute: '{}'", path);
 }
@@ -303,6 +312,8 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"status", "interval_ms", "--status-interval-ms"}, o.stats_interval, Range{100, k_hour_ms});
 
   v.text(Key{"otlp", "endpoint", "--otlp-endpoint"}, o.otlp_endpoint, otlp_endpoint_problem);
+  v.text(Key{"otlp", "traces_endpoint", "--otlp-traces-endpoint"}, o.otlp_traces_endpoint,
+         otlp_traces_endpoint_problem);
   v.text(Key{"otlp", "protocol", "--otlp-protocol"}, o.otlp_protocol, otlp_protocol_problem);
   v.text(Key{"otlp", "compression", "--otlp-compression"}, o.otlp_compression, otlp_compression_problem);
   v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms"}, o.otlp_timeout, Range{100, 10 * 60 * 1000});
@@ -315,6 +326,11 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key"}, o.otlp_nickname_key, any_text);
   v.list(Key{"otlp", "important_data", "--otlp-important-data"}, o.otlp_important_data,
          otlp_important_data_problem);
+  v.integer(Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions"}, o.otlp_batch_max_sessions,
+            Range{1, 65536});
+  v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans"}, o.otlp_batch_max_spans, Range{64, 1 << 20});
+  v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms"}, o.otlp_max_backoff, Range{100, k_hour_ms});
+  v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms"}, o.otlp_shutdown_wait, Range{0, 60000});
 
   v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
   v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);

@@ -84,7 +84,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.batch_scheduling = options.batch_scheduling;
   o.nickname_key = options.otlp_nickname_key;
   o.storage_drop = options.storage_drop;
-  o.export_url = options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
+  o.export_url = otlp_export_url(options);
   if (durations != nullptr) {
     o.consumers.push_back(durations);
   }
@@ -135,14 +135,18 @@ std::unique_ptr<metrics::MetricsServer> make_metrics_server(asio::io_context& io
 // The exporter, when an endpoint is configured: started once the backend
 // runs, stopped before it finishes (its queue waits in the database).
 std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& options) {
-  if (options.otlp_endpoint.empty()) {
+  exporter::ExporterOptions o;
+  o.url = otlp_export_url(options);
+  if (o.url.empty()) {
     return nullptr;
   }
-  exporter::ExporterOptions o;
-  o.url = otlp_traces_url(options.otlp_endpoint);
   o.json = options.otlp_protocol == "http/json";
   o.gzip = options.otlp_compression == "gzip";
   o.timeout = options.otlp_timeout;
+  o.max_sessions_per_request = options.otlp_batch_max_sessions;
+  o.max_spans_per_request = options.otlp_batch_max_spans;
+  o.max_backoff = options.otlp_max_backoff;
+  o.shutdown_wait = options.otlp_shutdown_wait;
   for (const std::string& header : options.otlp_headers) {
     const auto equals = header.find('=');
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));

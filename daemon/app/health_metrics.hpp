@@ -2,7 +2,7 @@
 // What `/metrics` says (docs/metrics.md): the daemon's own figures, read
 // from the same atomics the status reporter writes to `daemon_status` and
 // `source_stats`, then the duration histograms. Runs on an io thread at
-// each scrape; reads no database (the export backlog is the exporter's
+// each scrape; reads no database (the export's figures are the exporter's
 // last count), only two stat() calls for the file sizes.
 
 #include <cstdint>

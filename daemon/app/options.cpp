@@ -97,17 +97,30 @@ std::string otlp_traces_url(const std::string& endpoint) {
   return url + std::string(k_path);
 }
 
-void apply_otel_environment(DaemonOptions& options) {
-  const auto env = [](const char* name) -> std::optional<std::string> {
+std::string otlp_export_url(const DaemonOptions& options) {
+  if (!options.otlp_traces_endpoint.empty()) {
+    return options.otlp_traces_endpoint;
+  }
+  return options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
+}
+
+OtelSettings apply_otel_environment(DaemonOptions& options) {
+  OtelSettings set;
+  const auto env = [&set](const char* name, const char* key) -> std::optional<std::string> {
     const char* value = std::getenv(name);
-    return value != nullptr && value[0] != '\0' ? std::optional<std::string>(value) : std::nullopt;
+    if (value == nullptr || value[0] == '\0') {
+      return std::nullopt;
+    }
+    set[key] = name;
+    return std::string(value);
   };
-  if (const auto traces = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
-    options.otlp_endpoint = *traces;
-  } else if (const auto base = env("OTEL_EXPORTER_OTLP_ENDPOINT")) {
+  if (const auto traces = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "otlp.traces_endpoint")) {
+    options.otlp_traces_endpoint = *traces;
+  }
+  if (const auto base = env("OTEL_EXPORTER_OTLP_ENDPOINT", "otlp.endpoint")) {
     options.otlp_endpoint = *base;
   }
-  if (const auto headers = env("OTEL_EXPORTER_OTLP_HEADERS")) {
+  if (const auto headers = env("OTEL_EXPORTER_OTLP_HEADERS", "otlp.headers")) {
     options.otlp_headers.clear();
     std::string_view rest = *headers;
     while (!rest.empty()) {
@@ -119,28 +132,30 @@ void apply_otel_environment(DaemonOptions& options) {
       }
     }
   }
-  if (const auto compression = env("OTEL_EXPORTER_OTLP_COMPRESSION")) {
+  if (const auto compression = env("OTEL_EXPORTER_OTLP_COMPRESSION", "otlp.compression")) {
     options.otlp_compression = *compression;
   }
-  if (const auto protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+  if (const auto protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL", "otlp.protocol")) {
     options.otlp_protocol = *protocol;
   }
-  if (const auto ca = env("OTEL_EXPORTER_OTLP_CERTIFICATE")) {
+  if (const auto ca = env("OTEL_EXPORTER_OTLP_CERTIFICATE", "otlp.ca_file")) {
     options.otlp_ca_file = *ca;
   }
-  if (const auto cert = env("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")) {
+  if (const auto cert = env("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "otlp.client_cert")) {
     options.otlp_client_cert = *cert;
   }
-  if (const auto key = env("OTEL_EXPORTER_OTLP_CLIENT_KEY")) {
+  if (const auto key = env("OTEL_EXPORTER_OTLP_CLIENT_KEY", "otlp.client_key")) {
     options.otlp_client_key = *key;
   }
-  if (const auto timeout = env("OTEL_EXPORTER_OTLP_TIMEOUT")) {
+  if (const auto timeout = env("OTEL_EXPORTER_OTLP_TIMEOUT", "otlp.timeout_ms")) {
     try {
       options.otlp_timeout = std::chrono::milliseconds(std::stoll(*timeout));
     } catch (const std::exception&) {
       // Left at the default; --check-config shows what is in effect.
+      set.erase("otlp.timeout_ms");
     }
   }
+  return set;
 }
 
 }  // namespace trace2d::app

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <string>
@@ -81,10 +82,14 @@ struct DaemonOptions {
   // The parse, store and export threads run under SCHED_BATCH
   // (thread_scheduling.hpp), so that git's threads go first.
   bool batch_scheduling = true;
-  // OTLP export (docs/otlp.md): off while the endpoint is empty. The
+  // OTLP export (docs/otlp.md): off while both endpoints are empty. The
   // endpoint is a base URL ("http://collector:4318"), to which /v1/traces is
-  // appended unless it already ends so, as OTEL_EXPORTER_OTLP_ENDPOINT.
+  // appended unless it already ends so, as OTEL_EXPORTER_OTLP_ENDPOINT; the
+  // traces endpoint is the URL POSTed to, used as is, as
+  // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the SDK specification's rule), and
+  // wins over the base.
   std::string otlp_endpoint;
+  std::string otlp_traces_endpoint;
   std::string otlp_protocol = "http/protobuf";  // or http/json
   std::string otlp_compression = "none";        // or gzip
   std::chrono::milliseconds otlp_timeout{10000};
@@ -98,6 +103,13 @@ struct DaemonOptions {
   std::vector<std::string> otlp_rules;           // "git:status=drop"
   std::string otlp_nickname_key = "otel.trace2.nickname";  // a def_param; also the sessions.nickname column
   std::vector<std::string> otlp_important_data;  // "category/key", verbatim at any level
+  // Delivery (docs/otlp.md, "Delivery"): a request's bounds, the longest
+  // wait between attempts while the collector fails (a Retry-After it sends
+  // wins), and how long SIGTERM waits for the answer to a request in flight.
+  std::size_t otlp_batch_max_sessions = 256;
+  std::size_t otlp_batch_max_spans = 8192;
+  std::chrono::milliseconds otlp_max_backoff{60000};
+  std::chrono::milliseconds otlp_shutdown_wait{5000};
   // The /metrics endpoint (docs/metrics.md): off while empty; a port alone
   // means loopback. Histograms for the regions listed ("category/label",
   // "category/*").
@@ -112,15 +124,23 @@ struct DaemonOptions {
   std::string query_trace2ctl;
 };
 
-// The URL the exporter POSTs to, from `otlp_endpoint`.
+// The traces URL of a base endpoint (`otlp_endpoint`): /v1/traces appended.
 [[nodiscard]] std::string otlp_traces_url(const std::string& endpoint);
 
+// The URL the exporter POSTs to: the traces endpoint as it is, else the
+// base endpoint's traces URL; "" when the export is off.
+[[nodiscard]] std::string otlp_export_url(const DaemonOptions& options);
+
 // The OpenTelemetry SDK's variables, as defaults under the configuration
-// file and the flags: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is),
-// OTEL_EXPORTER_OTLP_ENDPOINT (a base), ..._HEADERS ("k=v,k2=v2", values
-// percent-encoded), ..._COMPRESSION, ..._PROTOCOL, ..._TIMEOUT (ms),
-// ..._CERTIFICATE, ..._CLIENT_CERTIFICATE, ..._CLIENT_KEY (PEM files).
-void apply_otel_environment(DaemonOptions& options);
+// file and the flags: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (otlp.traces_endpoint,
+// used as is), OTEL_EXPORTER_OTLP_ENDPOINT (otlp.endpoint, a base),
+// ..._HEADERS ("k=v,k2=v2", values percent-encoded), ..._COMPRESSION,
+// ..._PROTOCOL, ..._TIMEOUT (ms), ..._CERTIFICATE, ..._CLIENT_CERTIFICATE,
+// ..._CLIENT_KEY (PEM files). Returns the settings it set, each with the
+// variable that set it ("otlp.protocol" -> "OTEL_EXPORTER_OTLP_PROTOCOL"),
+// so that a problem with one names where it came from.
+using OtelSettings = std::map<std::string, std::string>;
+OtelSettings apply_otel_environment(DaemonOptions& options);
 
 // "90s", "15m", "12h", "30d", "2w" (a number alone is seconds); nullopt when
 // the text is none of those.

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
-#include <random>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -76,8 +75,6 @@ std::int64_t rejected_spans_in(std::string_view body) {
   return 0;
 }
 
-bool retryable(int status) { return status == 429 || status == 502 || status == 503 || status == 504; }
-
 // A queued session's owner: its sender (the queue's -1 is none, an
 // imported session's, though those are not queued).
 model::Owner owner_of(const db::PendingSession& session) {
@@ -92,7 +89,8 @@ OtlpExporter::OtlpExporter(std::string db_path, ExporterOptions options)
       m_endpoint(endpoint_of(m_options.url)),
       m_resource(otlp::make_resource(m_options.resource)),
       m_scope{"trace2d", m_options.resource.trace2d_version},
-      m_client(m_endpoint, m_options.timeout, m_options.tls) {}
+      m_client(m_endpoint, m_options.timeout, m_options.tls),
+      m_backoff(m_options.max_backoff) {}
 
 OtlpExporter::~OtlpExporter() { stop(); }
 
@@ -108,20 +106,62 @@ void OtlpExporter::start() {
 
 void OtlpExporter::stop() {
   {
-    std::lock_guard lock(m_mutex);
+    std::unique_lock lock(m_mutex);
     m_stopping = true;
+    m_wake.notify_all();
+    // An answer to the request in flight may be on its way: waiting for it
+    // (bounded) lets its acknowledgement be committed, where aborting sent
+    // its sessions again after the restart.
+    if (!m_wake.wait_for(lock, m_options.shutdown_wait, [this] { return !m_in_flight; })) {
+      spdlog::warn("otlp: stopping: no answer from {} within {} ms; the request is abandoned, and its sessions, "
+                   "still queued, are sent again at the next start",
+                   m_options.url, m_options.shutdown_wait.count());
+    }
   }
-  m_wake.notify_all();
   m_client.abort();
   if (m_thread.joinable()) {
     m_thread.join();
   }
 }
 
+db::ExportHealth OtlpExporter::health() const {
+  std::lock_guard lock(m_health_mutex);
+  return m_health;
+}
+
+void OtlpExporter::count(db::Database& db) {
+  db::ExportHealth health = db::export_health(db);
+  std::lock_guard lock(m_health_mutex);
+  m_health = std::move(health);
+}
+
 bool OtlpExporter::wait_for(std::chrono::milliseconds delay) {
   std::unique_lock lock(m_mutex);
   m_wake.wait_for(lock, delay, [this] { return m_stopping; });
   return !m_stopping;
+}
+
+std::optional<HttpResponse> OtlpExporter::post(const HttpClient::Headers& headers, std::string& body) {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_stopping) {
+      return std::nullopt;  // no new request once stopping: it could not be waited for
+    }
+    m_in_flight = true;
+  }
+  // Cleared however the request ends (answered, failed, aborted), and
+  // stop() told.
+  struct Landed {
+    OtlpExporter& exporter;
+    ~Landed() {
+      {
+        std::lock_guard lock(exporter.m_mutex);
+        exporter.m_in_flight = false;
+      }
+      exporter.m_wake.notify_all();
+    }
+  } landed{*this};
+  return m_client.post(headers, body);
 }
 
 void OtlpExporter::run() {
@@ -149,16 +189,23 @@ void OtlpExporter::run() {
       while (true) {
         db::set_export_enabled(db, true, m_options.url);  // again after a recreated database
         const bool sent = export_round(db, loader);
+        const std::chrono::milliseconds delay = sent && m_backoff.current().count() == 0
+                                                    ? std::chrono::milliseconds(0)
+                                                    : std::max(m_options.poll, m_backoff.current());
         // Counted here, on the exporter's connection, so that /metrics
-        // never reads the database on an io thread.
-        if (std::chrono::steady_clock::now() - last_count >= std::chrono::seconds(1)) {
-          last_count = std::chrono::steady_clock::now();
-          m_backlog_sessions.store(db::export_backlog(db).sessions);
-        }
-        if (!wait_for(sent && m_backoff.count() == 0 ? std::chrono::milliseconds(0)
-                                                     : std::max(m_options.poll, m_backoff))) {
-          return;
-        }
+        // never reads the database on an io thread; also while a backoff
+        // waits (up to a minute), so that the figures stay current.
+        const auto until = std::chrono::steady_clock::now() + delay;
+        do {
+          if (std::chrono::steady_clock::now() - last_count >= std::chrono::seconds(1)) {
+            last_count = std::chrono::steady_clock::now();
+            count(db);
+          }
+          const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+          if (!wait_for(std::clamp(left, std::chrono::milliseconds(0), std::chrono::milliseconds(1000)))) {
+            return;
+          }
+        } while (std::chrono::steady_clock::now() < until);
       }
     } catch (const std::exception& e) {
       m_failures.fetch_add(1);
@@ -379,38 +426,66 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   std::string reason;
   std::optional<std::chrono::milliseconds> retry_after;
   try {
-    const HttpResponse response = m_client.post(headers, m_options.gzip ? compressed : body);
-    if (response.status >= 200 && response.status < 300) {
-      const std::int64_t rejected = m_options.json ? 0 : rejected_spans_in(response.body);
-      db::acknowledge(db, ids, static_cast<std::int64_t>(span_count), rejected);
-      m_exported_spans.fetch_add(span_count);
-      m_backoff = std::chrono::milliseconds(0);
-      if (rejected > 0) {
-        spdlog::warn("otlp: the collector accepted the request but rejected {} of its {} spans", rejected,
-                     span_count);
-      }
-      return Delivery::acknowledged;
+    const std::optional<HttpResponse> answer = post(headers, m_options.gzip ? compressed : body);
+    if (!answer) {
+      return Delivery::stopping;
     }
-    if (response.status == 413 && batch.size() > 1) {
-      // Too large as it is: each half on its own.
-      std::vector<SessionSpans> second(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2)),
-                                       std::make_move_iterator(batch.end()));
-      batch.resize(batch.size() / 2);
-      const Delivery first = deliver(db, batch);
-      if (first != Delivery::acknowledged && first != Delivery::dropped) {
-        return first;
+    const HttpResponse& response = *answer;
+    const Judgement judgement = judge(response.status, batch.size());
+    switch (judgement.verdict) {
+      case Verdict::delivered: {
+        const std::int64_t rejected = m_options.json ? 0 : rejected_spans_in(response.body);
+        db::acknowledge(db, ids, static_cast<std::int64_t>(span_count), rejected);
+        m_exported_spans.fetch_add(span_count);
+        m_backoff.reset();
+        if (m_paused.exchange(false)) {
+          spdlog::info("otlp: {} takes the export again", m_options.url);
+        }
+        if (rejected > 0) {
+          // Not sent again: the collector decided, and the same spans would
+          // be rejected again (the specification: do not retry).
+          spdlog::warn("otlp: the collector accepted the request but rejected {} of its {} spans", rejected,
+                       span_count);
+        }
+        return Delivery::acknowledged;
       }
-      return deliver(db, second);
+      case Verdict::split: {
+        // Too large as it is: each half on its own.
+        std::vector<SessionSpans> second(
+            std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2)),
+            std::make_move_iterator(batch.end()));
+        batch.resize(batch.size() / 2);
+        const Delivery first = deliver(db, batch);
+        if (first != Delivery::acknowledged && first != Delivery::dropped) {
+          return first;
+        }
+        return deliver(db, second);
+      }
+      case Verdict::drop: {
+        // Rejected as malformed (400), or one session too large alone
+        // (413): sending it again cannot change the answer. Counted by
+        // reason and named, not retried; the export goes on.
+        const std::string failure = "HTTP " + std::to_string(response.status) + " from " + m_options.url +
+                                    ": sessions dropped (" + std::string(db::to_string(judgement.reason)) + ")";
+        m_failures.fetch_add(1);
+        m_backoff.reset();
+        m_paused.store(false);
+        spdlog::error("otlp: {} rejected {} sessions ({} spans) with HTTP {}, which sending them again cannot "
+                      "change: dropped ({}): {}",
+                      m_options.url, ids.size(), span_count, response.status, db::to_string(judgement.reason),
+                      response.body.substr(0, 200));
+        db::drop_pending(db, ids, judgement.reason, failure);
+        return Delivery::dropped;
+      }
+      case Verdict::retry:
+        break;
     }
     reason = "HTTP " + std::to_string(response.status) + " from " + m_options.url;
-    if (!retryable(response.status)) {
-      // Bad data (400), or one session too large (413): sending it again
-      // cannot help. Counted and named, not retried.
-      m_failures.fetch_add(1);
-      spdlog::error("otlp: {} refused {} sessions for good: {}", m_options.url, ids.size(),
-                    response.body.substr(0, 200));
-      db::drop_pending(db, ids, reason);
-      return Delivery::dropped;
+    if (const std::string hint = hint_for(response.status); !hint.empty()) {
+      reason += ": " + hint;
+    }
+    if (const std::string_view said = std::string_view(response.body).substr(0, 200); !said.empty()) {
+      reason += " (it said: " + std::string(said) + ")";
     }
     if (response.retry_after) {
       retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*response.retry_after);
@@ -425,18 +500,11 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
     }
   }
   m_failures.fetch_add(1);
+  m_paused.store(true);
   db::record_failure(db, reason);
-  if (retry_after) {
-    m_backoff = std::min(m_options.max_backoff, *retry_after);  // the collector says when
-  } else {
-    // Exponential from a second, with jitter so a fleet does not come back at once.
-    static thread_local std::mt19937 random{std::random_device{}()};
-    const auto base = std::max(std::chrono::milliseconds(1000), m_backoff * 2);
-    m_backoff = std::min(m_options.max_backoff,
-                         std::chrono::milliseconds(static_cast<std::int64_t>(
-                             static_cast<double>(base.count()) * std::uniform_real_distribution<>(0.8, 1.2)(random))));
-  }
-  spdlog::warn("otlp: {}; trying again in {} ms ({} sessions wait)", reason, m_backoff.count(), ids.size());
+  const std::chrono::milliseconds wait = m_backoff.next(retry_after);
+  spdlog::warn("otlp: export paused: {}; the queue is kept ({} sessions in this request); trying again in {} ms",
+               reason, ids.size(), wait.count());
   return Delivery::retry_later;
 }
 

@@ -5,13 +5,18 @@
 // (db/otlp_queue.hpp), builds their spans from their places in their
 // process trees (model::load_export_rows, otlp/span_builder.hpp), and POSTs
 // them to the collector (OTLP/HTTP, protobuf or JSON, gzip optional). A
-// session leaves the queue only when the collector answered 2xx (or refused
-// it for good: 400, or 413 for a single session), so a restart, a crash or a
-// collector outage neither loses nor repeats what was acknowledged.
-// Retries (429, 502, 503, 504, no answer) wait for Retry-After or back off
-// exponentially with jitter, up to a minute; the queue waits in the database
-// meanwhile, so memory stays bounded by one request, whose sessions are
-// bounded in number, likely spans and stored bytes.
+// session leaves the queue only when the collector answered 2xx, or rejected
+// it in a way sending it again cannot change (400; 413 for a single
+// session): dropped, counted by reason. Any other answer, or none, pauses
+// the export and keeps the queue (delivery_policy.hpp): a wrong token or
+// path loses nothing, and fixing it delivers everything. So a restart, a
+// crash or a collector outage neither loses nor repeats what was
+// acknowledged; a request in flight at SIGTERM gets a bounded wait for its
+// answer, and one cut off is sent again (delivery is at least once).
+// Retries wait for Retry-After or back off exponentially with jitter; the
+// queue waits in the database meanwhile, so memory stays bounded by one
+// request, whose sessions are bounded in number, likely spans and stored
+// bytes.
 
 #include <atomic>
 #include <chrono>
@@ -19,12 +24,15 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/http_client.hpp"
+#include "db/otlp_queue.hpp"
 #include "db/sqlite.hpp"
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
@@ -49,7 +57,10 @@ struct ExporterOptions {
   // hold. A session over it goes alone.
   std::size_t max_bytes_per_request = 4 << 20;
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
-  std::chrono::milliseconds max_backoff{60000};
+  std::chrono::milliseconds max_backoff{60000};  // the longest wait between attempts (Retry-After wins)
+  // At stop(), how long a request in flight may take to be answered, so
+  // that an acknowledged request is not sent again after a restart.
+  std::chrono::milliseconds shutdown_wait{5000};
   otlp::ResourceSettings resource;
   otlp::ExportRules rules;  // detail levels, nickname, important data
   std::function<void()> on_thread_start;  // run first on the exporter's thread (its scheduling policy)
@@ -64,14 +75,18 @@ class OtlpExporter {
   OtlpExporter& operator=(const OtlpExporter&) = delete;
 
   void start();
-  // Ends the thread soon: a request in flight is aborted; what is queued
-  // stays queued for the next run.
+  // Ends the thread: no new request starts; a request in flight gets up to
+  // `shutdown_wait` for its answer (and its acknowledgement is committed),
+  // then is aborted. What is not acknowledged stays queued for the next run.
   void stop();
 
   [[nodiscard]] std::uint64_t exported_spans() const { return m_exported_spans.load(); }
   [[nodiscard]] std::uint64_t failures() const { return m_failures.load(); }
-  // Sessions waiting in the queue at the last count (about every second).
-  [[nodiscard]] std::int64_t backlog_sessions() const { return m_backlog_sessions.load(); }
+  // True while the latest attempt failed and the export waits to try again.
+  [[nodiscard]] bool paused() const { return m_paused.load(); }
+  // The queue and the export's totals at the last count (about every
+  // second, also while the export is paused).
+  [[nodiscard]] db::ExportHealth health() const;
 
  private:
   struct SessionSpans {
@@ -94,7 +109,11 @@ class OtlpExporter {
   std::vector<SessionSpans> build(db::Database& db, model::ExportRowLoader& loader,
                                   std::vector<std::int64_t>& withheld, std::vector<model::ProcessTree>& trees);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
+  // POSTs unless stopping (nullopt then: nothing was sent), marking the
+  // request in flight for stop(). Throws TransportError.
+  std::optional<HttpResponse> post(const HttpClient::Headers& headers, std::string& body);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
+  void count(db::Database& db);  // health(), from the database
 
   std::string m_db_path;
   ExporterOptions m_options;
@@ -106,7 +125,8 @@ class OtlpExporter {
   std::mutex m_mutex;
   std::condition_variable m_wake;
   bool m_stopping = false;
-  std::chrono::milliseconds m_backoff{0};
+  bool m_in_flight = false;  // a request was sent and its answer is awaited (under m_mutex)
+  Backoff m_backoff;
   // The uid whose turn comes first in the next round (db::next_pending).
   std::int64_t m_next_uid = 0;
   // The last request's body, whose memory the next one is written into
@@ -114,7 +134,9 @@ class OtlpExporter {
   std::string m_body;
   std::atomic<std::uint64_t> m_exported_spans{0};
   std::atomic<std::uint64_t> m_failures{0};
-  std::atomic<std::int64_t> m_backlog_sessions{0};
+  std::atomic<bool> m_paused{false};
+  mutable std::mutex m_health_mutex;
+  db::ExportHealth m_health;  // under m_health_mutex: a scrape reads it on an io thread
 };
 
 }  // namespace trace2d::exporter

@@ -71,6 +71,12 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.retention_max_db_bytes, b.retention_max_db_bytes);
   EXPECT_EQ(a.retention_headroom_percent, b.retention_headroom_percent);
   EXPECT_EQ(a.redact_url_credentials, b.redact_url_credentials);
+  EXPECT_EQ(a.otlp_endpoint, b.otlp_endpoint);
+  EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
+  EXPECT_EQ(a.otlp_batch_max_sessions, b.otlp_batch_max_sessions);
+  EXPECT_EQ(a.otlp_batch_max_spans, b.otlp_batch_max_spans);
+  EXPECT_EQ(a.otlp_max_backoff.count(), b.otlp_max_backoff.count());
+  EXPECT_EQ(a.otlp_shutdown_wait.count(), b.otlp_shutdown_wait.count());
 }
 
 const std::string k_every_key = R"(
@@ -114,6 +120,13 @@ grace_ms = 500
 give_up_after_ms = 7000
 [status]
 interval_ms = 250
+[otlp]
+endpoint = "http://collector:4318"
+traces_endpoint = "https://gateway.example/custom/traces"
+batch_max_sessions = 64
+batch_max_spans = 2048
+max_backoff_ms = 15000
+shutdown_wait_ms = 2500
 [log]
 level = "debug"
 target = "/var/log/trace2d.log"
@@ -154,6 +167,13 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.stats_interval.count(), 250);
   EXPECT_EQ(o.log_level, "debug");
   EXPECT_EQ(o.log_target, "/var/log/trace2d.log");
+  EXPECT_EQ(o.otlp_endpoint, "http://collector:4318");
+  EXPECT_EQ(o.otlp_traces_endpoint, "https://gateway.example/custom/traces");
+  EXPECT_EQ(otlp_export_url(o), "https://gateway.example/custom/traces");  // as is, over the base
+  EXPECT_EQ(o.otlp_batch_max_sessions, 64u);
+  EXPECT_EQ(o.otlp_batch_max_spans, 2048u);
+  EXPECT_EQ(o.otlp_max_backoff.count(), 15000);
+  EXPECT_EQ(o.otlp_shutdown_wait.count(), 2500);
   EXPECT_NO_THROW(validate_options(o));
 }
 
@@ -405,7 +425,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 56u);
+  EXPECT_EQ(describe_settings().size(), 61u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <utility>
 #include <set>
 #include <string>
 #include <string_view>
@@ -20,7 +22,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include "daemon/app/config_file.hpp"
 #include "daemon/app/options.hpp"
+#include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/gzip.hpp"
 #include "daemon/export/http_client.hpp"
 #include "daemon/export/otlp_exporter.hpp"
@@ -95,9 +99,44 @@ TEST_F(OtelEnvironment, TheSdkVariablesAreDefaults) {
   EXPECT_EQ(options.otlp_protocol, "http/json");
   EXPECT_EQ(options.otlp_timeout, std::chrono::milliseconds(2500));
 
-  ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/v1/traces", 1);
-  app::apply_otel_environment(options);
-  EXPECT_EQ(options.otlp_endpoint, "http://traces:4318/v1/traces");  // the traces variable wins
+  EXPECT_EQ(app::otlp_export_url(options), "http://base:4318/v1/traces");  // a base: the traces path appended
+
+  // The signal-specific endpoint is used as is (the SDK specification),
+  // and wins over the base.
+  ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom/path", 1);
+  const app::OtelSettings set = app::apply_otel_environment(options);
+  EXPECT_EQ(options.otlp_traces_endpoint, "http://traces:4318/custom/path");
+  EXPECT_EQ(app::otlp_export_url(options), "http://traces:4318/custom/path");
+  EXPECT_EQ(set, (app::OtelSettings{{"otlp.compression", "OTEL_EXPORTER_OTLP_COMPRESSION"},
+                                    {"otlp.endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"},
+                                    {"otlp.headers", "OTEL_EXPORTER_OTLP_HEADERS"},
+                                    {"otlp.protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"},
+                                    {"otlp.timeout_ms", "OTEL_EXPORTER_OTLP_TIMEOUT"},
+                                    {"otlp.traces_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}}));
+}
+
+// The variables are defaults under the file and the flags: a base endpoint
+// the file gives beats the traces variable, which would otherwise win over
+// it; a problem with a value a variable set names the variable.
+TEST_F(OtelEnvironment, TheFileAndTheFlagsWinAndProblemsNameTheVariable) {
+  ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom/path", 1);
+  ::setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+  app::DaemonOptions options;
+  app::OtelSettings set = app::apply_otel_environment(options);
+  options.otlp_endpoint = "http://from-file:4318";
+  app::resolve_otel_environment(options, set, {"otlp.endpoint"}, {});
+  EXPECT_EQ(app::otlp_export_url(options), "http://from-file:4318/v1/traces");
+  EXPECT_EQ(set, (app::OtelSettings{{"otlp.protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"}}));
+  EXPECT_EQ(app::with_otel_source("'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json", set),
+            "'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json (set by OTEL_EXPORTER_OTLP_PROTOCOL)");
+  EXPECT_EQ(app::with_otel_source("'otlp.compression' (--otlp-compression) must be gzip or none", set),
+            "'otlp.compression' (--otlp-compression) must be gzip or none");
+
+  // A flag for the protocol: the variable no longer counts.
+  set = app::apply_otel_environment(options);
+  app::resolve_otel_environment(options, set, {}, {"otlp.protocol"});
+  EXPECT_EQ(set, (app::OtelSettings{{"otlp.traces_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}}));
+  EXPECT_EQ(app::otlp_export_url(options), "http://traces:4318/custom/path");
 }
 
 TEST(Gzip, InflatesBackToTheInput) {
@@ -212,6 +251,86 @@ TEST(ExportQueue, RetentionTakesQueuedSessionsAlongAndCountsThem) {
   db.exec("DELETE FROM sessions WHERE id IN (1, 2, 10)");
   EXPECT_EQ(db.query_int("SELECT group_concat(session_id) FROM otlp_pending"), 3);
   EXPECT_EQ(db.query_int("SELECT dropped_sessions FROM otlp_export"), 2);
+}
+
+// OTLP/HTTP's answers, as the exporter classifies them (docs/otlp.md,
+// "Delivery"): only what sending again cannot change is dropped.
+TEST(DeliveryPolicy, OnlyAMalformedRequestOrOneSessionTooLargeIsDropped) {
+  EXPECT_EQ(judge(200, 3).verdict, Verdict::delivered);
+  EXPECT_EQ(judge(202, 3).verdict, Verdict::delivered);
+  EXPECT_EQ(judge(400, 3).verdict, Verdict::drop);
+  EXPECT_EQ(judge(400, 3).reason, db::DropReason::bad_request);
+  EXPECT_EQ(judge(413, 3).verdict, Verdict::split);
+  EXPECT_EQ(judge(413, 1).verdict, Verdict::drop);
+  EXPECT_EQ(judge(413, 1).reason, db::DropReason::too_large);
+  // A misconfiguration, an overloaded or failing collector, a proxy: the
+  // queue is kept and the request tried again.
+  for (const int status : {401, 403, 404, 405, 408, 409, 415, 422, 429, 500, 501, 502, 503, 504, 302, 100}) {
+    EXPECT_EQ(judge(status, 3).verdict, Verdict::retry) << status;
+  }
+  EXPECT_NE(hint_for(401).find("otlp.headers"), std::string::npos);
+  EXPECT_NE(hint_for(403).find("credentials"), std::string::npos);
+  EXPECT_NE(hint_for(404).find("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is used as is"), std::string::npos);
+  EXPECT_NE(hint_for(415).find("otlp.protocol"), std::string::npos);
+  EXPECT_EQ(hint_for(500), "");
+}
+
+TEST(DeliveryPolicy, BackoffDoublesFromASecondWithJitterUpToItsMaximumAndRetryAfterWins) {
+  Backoff backoff(std::chrono::seconds(10));
+  std::vector<std::chrono::milliseconds> waits;
+  for (int i = 0; i < 6; ++i) {
+    waits.push_back(backoff.next(std::nullopt));
+  }
+  const std::vector<std::int64_t> bases{1000, 2000, 4000, 8000, 10000, 10000};
+  for (std::size_t i = 0; i < waits.size(); ++i) {
+    EXPECT_GE(waits[i].count(), bases[i] * 8 / 10) << i;
+    EXPECT_LE(waits[i].count(), std::min<std::int64_t>(10000, bases[i] * 12 / 10)) << i;
+  }
+  // The collector's Retry-After, even past the maximum.
+  EXPECT_EQ(backoff.next(std::chrono::milliseconds(30000)), std::chrono::milliseconds(30000));
+  backoff.reset();
+  EXPECT_EQ(backoff.current(), std::chrono::milliseconds(0));
+  EXPECT_LE(backoff.next(std::nullopt), std::chrono::milliseconds(1200));
+  // A maximum under a second (short waits for tests) is the first wait.
+  Backoff quick(std::chrono::milliseconds(300));
+  EXPECT_LE(quick.next(std::nullopt), std::chrono::milliseconds(300));
+  EXPECT_GE(quick.next(std::nullopt), std::chrono::milliseconds(240));
+}
+
+// The queue's side: a failed attempt pauses the export (since when, and
+// why), an acknowledgement ends the pause; drops are counted by reason,
+// retention's by the schema's trigger.
+TEST(ExportQueue, APauseLastsUntilAnAcknowledgementAndDropsAreCountedByReason) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  add_sessions(db, 1000, 1, 6);
+  db::record_failure(db, "HTTP 401 from http://collector:4318/v1/traces");
+  const auto paused_since = db.query_text("SELECT paused_since FROM otlp_export");
+  ASSERT_TRUE(paused_since);
+  db::record_failure(db, "cannot connect");
+  EXPECT_EQ(db.query_text("SELECT paused_since FROM otlp_export"), paused_since) << "since the first failure";
+  EXPECT_EQ(db.query_text("SELECT last_failure_reason FROM otlp_export"), "cannot connect");
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM otlp_pending"), 6) << "a failure keeps the queue";
+  db::acknowledge(db, {1}, 3, 0);
+  EXPECT_EQ(db.query_int("SELECT paused_since IS NULL FROM otlp_export"), 1);
+
+  db::drop_pending(db, {2, 3}, db::DropReason::bad_request, "HTTP 400");
+  db::drop_pending(db, {4}, db::DropReason::too_large, "HTTP 413");
+  db.exec("DELETE FROM sessions WHERE id = 5");  // retention
+  EXPECT_EQ(db.query_int("SELECT dropped_sessions FROM otlp_export"), 4);
+  EXPECT_EQ(db.query_text("SELECT group_concat(r, ' ') FROM (SELECT reason || '=' || sessions AS r FROM otlp_dropped"
+                          " ORDER BY reason)"),
+            "bad_request=2 retention=1 too_large=1");
+  db.exec("UPDATE sessions SET last_received = '2026-11-28T10:00:00.000000Z' WHERE id = 6");
+  const db::ExportHealth health = db::export_health(db);
+  ASSERT_TRUE(health.oldest_finished_at);
+  EXPECT_NEAR(*health.oldest_finished_at, 1795860000.0, 0.01);
+  EXPECT_EQ(health.finished_sessions, 1);
+  EXPECT_EQ(health.running_sessions, 0);
+  EXPECT_TRUE(health.last_success_at);
+  EXPECT_EQ(health.dropped, (std::vector<std::pair<std::string, std::int64_t>>{
+                                {"bad_request", 2}, {"retention", 1}, {"too_large", 1}}));
 }
 
 TEST(ExportQueue, ImportedSessionsAreNeverQueued) {

@@ -9,23 +9,14 @@
 #include <thread>
 
 #include "tests/support/notify_socket.hpp"
+#include "tests/support/scoped_env.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace trace2d::app {
 namespace {
 
 using test::milliseconds;
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : m_name(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(m_name); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* m_name;
-};
+using test::ScopedEnv;
 
 TEST(ServiceWatchdog, WithholdsPingsWhileUnhealthyAndResumes) {
   test::TempDir dir;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <stdexcept>
 
 namespace trace2d::test {
@@ -56,6 +57,17 @@ ProcessResult RunningDaemon::stop(std::chrono::milliseconds timeout) {
     m_result = m_process->wait(timeout);
   }
   return *m_result;
+}
+
+int metrics_port(RunningDaemon& daemon) {
+  const std::regex served("metrics: serving http://127\\.0\\.0\\.1:([0-9]+)/metrics");
+  std::smatch match;
+  std::string err;
+  EXPECT_TRUE(wait_until([&] {
+    err = daemon.process().err_so_far();
+    return std::regex_search(err, match, served);
+  })) << err;
+  return match.empty() ? 0 : std::stoi(match[1]);
 }
 
 ProcessSpec git_spec(const std::string& cwd, const std::vector<std::string>& args,

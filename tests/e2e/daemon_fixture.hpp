@@ -48,6 +48,10 @@ class RunningDaemon {
   std::optional<ProcessResult> m_result;
 };
 
+// The port trace2d says it serves /metrics on (it was given port 0); 0
+// when it never said.
+int metrics_port(RunningDaemon& daemon);
+
 // A git repository with a few files and commits under `dir`/`name`.
 std::string make_repo(const TempDir& dir, const std::string& name, int files = 20);
 // Makes repeated commands in `path` behave identically (no racy-git index rewrites).

@@ -188,20 +188,6 @@ double metric_sum(const std::string& body, const std::string& name) {
   return sum;
 }
 
-int metrics_port(RunningDaemon& daemon) {
-  const std::regex served("metrics: serving http://127\\.0\\.0\\.1:([0-9]+)/metrics");
-  std::smatch m;
-  int port = 0;
-  wait_until([&] {
-    const std::string err = daemon.process().err_so_far();
-    if (std::regex_search(err, m, served)) {
-      port = std::stoi(m[1]);
-      return true;
-    }
-    return false;
-  });
-  return port;
-}
 
 // One session of `lines` data events sent at once on one connection, its
 // exit and atexit a moment later: what a busy process, a replay or an

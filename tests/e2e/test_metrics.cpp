@@ -24,18 +24,6 @@ namespace {
 
 using asio::ip::tcp;
 
-// The port trace2d says it serves /metrics on (it was given port 0).
-int metrics_port(RunningDaemon& daemon) {
-  const std::regex served("metrics: serving http://127\\.0\\.0\\.1:([0-9]+)/metrics");
-  std::smatch match;
-  std::string err;
-  EXPECT_TRUE(wait_until([&] {
-    err = daemon.process().err_so_far();
-    return std::regex_search(err, match, served);
-  })) << err;
-  return match.empty() ? 0 : std::stoi(match[1]);
-}
-
 // A loopback port nobody listens on now (Prometheus takes no port 0).
 int free_port() {
   asio::io_context io;
@@ -190,6 +178,18 @@ TEST(MetricsExport, TheBacklogAndFailuresOfAnUnreachableCollector) {
   })) << body;
   EXPECT_NE(body.find("\ntrace2d_otlp_export_enabled 1\n"), std::string::npos);
   EXPECT_EQ(figure(body, "trace2d_otlp_exported_spans_total"), 0);
+  // Paused, nothing dropped, and the backlog's age known.
+  EXPECT_EQ(figure(body, "trace2d_otlp_export_paused"), 1);
+  EXPECT_NE(body.find("\ntrace2d_otlp_dropped_sessions_total{reason=\"bad_request\"} 0\n"), std::string::npos) << body;
+  EXPECT_NE(body.find("\ntrace2d_otlp_oldest_queued_age_seconds "), std::string::npos) << body;
+  EXPECT_EQ(body.find("\ntrace2d_otlp_last_success_timestamp_seconds "), std::string::npos) << "none yet";
+  // The export's families pass promtool's checks too.
+  ProcessSpec promtool;
+  promtool.argv = {"promtool", "check", "metrics"};
+  promtool.stdin_data = body.substr(1);
+  const ProcessResult checked = run_process(promtool);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  EXPECT_EQ(checked.out + checked.err, "");
   const ProcessResult stopped = daemon.stop();
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
 }

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <signal.h>
+
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "tests/e2e/daemon_fixture.hpp"
@@ -157,6 +160,8 @@ TEST(OtlpExport, AGitThatGitShellExecdHangsUnderTheExecSpan) {
   EXPECT_EQ(exec->parent, "git-shell");
   EXPECT_EQ(exec->exe, "git");
   EXPECT_EQ(exec->status, 0);
+  // Incomplete because it replaced itself: not a failure.
+  EXPECT_EQ(top->status, 0) << top->message;
   const CheckedSpan* upload = find(spans, "git:upload-pack");
   ASSERT_NE(upload, nullptr);
   EXPECT_EQ(upload->parent, "exec(git)");  // within it: otlp_check.js checks the times
@@ -218,6 +223,89 @@ TEST(OtlpExport, AFailingCommandAndAHookScriptsGit) {
   ASSERT_GE(first_spans.size(), 2u);
   EXPECT_EQ(first_spans[0], "git:rev-parse");  // the failing command ran first
   EXPECT_EQ(first_spans[1], "git:commit");
+}
+
+// `git st` for an alias: git first tries to run `git-st` (a child of class
+// dashed that cannot start, code -1), then runs the alias. That probe is
+// how git works, not a failure: no span of the run is ERROR.
+TEST(OtlpExport, AnAliasHasNoErrorSpanForGitsProbeOfADashedCommand) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo");
+  RunningDaemon daemon(dir);
+  const ProcessResult alias =
+      run_git(repo, {"-c", "alias.st=status --short", "st"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(alias.exit_code, 0) << alias.err;
+  const std::string sid = finished_root(daemon.db_path(), "_run_git_alias_", 2);
+  const std::vector<CheckedSpan> spans = export_and_check(dir, daemon.db_path(), sid);
+  const CheckedSpan* probe = find(spans, "child(class:dashed)");
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(probe->status, 0) << probe->message;
+  ASSERT_NE(find(spans, "git:status"), nullptr);
+  for (const CheckedSpan& span : spans) {
+    EXPECT_EQ(span.status, 0) << span.name << ": " << span.message;
+  }
+}
+
+// A git killed by a signal other than SIGPIPE sends nothing more: its
+// session ends incomplete when its connection closes. Its span is ERROR,
+// saying which signal when its parent git saw it (a child's code 128 + N).
+TEST(OtlpExport, AGitKilledByASignalIsAnError) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo");
+  RunningDaemon daemon(dir);
+  const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  const auto running_pid = [&](const std::string& where) {
+    std::int64_t pid = 0;
+    EXPECT_TRUE(wait_until([&] {
+      pid = open_db(daemon.db_path())
+                .query_int("SELECT peer_pid FROM sessions WHERE status = 'running' AND cmd_name = 'cat-file' AND " +
+                           where)
+                .value_or(0);
+      return pid > 0;
+    })) << where;
+    return static_cast<pid_t>(pid);
+  };
+  const auto all_finished = [&](std::int64_t sessions) {
+    return wait_until([&] {
+      db::Database check = open_db(daemon.db_path());
+      return check.query_int("SELECT count(*) FROM sessions").value_or(0) == sessions &&
+             check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0;
+    });
+  };
+
+  // A top git (reading its stdin), killed by SIGKILL: nothing says how it ended.
+  ProcessSpec alone = git_spec(repo, {"cat-file", "--batch"}, traced);
+  alone.stdin_pipe = true;
+  Process top(alone);
+  ASSERT_EQ(running_pid("depth = 0"), top.pid());
+  top.signal(SIGKILL);
+  EXPECT_EQ(top.wait().term_signal, SIGKILL);
+  ASSERT_TRUE(all_finished(1));
+  const std::string killed_sid = finished_root(daemon.db_path(), "cat-file", 1);
+  const std::vector<CheckedSpan> killed = export_and_check(dir, daemon.db_path(), killed_sid);
+  ASSERT_EQ(killed.size(), 1u);
+  EXPECT_EQ(killed[0].status, 2);
+  EXPECT_EQ(killed[0].message, "ended without exiting: killed by a signal, or crashed");
+
+  // The child git of an alias, killed by SIGTERM: its parent saw code 143.
+  ProcessSpec aliased = git_spec(repo, {"-c", "alias.cb=cat-file --batch", "cb"}, traced);
+  aliased.stdin_pipe = true;
+  Process parent(aliased);
+  const pid_t child = running_pid("depth = 1");
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::kill(child, SIGTERM), 0);
+  EXPECT_NE(parent.wait().exit_code, 0);
+  ASSERT_TRUE(all_finished(3));
+  const std::string alias_sid = finished_root(daemon.db_path(), "_run_git_alias_", 3);
+  const std::vector<CheckedSpan> spans = export_and_check(dir, daemon.db_path(), alias_sid);
+  const CheckedSpan* cat_file = find(spans, "git:cat-file");
+  ASSERT_NE(cat_file, nullptr);
+  EXPECT_EQ(cat_file->status, 2);
+  EXPECT_EQ(cat_file->message, "killed by signal 15");
+  EXPECT_EQ(cat_file->parent, "child(class:git_alias)");
+  const CheckedSpan* probe = find(spans, "child(class:dashed)");
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(probe->status, 0);
 }
 
 // Rules for what leaves the host, offline as the daemon applies them live:

@@ -14,13 +14,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/e2e/http_loopback.hpp"
 #include "tests/support/sanitizers.hpp"
+#include "tests/support/scoped_env.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -106,6 +110,11 @@ class Receiver {
     return ids;
   }
   [[nodiscard]] std::string accepted_file() const { return m_out + "/accepted.json"; }
+  // Requests that arrived, answered or not yet.
+  [[nodiscard]] std::size_t arrived() const {
+    std::ifstream in(m_out + "/arrived.jsonl");
+    return static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  }
 
  private:
   std::string m_out;
@@ -213,18 +222,50 @@ TEST(OtlpLive, RetriesThroughOutagesAndRefusalsWithoutSendingAnythingTwice) {
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
+// A sample of a /metrics scrape: `name` with its labels as written
+// (`trace2d_otlp_dropped_sessions_total{reason="bad_request"}`); -1 when absent.
+double metric(const std::string& body, const std::string& sample) {
+  for (std::size_t at = body.find(sample + " "); at != std::string::npos; at = body.find(sample + " ", at + 1)) {
+    if (at == 0 || body[at - 1] == '\n') {
+      return std::stod(body.substr(at + sample.size() + 1));
+    }
+  }
+  return -1;
+}
+
+// 400: the collector says the request is malformed, which sending it again
+// cannot change (the OTLP specification: do not retry): dropped, counted by
+// reason, in the database and in /metrics; the export goes on, not paused.
 TEST(OtlpLive, BadDataIsDroppedAndCountedAndA413SplitsTheRequest) {
   TempDir dir;
   {
     Receiver refusing(dir, "400", "refusing");
-    RunningDaemon daemon(dir, {"--otlp-endpoint", refusing.endpoint()});
+    RunningDaemon daemon(dir, {"--otlp-endpoint", refusing.endpoint(), "--metrics-listen", "127.0.0.1:0"});
+    const int port = metrics_port(daemon);
+    ASSERT_NE(port, 0);
     run_fetch(dir, daemon);
+    std::int64_t sessions = 0;
     ASSERT_TRUE(wait_until([&] {
-      return open_db(daemon.db_path()).query_int("SELECT dropped_sessions FROM otlp_export").value_or(0) >= 3 &&
+      db::Database check = open_db(daemon.db_path());
+      sessions = check.query_int("SELECT count(*) FROM sessions").value_or(0);
+      return check.query_int("SELECT dropped_sessions FROM otlp_export").value_or(0) == sessions && sessions >= 3 &&
              queued(daemon.db_path()) == 0;
     }, std::chrono::seconds(20))) << daemon.process().err_so_far();
-    EXPECT_NE(open_db(daemon.db_path()).query_text("SELECT last_failure_reason FROM otlp_export").value_or("").find("HTTP 400"),
+    db::Database db = open_db(daemon.db_path());
+    EXPECT_NE(db.query_text("SELECT last_failure_reason FROM otlp_export").value_or("").find("HTTP 400"),
               std::string::npos);
+    EXPECT_EQ(db.query_int("SELECT sessions FROM otlp_dropped WHERE reason = 'bad_request'"), sessions);
+    EXPECT_EQ(db.query_int("SELECT paused_since IS NULL FROM otlp_export"), 1);
+    std::string body;
+    EXPECT_TRUE(wait_until([&] {
+      body = http_get(port, "/metrics").body;
+      return metric(body, R"(trace2d_otlp_dropped_sessions_total{reason="bad_request"})") ==
+             static_cast<double>(sessions);
+    })) << body;
+    EXPECT_EQ(metric(body, R"(trace2d_otlp_dropped_sessions_total{reason="too_large"})"), 0);
+    EXPECT_EQ(metric(body, "trace2d_otlp_export_paused"), 0);
+    EXPECT_EQ(metric(body, "trace2d_otlp_backlog_sessions"), 0);
+    EXPECT_NE(daemon.process().err_so_far().find("with HTTP 400"), std::string::npos);
     EXPECT_EQ(daemon.stop().exit_code, 0);
   }
   TempDir second;
@@ -266,11 +307,13 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
       return backlog >= 3 && check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0;
     })) << daemon.process().err_so_far();
     // The export fails, and `status` says so, in its exit status too
-    // (issue 26: 4, documented in docs/trace2ctl.md).
+    // (issue 26: 4, documented in docs/trace2ctl.md): paused, the queue kept.
     ASSERT_TRUE(wait_until([&] { return ctl(daemon.db_path(), {"status"}).exit_code == 4; },
                            std::chrono::seconds(20)))
         << ctl(daemon.db_path(), {"status"}).out;
-    EXPECT_NE(ctl(daemon.db_path(), {"status"}).out.find("FAILING"), std::string::npos);
+    const std::string status = ctl(daemon.db_path(), {"status"}).out;
+    EXPECT_NE(status.find("PAUSED since"), std::string::npos) << status;
+    EXPECT_NE(status.find("cannot connect to 127.0.0.1"), std::string::npos) << status;
     daemon.process().signal(SIGKILL);
     (void)daemon.process().wait();
   }
@@ -287,6 +330,49 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
   // Exported again: healthy, exit status 0.
   EXPECT_TRUE(wait_until([&] { return ctl(daemon.db_path(), {"status"}).exit_code == 0; }, std::chrono::seconds(20)))
       << ctl(daemon.db_path(), {"status"}).out;
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// The OpenTelemetry SDK's conventions: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+// the URL itself (nothing appended), and the OTEL_* variables count only
+// when the export is on: a grpc protocol set for another program does not
+// stop trace2d when it exports nothing, and is named when it would.
+TEST(OtlpLive, TheOtelVariablesFollowTheSdkSpecificationAndCountOnlyWhenExporting) {
+  {
+    const ScopedEnv grpc("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+    TempDir off;
+    RunningDaemon daemon(off);  // throws when it does not start
+    const std::string repo = make_repo(off, "repo");
+    ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    EXPECT_TRUE(wait_until([&] {
+      return open_db(daemon.db_path()).query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0) == 1;
+    }));
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+
+    ProcessSpec exporting;
+    exporting.argv = {TRACE2D_BIN, "--config", "", "--otlp-endpoint", "http://127.0.0.1:4318", "--check-config"};
+    const ProcessResult refused = run_process(exporting);
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_NE(refused.err.find("'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("(set by OTEL_EXPORTER_OTLP_PROTOCOL)"), std::string::npos) << refused.err;
+  }
+  TempDir dir;
+  Receiver receiver(dir, "200");
+  const ScopedEnv traces("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", receiver.endpoint() + "/custom/path");
+  const ScopedEnv base("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");  // the traces variable wins
+  RunningDaemon daemon(dir);
+  const std::string repo = make_repo(dir, "repo");
+  ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 1); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  const auto requests = receiver.requests();
+  ASSERT_FALSE(requests.empty());
+  for (const auto& request : requests) {
+    EXPECT_EQ(request.url, "/custom/path");
+    EXPECT_EQ(request.status, "200");
+  }
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
@@ -335,6 +421,211 @@ TEST(OtlpLive, HttpsWithTheCollectorsCaAndNotWithoutIt) {
   EXPECT_FALSE(receiver.acknowledged().empty());
   EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
   EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// A collector that cannot take the export (a wrong token, path or
+// certificate, a host name that does not resolve): the export pauses and
+// keeps every session, the log and `trace2ctl status` say why, nothing is
+// dropped; once it is fixed, every session is delivered, each exactly once.
+// `broken`: trace2d's arguments while it is broken; `why`: what the log and
+// the status say; `fix`: mends it, and returns the collector that works and
+// trace2d's arguments to restart with (none: it keeps running).
+struct Fixed {
+  std::unique_ptr<Receiver> receiver;
+  std::vector<std::string> restart_args;
+};
+void expect_paused_then_delivered_once(const TempDir& dir, std::vector<std::string> broken,
+                                       const std::vector<std::string>& why, const std::function<Fixed()>& fix) {
+  // Short backoffs (a setting), so that the test is quick.
+  const std::vector<std::string> backoff{"--otlp-max-backoff-ms", "300", "--metrics-listen", "127.0.0.1:0"};
+  broken.insert(broken.end(), backoff.begin(), backoff.end());
+  auto daemon = std::make_unique<RunningDaemon>(dir, broken);
+  const std::string db_path = daemon->db_path();
+  const std::string repo = make_repo(dir, "repo", 2);
+  constexpr std::int64_t k_runs = 4;
+  const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon->git_target()}};
+  ASSERT_EQ(run_git(repo, {"status"}, traced).exit_code, 0);
+  ASSERT_EQ(run_git(repo, {"log", "-1"}, traced).exit_code, 0);
+  ASSERT_EQ(run_git(repo, {"rev-parse", "HEAD"}, traced).exit_code, 0);
+  ASSERT_NE(run_git(repo, {"rev-parse", "--verify", "no-such-ref"}, traced).exit_code, 0);
+  // Tried again and again: every session still queued, nothing dropped.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        db::Database check = open_db(db_path);
+        return check.query_int("SELECT count(*) FROM sessions WHERE status != 'running'").value_or(0) == k_runs &&
+               check.query_int("SELECT failures FROM otlp_export").value_or(0) >= 3;
+      },
+      std::chrono::seconds(30)))
+      << daemon->process().err_so_far();
+  {
+    db::Database db = open_db(db_path);
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM otlp_pending"), k_runs);
+    EXPECT_EQ(db.query_int("SELECT dropped_sessions FROM otlp_export"), 0);
+    EXPECT_EQ(db.query_int("SELECT sum(sessions) FROM otlp_dropped"), 0);
+    EXPECT_EQ(db.query_int("SELECT paused_since IS NOT NULL FROM otlp_export"), 1);
+  }
+  // Said in the log, in `trace2ctl status` (exit 4, PAUSED) and /metrics.
+  const std::string log = daemon->process().err_so_far();
+  ProcessResult status;
+  EXPECT_TRUE(wait_until([&] {
+    status = ctl(db_path, {"status"});
+    return status.exit_code == 4 && status.out.find("PAUSED since") != std::string::npos;
+  })) << status.out;
+  for (const std::string& text : why) {
+    EXPECT_NE(log.find(text), std::string::npos) << text << " in\n" << log;
+    EXPECT_NE(status.out.find(text), std::string::npos) << text << " in\n" << status.out;
+  }
+  const int port = metrics_port(*daemon);
+  std::string body;
+  EXPECT_TRUE(wait_until([&] {
+    body = http_get(port, "/metrics").body;
+    return metric(body, "trace2d_otlp_backlog_sessions") == k_runs && metric(body, "trace2d_otlp_export_paused") == 1;
+  })) << body;
+  EXPECT_GE(metric(body, "trace2d_otlp_oldest_queued_age_seconds"), 0);
+  EXPECT_EQ(metric(body, "trace2d_otlp_last_success_timestamp_seconds"), -1) << "absent: nothing ever succeeded";
+
+  Fixed fixed = fix();
+  if (!fixed.restart_args.empty()) {
+    EXPECT_EQ(daemon->stop().exit_code, 0);
+    daemon = std::make_unique<RunningDaemon>(dir, fixed.restart_args);
+  }
+  ASSERT_TRUE(wait_until([&] { return all_exported(db_path, k_runs); }, std::chrono::seconds(30)))
+      << daemon->process().err_so_far();
+  // Exactly the sessions run, each once.
+  EXPECT_EQ(open_db(db_path).query_int("SELECT count(*) FROM sessions"), k_runs);
+  EXPECT_EQ(open_db(db_path).query_int("SELECT exported_sessions FROM otlp_export"), k_runs);
+  const auto acknowledged = fixed.receiver->acknowledged();
+  EXPECT_EQ(static_cast<std::int64_t>(acknowledged.size()), exported_spans(db_path));
+  for (const auto& [id, count] : acknowledged) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+  simdjson::dom::parser parser;
+  std::int64_t processes = 0;
+  for (simdjson::dom::element span : parser.parse(checked_tree(*fixed.receiver))["spans"].get_array()) {
+    processes += span["type"].get_string().value() == "process" ? 1 : 0;
+  }
+  EXPECT_EQ(processes, k_runs);
+  EXPECT_TRUE(wait_until([&] { return ctl(db_path, {"status"}).exit_code == 0; })) << ctl(db_path, {"status"}).out;
+  EXPECT_EQ(open_db(db_path).query_int("SELECT paused_since IS NULL FROM otlp_export"), 1);
+  EXPECT_EQ(daemon->stop().exit_code, 0);
+}
+
+// A collector that refuses with `refusal` until it is fixed, on the same port.
+void expect_refusal_keeps_the_queue(const std::string& refusal, const std::string& hint) {
+  TempDir dir;
+  auto refusing = std::make_unique<Receiver>(dir, refusal, "refusing");
+  const int port = refusing->port();
+  expect_paused_then_delivered_once(dir, {"--otlp-endpoint", refusing->endpoint()},
+                                    {"HTTP " + refusal + " from " + refusing->endpoint() + "/v1/traces", hint},
+                                    [&] {
+                                      refusing.reset();
+                                      return Fixed{std::make_unique<Receiver>(dir, "200", "fixed", port), {}};
+                                    });
+}
+
+TEST(OtlpLive, A401PausesTheExportUntilTheCredentialsAreFixedAndLosesNothing) {
+  expect_refusal_keeps_the_queue("401", "check otlp.headers");
+}
+
+TEST(OtlpLive, A403PausesTheExportUntilTheCredentialsAreFixedAndLosesNothing) {
+  expect_refusal_keeps_the_queue("403", "check otlp.headers");
+}
+
+TEST(OtlpLive, A404PausesTheExportUntilThePathIsFixedAndLosesNothing) {
+  expect_refusal_keeps_the_queue("404", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is used as is");
+}
+
+// https against a collector that speaks plain HTTP: the handshake fails
+// until the collector is given its certificate.
+TEST(OtlpLive, ATlsFailurePausesTheExportAndLosesNothing) {
+  TempDir dir;
+  make_certificates(dir);
+  auto plain = std::make_unique<Receiver>(dir, "200", "plain");
+  const int port = plain->port();
+  expect_paused_then_delivered_once(
+      dir, {"--otlp-endpoint", "https://localhost:" + std::to_string(port), "--otlp-ca-file", dir.file("ca.pem")},
+      {"TLS handshake with localhost:" + std::to_string(port) + " failed"}, [&] {
+        plain.reset();
+        return Fixed{std::make_unique<Receiver>(dir, "200", "tls", port,
+                                                std::map<std::string, std::string>{
+                                                    {"OTLP_RECEIVER_TLS_CERT", dir.file("server.pem")},
+                                                    {"OTLP_RECEIVER_TLS_KEY", dir.file("server.key")}}),
+                     {}};
+      });
+}
+
+// A host name that does not resolve (.invalid never does, RFC 6761):
+// paused until trace2d is restarted with the right one.
+TEST(OtlpLive, ADnsFailurePausesTheExportAndLosesNothing) {
+  TempDir dir;
+  expect_paused_then_delivered_once(dir, {"--otlp-endpoint", "http://trace2d-collector.invalid:4318"},
+                                    {"cannot resolve trace2d-collector.invalid"}, [&] {
+                                      auto receiver = std::make_unique<Receiver>(dir, "200");
+                                      std::vector<std::string> args{"--otlp-endpoint", receiver->endpoint()};
+                                      return Fixed{std::move(receiver), std::move(args)};
+                                    });
+}
+
+// trace2d, exporting to `collector` (with `args`), runs a git status in
+// `repo` and gets SIGTERM once the request is with the collector: what it
+// logged, and how long it took to stop.
+struct Stopped {
+  ProcessResult result;
+  std::chrono::steady_clock::duration took{};
+};
+Stopped stop_mid_request(const TempDir& dir, const Receiver& collector, const std::string& repo,
+                         std::vector<std::string> args = {}) {
+  args.insert(args.end(), {"--otlp-endpoint", collector.endpoint()});
+  RunningDaemon daemon(dir, args);
+  Stopped stopped;
+  EXPECT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+  EXPECT_TRUE(wait_until([&] { return collector.arrived() == 1; }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+  const auto asked = std::chrono::steady_clock::now();
+  stopped.result = daemon.stop();
+  stopped.took = std::chrono::steady_clock::now() - asked;
+  EXPECT_EQ(stopped.result.exit_code, 0) << stopped.result.err;
+  return stopped;
+}
+
+// SIGTERM while the collector takes its time to answer: trace2d waits for
+// the answer (up to otlp.shutdown_wait_ms), commits the acknowledgement,
+// and a restart sends nothing again. Past the wait, the request is
+// abandoned and its sessions stay queued: sent again at the next start
+// (at least once).
+TEST(OtlpLive, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
+  TempDir dir;
+  Receiver receiver(dir, "slow1500,200");
+  const std::string repo = make_repo(dir, "repo", 2);
+  const Stopped patient = stop_mid_request(dir, receiver, repo);
+  EXPECT_GE(patient.took, std::chrono::milliseconds(500)) << "it did not wait";
+  EXPECT_EQ(patient.result.err.find("the request is abandoned"), std::string::npos) << patient.result.err;
+  EXPECT_EQ(queued(dir.file("t.db")), 0);
+  EXPECT_EQ(open_db(dir.file("t.db")).query_int("SELECT exported_sessions FROM otlp_export"), 1);
+  {
+    RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
+    ASSERT_EQ(run_git(repo, {"log", "-1"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+    ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 2); }, std::chrono::seconds(20)))
+        << daemon.process().err_so_far();
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+  }
+  EXPECT_EQ(receiver.arrived(), 2u) << "the acknowledged request was not sent again";
+  for (const auto& [id, count] : receiver.acknowledged()) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+
+  // A bounded wait: an answer slower than it is abandoned, and its session sent again.
+  TempDir impatient;
+  Receiver slow(impatient, "slow10000,200", "slow");
+  const Stopped abandoned = stop_mid_request(impatient, slow, repo, {"--otlp-shutdown-wait-ms", "300"});
+  EXPECT_LT(abandoned.took, std::chrono::seconds(5));
+  EXPECT_NE(abandoned.result.err.find("the request is abandoned"), std::string::npos) << abandoned.result.err;
+  EXPECT_EQ(queued(impatient.file("t.db")), 1);
+  RunningDaemon again(impatient, {"--otlp-endpoint", slow.endpoint()});
+  ASSERT_TRUE(wait_until([&] { return all_exported(again.db_path(), 1); }, std::chrono::seconds(20)))
+      << again.process().err_so_far();
+  EXPECT_EQ(slow.arrived(), 2u);
+  EXPECT_EQ(again.stop().exit_code, 0);
 }
 
 // A rule drops git status: the collector never sees it, the queue lets it

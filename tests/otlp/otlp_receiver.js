@@ -8,13 +8,16 @@
 // Prints the port it listens on (127.0.0.1) as its first line. With
 // OTLP_RECEIVER_TLS_CERT and OTLP_RECEIVER_TLS_KEY (PEM files) it speaks https. The plan is
 // a comma-separated list of steps for the requests in order, the last one
-// repeating: "200", "503" (with Retry-After: 1), "429", "400", "413",
-// "close" (drops the connection without answering), each optionally "xN"
-// for N requests ("503x2,200"); "413>N" answers 413 to bodies over N bytes
-// and 200 to the rest.
-// Writes <out dir>/requests.jsonl (one line per request: status, spans,
-// bytes, gzip, content type) and <out dir>/accepted.json (one request
-// holding every span of every 2xx request, for otlp_check.js tree).
+// repeating: an HTTP status ("200", "401", "404", ...; "503" and "429" with
+// Retry-After: 1), "close" (drops the connection without answering), each
+// optionally "xN" for N requests ("503x2,200"); "413>N" answers 413 to
+// bodies over N bytes and 200 to the rest; "slowN" answers 200 after N ms
+// (a collector slow to acknowledge).
+// Writes <out dir>/arrived.jsonl (a line per request as it arrives, before
+// its answer), <out dir>/requests.jsonl (one line per request once
+// answered: status, spans, bytes, gzip, content type) and
+// <out dir>/accepted.json (one request holding every span of every 2xx
+// request, for otlp_check.js tree).
 'use strict';
 const http = require('http');
 const https = require('https');
@@ -30,6 +33,8 @@ const plan = [];
 for (const step of planText.split(',')) {
   const big = /^413>(\d+)$/.exec(step);
   if (big) { plan.push({ kind: '413>', limit: Number(big[1]), count: Infinity }); continue; }
+  const slow = /^slow(\d+)(?:x(\d+))?$/.exec(step);
+  if (slow) { plan.push({ kind: 'slow', delay: Number(slow[1]), count: slow[2] ? Number(slow[2]) : 1 }); continue; }
   const [kind, count] = step.split('x');
   plan.push({ kind, count: count ? Number(count) : 1 });
 }
@@ -100,25 +105,37 @@ const handler = (req, res) => {
     } catch (e) {
       record.error = String(e);
     }
+    fs.appendFileSync(path.join(outDir, 'arrived.jsonl'), JSON.stringify({ url: req.url, bytes: record.bytes }) + '\n');
     const step = nextStep();
     let status = 200;
     if (record.error) status = 400;
     else if (step.kind === '413>') status = body.length > step.limit ? 413 : 200;
+    else if (step.kind === 'slow') status = 200;
     else if (step.kind === 'close') { record.status = 'closed'; fs.appendFileSync(path.join(outDir, 'requests.jsonl'), JSON.stringify(record) + '\n'); req.socket.destroy(); return; }
     else status = Number(step.kind);
     record.status = status;
     record.spans = spans.length;
     record.spanIds = spans.map((s) => s.spanId);
-    if (status >= 200 && status < 300) {
-      accepted.push(...spans);
-      fs.writeFileSync(path.join(outDir, 'accepted.json'),
-                       JSON.stringify({ resourceSpans: [{ resource: {}, scopeSpans: [{ scope: {}, spans: accepted }] }] }));
-    }
-    fs.appendFileSync(path.join(outDir, 'requests.jsonl'), JSON.stringify(record) + '\n');
-    const headers = { 'Content-Type': 'application/x-protobuf' };
-    if (status === 503 || status === 429) headers['Retry-After'] = '1';
-    res.writeHead(status, headers);
-    res.end();
+    const answer = () => {
+      if (req.socket.destroyed) {
+        // The client gave up before the answer (a slow step): not acknowledged.
+        record.status = 'abandoned';
+        fs.appendFileSync(path.join(outDir, 'requests.jsonl'), JSON.stringify(record) + '\n');
+        return;
+      }
+      if (status >= 200 && status < 300) {
+        accepted.push(...spans);
+        fs.writeFileSync(path.join(outDir, 'accepted.json'),
+                         JSON.stringify({ resourceSpans: [{ resource: {}, scopeSpans: [{ scope: {}, spans: accepted }] }] }));
+      }
+      fs.appendFileSync(path.join(outDir, 'requests.jsonl'), JSON.stringify(record) + '\n');
+      const headers = { 'Content-Type': 'application/x-protobuf' };
+      if (status === 503 || status === 429) headers['Retry-After'] = '1';
+      res.writeHead(status, headers);
+      res.end();
+    };
+    if (step.kind === 'slow') setTimeout(answer, step.delay);
+    else answer();
   });
 };
 const server = tls ? https.createServer(tls, handler) : http.createServer(handler);

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "model/process_tree.hpp"
 #include "otlp/otlp_json.hpp"
@@ -118,8 +121,9 @@ TEST(Resource, ServiceNameHostAndTheOtelVariables) {
 }
 
 // A fetch (exit 1, an error event) that ran an upload-pack (incomplete: no
-// exit) through child 0, inside a region.
-model::ProcessTree sample_tree() {
+// exit) through child 0, inside a region; the fetch saw the child end with
+// `child_code`.
+model::ProcessTree sample_tree(std::optional<std::int64_t> child_code = 0) {
   const std::int64_t t0 = 1'700'000'000'000'000;  // µs
   model::ProcessRows fetch;
   fetch.info.session_id = 1;
@@ -158,7 +162,7 @@ model::ProcessTree sample_tree() {
   child.child_class = "transport/file";
   child.argv = {"git-upload-pack", "/srv/repo"};
   child.pid = 17;
-  child.code = 0;
+  child.code = child_code;
   child.t_start = 0.15;
   child.elapsed = 0.2;
   child.child_sid = "ROOT-P00000010/UP-P00000011";
@@ -368,6 +372,8 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
     throw std::runtime_error("no exec span " + id);
   };
   const Span& shell = named(spans, "git-shell");
+  // Incomplete because it replaced itself, which is not a failure.
+  EXPECT_EQ(shell.status, StatusCode::unset);
   const Span& worked = exec_span("1");
   EXPECT_EQ(worked.kind, SpanKind::client);
   EXPECT_EQ(worked.parent_span_id, shell.span_id);
@@ -404,6 +410,84 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   append_spans(summary_tree, summary, {}, rules);
   ASSERT_EQ(summary.size(), 2u);
   EXPECT_EQ(named(summary, "git:upload-pack").parent_span_id, named(summary, "git-shell").span_id);
+}
+
+// A git killed by a signal sends nothing more (only SIGPIPE sends a
+// `signal` event): it ends incomplete, and its span is ERROR, with the signal
+// when its parent saw it (child_exit's 128 + N), unless its parent saw it
+// exit 0 (then only its last events were not seen).
+TEST(SpanBuilder, AProcessThatEndedWithoutExitingIsAnErrorUnlessItsParentSawItExitZero) {
+  const auto upload_of = [](std::optional<std::int64_t> child_code) {
+    std::vector<Span> spans;
+    const model::ProcessTree tree = sample_tree(child_code);
+    append_spans(tree, spans);
+    const Span& upload = named(spans, "git-upload-pack:upload-pack");
+    return std::pair<StatusCode, std::string>(upload.status, upload.status_message);
+  };
+  EXPECT_EQ(upload_of(0), (std::pair<StatusCode, std::string>(StatusCode::unset, "")));
+  EXPECT_EQ(upload_of(143), (std::pair<StatusCode, std::string>(StatusCode::error, "killed by signal 15")));
+  EXPECT_EQ(upload_of(137), (std::pair<StatusCode, std::string>(StatusCode::error, "killed by signal 9")));
+  EXPECT_EQ(upload_of(3), (std::pair<StatusCode, std::string>(StatusCode::error, "exit code 3 (as its parent saw it)")));
+  // Still running in its parent (no child_exit yet), or a top process: all
+  // that is known is that it ended without exiting.
+  EXPECT_EQ(upload_of(std::nullopt).second, "ended without exiting: killed by a signal, or crashed");
+
+  model::ProcessRows killed;
+  killed.info.sid = "K-P00000030";
+  killed.info.cmd_name = "cat-file";
+  killed.info.argv = {"git", "cat-file", "--batch"};
+  killed.info.start_us = 1'000'000;
+  killed.info.status = "incomplete";
+  std::vector<Span> spans;
+  const model::ProcessTree tree = model::build_process_tree("K-P00000030", {killed});
+  append_spans(tree, spans);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].status, StatusCode::error);
+  EXPECT_EQ(spans[0].status_message, "ended without exiting: killed by a signal, or crashed");
+  // A git that reported its signal (SIGPIPE) says which.
+  killed.info.status = "complete";
+  killed.info.signo = 13;
+  spans.clear();
+  const model::ProcessTree signalled = model::build_process_tree("K-P00000030", {killed});
+  append_spans(signalled, spans);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].status, StatusCode::error);
+  EXPECT_EQ(spans[0].status_message, "killed by signal 13");
+}
+
+// `git co` for an alias co = checkout: git first tries `git-co` (a child of
+// class dashed that fails to start, code -1), then runs the alias. The
+// probe is not an error; a dashed command that exists and fails is.
+TEST(SpanBuilder, GitsDashedCommandProbeIsNotAnError) {
+  const auto child_status = [](std::int64_t code) {
+    model::ProcessRows alias;
+    alias.info.sid = "A-P00000040";
+    alias.info.cmd_name = "_run_git_alias_";
+    alias.info.argv = {"git", "co", "main"};
+    alias.info.start_us = 1'000'000;
+    alias.info.elapsed = 0.1;
+    alias.info.exit_code = 0;
+    alias.info.status = "complete";
+    model::ChildInfo probe;
+    probe.child_id = 0;
+    probe.start_seq = 4;
+    probe.thread = "main";
+    probe.child_class = "dashed";
+    probe.argv = {"git-co", "main"};
+    probe.pid = -1;
+    probe.code = code;
+    probe.t_start = 0.01;
+    probe.elapsed = 0.0001;
+    alias.children.push_back(probe);
+    std::vector<Span> spans;
+    const model::ProcessTree tree = model::build_process_tree("A-P00000040", {alias});
+    append_spans(tree, spans);
+    const Span& child = named(spans, "child(class:dashed)");
+    return std::pair<StatusCode, std::string>(child.status, child.status_message);
+  };
+  EXPECT_EQ(child_status(-1), (std::pair<StatusCode, std::string>(StatusCode::unset, "")));
+  EXPECT_EQ(child_status(127), (std::pair<StatusCode, std::string>(StatusCode::unset, "")));
+  EXPECT_EQ(child_status(1), (std::pair<StatusCode, std::string>(StatusCode::error, "exit code 1")));
 }
 
 TEST(SpanBuilder, AProcessOverItsBoundSendsItsFirstSpansAndCountsTheRest) {

@@ -1,0 +1,73 @@
+#pragma once
+// What the exporter does with a collector's answer (docs/otlp.md,
+// "Delivery"), apart from the exporter itself so that the rules are one
+// short file: OTLP/HTTP's classification, with what trace2d adds so that a
+// misconfiguration loses nothing, and the backoff between attempts.
+//
+// The OTLP/HTTP specification: 2xx accepted (a partial_success counts the
+// spans it rejected: not retried); 400 bad data and 413 too large: not to
+// be retried as they are; 429, 502, 503, 504 and connection failures:
+// retried after Retry-After, else an exponential backoff with jitter. Any
+// other status the specification leaves to the client; trace2d treats it
+// as a collector that cannot take the data now (a wrong token, path,
+// protocol or proxy, a collector failing), keeps the queue and retries, so
+// that fixing the configuration delivers everything. Only what sending again
+// cannot change is dropped: a 400, and one session alone still too large.
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "db/otlp_queue.hpp"
+
+namespace trace2d::exporter {
+
+enum class Verdict {
+  delivered,  // 2xx: the sessions leave the queue
+  split,      // 413 for several sessions: each half on its own
+  drop,       // 400, or 413 for one session: dropped, counted by reason
+  retry,      // anything else: the export pauses, the queue stays
+};
+
+struct Judgement {
+  Verdict verdict = Verdict::retry;
+  db::DropReason reason = db::DropReason::bad_request;  // for Verdict::drop
+};
+
+// What an HTTP status means for a request of `sessions` sessions.
+[[nodiscard]] Judgement judge(int status, std::size_t sessions);
+
+// What to check, for the log line and `trace2ctl status`: "" when the
+// status says nothing more than itself. 401 and 403 name the credentials,
+// 404 and 405 the path (the base endpoint gets /v1/traces appended, the
+// traces endpoint is used as is), 415 the protocol.
+[[nodiscard]] std::string hint_for(int status);
+
+// The wait before the next attempt: exponential from a second (or the
+// maximum, when lower), doubling up to `maximum`, with ±20% jitter (never
+// past the maximum) so that a fleet does not come back at once; a
+// Retry-After the collector sent wins, whatever the maximum (it says when
+// it can take the data).
+class Backoff {
+ public:
+  explicit Backoff(std::chrono::milliseconds maximum) : m_maximum(maximum) {}
+
+  // After a failed attempt: the wait before the next.
+  std::chrono::milliseconds next(std::optional<std::chrono::milliseconds> retry_after);
+  // After a delivery (or a drop: the collector answered).
+  void reset() {
+    m_current = std::chrono::milliseconds(0);
+    m_base = std::chrono::milliseconds(0);
+  }
+  [[nodiscard]] std::chrono::milliseconds current() const { return m_current; }
+
+ private:
+  std::chrono::milliseconds m_maximum;
+  std::chrono::milliseconds m_current{0};
+  std::chrono::milliseconds m_base{0};  // without jitter: what doubles
+  std::mt19937 m_random{std::random_device{}()};
+};
+
+}  // namespace trace2d::exporter
