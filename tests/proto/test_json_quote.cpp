@@ -152,6 +152,26 @@ TEST(JsonQuote, EveryByteFollowsGitsRules) {
   }
 }
 
+// Text is scanned eight bytes at a time: every byte at every position of
+// a text longer than two words, and a second one right after it, in the
+// same word or the next, is escaped as git escapes it.
+TEST(JsonQuote, EveryByteAtEveryPositionAcrossWords) {
+  for (int b = 0; b < 256; ++b) {
+    for (std::size_t at = 0; at < 19; ++at) {
+      std::string text(19, 'x');
+      text[at] = static_cast<char>(b);
+      ASSERT_EQ(proto::json_quoted(text), git_quoted(text)) << "byte " << b << " at " << at;
+      for (const std::size_t then : {at + 1, at + 7, at + 8}) {
+        if (then < text.size()) {
+          std::string two = text;
+          two[then] = '"';
+          ASSERT_EQ(proto::json_quoted(two), git_quoted(two)) << "byte " << b << " at " << at << ", '\"' at " << then;
+        }
+      }
+    }
+  }
+}
+
 TEST(JsonQuote, MatchesSqliteForEverySingleByte) {
   SqliteQuoter sqlite;
   for (int b = 0; b < 256; ++b) {
