@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 #include "ctl/render/describe.hpp"
 #include "ctl/render/html_text.hpp"
@@ -16,7 +17,6 @@ constexpr double k_margin = 10;
 constexpr double k_axis_height = 22;
 constexpr double k_row_height = 18;
 constexpr double k_bar_height = 16;
-constexpr double k_char_width = 6.6;  // DejaVu Sans at 11px, near enough
 constexpr double k_min_label_width = 24;
 
 // Regions take their colour from their category, the same in every chart.
@@ -52,27 +52,74 @@ double tick_step(double span_ms) {
   return 10 * power;
 }
 
-std::string fit_label(const std::string& label, double width) {
+// An upper bound of the advance width, in pixels, of a byte of UTF-8 text
+// in the charts' font (DejaVu Sans at 11 px, html_report.cpp): a label
+// placed by these estimates never runs past its bar or the chart, whatever
+// the glyphs (an average width did: digits, 'q' and "ms" are wider than
+// it, and a tick label near the right edge crossed it). A continuation
+// byte adds nothing; a character outside ASCII counts as the widest.
+double glyph_width(unsigned char c) {
+  if ((c & 0xC0) == 0x80) {
+    return 0;
+  }
+  if (c >= 0x80) {
+    return 12.0;
+  }
+  switch (c) {
+    case 'm': case 'W': case '%': case '@': case '#': case '&': case '~': case '=': case '+': case '<': case '>':
+      return 11.0;
+    case 'w':
+      return 9.2;
+    case ' ': case '.': case ',': case ':': case ';': case '\'': case '!': case '|': case 'i': case 'j': case 'l':
+    case 'I': case 'f': case 't': case 'r': case '(': case ')': case '[': case ']':
+      return 5.0;
+    default:
+      break;
+  }
+  if (c >= 'A' && c <= 'Z') {
+    return 9.6;
+  }
+  return 7.2;  // the other letters, digits and signs: at most 7.0 px
+}
+
+// Process bars' labels are bold: about a tenth wider.
+constexpr double k_bold_factor = 1.1;
+constexpr double k_ellipsis_width = 11.0;
+
+double text_width(std::string_view text, bool bold) {
+  double width = 0;
+  for (const char c : text) {
+    width += glyph_width(static_cast<unsigned char>(c));
+  }
+  return bold ? width * k_bold_factor : width;
+}
+
+// `label` as it fits a bar `width` pixels wide (3 px of padding each side):
+// whole, or cut between characters with an ellipsis, or nothing on a bar
+// too narrow for any.
+std::string fit_label(const std::string& label, double width, bool bold) {
   if (width < k_min_label_width) {
     return {};
   }
-  // A bar can be absurdly wide (hostile times): no label is longer than that.
-  const double fits = (width - 6) / k_char_width;
-  if (!(fits < static_cast<double>(label.size()))) {
+  const double room = width - 6;
+  if (text_width(label, bold) <= room) {
     return label;
   }
-  const auto chars = static_cast<std::size_t>(fits);
-  if (label.size() <= chars) {
-    return label;
+  double used = bold ? k_ellipsis_width * k_bold_factor : k_ellipsis_width;
+  std::size_t end = 0;
+  while (end < label.size()) {
+    std::size_t next = end + 1;
+    while (next < label.size() && (static_cast<unsigned char>(label[next]) & 0xC0) == 0x80) {
+      ++next;  // never end inside a UTF-8 sequence
+    }
+    const double character = text_width(std::string_view(label).substr(end, next - end), bold);
+    if (used + character > room) {
+      break;
+    }
+    used += character;
+    end = next;
   }
-  std::string cut = label.substr(0, chars > 1 ? chars - 1 : 0);
-  while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80) {
-    cut.pop_back();  // never end inside a UTF-8 sequence
-  }
-  if (!cut.empty() && static_cast<unsigned char>(cut.back()) >= 0xC0) {
-    cut.pop_back();
-  }
-  return cut.empty() ? std::string() : cut + "\xE2\x80\xA6";
+  return end == 0 ? std::string() : label.substr(0, end) + "\xE2\x80\xA6";
 }
 
 // "0 ms", "250 ms", "1.5 s": the unit the step needs.
@@ -101,7 +148,7 @@ void append_axis(std::string& out, double span_ms, double height) {
     const std::string label = tick_label(t, step);
     // A label that would run past the chart's edge ends at its tick
     // instead: the browser clips what leaves the viewBox ("80 m").
-    const bool ends_at_tick = x + 2 + static_cast<double>(label.size()) * k_char_width > right_edge;
+    const bool ends_at_tick = x + 2 + text_width(label, false) > right_edge;
     out += "<text x=\"" + number(ends_at_tick ? x - 2 : x + 2) + "\" y=\"12\"" +
            (ends_at_tick ? " text-anchor=\"end\"" : "") + ">" + label + "</text>";
   }
@@ -186,7 +233,7 @@ void append_flame_svg(std::string& out, const FlameLayout& layout) {
       out += " fill=\"" + std::string(region_colour(bar.category)) + "\"";
     }
     out += "/>";
-    if (const std::string label = fit_label(bar.label, w); !label.empty()) {
+    if (const std::string label = fit_label(bar.label, w, bar.kind == BarKind::process); !label.empty()) {
       out += "<text x=\"" + number(x + 3) + "\" y=\"" + number(y + 12) + "\">";
       append_html_escaped(out, label);
       out += "</text>";

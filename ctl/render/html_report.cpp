@@ -13,7 +13,6 @@
 namespace trace2d::ctl::render {
 namespace {
 
-// System fonts only: the page must render the same offline.
 // System fonts only: the page must render the same offline. Nothing may
 // widen the page past the window: tables take its width and break long
 // words anywhere, a tree's text scrolls inside its own box, and a chart
@@ -155,6 +154,8 @@ void append_tree_section(std::string& out, const model::ProcessTree& tree, std::
 }
 
 }  // namespace
+
+std::string_view report_style() { return k_style; }
 
 void append_html_report(std::string& out, const HtmlReport& report) {
   out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

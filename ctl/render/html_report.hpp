@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/process_tree.hpp"
@@ -131,5 +132,9 @@ void append_html_report(std::string& out, const HtmlReport& report);
 // Seconds for reading: "4.2 ms", "380 ms", "2.41 s", "95 s", "12 min";
 // empty when unknown. A change keeps its sign with `signed_value`.
 [[nodiscard]] std::string human_duration(std::optional<double> seconds, bool signed_value = false);
+
+// The page's style sheet (inline in every report), for pages that show
+// a report's parts alone, as the layout tests do.
+[[nodiscard]] std::string_view report_style();
 
 }  // namespace trace2d::ctl::render

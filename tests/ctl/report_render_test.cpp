@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "ctl/render/flame_svg.hpp"
+#include "ctl/render/html_report.hpp"
 #include "tests/ctl/imported_traces.hpp"
 #include "tests/ctl/png_image.hpp"
 #include "tests/ctl/sample_database.hpp"
@@ -112,6 +115,62 @@ TEST_F(ReportRender, TheWholeReportFitsA1280PixelWindow) {
   EXPECT_EQ(layout->charts.size(), 5u);
   // The measuring script went into a copy: the page itself has none.
   EXPECT_EQ(read_file(whole).find("<script"), std::string::npos);
+}
+
+// Labels at the charts' right edge, of the widest glyphs the font has, in
+// bold process bars and regular ones, and axes whose last tick falls just
+// short of the edge: Chromium draws every label inside its chart. (Widths
+// estimated from an average glyph let "70 ms" or a bar's "qqq..." run past
+// the edge: a report of real runs failed so, depending on its times.)
+TEST_F(ReportRender, LabelsOfWideGlyphsStayInsideTheirCharts) {
+  using ctl::render::Bar;
+  using ctl::render::BarKind;
+  const std::vector<std::string> labels = {
+      std::string(60, 'm'), std::string(60, 'W'), std::string(80, 'q'), "%%%%@@@@####&&&&~~~~====++++<<<<>>>>",
+      "0123456789 ms 0123456789 ms 0123456789 ms 0123456789",
+      "\xE6\xBC\xA2\xE5\xAD\x97\xE6\xBC\xA2\xE5\xAD\x97\xE6\xBC\xA2\xE5\xAD\x97\xE6\xBC\xA2\xE5\xAD\x97"
+      "\xE6\xBC\xA2\xE5\xAD\x97\xE6\xBC\xA2\xE5\xAD\x97"};
+  std::string page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>";
+  page += ctl::render::report_style();
+  page += "</style></head><body>";
+  int charts = 0;
+  // Spans whose last tick ("70 ms", "700 ms", "7 s") lands 10-50 px before
+  // the right edge: about as far as its label is wide.
+  for (const double span : {0.0710, 0.0713, 0.0716, 0.0719, 0.0722, 0.7125, 0.7165, 0.7205, 7.135, 7.19}) {
+    ctl::render::FlameLayout layout;
+    layout.span = span;
+    int row = 0;
+    for (const std::string& label : labels) {
+      for (const BarKind kind : {BarKind::process, BarKind::region}) {
+        // One bar to the right edge, wide enough for part of its label,
+        // and one bar just wide enough for a few characters.
+        for (const double from : {0.55, 0.97}) {
+          Bar bar;
+          bar.kind = kind;
+          bar.start = span * from;
+          bar.end = span;
+          bar.row = row++;
+          bar.label = label;
+          bar.tooltip = label;
+          bar.category = kind == BarKind::region ? "index" : "";
+          layout.bars.push_back(bar);
+        }
+      }
+    }
+    layout.rows = row;
+    ctl::render::append_flame_svg(page, layout);
+    ++charts;
+  }
+  page += "</body></html>";
+  const std::string html = m_dir.file("edges.html");
+  write_file(html, page);
+  const auto layout = measure_layout(m_chromium, m_dir, html, k_window);
+  ASSERT_TRUE(layout.has_value());
+  ASSERT_EQ(layout->charts.size(), static_cast<std::size_t>(charts));
+  for (const ChartBox& chart : layout->charts) {
+    EXPECT_EQ(chart.labels_outside, 0) << "a chart " << chart.width << " px wide";
+  }
+  EXPECT_LE(layout->scroll_width, k_width);
 }
 
 }  // namespace
