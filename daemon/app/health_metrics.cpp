@@ -9,6 +9,7 @@
 #include "daemon/app/backend.hpp"
 #include "daemon/app/status_reporter.hpp"
 #include "daemon/export/otlp_exporter.hpp"
+#include "daemon/metrics/process_metrics.hpp"
 #include "db/otlp_queue.hpp"
 #include "proto/timestamp.hpp"
 #include "trace2d/version.hpp"
@@ -41,6 +42,8 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
   out.value({{"version", k_version}}, 1);
   out.family("trace2d_start_time_seconds", Type::gauge, "When the daemon started, in seconds since the epoch.");
   out.value(static_cast<double>(f.status.started_us()) / 1e6);
+  metrics::write_process_metrics(out, metrics::read_process_figures(),
+                                 static_cast<double>(f.status.started_us()) / 1e6);
 
   PerKind kinds;
   for (const StatusReporter::Source& source : f.status.sources()) {
@@ -112,14 +115,14 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
   out.family("trace2d_events_abandoned", Type::counter,
              "Events given up at shutdown because the database kept failing.");
   out.value(static_cast<double>(writer.abandoned_events()));
-  const store::CommitLatency latency = writer.commit_latency();
-  out.family("trace2d_commit_latency_seconds", Type::gauge,
-             "Duration of the last 1024 database commits: their median (p50), 99th percentile (p99) and maximum.");
-  if (latency.samples > 0) {
-    out.value({{"stat", "p50"}}, latency.p50_ms / 1000);
-    out.value({{"stat", "p99"}}, latency.p99_ms / 1000);
-    out.value({{"stat", "max"}}, latency.max_ms / 1000);
-  }
+  const store::CommitLatencyHistogram latency = writer.commit_latency_histogram();
+  out.family("trace2d_commit_latency_seconds", Type::histogram,
+             "Time from reading a batch of lines to committing it to the database, per committed batch.");
+  metrics::Histogram histogram(latency.k_bounds_s.size());
+  std::copy(latency.buckets.begin(), latency.buckets.end(), histogram.buckets.begin());
+  histogram.sum = latency.sum_s;
+  histogram.count = latency.count;
+  out.histogram({}, latency.k_bounds_s, histogram);
   out.family("trace2d_database_bytes", Type::gauge, "Size of the database file and of its write-ahead log.");
   if (const auto bytes = file_bytes(f.db_path)) {
     out.value({{"file", "db"}}, *bytes);

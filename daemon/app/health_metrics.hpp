@@ -3,7 +3,8 @@
 // from the same atomics the status reporter writes to `daemon_status` and
 // `source_stats`, then the duration histograms. Runs on an io thread at
 // each scrape; reads no database (the export's figures are the exporter's
-// last count), only two stat() calls for the file sizes.
+// last count), only two stat() calls for the file sizes and /proc/self for
+// the process_* families.
 
 #include <cstdint>
 #include <string>

@@ -196,8 +196,15 @@ void StoreWriter::after_commit(std::int64_t now_us) {
       charged_to_uids += batch.charged_to_uids();
       events += batch.events.size();
       if (batch.oldest_received_us > 0) {
-        m_latencies_ms[m_latency_count++ % m_latencies_ms.size()] =
-            static_cast<double>(now_us - batch.oldest_received_us) / 1000.0;
+        const double ms = static_cast<double>(now_us - batch.oldest_received_us) / 1000.0;
+        m_latencies_ms[m_latency_count++ % m_latencies_ms.size()] = ms;
+        const auto& bounds = CommitLatencyHistogram::k_bounds_s;
+        const double seconds = ms / 1000.0;
+        // A bucket counts what is at most its bound (Prometheus's `le`).
+        const auto bucket = std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();
+        ++m_latency_histogram.buckets[static_cast<std::size_t>(bucket)];
+        m_latency_histogram.sum_s += seconds;
+        ++m_latency_histogram.count;
       }
     }
   }
@@ -245,6 +252,11 @@ CommitLatency StoreWriter::commit_latency() const {
   std::sort(sorted.begin(), sorted.end());
   const auto at = [&](double q) { return sorted[std::min(n - 1, static_cast<std::size_t>(q * static_cast<double>(n)))]; };
   return {at(0.5), at(0.99), sorted.back(), n};
+}
+
+CommitLatencyHistogram StoreWriter::commit_latency_histogram() const {
+  std::lock_guard lock(m_latency_mutex);
+  return m_latency_histogram;
 }
 
 void StoreWriter::write_status_if_due() {

@@ -47,6 +47,19 @@ struct CommitLatency {
   std::size_t samples = 0;
 };
 
+// The same time for every batch committed since the start, in buckets:
+// what /metrics offers as a histogram (Prometheus computes its quantiles
+// over any window; the ring of the last 1024 above cannot be summed).
+struct CommitLatencyHistogram {
+  // Upper bounds in seconds: from a commit on an idle host (a few ms) to
+  // one held back by a busy disk.
+  static constexpr std::array<double, 12> k_bounds_s{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                     0.1,   0.25,   0.5,   1,    2.5,   5};
+  std::array<std::uint64_t, k_bounds_s.size() + 1> buckets{};  // per bound, then +Inf; not cumulative
+  double sum_s = 0;
+  std::uint64_t count = 0;
+};
+
 class StoreWriter {
  public:
   // Writes the daemon's status rows; called on the writer thread inside a
@@ -86,6 +99,7 @@ class StoreWriter {
   [[nodiscard]] std::uint64_t failed_commits() const { return m_failed_commits.load(); }
   [[nodiscard]] std::uint64_t abandoned_events() const { return m_abandoned_events.load(); }
   [[nodiscard]] CommitLatency commit_latency() const;
+  [[nodiscard]] CommitLatencyHistogram commit_latency_histogram() const;
   [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
   [[nodiscard]] std::uint64_t sessions_pruned() const { return m_sessions_pruned.load(); }
   // How many times the database was recreated after its file was removed
@@ -179,6 +193,7 @@ class StoreWriter {
   mutable std::mutex m_latency_mutex;
   std::array<double, 1024> m_latencies_ms{};  // ring buffer
   std::size_t m_latency_count = 0;
+  CommitLatencyHistogram m_latency_histogram;  // under m_latency_mutex
   std::chrono::steady_clock::time_point m_last_status{};
 };
 

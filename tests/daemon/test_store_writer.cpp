@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
 #include "db/database_setup.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
+#include "proto/timestamp.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -122,6 +124,29 @@ TEST_F(StoreWriterTest, CommitsPromptlyWhenIdle) {
   EXPECT_TRUE(test::wait_until([&] { return count("SELECT count(*) FROM event_store") == 3; },
                                std::chrono::seconds(2)));
   finish();
+}
+
+// Every committed batch that says when its lines were read is one sample
+// of the read-to-commit histogram, in the bucket of its time.
+TEST_F(StoreWriterTest, EachCommittedBatchIsASampleOfTheLatencyHistogram) {
+  start();
+  const std::int64_t now = proto::unix_now_us();
+  for (int b = 1; b <= 3; ++b) {
+    WriteBatch batch = make_batch(static_cast<std::uint64_t>(b), b, 2);
+    batch.oldest_received_us = now - 3'000'000;  // read 3 s ago: the bucket up to 5 s
+    push(std::move(batch));
+  }
+  push(make_batch(4, 4, 2));  // no time of reading (an imported batch): not a sample
+  finish();
+  const CommitLatencyHistogram histogram = m_writer->commit_latency_histogram();
+  EXPECT_EQ(histogram.count, 3u);
+  const auto five_seconds = static_cast<std::size_t>(
+      std::find(histogram.k_bounds_s.begin(), histogram.k_bounds_s.end(), 5.0) - histogram.k_bounds_s.begin());
+  ASSERT_LT(five_seconds, histogram.k_bounds_s.size());
+  EXPECT_EQ(histogram.buckets[five_seconds], 3u);
+  EXPECT_GE(histogram.sum_s, 9.0);
+  EXPECT_LT(histogram.sum_s, 9.0 + 3 * 2.0);
+  EXPECT_EQ(m_writer->commit_latency().samples, 3u);  // the ring of recent commits, as status shows it
 }
 
 TEST_F(StoreWriterTest, RidesOutALockedDatabase) {

@@ -96,6 +96,12 @@ TEST_F(MetricsE2E, ServesHealthAndHistogramsThatPromtoolAccepts) {
            R"(trace2d_queue_limit_bytes )",
            R"(trace2d_lines_read_total{source="stream"} )",
            R"(trace2d_otlp_export_enabled 0)",
+           "\nprocess_cpu_seconds_total ",
+           "\nprocess_resident_memory_bytes ",
+           "\nprocess_open_fds ",
+           "\nprocess_start_time_seconds ",
+           "# TYPE trace2d_commit_latency_seconds histogram\n",
+           R"(trace2d_commit_latency_seconds_bucket{le="5"} )",
        }) {
     EXPECT_NE(text.body.find(expected), std::string::npos) << expected << "\n" << text.body;
   }
@@ -104,6 +110,10 @@ TEST_F(MetricsE2E, ServesHealthAndHistogramsThatPromtoolAccepts) {
   ASSERT_TRUE(std::regex_search(text.body, lines, std::regex(R"(trace2d_lines_read_total\{source="stream"\} ([0-9]+))")));
   EXPECT_GT(std::stoll(lines[1]), 20);
   EXPECT_NE(text.body.find(R"(trace2d_rejects_total{source="stream"} 0)"), std::string::npos) << text.body;
+  // The fetch's lines were committed: the latency histogram counted them.
+  std::smatch commits;
+  ASSERT_TRUE(std::regex_search(text.body, commits, std::regex(R"(trace2d_commit_latency_seconds_count ([0-9]+))")));
+  EXPECT_GT(std::stoll(commits[1]), 0);
 
   ProcessSpec promtool;
   promtool.argv = {"promtool", "check", "metrics"};
