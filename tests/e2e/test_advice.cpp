@@ -301,16 +301,30 @@ void status_three_times(const std::string& repo, const std::map<std::string, std
   }
 }
 
+// Each status run's time and the part of it in the index refresh, for a
+// failure's message: the rule's thresholds are about time, and a machine
+// whose lstat is fast shows why it found nothing.
+std::string status_times(const std::string& db) {
+  return ctl(db, {"--format", "tsv", "sql",
+                  "SELECT s.sid, s.elapsed, (SELECT sum(r.elapsed) FROM regions r WHERE r.sid = s.sid AND"
+                  " r.category = 'index' AND r.label IN ('preload', 'refresh')) AS refresh FROM sessions s"
+                  " WHERE s.cmd_name = 'status'"})
+      .out;
+}
+
+// 50,000 entries: at 20,000 the refresh was 45-60% of a 0.1-0.2 s status
+// here, too near the rule's 40% and 0.1 s for every machine to agree; at
+// 50,000 a status takes 0.45 s, 60% of it in the refresh.
 TEST_F(AdviceTest, StatusOfALargeWorktreeIsFoundSpendingItsTimeInRefresh) {
-  const std::string repo = tree_repo(dir, "large", 1, 20000);
+  const std::string repo = tree_repo(dir, "large", 1, 50000);
   status_three_times(repo, trace);
   ASSERT_TRUE(wait_for_top_level_sessions(daemon.db_path(), 3));
   const Advice a = advice(daemon.db_path());
   const std::string f = finding(a, "status-refresh");
-  ASSERT_NE(f, "") << a.json;
+  ASSERT_NE(f, "") << a.json << "\n" << status_times(daemon.db_path());
   EXPECT_NE(f.find(R"("command":"status")"), std::string::npos) << f;
   EXPECT_NE(f.find(R"("subject":")" + repo + "\""), std::string::npos) << f;
-  EXPECT_NE(f.find("20000 index entries"), std::string::npos) << f;
+  EXPECT_NE(f.find("50000 index entries"), std::string::npos) << f;
   EXPECT_NE(f.find("config core.fsmonitor true"), std::string::npos) << f;
   // No run said whether fsmonitor is on: the finding says so, and how to let it.
   EXPECT_NE(f.find("trace2.configParams 'core.fsmonitor,core.untrackedCache'"), std::string::npos) << f;
