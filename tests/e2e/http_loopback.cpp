@@ -1,9 +1,16 @@
 #include "tests/e2e/http_loopback.hpp"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
+#include <memory>
 
 #include "daemon/source/asio.hpp"
 
@@ -12,6 +19,44 @@ namespace trace2d::test {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using asio::ip::tcp;
+
+int free_port() {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+std::string url_encode(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) != 0 || c == '_' || c == '-' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+std::string non_loopback_address() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) {
+    return {};
+  }
+  const std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> owned(list, &::freeifaddrs);
+  for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_UP) == 0 ||
+        (i->ifa_flags & IFF_LOOPBACK) != 0) {
+      continue;
+    }
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* address = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if (::inet_ntop(AF_INET, &address->sin_addr, text, sizeof text) != nullptr) {
+      return text;
+    }
+  }
+  return {};
+}
 
 HttpAnswer http_get(int port, const std::string& target, const std::string& accept) {
   asio::io_context io;

@@ -17,6 +17,17 @@ struct HttpAnswer {
   std::string body;
 };
 
+// A loopback port nobody listens on now (for programs that take no port 0).
+int free_port();
+
+// Percent-encodes `text` for a URL's query string.
+std::string url_encode(const std::string& text);
+
+// The first IPv4 address of an interface that is up and not loopback, or
+// "" when the host has none (for what must not be on loopback: a
+// collector behind a proxy).
+std::string non_loopback_address();
+
 // A GET of http://127.0.0.1:<port><target>, with `accept` as Accept when set.
 HttpAnswer http_get(int port, const std::string& target, const std::string& accept = "");
 

@@ -4,12 +4,9 @@
 // for a git command's histogram.
 
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <fmt/format.h>
 
-#include <cctype>
-#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -17,31 +14,13 @@
 #include "daemon/source/asio.hpp"
 #include "tests/e2e/daemon_fixture.hpp"
 #include "tests/e2e/http_loopback.hpp"
+#include "tests/e2e/prometheus_server.hpp"
 #include "tests/support/socket_client.hpp"
 
 namespace trace2d::test {
 namespace {
 
 using asio::ip::tcp;
-
-// A loopback port nobody listens on now (Prometheus takes no port 0).
-int free_port() {
-  asio::io_context io;
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  return acceptor.local_endpoint().port();
-}
-
-std::string url_encode(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) != 0 || c == '_' || c == '-' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
 
 class MetricsE2E : public ::testing::Test {
  protected:
@@ -132,37 +111,22 @@ TEST_F(MetricsE2E, ServesHealthAndHistogramsThatPromtoolAccepts) {
 }
 
 TEST_F(MetricsE2E, ARealPrometheusScrapesIt) {
-  const int web_port = free_port();
-  const std::string config = m_dir.file("prometheus.yml");
-  std::ofstream(config) << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                        << "scrape_configs:\n  - job_name: trace2d\n    static_configs:\n"
-                        << "      - targets: ['127.0.0.1:" << m_port << "']\n";
-  ProcessSpec spec;
-  spec.argv = {"prometheus",
-               "--config.file=" + config,
-               "--storage.tsdb.path=" + m_dir.file("tsdb"),
-               "--web.listen-address=127.0.0.1:" + std::to_string(web_port),
-               "--log.level=warn"};
-  Process prometheus(spec);
-  const std::string query = "/api/v1/query?query=" +
-                            url_encode(R"(trace2d_git_command_duration_seconds_count{job="trace2d",cmd="fetch",exit="0"})");
+  RunningPrometheus prometheus(m_dir, m_port);
+  const std::string query = R"(trace2d_git_command_duration_seconds_count{job="trace2d",cmd="fetch",exit="0"})";
   std::string last;
   const bool found = wait_until(
       [&] {
-        last = http_get(web_port, query).body;
+        last = prometheus.query(query);
         return last.find(R"("cmd":"fetch")") != std::string::npos;
       },
       std::chrono::seconds(20));
-  EXPECT_TRUE(found) << last << "\n" << prometheus.err_so_far();
+  EXPECT_TRUE(found) << last << "\n" << prometheus.log();
   // Scraped as OpenMetrics (Prometheus asks for it first), and healthy.
-  const std::string targets = http_get(web_port, "/api/v1/targets").body;
+  const std::string targets = prometheus.get("/api/v1/targets");
   EXPECT_NE(targets.find(R"("health":"up")"), std::string::npos) << targets;
-  const std::string region = http_get(web_port, "/api/v1/query?query=" +
-                                                    url_encode(R"(trace2d_git_region_duration_seconds_count{label="write-pack-file"})"))
-                                 .body;
+  const std::string region = prometheus.query(R"(trace2d_git_region_duration_seconds_count{label="write-pack-file"})");
   EXPECT_NE(region.find(R"("category":"pack-objects")"), std::string::npos) << region;
-  prometheus.signal(SIGTERM);
-  EXPECT_EQ(prometheus.wait(std::chrono::seconds(10)).exit_code, 0);
+  EXPECT_EQ(prometheus.stop(), 0);
 }
 
 // The exporter's backlog and failures, with the collector down.
