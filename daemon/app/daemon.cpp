@@ -22,6 +22,7 @@
 #include "daemon/app/sources.hpp"
 #include "daemon/app/status_reporter.hpp"
 #include "daemon/export/otlp_exporter.hpp"
+#include "daemon/export/proxy.hpp"
 #include "daemon/app/thread_scheduling.hpp"
 #include "daemon/metrics/duration_metrics.hpp"
 #include "daemon/metrics/metrics_server.hpp"
@@ -152,6 +153,18 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));
   }
   o.tls = exporter::TlsFiles{options.otlp_ca_file, options.otlp_client_cert, options.otlp_client_key};
+  std::string error;
+  if (const auto endpoint = exporter::parse_endpoint(o.url, error)) {
+    try {
+      o.proxy = exporter::proxy_for(*endpoint, exporter::ProxyEnvironment::of_process());
+    } catch (const std::invalid_argument& e) {
+      throw source::StartupError(std::string("otlp: ") + e.what());
+    }
+    if (o.proxy) {
+      spdlog::info("otlp: through the proxy {} (from the environment; no_proxy does not name {})",
+                   o.proxy->address(), endpoint->host);
+    }
+  }
   o.resource = otlp::resource_settings_from_environment();
   o.rules.default_level = otlp::parse_detail_level(options.otlp_detail).value_or(otlp::DetailLevel::verbose);
   for (const std::string& rule : options.otlp_rules) {

@@ -24,6 +24,8 @@ std::string hint_for(int status) {
     case 403:
       return "the collector refuses the credentials: check otlp.headers (OTEL_EXPORTER_OTLP_HEADERS), "
              "e.g. the Authorization token";
+    case 407:
+      return "the proxy asks for credentials: user:password@ in HTTP_PROXY (or HTTPS_PROXY)";
     case 404:
     case 405:
       return "no OTLP traces receiver at this path: otlp.endpoint (OTEL_EXPORTER_OTLP_ENDPOINT) is a base URL to "

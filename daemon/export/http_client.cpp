@@ -19,6 +19,16 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
 
+namespace {
+
+// "host:port", an IPv6 address in brackets, as Host and request targets need it.
+std::string authority_of(const Endpoint& endpoint) {
+  const bool v6 = endpoint.host.find(':') != std::string::npos;
+  return (v6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" + endpoint.port;
+}
+
+}  // namespace
+
 std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error) {
   Endpoint endpoint;
   if (url.substr(0, 8) == "https://") {
@@ -75,8 +85,12 @@ struct HttpClient::Connection {
   beast::tcp_stream& tcp() { return secure ? beast::get_lowest_layer(*secure) : plain; }
 };
 
-HttpClient::HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, const TlsFiles& tls)
-    : m_endpoint(std::move(endpoint)), m_timeout(timeout), m_connection(std::make_unique<Connection>()) {
+HttpClient::HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, const TlsFiles& tls,
+                       std::optional<Proxy> proxy)
+    : m_endpoint(std::move(endpoint)),
+      m_proxy(std::move(proxy)),
+      m_timeout(timeout),
+      m_connection(std::make_unique<Connection>()) {
   if (!m_endpoint.tls) {
     return;
   }
@@ -132,9 +146,14 @@ void HttpClient::connect() {
   Connection& c = *m_connection;
   beast::error_code ec;
   asio::ip::tcp::resolver resolver(c.io);
-  const auto addresses = resolver.resolve(m_endpoint.host, m_endpoint.port, ec);
+  // Through a proxy, the connection is to the proxy; the collector's name
+  // is the proxy's to resolve.
+  const std::string& host = m_proxy ? m_proxy->host : m_endpoint.host;
+  const std::string& port = m_proxy ? m_proxy->port : m_endpoint.port;
+  const std::string via = m_proxy ? " (the proxy, from the environment)" : "";
+  const auto addresses = resolver.resolve(host, port, ec);
   if (ec) {
-    throw TransportError("cannot resolve " + m_endpoint.host + ": " + ec.message());
+    throw TransportError("cannot resolve " + host + via + ": " + ec.message());
   }
   if (m_endpoint.tls) {
     c.secure = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(c.io, c.tls);
@@ -156,15 +175,18 @@ void HttpClient::connect() {
     disconnect();  // ends the attempt; its handler runs before `done` goes
     c.io.restart();
     c.io.run();
-    throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": stopping");
+    throw TransportError("cannot connect to " + host + ":" + port + via + ": stopping");
   }
   if (ec) {
     disconnect();
-    throw TransportError("cannot connect to " + m_endpoint.host + ":" + m_endpoint.port + ": " + ec.message());
+    throw TransportError("cannot connect to " + host + ":" + port + via + ": " + ec.message());
   }
   {
     std::lock_guard lock(m_fd_mutex);
     m_fd = c.tcp().socket().native_handle();
+  }
+  if (m_proxy && c.secure) {
+    open_tunnel();
   }
   if (c.secure) {
     // SNI, and the certificate must name the host.
@@ -185,6 +207,40 @@ void HttpClient::connect() {
   c.connected = true;
 }
 
+void HttpClient::open_tunnel() {
+  Connection& c = *m_connection;
+  const std::string authority = authority_of(m_endpoint);
+  http::request<http::empty_body> request{http::verb::connect, authority, 11};
+  request.set(http::field::host, authority);
+  request.set(http::field::user_agent, "trace2d");
+  if (!m_proxy->authorization.empty()) {
+    request.set(http::field::proxy_authorization, m_proxy->authorization);
+  }
+  beast::error_code ec;
+  c.tcp().expires_after(m_timeout);
+  http::write(c.tcp(), request, ec);
+  // A 2xx answer to CONNECT has no body: the tunnel starts right after its
+  // headers, so the parser must not wait for one.
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);
+  if (!ec) {
+    http::read(c.tcp(), c.buffer, parser, ec);
+  }
+  if (ec) {
+    const std::string why = m_aborted.load() ? std::string("stopping") : ec.message();
+    disconnect();
+    throw TransportError("proxy " + m_proxy->address() + ": no tunnel to " + authority + ": " + why);
+  }
+  const int status = static_cast<int>(parser.get().result_int());
+  if (status < 200 || status > 299) {
+    disconnect();
+    throw TransportError("proxy " + m_proxy->address() + " refused the tunnel to " + authority + ": HTTP " +
+                         std::to_string(status) +
+                         (status == 407 ? " (proxy authentication: user:password@ in HTTPS_PROXY)" : ""));
+  }
+  c.buffer.clear();  // nothing of the collector's can have come before the handshake
+}
+
 HttpResponse HttpClient::post(const Headers& headers, std::string& body) {
   if (m_aborted.load()) {
     throw TransportError("stopping");
@@ -193,9 +249,17 @@ HttpResponse HttpClient::post(const Headers& headers, std::string& body) {
   if (!c.connected) {
     connect();
   }
-  http::request<http::string_body> request{http::verb::post, m_endpoint.target, 11};
-  request.set(http::field::host, m_endpoint.host + ":" + m_endpoint.port);
+  // A plain request through a proxy names the collector in full (the
+  // absolute form); a tunnel carries it as to the collector itself.
+  const bool absolute = m_proxy && !m_endpoint.tls;
+  const std::string target =
+      absolute ? "http://" + authority_of(m_endpoint) + m_endpoint.target : m_endpoint.target;
+  http::request<http::string_body> request{http::verb::post, target, 11};
+  request.set(http::field::host, authority_of(m_endpoint));
   request.set(http::field::user_agent, "trace2d");
+  if (absolute && !m_proxy->authorization.empty()) {
+    request.set(http::field::proxy_authorization, m_proxy->authorization);
+  }
   for (const auto& [name, value] : headers) {
     request.set(name, value);
   }

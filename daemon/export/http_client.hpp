@@ -36,6 +36,16 @@ struct TlsFiles {
   std::string client_key;   // PEM; "": none
 };
 
+// An HTTP proxy between trace2d and the collector (proxy.hpp chooses it):
+// a plain request goes to it with the collector's absolute URL; an https
+// one through a CONNECT tunnel, TLS end to end with the collector.
+struct Proxy {
+  std::string host;
+  std::string port;
+  std::string authorization;  // the Proxy-Authorization value ("Basic ..."), or ""
+  [[nodiscard]] std::string address() const { return host + ":" + port; }
+};
+
 struct HttpResponse {
   int status = 0;
   std::string body;
@@ -54,7 +64,8 @@ class HttpClient {
   using Headers = std::vector<std::pair<std::string, std::string>>;
 
   // Throws std::invalid_argument when a TLS file cannot be loaded.
-  HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, const TlsFiles& tls = {});
+  HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, const TlsFiles& tls = {},
+             std::optional<Proxy> proxy = std::nullopt);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -70,8 +81,12 @@ class HttpClient {
   struct Connection;
   void connect();
   void disconnect();
+  // Asks the proxy for a tunnel to the endpoint (CONNECT), on the
+  // connection just opened to it.
+  void open_tunnel();
 
   Endpoint m_endpoint;
+  std::optional<Proxy> m_proxy;
   std::chrono::milliseconds m_timeout;
   std::unique_ptr<Connection> m_connection;
   std::atomic<bool> m_aborted{false};

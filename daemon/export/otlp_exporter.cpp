@@ -89,7 +89,7 @@ OtlpExporter::OtlpExporter(std::string db_path, ExporterOptions options)
       m_endpoint(endpoint_of(m_options.url)),
       m_resource(otlp::make_resource(m_options.resource)),
       m_scope{"trace2d", m_options.resource.trace2d_version},
-      m_client(m_endpoint, m_options.timeout, m_options.tls),
+      m_client(m_endpoint, m_options.timeout, m_options.tls, m_options.proxy),
       m_backoff(m_options.max_backoff) {}
 
 OtlpExporter::~OtlpExporter() { stop(); }

@@ -49,6 +49,7 @@ struct ExporterOptions {
   std::chrono::milliseconds timeout{10000};
   HttpClient::Headers headers;  // extra headers ("Authorization", ...)
   TlsFiles tls;                 // for https
+  std::optional<Proxy> proxy;   // the HTTP proxy the environment names for the endpoint (proxy.hpp)
   std::size_t max_sessions_per_request = 256;
   std::size_t max_spans_per_request = 8192;
   // What one round loads, in the stored bytes of its sessions' events

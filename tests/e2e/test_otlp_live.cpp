@@ -376,9 +376,9 @@ TEST(OtlpLive, TheOtelVariablesFollowTheSdkSpecificationAndCountOnlyWhenExportin
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
-// A CA and a certificate for "localhost" it signed, made by the openssl CLI.
-void make_certificates(const TempDir& dir) {
-  write_file(dir.file("san.ext"), "subjectAltName=DNS:localhost\n");
+// A CA and a certificate for "localhost" (or `san`) it signed, made by the openssl CLI.
+void make_certificates(const TempDir& dir, const std::string& san = "DNS:localhost") {
+  write_file(dir.file("san.ext"), "subjectAltName=" + san + "\n");
   for (const std::vector<std::string>& args : {
            std::vector<std::string>{"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("ca.key"),
                                     "-out", dir.file("ca.pem"), "-days", "2", "-subj", "/CN=trace2d test CA"},
@@ -564,6 +564,118 @@ TEST(OtlpLive, ADnsFailurePausesTheExportAndLosesNothing) {
                                       std::vector<std::string> args{"--otlp-endpoint", receiver->endpoint()};
                                       return Fixed{std::move(receiver), std::move(args)};
                                     });
+}
+
+// Debian's tinyproxy on loopback, allowing CONNECT to any port and logging
+// every request it forwards.
+class Tinyproxy {
+ public:
+  explicit Tinyproxy(const TempDir& dir) : m_log(dir.file("tinyproxy.log")), m_port(free_port()) {
+    const std::string config = dir.file("tinyproxy.conf");
+    write_file(config, "Port " + std::to_string(m_port) + "\nListen 127.0.0.1\nAllow 127.0.0.1\nTimeout 30\n" +
+                           "LogFile \"" + m_log + "\"\nLogLevel Info\nPidFile \"" + dir.file("tinyproxy.pid") +
+                           "\"\nMaxClients 16\n");
+    ProcessSpec spec;
+    spec.argv = {"tinyproxy", "-d", "-c", config};
+    m_process = std::make_unique<Process>(spec);
+    EXPECT_TRUE(wait_until([&] { return http_get(m_port, "/").status != 0; })) << m_process->err_so_far();
+  }
+  ~Tinyproxy() { m_process->signal(SIGTERM); }
+  [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+  [[nodiscard]] int port() const { return m_port; }
+  [[nodiscard]] std::string log() const { return read_file(m_log); }
+
+ private:
+  std::string m_log;
+  int m_port;
+  std::unique_ptr<Process> m_process;
+};
+
+// A proxy carries the export to a collector it alone is meant to reach
+// (one on an address that is not loopback: loopback is never proxied), as
+// an absolute-form POST for http://, through a CONNECT tunnel for https://
+// with TLS end to end; every session arrives once.
+TEST(OtlpLive, AnHttpProxyCarriesThePlainExportToTheCollector) {
+  const std::string address = non_loopback_address();
+  if (address.empty()) {
+    GTEST_SKIP() << "this host has no address but loopback, and loopback is never proxied";
+  }
+  TempDir dir;
+  Tinyproxy proxy(dir);
+  Receiver receiver(dir, "200", "receiver", 0, {{"OTLP_RECEIVER_HOST", address}});
+  const std::string endpoint = "http://" + address + ":" + std::to_string(receiver.port());
+  const ScopedEnv via("http_proxy", proxy.url());
+  RunningDaemon daemon(dir, {"--otlp-endpoint", endpoint});
+  run_fetch(dir, daemon);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far() << proxy.log();
+  EXPECT_NE(proxy.log().find("): POST " + endpoint + "/v1/traces"), std::string::npos) << proxy.log();
+  EXPECT_NE(daemon.process().err_so_far().find("otlp: through the proxy 127.0.0.1:" + std::to_string(proxy.port())),
+            std::string::npos)
+      << daemon.process().err_so_far();
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  for (const auto& [id, count] : receiver.acknowledged()) {
+    EXPECT_EQ(count, 1) << "span " << id;
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(receiver.acknowledged().size()), exported_spans(daemon.db_path()));
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+TEST(OtlpLive, HttpsGoesThroughTheProxysTunnelWithTlsToTheCollector) {
+  const std::string address = non_loopback_address();
+  if (address.empty()) {
+    GTEST_SKIP() << "this host has no address but loopback, and loopback is never proxied";
+  }
+  TempDir dir;
+  make_certificates(dir, "IP:" + address);
+  Tinyproxy proxy(dir);
+  Receiver receiver(dir, "200", "receiver", 0,
+                    {{"OTLP_RECEIVER_HOST", address},
+                     {"OTLP_RECEIVER_TLS_CERT", dir.file("server.pem")},
+                     {"OTLP_RECEIVER_TLS_KEY", dir.file("server.key")}});
+  const std::string authority = address + ":" + std::to_string(receiver.port());
+  const ScopedEnv via("HTTPS_PROXY", proxy.url());
+  RunningDaemon daemon(dir, {"--otlp-endpoint", "https://" + authority, "--otlp-ca-file", dir.file("ca.pem")});
+  run_fetch(dir, daemon);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far() << proxy.log();
+  EXPECT_NE(proxy.log().find("): CONNECT " + authority), std::string::npos) << proxy.log();
+  EXPECT_EQ(proxy.log().find("): POST"), std::string::npos) << "the proxy saw into the tunnel: " << proxy.log();
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  EXPECT_EQ(static_cast<std::int64_t>(receiver.acknowledged().size()), exported_spans(daemon.db_path()));
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
+// NO_PROXY naming the collector, or a collector on loopback: straight to
+// it, the proxy never asked.
+TEST(OtlpLive, NoProxyAndLoopbackGoStraightToTheCollector) {
+  const std::string address = non_loopback_address();
+  TempDir dir;
+  Tinyproxy proxy(dir);
+  const ScopedEnv via("http_proxy", proxy.url());
+  {
+    Receiver local(dir, "200", "local");
+    RunningDaemon daemon(dir, {"--otlp-endpoint", local.endpoint()});
+    run_fetch(dir, daemon);
+    ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+        << daemon.process().err_so_far();
+    EXPECT_FALSE(local.acknowledged().empty());
+    EXPECT_EQ(daemon.process().err_so_far().find("through the proxy"), std::string::npos);
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+  }
+  if (!address.empty()) {
+    TempDir other;
+    Receiver remote(other, "200", "remote", 0, {{"OTLP_RECEIVER_HOST", address}});
+    const ScopedEnv except("NO_PROXY", "example.com, " + address);
+    RunningDaemon daemon(other, {"--otlp-endpoint", "http://" + address + ":" + std::to_string(remote.port())});
+    run_fetch(other, daemon);
+    ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+        << daemon.process().err_so_far();
+    EXPECT_FALSE(remote.acknowledged().empty());
+  }
+  // Its log names each request it forwards: "Request (file descriptor N): POST ...".
+  EXPECT_EQ(proxy.log().find("): POST"), std::string::npos) << proxy.log();
+  EXPECT_EQ(proxy.log().find("): CONNECT"), std::string::npos) << proxy.log();
 }
 
 // trace2d, exporting to `collector` (with `args`), runs a git status in

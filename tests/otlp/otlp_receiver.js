@@ -5,7 +5,8 @@
 //
 //   node otlp_receiver.js <decoder dir> <out dir> [plan]
 //
-// Prints the port it listens on (127.0.0.1) as its first line. With
+// Prints the port it listens on (127.0.0.1, or OTLP_RECEIVER_HOST: a test
+// of a proxy needs an address that is not loopback) as its first line. With
 // OTLP_RECEIVER_TLS_CERT and OTLP_RECEIVER_TLS_KEY (PEM files) it speaks https. The plan is
 // a comma-separated list of steps for the requests in order, the last one
 // repeating: an HTTP status ("200", "401", "404", ...; "503" and "429" with
@@ -139,5 +140,5 @@ const handler = (req, res) => {
   });
 };
 const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
-server.listen(Number(process.env.OTLP_RECEIVER_PORT || 0), '127.0.0.1', () => { console.log(server.address().port); });
+server.listen(Number(process.env.OTLP_RECEIVER_PORT || 0), process.env.OTLP_RECEIVER_HOST || '127.0.0.1', () => { console.log(server.address().port); });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
