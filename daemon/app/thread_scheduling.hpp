@@ -5,7 +5,7 @@
 // a thread that has just woken up, so git's own threads, which wake on
 // short I/O, run first and the parse and store work fills the gaps. The
 // threads that read sockets keep the normal policy: they are what keeps
-// git from blocking (docs/architecture.md, "Cost to git").
+// git from blocking (bench/costs.md, "Cost to git").
 
 namespace trace2d::app {
 
