@@ -241,6 +241,11 @@ inline std::string metrics_listen_problem(const std::string& address) {
   return fmt::format("is not usable: {}", error);
 }
 
+inline std::string metrics_repository_label_problem(const std::string& label) {
+  return metrics::parse_repo_label(label) ? std::string()
+                                          : fmt::format("must be none, nickname or worktree; not '{}'", label);
+}
+
 inline std::string metrics_region_problem(const std::string& region) {
   std::string error;
   return metrics::parse_region_selector(region, error) ? std::string() : fmt::format("lists {}", error);
@@ -334,6 +339,8 @@ void visit_settings(Options& o, Visitor& v) {
 
   v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
   v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);
+  v.text(Key{"metrics", "repository_label", "--metrics-repository-label"}, o.metrics_repository_label,
+         metrics_repository_label_problem);
 
   v.boolean(Key{"query", "enabled", "--query"}, o.query_enabled);
   v.text(Key{"query", "socket", "--query-socket"}, o.query_socket, socket_path_problem);

@@ -99,6 +99,7 @@ std::unique_ptr<metrics::DurationMetrics> make_duration_metrics(const DaemonOpti
     return nullptr;
   }
   metrics::DurationMetrics::Options o;
+  o.repo_label = metrics::parse_repo_label(options.metrics_repository_label).value_or(metrics::RepoLabel::none);
   for (const std::string& region : options.metrics_regions) {
     std::string error;
     if (auto selector = metrics::parse_region_selector(region, error)) {

@@ -115,6 +115,8 @@ struct DaemonOptions {
   // "category/*").
   std::string metrics_listen;
   std::vector<std::string> metrics_regions;
+  // The command histogram's `repo` label: "none", "nickname" or "worktree".
+  std::string metrics_repository_label = "none";
   // The query service (docs/security.md, "Per-user access"): trace2ctl for
   // users who may not read the database, on their own sessions. The socket
   // "" is trace2ctl.sock beside the stream socket; trace2ctl "" is the one

@@ -66,6 +66,8 @@ const std::map<std::string_view, Entry, std::less<>> k_help = {
     {"otlp.shutdown_wait_ms", {"MS", "On SIGTERM, wait this long for the answer to an export request in flight"}},
     {"metrics.listen", {"ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"}},
     {"metrics.regions", {"CAT/LABEL", "Regions timed as histograms, category/label or category/* (repeatable)"}},
+    {"metrics.repository_label",
+     {"KIND", "A repo label on the command histogram: none, nickname, or worktree (its base name)"}},
     {"query.enabled", {"", "Serve trace2ctl to users who may not read the database, each their own sessions"}},
     {"query.socket", {"PATH", "The query service's socket (\"\": trace2ctl.sock beside the stream socket)"}},
     {"query.trace2ctl", {"PATH", "The trace2ctl the query service runs (\"\": the one beside trace2d)"}},

@@ -35,6 +35,23 @@ std::string exit_label(const stitch::SessionRecord& session) {
   return std::string(k_other);
 }
 
+// The repo label of a session: "none" when it named no repository (or no
+// nickname), else the nickname or its worktree's base name, bounded.
+std::string repo_label(const stitch::SessionRecord& session, RepoLabel kind) {
+  if (kind == RepoLabel::nickname) {
+    return bounded_label(session.nickname, "none");
+  }
+  if (!session.worktree) {
+    return "none";
+  }
+  std::string_view path = *session.worktree;
+  while (path.size() > 1 && path.back() == '/') {
+    path.remove_suffix(1);
+  }
+  const auto slash = path.rfind('/');
+  return bounded_label(std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)), "none");
+}
+
 // A duration a histogram can take: a sender may claim any number.
 bool usable(const std::optional<double>& seconds) {
   return seconds && std::isfinite(*seconds) && *seconds >= 0;
@@ -51,6 +68,19 @@ std::string bounded_label(const std::optional<std::string>& value, std::string_v
     return std::string(k_other);
   }
   return *value;
+}
+
+std::optional<RepoLabel> parse_repo_label(std::string_view text) {
+  if (text == "none") {
+    return RepoLabel::none;
+  }
+  if (text == "nickname") {
+    return RepoLabel::nickname;
+  }
+  if (text == "worktree") {
+    return RepoLabel::worktree;
+  }
+  return std::nullopt;
 }
 
 std::optional<RegionSelector> parse_region_selector(std::string_view text, std::string& error) {
@@ -74,6 +104,11 @@ std::optional<RegionSelector> parse_region_selector(std::string_view text, std::
 
 DurationMetrics::DurationMetrics(Options options) : m_options(std::move(options)) {
   m_options.max_series = std::max<std::size_t>(m_options.max_series, 1);
+  m_commands.names = {"cmd", "exit"};
+  if (m_options.repo_label != RepoLabel::none) {
+    m_commands.names.emplace_back("repo");
+  }
+  m_regions.names = {"category", "label"};
   m_counted_sessions.capacity = m_options.remembered;
   m_counted_regions.capacity = m_options.remembered;
 }
@@ -151,8 +186,12 @@ void DurationMetrics::on_session(const stitch::SessionRecord& session) {
     ++m_untimed;
     return;
   }
-  m_commands.observe({bounded_label(session.cmd_name, "unknown"), exit_label(session)},
-                     session.peer_uid.value_or(k_unknown_uid), m_options.max_series, *session.elapsed);
+  std::vector<std::string> labels{bounded_label(session.cmd_name, "unknown"), exit_label(session)};
+  if (m_options.repo_label != RepoLabel::none) {
+    labels.push_back(repo_label(session, m_options.repo_label));
+  }
+  m_commands.observe(std::move(labels), session.peer_uid.value_or(k_unknown_uid), m_options.max_series,
+                     *session.elapsed);
 }
 
 const RegionSelector* DurationMetrics::selected(const stitch::RegionRecord& region) const {
@@ -179,21 +218,28 @@ void DurationMetrics::on_region(const stitch::RegionRecord& region, std::int64_t
 
 void DurationMetrics::write(Exposition& out) const {
   std::lock_guard lock(m_mutex);
-  const auto histograms = [&](const Family& family, std::string_view first, std::string_view second) {
+  std::vector<Label> labels;
+  const auto histograms = [&](const Family& family) {
     for (const Series& series : family.series) {
-      const Label labels[] = {{first, series.labels[0]}, {second, series.labels[1]}};
+      labels.clear();
+      for (std::size_t i = 0; i < family.names.size(); ++i) {
+        labels.push_back({family.names[i], series.labels[i]});
+      }
       out.histogram(labels, default_duration_bounds(), series.histogram);
     }
   };
   out.family("trace2d_git_command_duration_seconds", Type::histogram,
-             "Wall time of finished git processes (the exit or atexit event's t_abs), by cmd_name and exit code.");
-  histograms(m_commands, "cmd", "exit");
+             m_commands.names.size() > 2 ? "Wall time of finished git processes (the exit or atexit event's t_abs), by "
+                                           "cmd_name, exit code and repository."
+                                         : "Wall time of finished git processes (the exit or atexit event's t_abs), by "
+                                           "cmd_name and exit code.");
+  histograms(m_commands);
   out.family("trace2d_git_commands_untimed", Type::counter,
              "Git processes that ended without a duration (cut off: incomplete), not in the histogram.");
   out.value(static_cast<double>(m_untimed));
   out.family("trace2d_git_region_duration_seconds", Type::histogram,
              "Wall time of the regions named in metrics.regions, by category and label.");
-  histograms(m_regions, "category", "label");
+  histograms(m_regions);
   out.family("trace2d_metrics_folded_observations", Type::counter,
              "Observations put under the label value other because their family had no room for more label sets.");
   out.value({{"family", "trace2d_git_command_duration_seconds"}}, static_cast<double>(m_commands.folded));

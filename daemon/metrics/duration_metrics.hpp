@@ -38,10 +38,19 @@ struct RegionSelector {
 // problem in `error` when it is not category/label.
 [[nodiscard]] std::optional<RegionSelector> parse_region_selector(std::string_view text, std::string& error);
 
+// What the command histogram's optional `repo` label holds: nothing (no
+// such label), the repository's nickname (the def_param sessions.nickname
+// comes from), or the base name of its worktree ("linux" for
+// /home/ana/src/linux; not the path, which names people and is long).
+enum class RepoLabel : std::uint8_t { none, nickname, worktree };
+// "none", "nickname", "worktree"; nothing for anything else.
+[[nodiscard]] std::optional<RepoLabel> parse_repo_label(std::string_view text);
+
 class DurationMetrics final : public stitch::StitchedConsumer {
  public:
   struct Options {
     std::vector<RegionSelector> regions;
+    RepoLabel repo_label = RepoLabel::none;
     std::size_t max_series = 200;  // label sets per family, "other" included
     // Sessions and regions remembered as counted (a session ends again when
     // `atexit` follows `exit` in a later hand-over; it is counted once).
@@ -67,6 +76,7 @@ class DurationMetrics final : public stitch::StitchedConsumer {
   };
   // One histogram family with bounded label sets.
   struct Family {
+    std::vector<std::string_view> names;  // the labels' names, in order
     std::unordered_map<std::string, std::size_t> index;  // joined labels → series
     std::vector<Series> series;
     // Label sets each uid created; only uids that created one have an entry.

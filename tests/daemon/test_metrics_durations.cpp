@@ -61,6 +61,67 @@ TEST(DurationMetrics, CountsEachFinishedCommandOnceByCommandAndExit) {
   EXPECT_TRUE(has(text, "trace2d_git_commands_untimed_total 0")) << text;
 }
 
+TEST(DurationMetrics, ARepoLabelFromTheNicknameOrTheWorktreesBaseName) {
+  const auto run = [](std::int64_t id, std::optional<std::string> nickname, std::optional<std::string> worktree) {
+    SessionRecord s = session(id, "status", SessionStatus::complete, 0.02, 0);
+    s.nickname = std::move(nickname);
+    s.worktree = std::move(worktree);
+    return s;
+  };
+  stitch::StitchChanges changes;
+  changes.sessions.push_back(run(1, "monorepo", "/home/ana/src/big"));
+  changes.sessions.push_back(run(2, std::nullopt, "/home/ana/src/linux/"));
+  changes.sessions.push_back(run(3, std::nullopt, std::nullopt));
+  changes.sessions.push_back(run(4, std::string(100, 'n'), "/srv/" + std::string(100, 'w')));
+
+  DurationMetrics by_nickname({.regions = {}, .repo_label = RepoLabel::nickname});
+  by_nickname.on_changes(changes, 1);
+  std::string text = scrape(by_nickname);
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="monorepo"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="none"} 2)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="other"} 1)")) << text;
+
+  DurationMetrics by_worktree({.regions = {}, .repo_label = RepoLabel::worktree});
+  by_worktree.on_changes(changes, 1);
+  text = scrape(by_worktree);
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="big"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="linux"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="none"} 1)")) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0",repo="other"} 1)")) << text;
+  EXPECT_EQ(text.find("/home"), std::string::npos) << "never the path: " << text;
+
+  DurationMetrics without({});
+  without.on_changes(changes, 1);
+  text = scrape(without);
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="status",exit="0"} 4)")) << text;
+  EXPECT_EQ(text.find("repo="), std::string::npos) << text;
+
+  EXPECT_EQ(parse_repo_label("worktree"), RepoLabel::worktree);
+  EXPECT_EQ(parse_repo_label("none"), RepoLabel::none);
+  EXPECT_FALSE(parse_repo_label("path"));
+}
+
+TEST(DurationMetrics, ManyRepositoriesFoldIntoOtherWithinTheBound) {
+  DurationMetrics metrics({.regions = {}, .repo_label = RepoLabel::worktree, .max_series = 10});
+  stitch::StitchChanges changes;
+  for (int i = 0; i < 50; ++i) {
+    SessionRecord s = session(i + 1, "status", SessionStatus::complete, 0.02, 0);
+    s.worktree = "/src/repo" + std::to_string(i);
+    changes.sessions.push_back(std::move(s));
+  }
+  metrics.on_changes(changes, 1);
+  const std::string text = scrape(metrics);
+  std::size_t series = 0;
+  for (std::size_t at = text.find("trace2d_git_command_duration_seconds_count{"); at != std::string::npos;
+       at = text.find("trace2d_git_command_duration_seconds_count{", at + 1)) {
+    ++series;
+  }
+  // One sender: its share of the 10 label sets (all but a quarter: 8),
+  // and "other" for the other 42 repositories.
+  EXPECT_EQ(series, 9U) << text;
+  EXPECT_TRUE(has(text, R"(trace2d_git_command_duration_seconds_count{cmd="other",exit="other",repo="other"} 42)")) << text;
+}
+
 TEST(DurationMetrics, SignalsIncompleteAndStrangeExitCodes) {
   DurationMetrics metrics({});
   stitch::StitchChanges changes;

@@ -99,7 +99,7 @@ TEST(Dashboard, EveryQueryReturnsDataAndEveryAlertRuleEvaluatesAfterRealGit) {
   TempDir dir;
   AcceptingHttpServer collector;
   RunningDaemon daemon(dir, {"--metrics-listen", "127.0.0.1:0", "--metrics-region", "pack-objects/*",
-                             "--otlp-endpoint", collector.endpoint()});
+                             "--metrics-repository-label", "worktree", "--otlp-endpoint", collector.endpoint()});
   const int metrics = metrics_port(daemon);
   ASSERT_NE(metrics, 0);
   RunningPrometheus prometheus(dir, metrics, {k_alert_rules});

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -127,6 +128,48 @@ TEST_F(MetricsE2E, ARealPrometheusScrapesIt) {
   const std::string region = prometheus.query(R"(trace2d_git_region_duration_seconds_count{label="write-pack-file"})");
   EXPECT_NE(region.find(R"("category":"pack-objects")"), std::string::npos) << region;
   EXPECT_EQ(prometheus.stop(), 0);
+}
+
+// The repo label, from real git in two repositories: their worktrees'
+// base names, or the nickname git sends when trace2.configParams names it.
+TEST(MetricsRepoLabel, RealGitInTwoRepositoriesByWorktreeAndByNickname) {
+  TempDir dir;
+  const std::string alpha = make_repo(dir, "alpha", 2);
+  const std::string beta = make_repo(dir, "beta", 2);
+  const std::string count = "trace2d_git_command_duration_seconds_count";
+  {
+    RunningDaemon daemon(dir, {"--metrics-listen", "127.0.0.1:0", "--metrics-repository-label", "worktree"});
+    const int port = metrics_port(daemon);
+    const std::map<std::string, std::string> env{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+    ASSERT_EQ(run_git(alpha, {"status"}, env).exit_code, 0);
+    ASSERT_EQ(run_git(beta, {"status"}, env).exit_code, 0);
+    ASSERT_EQ(run_git(beta, {"status"}, env).exit_code, 0);
+    ASSERT_EQ(run_git(dir.path().string(), {"version"}, env).exit_code, 0);  // no repository
+    std::string body;
+    EXPECT_TRUE(wait_until([&] {
+      body = http_get(port, "/metrics").body;
+      return body.find(count + R"({cmd="status",exit="0",repo="alpha"} 1)") != std::string::npos &&
+             body.find(count + R"({cmd="status",exit="0",repo="beta"} 2)") != std::string::npos &&
+             body.find(count + R"({cmd="version",exit="0",repo="none"} 1)") != std::string::npos;
+    })) << body;
+    EXPECT_EQ(body.find(dir.path().string()), std::string::npos) << "never the path";
+    EXPECT_EQ(daemon.stop().exit_code, 0);
+  }
+  TempDir other;
+  RunningDaemon daemon(other, {"--metrics-listen", "127.0.0.1:0", "--metrics-repository-label", "nickname"});
+  const int port = metrics_port(daemon);
+  ASSERT_EQ(run_git(alpha, {"-c", "otel.trace2.nickname=monorepo", "status"},
+                    {{"GIT_TRACE2_EVENT", daemon.git_target()}, {"GIT_TRACE2_CONFIG_PARAMS", "otel.trace2.nickname"}})
+                .exit_code,
+            0);
+  ASSERT_EQ(run_git(beta, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
+  std::string body;
+  EXPECT_TRUE(wait_until([&] {
+    body = http_get(port, "/metrics").body;
+    return body.find(count + R"({cmd="status",exit="0",repo="monorepo"} 1)") != std::string::npos &&
+           body.find(count + R"({cmd="status",exit="0",repo="none"} 1)") != std::string::npos;
+  })) << body;
+  EXPECT_EQ(daemon.stop().exit_code, 0);
 }
 
 // The exporter's backlog and failures, with the collector down.
