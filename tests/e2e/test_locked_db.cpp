@@ -23,13 +23,13 @@ TEST(LockedDatabase, GitIsAsFastWhileTheDatabaseIsLocked) {
   const std::string repo = make_repo(dir, "repo");
   const std::map<std::string, std::string> env = {{"GIT_TRACE2_EVENT", daemon.git_target()}};
   auto time_runs = [&] {
-    std::vector<double> seconds;
+    std::vector<double> durations;
     for (int i = 0; i < k_runs; ++i) {
       const ProcessResult r = run_git(repo, {"status"}, env);
       EXPECT_EQ(r.exit_code, 0);
-      seconds.push_back(r.seconds);
+      durations.push_back(r.seconds);
     }
-    return seconds;
+    return durations;
   };
   const double unlocked = median(time_runs());
   // The first round committed (within the commit interval) before the lock.
