@@ -34,6 +34,15 @@ struct Annotation {
   std::string json_value;       // the value as JSON text (a timer: an object)
   std::optional<double> t_abs;  // data: seconds since the process start
   std::string text;             // data: the value as git sent it (a string unquoted), for verbatim export
+  // Where it came in its session (event seq) and, for data, its `nesting`:
+  // trace2receiver gives data of nesting 1 to the process and deeper data
+  // to the region of its thread open one level up (docs/otlp.md).
+  std::int64_t seq = 0;
+  std::optional<std::int64_t> nesting = std::nullopt;
+  // A th_timer or th_counter: the thread's own figure, not the process's.
+  bool per_thread = false;
+  // A timer's members as JSON text: intervals, t_total, t_min, t_max.
+  std::vector<std::string> timer_fields = {};
 };
 
 // A def_param event of a process (loaded only when asked for): a config
@@ -41,6 +50,13 @@ struct Annotation {
 struct ParamInfo {
   std::string param;
   std::string value;
+  std::optional<std::string> scope = std::nullopt;  // git's config scope ("global", "local", ...); none for an environment variable
+};
+
+// A def_repo event: a repository (id) and its worktree.
+struct RepoInfo {
+  std::int64_t repo = 0;
+  std::string worktree;
 };
 
 // An `error` event of a process (loaded only when asked for).
@@ -99,6 +115,14 @@ struct ProcessInfo {
   std::vector<Annotation> annotations;  // loaded only when asked for
   std::vector<ErrorInfo> errors;         // loaded only when asked for
   std::vector<ParamInfo> params;         // loaded only when asked for
+  // Loaded only when asked for (LoadOptions::details): the cmd_ancestry,
+  // the alias (its name and expansion), the def_repo events and the
+  // printf messages.
+  std::vector<std::string> ancestry;
+  std::optional<std::string> alias;
+  std::vector<std::string> alias_argv;
+  std::vector<RepoInfo> repos;
+  std::vector<std::string> printf_messages;
   // Events of the session not loaded: a huge session is loaded as a slice,
   // what began within its first events (the OTLP exporter's
   // model::ExportSession, LoadOptions::max_events_per_session for reports).

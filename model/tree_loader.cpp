@@ -161,7 +161,8 @@ constexpr std::string_view k_events_sql = R"sql(
 SELECT e.seq, e.type, e.time_us, e.body, e.thread, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label,
        e.session
   FROM event_store e
- WHERE e.session {id} AND e.seq < ?2 AND (e.type = 7 OR e.type BETWEEN 16 AND 20 OR e.type BETWEEN 24 AND 29)
+ WHERE e.session {id} AND e.seq < ?2
+   AND (e.type IN (7, 9, 12) OR e.type BETWEEN 16 AND 21 OR e.type BETWEEN 24 AND 30)
  ORDER BY e.session, e.seq
 )sql";
 
@@ -443,6 +444,13 @@ SqlValue member(const simdjson::dom::object& obj, std::string_view key) {
   return sql_value(element);
 }
 
+// An integer member of an event (the obj has the members kept in columns
+// written back), nullopt when it has none or another type.
+std::optional<std::int64_t> integer_member(const simdjson::dom::object& obj, std::string_view key) {
+  const SqlValue v = member(obj, key);
+  return v.kind == SqlValue::Kind::integer ? std::optional<std::int64_t>(v.integer) : std::nullopt;
+}
+
 void append_integer(std::string& out, std::int64_t n) {
   std::array<char, 24> digits{};
   out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), n).ptr);
@@ -535,17 +543,21 @@ std::string sql_json(const SqlValue& v) {
 // The event types the scan reads (proto::EventKind + 1, as
 // seed_event_names() numbers them).
 constexpr std::int64_t k_error = 7;
+constexpr std::int64_t k_cmd_ancestry = 9;
+constexpr std::int64_t k_alias = 12;
 constexpr std::int64_t k_thread_start = 16;
 constexpr std::int64_t k_thread_exit = 17;
 constexpr std::int64_t k_exec = 18;
 constexpr std::int64_t k_exec_result = 19;
 constexpr std::int64_t k_def_param = 20;
+constexpr std::int64_t k_def_repo = 21;
 constexpr std::int64_t k_data = 24;
 constexpr std::int64_t k_data_json = 25;
 constexpr std::int64_t k_timer = 26;
 constexpr std::int64_t k_th_timer = 27;
 constexpr std::int64_t k_counter = 28;
 constexpr std::int64_t k_th_counter = 29;
+constexpr std::int64_t k_printf = 30;
 
 // What the scan of one session's events gathers before it is complete.
 struct EventScan {
@@ -846,7 +858,9 @@ class FullLoader {
     }
     const bool wanted = type == k_thread_exit || type == k_exec || type == k_exec_result ||
                         (type == k_error && m_options.errors) || (type == k_def_param && m_options.params) ||
-                        (type >= k_data && type <= k_th_counter && m_options.annotations);
+                        (type >= k_data && type <= k_th_counter && m_options.annotations) ||
+                        ((type == k_cmd_ancestry || type == k_alias || type == k_def_repo || type == k_printf) &&
+                         m_options.details);
     if (!wanted) {
       return;
     }
@@ -892,19 +906,46 @@ class FullLoader {
         }
         break;
       }
-      case k_def_param:
-        rows.info.params.push_back(
-            ParamInfo{text_or_empty(member(obj, "param")), text_or_empty(member(obj, "value"))});
+      case k_def_param: {
+        ParamInfo& param = rows.info.params.emplace_back(
+            ParamInfo{text_or_empty(member(obj, "param")), text_or_empty(member(obj, "value")), std::nullopt});
+        param.scope = as_text(member(obj, "scope"));
+        break;
+      }
+      case k_cmd_ancestry:
+        if (simdjson::dom::element ancestry; obj["ancestry"].get(ancestry) == simdjson::SUCCESS) {
+          rows.info.ancestry = string_array(ancestry);
+        }
+        break;
+      case k_alias:
+        rows.info.alias = text_or_empty(member(obj, "alias"));
+        if (simdjson::dom::element argv; obj["argv"].get(argv) == simdjson::SUCCESS) {
+          rows.info.alias_argv = string_array(argv);
+        }
+        break;
+      case k_def_repo:
+        if (const std::optional<std::int64_t> repo = integer_member(obj, "repo")) {  // none: not a repository git named
+          rows.info.repos.push_back(RepoInfo{*repo, text_or_empty(member(obj, "worktree"))});
+        }
+        break;
+      case k_printf:
+        rows.info.printf_messages.push_back(text_or_empty(member(obj, "msg")));
         break;
       case k_data:
-      case k_data_json:
+      case k_data_json: {
         add_data(type, obj, thread, rows.info.annotations, m_value_parser);
+        Annotation& a = rows.info.annotations.back();
+        a.seq = seq;
+        a.nesting = integer_member(obj, "nesting");
         break;
+      }
       case k_counter:
       case k_th_counter: {
         Annotation& a = add_annotation(rows.info.annotations, "counter", thread, obj, "name");
         const std::optional<std::string> count = as_text(member(obj, "count"));
         a.json_value = count ? as_json(*count, m_value_parser) : std::string("null");
+        a.seq = seq;
+        a.per_thread = type == k_th_counter;
         break;
       }
       case k_timer:
@@ -924,10 +965,13 @@ class FullLoader {
             member_value.kind = SqlValue::Kind::text;
             member_value.text = member_value.json;
           }
-          value += sql_json(member_value);
+          a.timer_fields.push_back(sql_json(member_value));
+          value += a.timer_fields.back();
         }
         value += '}';
         a.json_value = as_json(value, m_value_parser);
+        a.seq = seq;
+        a.per_thread = type == k_th_timer;
         break;
       }
       default:

@@ -25,6 +25,9 @@ struct LoadOptions {
   bool annotations = false;  // data, counters, timers (for the Chrome export)
   bool errors = false;       // error events (for the OTLP export)
   bool params = false;       // def_param events (the OTLP export's nickname)
+  // cmd_ancestry, alias, def_repo and printf events (the OTLP export's
+  // trace2receiver attributes: ProcessInfo::ancestry, ...).
+  bool details = false;
   // Whose tree: under a prefix that is no session, when several owners
   // have sessions there; for a session's SID of another owner, this
   // owner's sessions under it whose tree begins at or above it (as under a

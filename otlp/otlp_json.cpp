@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "otlp/resource_groups.hpp"
 #include "otlp/span_ids.hpp"
 #include "proto/utf8.hpp"
 
@@ -88,23 +89,29 @@ void append_span(std::string& out, const Span& span) {
 }  // namespace
 
 void append_json_request(std::string& out, const TraceBatch& batch) {
-  out += "{\"resourceSpans\":[{\"resource\":{";
-  append_attributes(out, batch.resource != nullptr ? batch.resource->attributes : std::vector<Attribute>{});
-  out += "},\"scopeSpans\":[{\"scope\":{\"name\":";
   const Scope scope = batch.scope != nullptr ? *batch.scope : Scope{};
-  proto::append_json_string(out, scope.name);
-  if (!scope.version.empty()) {
-    out += ",\"version\":";
-    proto::append_json_string(out, scope.version);
-  }
-  out += "},\"spans\":[";
-  for (std::size_t i = 0; i < batch.spans.size(); ++i) {
-    if (i > 0) {
-      out += ',';
+  out += "{\"resourceSpans\":[";
+  bool first_group = true;
+  for (const ResourceGroup& group : group_by_resource(batch)) {
+    out += first_group ? "{\"resource\":{" : ",{\"resource\":{";
+    first_group = false;
+    append_attributes(out, group.attributes);
+    out += "},\"scopeSpans\":[{\"scope\":{\"name\":";
+    proto::append_json_string(out, scope.name);
+    if (!scope.version.empty()) {
+      out += ",\"version\":";
+      proto::append_json_string(out, scope.version);
     }
-    append_span(out, batch.spans[i]);
+    out += "},\"spans\":[";
+    for (std::size_t i = 0; i < group.spans.size(); ++i) {
+      if (i > 0) {
+        out += ',';
+      }
+      append_span(out, *group.spans[i]);
+    }
+    out += "]}]}";
   }
-  out += "]}]}]}";
+  out += "]}";
 }
 
 }  // namespace trace2d::otlp

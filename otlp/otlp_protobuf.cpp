@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "otlp/resource_groups.hpp"
 #include "proto/utf8.hpp"
 
 namespace trace2d::otlp {
@@ -241,27 +242,25 @@ void append_protobuf_request(std::string& out, const TraceBatch& batch) {
   // The outer messages' lengths, guessed from the spans (the git traces
   // of bench/ average 423 bytes a span): a wrong guess costs a move.
   constexpr std::size_t k_bytes_per_span = 400;
-  const std::size_t outer = varint_size(batch.spans.size() * k_bytes_per_span);
+  const Scope scope = batch.scope != nullptr ? *batch.scope : Scope{};
   Writer writer(out);
-  put_message(writer, 1, [&batch, outer](Writer& resource_spans) {
-    put_message(resource_spans, 1, [&batch](Writer& resource) {
-      if (batch.resource != nullptr) {
-        put_attributes(resource, 1, batch.resource->attributes);
-      }
-    });
-    put_message(resource_spans, 2, [&batch](Writer& scope_spans) {
-      const Scope scope = batch.scope != nullptr ? *batch.scope : Scope{};
-      put_message(scope_spans, 1, [&scope](Writer& s) {
-        put_string(s, 1, scope.name);
-        if (!scope.version.empty()) {
-          put_string(s, 2, scope.version);
+  for (const ResourceGroup& group : group_by_resource(batch)) {
+    const std::size_t outer = varint_size(group.spans.size() * k_bytes_per_span);
+    put_message(writer, 1, [&group, &scope, outer](Writer& resource_spans) {
+      put_message(resource_spans, 1, [&group](Writer& resource) { put_attributes(resource, 1, group.attributes); });
+      put_message(resource_spans, 2, [&group, &scope](Writer& scope_spans) {
+        put_message(scope_spans, 1, [&scope](Writer& s) {
+          put_string(s, 1, scope.name);
+          if (!scope.version.empty()) {
+            put_string(s, 2, scope.version);
+          }
+        });
+        for (const Span* span : group.spans) {
+          put_message(scope_spans, 2, [span](Writer& s) { put_span(s, *span); }, 2);
         }
-      });
-      for (const Span& span : batch.spans) {
-        put_message(scope_spans, 2, [&span](Writer& s) { put_span(s, span); }, 2);
-      }
+      }, outer);
     }, outer);
-  }, outer);
+  }
 }
 
 }  // namespace trace2d::otlp

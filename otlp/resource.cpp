@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdlib>
 
+#include "otlp/export_rules.hpp"
 #include "trace2d/version.hpp"
 
 namespace trace2d::otlp {
@@ -85,10 +86,15 @@ Resource make_resource(const ResourceSettings& settings) {
   Resource resource;
   auto& a = resource.attributes;
   set(a, "service.name", "git");
-  if (!settings.host_name.empty()) {
+  resource.yielding.emplace_back("service.name");  // a process's own name replaces it, unless a variable set it
+  if (settings.include_host_name && !settings.host_name.empty()) {
     set(a, "host.name", settings.host_name);
   }
   set(a, "trace2d.version", settings.trace2d_version);
+  // The "SDK" that wrote the OTLP: trace2d (trace2receiver names the Go SDK it links).
+  set(a, "telemetry.sdk.name", "trace2d");
+  set(a, "telemetry.sdk.language", "cpp");
+  set(a, "telemetry.sdk.version", settings.trace2d_version);
   if (settings.resource_attributes) {
     std::string_view rest = *settings.resource_attributes;
     while (!rest.empty()) {
@@ -102,13 +108,28 @@ Resource make_resource(const ResourceSettings& settings) {
       const std::string key(trim(pair.substr(0, equals)));
       if (!key.empty()) {
         set(a, key, percent_decode(trim(pair.substr(equals + 1))));
+        std::erase(resource.yielding, key);  // chosen: it wins over a process's
       }
     }
   }
   if (settings.service_name) {
     set(a, "service.name", *settings.service_name);  // wins over OTEL_RESOURCE_ATTRIBUTES, as in the SDKs
+    std::erase(resource.yielding, std::string("service.name"));
   }
   return resource;
+}
+
+ProcessResource make_process_resource(const model::ProcessInfo& process) {
+  auto attributes = std::make_shared<std::vector<Attribute>>();
+  auto& a = *attributes;
+  a.reserve(6);
+  a.emplace_back(AttributeKey("service.namespace"), Text("trace2"));
+  a.emplace_back(AttributeKey("service.name"), Text(process_name(process)));
+  a.emplace_back(AttributeKey("service.version"), Text::view_of(process.version));
+  a.emplace_back(AttributeKey("service.instance.id"), Text::view_of(process.sid));
+  a.emplace_back(AttributeKey("trace2.cmd.version"), Text::view_of(process.version));
+  a.emplace_back(AttributeKey("trace2.cmd.sid"), Text::view_of(process.sid));
+  return attributes;
 }
 
 }  // namespace trace2d::otlp

@@ -6,6 +6,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,6 +129,11 @@ struct SpanEvent {
   std::vector<Attribute> attributes;
 };
 
+// A process's own resource attributes (trace2receiver's one resource per
+// process: service.name = "exe:verb#mode", its SID, its version), shared by
+// the spans of the process.
+using ProcessResource = std::shared_ptr<const std::vector<Attribute>>;
+
 struct Span {
   TraceId trace_id{};
   SpanId span_id{};
@@ -140,11 +146,17 @@ struct Span {
   std::vector<SpanEvent> events;
   StatusCode status = StatusCode::unset;
   std::string status_message;
+  // Its process's resource; none: the host's alone.
+  ProcessResource resource;
 };
 
-// What is true of every span trace2d sends from one host.
+// What is true of every span trace2d sends from one host. A span's
+// process resource adds to it (otlp/resource_groups.hpp): the host's
+// attributes win, except those named in `yielding` (defaults, such as
+// service.name "git", that no setting chose), where the process's win.
 struct Resource {
   std::vector<Attribute> attributes;
+  std::vector<std::string> yielding;
 };
 
 // The instrumentation scope every span is sent under.
@@ -153,7 +165,8 @@ struct Scope {
   std::string version;
 };
 
-// One ExportTraceServiceRequest: one resource, one scope, its spans.
+// One ExportTraceServiceRequest: the host's resource, one scope, its
+// spans; one ResourceSpans per process resource among them.
 struct TraceBatch {
   const Resource* resource = nullptr;
   const Scope* scope = nullptr;

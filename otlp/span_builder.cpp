@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <map>
 #include <string_view>
 #include <tuple>
 
+#include "otlp/pii.hpp"
+#include "otlp/receiver_json.hpp"
+#include "otlp/receiver_names.hpp"
+#include "otlp/resource.hpp"
 #include "otlp/span_ids.hpp"
 #include "proto/utf8.hpp"
 
@@ -25,20 +28,6 @@ std::string_view last_component(std::string_view sid) {
 std::string_view parent_component(std::string_view sid) {
   const auto slash = sid.rfind('/');
   return last_component(sid.substr(0, slash));
-}
-
-// The pieces one after the other, allocated once (a span's name).
-std::string concat(std::initializer_list<std::string_view> pieces) {
-  std::size_t size = 0;
-  for (const std::string_view piece : pieces) {
-    size += piece.size();
-  }
-  std::string out;
-  out.reserve(size);
-  for (const std::string_view piece : pieces) {
-    out.append(piece);
-  }
-  return out;
 }
 
 // The value made in place, from what is given: through a temporary
@@ -280,58 +269,200 @@ void add_summaries(std::vector<Attribute>& a, const model::Node& node, const mod
   }
 }
 
-// trace2receiver's process data, timers and counters: JSON text
-// {"category": {"name": value}} per kind.
-// `sorted` is the caller's, reused: the annotations are put in order by
-// (kind, category, name), the last of each name winning as git's last
-// value does, and written as they come; a map of maps of maps copied
-// every kind, category, name and value into nodes of its own.
-void add_annotations(std::vector<Attribute>& a, const model::ProcessInfo& p,
-                     std::vector<const model::Annotation*>& sorted) {
-  sorted.clear();
-  for (const model::Annotation& annotation : p.annotations) {
-    sorted.push_back(&annotation);
+// trace2receiver's exit code: git's, 128 + the signal after a signal
+// event, -1 for a process that never said.
+std::int64_t receiver_exit_code(const model::ProcessInfo& p) {
+  if (p.exit_code) {
+    return *p.exit_code;
   }
-  std::stable_sort(sorted.begin(), sorted.end(), [](const model::Annotation* x, const model::Annotation* y) {
-    return std::tie(x->kind, x->category, x->name) < std::tie(y->kind, y->category, y->name);
-  });
-  for (std::size_t at = 0; at < sorted.size();) {
-    const std::string& kind = sorted[at]->kind;
-    std::size_t size = 2;
-    for (std::size_t i = at; i < sorted.size() && sorted[i]->kind == kind; ++i) {
-      size += sorted[i]->category.size() + sorted[i]->name.size() + sorted[i]->json_value.size() + 8;
-    }
+  if (p.signo) {
+    return k_signal_code_base + *p.signo;
+  }
+  return -1;
+}
+
+// A data value as trace2receiver writes it in its JSON: a string Go's way
+// (from the text git sent), anything else (an integer, a data_json's
+// object) as its JSON text.
+std::string receiver_data_value(const model::Annotation& annotation) {
+  if (!annotation.json_value.empty() && annotation.json_value.front() == '"') {
     std::string out;
-    out.reserve(size);
-    out += '{';
-    while (at < sorted.size() && sorted[at]->kind == kind) {
-      const std::string& category = sorted[at]->category;
-      if (out.size() > 1) {
-        out += ',';
-      }
-      proto::append_json_string(out, category);
-      out += ":{";
-      bool first = true;
-      for (; at < sorted.size() && sorted[at]->kind == kind && sorted[at]->category == category; ++at) {
-        if (at + 1 < sorted.size() && sorted[at + 1]->kind == kind && sorted[at + 1]->category == category &&
-            sorted[at + 1]->name == sorted[at]->name) {
-          continue;  // a later value of the same name wins
-        }
-        if (!first) {
-          out += ',';
-        }
-        first = false;
-        proto::append_json_string(out, sorted[at]->name);
-        out += ':';
-        out += sorted[at]->json_value;
-      }
-      out += '}';
+    append_go_json_string(out, annotation.text);
+    return out;
+  }
+  return annotation.json_value.empty() ? std::string("null") : annotation.json_value;
+}
+
+// A timer as trace2receiver writes it: git's t_total, t_min and t_max
+// under its names.
+std::string receiver_timer_value(const model::Annotation& annotation) {
+  if (annotation.timer_fields.size() != 4) {
+    return annotation.json_value;
+  }
+  const std::vector<std::string>& f = annotation.timer_fields;
+  return "{\"intervals\":" + f[0] + ",\"total_sec\":" + f[1] + ",\"min_sec\":" + f[2] + ",\"max_sec\":" + f[3] + "}";
+}
+
+// The timers or counters ("timer", "counter") among `annotations`,
+// {"category":{"name":value}}; the last value of a name wins, as in
+// trace2receiver's maps. "" when there is none.
+template <typename Annotations, typename Pick>
+std::string receiver_figures(const Annotations& annotations, std::string_view kind, Pick&& pick) {
+  NestedJson values;
+  for (const auto& item : annotations) {
+    const model::Annotation& annotation = pick(item);
+    if (annotation.kind != kind) {
+      continue;
     }
-    out += '}';
-    AttributeKey key = kind == "data"    ? AttributeKey("trace2.process.data")
-                       : kind == "timer" ? AttributeKey("trace2.process.timers")
-                                         : AttributeKey("trace2.process.counters");
-    add(a, std::move(key), std::move(out));
+    values[annotation.category].insert_or_assign(
+        annotation.name, kind == "timer" ? receiver_timer_value(annotation) : annotation.json_value);
+  }
+  return values.empty() ? std::string() : go_json_nested(values);
+}
+
+// The process's own timers or counters (not a thread's: th_timer, th_counter).
+std::string process_figures(const model::ProcessInfo& p, std::string_view kind) {
+  std::vector<const model::Annotation*> own;
+  for (const model::Annotation& annotation : p.annotations) {
+    if (!annotation.per_thread && annotation.kind == kind) {
+      own.push_back(&annotation);
+    }
+  }
+  return receiver_figures(own, kind, [](const model::Annotation* a) -> const model::Annotation& { return *a; });
+}
+
+// Process data: data events at nesting 1 (or none given), {"category":{"key":value}}.
+std::string receiver_process_data(const model::ProcessInfo& p) {
+  NestedJson values;
+  for (const model::Annotation& annotation : p.annotations) {
+    if (annotation.kind == "data" && annotation.nesting.value_or(1) <= 1) {
+      values[annotation.category].insert_or_assign(annotation.name, receiver_data_value(annotation));
+    }
+  }
+  return values.empty() ? std::string() : go_json_nested(values);
+}
+
+// trace2.param.set: each param's value as param_value() chooses it (the
+// highest scope priority, the first of equal ones), in one pass.
+std::string receiver_param_set(const model::ProcessInfo& p) {
+  std::map<std::string_view, std::pair<int, const std::string*>> chosen;
+  for (const model::ParamInfo& param : p.params) {
+    const int priority = param_scope_priority(param.scope);
+    const auto [at, added] = chosen.try_emplace(param.param, priority, &param.value);
+    if (!added && priority > at->second.first) {
+      at->second = {priority, &param.value};
+    }
+  }
+  std::map<std::string, std::string> values;
+  for (const auto& [param, value] : chosen) {
+    std::string quoted;
+    append_go_json_string(quoted, *value.second);
+    values.emplace(std::string(param), std::move(quoted));
+  }
+  return go_json_object(values);
+}
+
+// trace2.repo.set: {"<repo id>":"<worktree>"}, the last of each id.
+std::string receiver_repo_set(const model::ProcessInfo& p) {
+  std::map<std::string, std::string> values;
+  for (const model::RepoInfo& repo : p.repos) {
+    std::string quoted;
+    append_go_json_string(quoted, repo.worktree);
+    values.insert_or_assign(std::to_string(repo.repo), std::move(quoted));
+  }
+  return go_json_object(values);
+}
+
+// The closed regions of one process (on every thread; not its child
+// processes').
+template <typename Visit>
+void for_each_closed_region(const model::Node& node, Visit&& visit) {
+  for (const model::Node& inner_node : node.children) {
+    if (inner_node.process() != nullptr) {
+      continue;
+    }
+    if (const model::RegionInfo* r = inner_node.region(); r != nullptr && r->elapsed) {
+      visit(*r);
+    }
+    for_each_closed_region(inner_node, visit);
+  }
+}
+
+// trace2.process.summary: the configured counts and times that are not
+// zero; "" when none.
+std::string receiver_summary(const model::Node& node, const model::ProcessInfo& p, const ExportRules& rules) {
+  std::map<std::string, std::string> fields;
+  for (const SummaryMessage& rule : rules.summary_messages) {
+    std::int64_t count = 0;
+    for (const model::ErrorInfo& error : p.errors) {
+      count += error.msg.starts_with(rule.prefix) ? 1 : 0;
+    }
+    for (const std::string& message : p.printf_messages) {
+      count += message.starts_with(rule.prefix) ? 1 : 0;
+    }
+    if (count > 0) {
+      fields.insert_or_assign(rule.field, std::to_string(count));
+    }
+  }
+  for (const SummaryRegion& rule : rules.summary_regions) {
+    std::int64_t count = 0;
+    double seconds = 0;
+    for_each_closed_region(node, [&](const model::RegionInfo& r) {
+      if (r.category == rule.category && r.label == rule.label) {
+        ++count;
+        seconds += *r.elapsed;
+      }
+    });
+    if (!rule.count_field.empty() && count > 0) {
+      fields.insert_or_assign(rule.count_field, std::to_string(count));
+    }
+    if (!rule.time_field.empty() && seconds > 0) {
+      fields.insert_or_assign(rule.time_field, fmt::format("{}", seconds));
+    }
+  }
+  return fields.empty() ? std::string() : go_json_object(fields);
+}
+
+// trace2.process.important_events: {"field":[value,...]}, values in event
+// order; "" when none matched.
+std::string receiver_important_events(const model::ProcessInfo& p, const ExportRules& rules) {
+  std::map<std::string, std::string> fields;  // field → the array's text, open
+  for (const model::Annotation& annotation : p.annotations) {
+    if (annotation.kind != "data") {
+      continue;
+    }
+    for (const ImportantEvent& rule : rules.important_events) {
+      if (annotation.category == rule.category && annotation.name.starts_with(rule.key_prefix)) {
+        std::string& array = fields[rule.field];
+        array += array.empty() ? '[' : ',';
+        array += receiver_data_value(annotation);
+      }
+    }
+  }
+  if (fields.empty()) {
+    return {};
+  }
+  for (auto& [field, array] : fields) {
+    array += ']';
+  }
+  return go_json_object(fields);
+}
+
+// A process's th_timer and th_counter events by thread.
+using ThreadFigures = std::map<std::string_view, std::vector<const model::Annotation*>>;
+
+// trace2.thread.timers and trace2.thread.counters of one thread.
+void add_thread_figures(std::vector<Attribute>& a, const ThreadFigures& figures, std::string_view thread) {
+  const auto found = figures.find(thread);
+  if (found == figures.end()) {
+    return;
+  }
+  const auto pick = [](const model::Annotation* annotation) -> const model::Annotation& { return *annotation; };
+  if (std::string timers = receiver_figures(found->second, "timer", pick); !timers.empty()) {
+    add(a, "trace2.thread.timers", std::move(timers));
+  }
+  if (std::string counters = receiver_figures(found->second, "counter", pick); !counters.empty()) {
+    add(a, "trace2.thread.counters", std::move(counters));
   }
 }
 
@@ -344,7 +475,8 @@ class Builder {
         m_include(include),
         m_rules(rules),
         m_session_of(session_of),
-        m_max_spans(max_spans_per_process) {}
+        m_max_spans(max_spans_per_process),
+        m_host_name(rules.pii_host_name ? this_host_name() : std::string()) {}
 
   void process(const model::Node& node, Parent parent, std::uint64_t parent_start) {
     const model::ProcessInfo& p = *node.process();
@@ -377,8 +509,24 @@ class Builder {
     const SpanId id = process_span_id(last_component(p.sid));
     Owner owner{p.session_id};
     if (emit) {
+      owner.resource = make_process_resource(p);
+      if (level >= DetailLevel::verbose) {
+        for (const model::Annotation& annotation : p.annotations) {
+          if (annotation.kind == "data" && annotation.nesting.value_or(1) >= 2) {
+            owner.region_data.push_back(&annotation);
+          } else if (annotation.per_thread) {
+            owner.thread_figures[annotation.thread].push_back(&annotation);
+          }
+        }
+        std::stable_sort(owner.region_data.begin(), owner.region_data.end(),
+                         [](const model::Annotation* x, const model::Annotation* y) {
+                           return std::tie(x->thread, x->seq) < std::tie(y->thread, y->seq);
+                         });
+      }
       ++m_stats.processes;
-      push(process_span(node, p, level, trace_of(p), id, parent_id, start, parent.launcher_code), owner);
+      push(process_span(node, p, level, trace_of(p), id, parent_id, start, parent.launcher_code,
+                        owner.thread_figures),
+           owner);
     }
     inner(node, p, id, start, level, emit, owner);
   }
@@ -394,7 +542,7 @@ class Builder {
  private:
   Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const TraceId& trace,
                     const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start,
-                    std::optional<std::int64_t> launcher_code) {
+                    std::optional<std::int64_t> launcher_code, const ThreadFigures& thread_figures) {
     Span span;
     span.trace_id = trace;
     span.span_id = id;
@@ -405,13 +553,87 @@ class Builder {
     span.end_time_unix_nano = process_end(p, node, span.start_time_unix_nano);
 
     auto& a = span.attributes;
-    a.reserve(24);  // a process span's usual count: growing one by one copies them again and again
+    a.reserve(40);  // a process span's usual count: growing one by one copies them again and again
+    // trace2receiver's attributes (docs/otlp.md, "Compared with trace2receiver").
     add(a, "trace2.span.type", Text("process"));
     add(a, "trace2.cmd.sid", Text::view_of(p.sid));
-    add(a, "trace2.cmd.argv", TextList::view_of(p.argv));
-    add_if(a, "trace2.cmd.name", p.cmd_name);
+    add(a, "trace2.machine.arch", Text::view_of(machine_arch()));
+    add(a, "trace2.machine.os", Text::view_of(machine_os()));
+    if (m_rules.pii_host_name && !m_host_name.empty()) {
+      add(a, "trace2.pii.hostname", m_host_name);  // a copy: the builder ends before its spans
+    }
+    if (m_rules.pii_user_name && p.owner.uid) {
+      if (const std::optional<std::string>& user = user_name(*p.owner.uid)) {
+        add(a, "trace2.pii.username", *user);  // a copy, as the host name
+      }
+    }
+    add(a, "trace2.cmd.name", executable_name(p));
+    add(a, "trace2.cmd.name_verb", name_verb(p));
+    add(a, "trace2.cmd.name_verb_mode", span.name);
+    add(a, "trace2.cmd.hierarchy", Text::view_of(p.hierarchy));
+    add(a, "trace2.cmd.exit_code", std::to_string(receiver_exit_code(p)));  // trace2receiver sends numbers as text
+    add(a, "trace2.cmd.argv", go_json_string_array(p.argv));
+    if (level >= DetailLevel::process) {
+      if (!p.ancestry.empty()) {
+        add(a, "trace2.cmd.ancestry", go_json_string_array(p.ancestry));
+      }
+      if (p.alias && !p.alias->empty()) {
+        add(a, "trace2.cmd.alias.key", Text::view_of(*p.alias));
+        if (!p.alias_argv.empty()) {
+          add(a, "trace2.cmd.alias.value", go_json_string_array(p.alias_argv));
+        }
+      }
+    }
+    // trace2receiver keeps one error: the first with a format (until one
+    // has one, each replaces the one before). The span events have them all.
+    const model::ErrorInfo* first_error = nullptr;
+    for (const model::ErrorInfo& error : p.errors) {
+      if (first_error == nullptr || first_error->fmt.empty()) {
+        first_error = &error;
+      }
+    }
+    if (first_error != nullptr) {
+      add_if(a, "trace2.cmd.error.format", first_error->fmt);
+      add_if(a, "trace2.cmd.error.message", first_error->msg);
+    }
+    if (!p.repos.empty()) {
+      add(a, "trace2.repo.set", receiver_repo_set(p));
+    }
+    if (!p.params.empty()) {
+      add(a, "trace2.param.set", receiver_param_set(p));
+    }
+    if (!m_rules.nickname_key.empty()) {
+      if (std::optional<std::string> nickname = param_value(p, m_rules.nickname_key); nickname && !nickname->empty()) {
+        add(a, "trace2.repo.nickname", std::move(*nickname));
+      }
+    }
+    if (level >= DetailLevel::verbose) {
+      // The main thread's own timers and counters (the other threads' are on their spans).
+      add_thread_figures(a, thread_figures, "main");
+    }
+    if (!m_rules.summary_messages.empty() || !m_rules.summary_regions.empty()) {
+      if (std::string summary = receiver_summary(node, p, m_rules); !summary.empty()) {
+        add(a, "trace2.process.summary", std::move(summary));
+      }
+    }
+    if (!m_rules.important_events.empty()) {
+      if (std::string events = receiver_important_events(p, m_rules); !events.empty()) {
+        add(a, "trace2.process.important_events", std::move(events));
+      }
+    }
+    if (level >= DetailLevel::process) {
+      if (std::string data = receiver_process_data(p); !data.empty()) {
+        add(a, "trace2.process.data", std::move(data));
+      }
+      if (std::string timers = process_figures(p, "timer"); !timers.empty()) {
+        add(a, "trace2.process.timers", std::move(timers));
+      }
+      if (std::string counters = process_figures(p, "counter"); !counters.empty()) {
+        add(a, "trace2.process.counters", std::move(counters));
+      }
+    }
+    // trace2d's own additions.
     add_if(a, "trace2.cmd.mode", p.cmd_mode);
-    add_if(a, "trace2.cmd.hierarchy", p.hierarchy);
     add_if(a, "trace2.cmd.version", p.version);
     add(a, "process.command_args", TextList::view_of(p.argv));
     if (!p.argv.empty()) {
@@ -421,7 +643,6 @@ class Builder {
       add(a, "process.pid", *p.pid);
     }
     if (p.exit_code) {
-      add(a, "trace2.cmd.exit_code", std::to_string(*p.exit_code));  // trace2receiver sends numbers as text
       add(a, "process.exit.code", *p.exit_code);
     }
     if (p.signo) {
@@ -443,15 +664,6 @@ class Builder {
       // loaded (docs/otlp.md, "Delivery").
       add(a, "trace2d.events_left_out", p.events_left_out);
     }
-    if (!m_rules.nickname_key.empty()) {
-      // The last setting wins, as in git's config.
-      for (auto it = p.params.rbegin(); it != p.params.rend(); ++it) {
-        if (it->param == m_rules.nickname_key) {
-          add_if(a, "trace2.repo.nickname", it->value);
-          break;
-        }
-      }
-    }
     if (!m_rules.important_data.empty()) {
       std::string key;
       for (const model::Annotation& annotation : p.annotations) {
@@ -465,9 +677,6 @@ class Builder {
       }
     }
     add_summaries(a, node, p, m_timers);
-    if (level >= DetailLevel::process) {
-      add_annotations(a, p, m_annotations);
-    }
 
     for (const model::ErrorInfo& error : p.errors) {
       SpanEvent event;
@@ -483,6 +692,15 @@ class Builder {
       span.status_message = std::move(error);
     }
     return span;
+  }
+
+  // A uid's user name, looked up once a build.
+  const std::optional<std::string>& user_name(std::int64_t uid) {
+    auto found = m_users.find(uid);
+    if (found == m_users.end()) {
+      found = m_users.emplace(uid, user_name_of(uid)).first;
+    }
+    return found->second;
   }
 
   // Absolute time of a tree offset (seconds since the tree's origin).
@@ -538,6 +756,13 @@ class Builder {
   struct Owner {
     std::int64_t session_id = 0;
     std::size_t built = 0;
+    ProcessResource resource = nullptr;  // its spans' (trace2receiver's one resource per process)
+    // Its data events nested in regions (nesting 2 and deeper), by thread
+    // and seq: trace2.region.data (verbose only).
+    std::vector<const model::Annotation*> region_data = {};
+    // Its th_timer and th_counter events, by thread (verbose only): each
+    // thread's span reads its own, not every annotation of the process.
+    ThreadFigures thread_figures = {};
   };
 
   void push(Span span, Owner& owner) {
@@ -547,6 +772,7 @@ class Builder {
       ++m_left_out[owner.session_id];
       return;
     }
+    span.resource = owner.resource;
     m_spans.push_back(std::move(span));
     if (m_session_of != nullptr) {
       m_session_of->push_back(owner.session_id);
@@ -590,76 +816,67 @@ class Builder {
       if (const model::RegionInfo* r = node.region()) {
         span.span_id = inner_span_id(sid, "region ", r->seq);
         if (emit) {
-          span.name = concat({"region(", r->category, ",", r->label, ")"});
+          span.name = region_span_name(r->category, r->label);
           add(a, "trace2.span.type", Text("region"));
-          add_if(a, "trace2.region.category", r->category);
-          add_if(a, "trace2.region.label", r->label);
-          add_if(a, "trace2.region.message", r->msg);
+          add(a, "trace2.region.repoid", std::to_string(r->repo.value_or(1)));  // trace2receiver's 1 when git names none
           if (r->nesting) {
             add(a, "trace2.region.nesting", std::to_string(*r->nesting));
           }
-          if (r->repo) {
-            add(a, "trace2.region.repoid", std::to_string(*r->repo));
+          add_if(a, "trace2.region.message", r->msg);
+          if (std::string data = region_data(*r, owner); !data.empty()) {
+            add(a, "trace2.region.data", std::move(data));
           }
+          add_if(a, "trace2.region.category", r->category);
+          add_if(a, "trace2.region.label", r->label);
           add_if(a, "thread.name", r->thread);
         }
       } else if (const model::ChildInfo* c = node.child()) {
         span.span_id = inner_span_id(sid, "child ", c->child_id);
-        span.kind = SpanKind::client;
         if (emit) {
-          if (!c->hook_name.empty()) {
-            span.name = concat({"child(hook:", c->hook_name, ")"});
-          } else if (!c->child_class.empty()) {
-            span.name = concat({"child(class:", c->child_class, ")"});
-          } else {
-            const std::string_view program = c->argv.empty() ? std::string_view("?") : program_name(c->argv.front());
-            span.name = concat({"child(", program, ")"});
-          }
+          span.name = child_span_name(*c);
           add(a, "trace2.span.type", Text("child"));
-          add(a, "trace2.child.id", std::to_string(c->child_id));
-          add(a, "trace2.child.argv", TextList::view_of(c->argv));
-          add_if(a, "trace2.child.class", c->child_class);
-          add_if(a, "trace2.child.hook", c->hook_name);
+          if (!c->argv.empty()) {
+            add(a, "trace2.child.argv", go_json_string_array(c->argv));
+          }
+          add(a, "trace2.child.pid", std::to_string(c->pid.value_or(-1)));
+          // After child_ready the child runs on: its code is not known (-1, as trace2receiver).
+          add(a, "trace2.child.exitcode", std::to_string(c->ready.empty() ? c->code.value_or(-1) : -1));
           add_if(a, "trace2.child.ready", c->ready);
-          if (c->pid) {
-            add(a, "trace2.child.pid", std::to_string(*c->pid));
+          add(a, "trace2.child.class", Text::view_of(c->child_class));
+          if (c->child_class == "hook") {
+            add(a, "trace2.child.hook", c->hook_name.empty() ? Text("??") : Text::view_of(c->hook_name));
           }
-          if (c->code) {
-            add(a, "trace2.child.exitcode", std::to_string(*c->code));
-            if (*c->code != 0 && !is_dashed_probe(*c)) {
-              span.status = StatusCode::error;
-              span.status_message = fmt::format("exit code {}", *c->code);
-            }
-          }
+          add(a, "trace2.child.id", std::to_string(c->child_id));
           add_if(a, "thread.name", c->thread);
+          if (c->code && *c->code != 0 && !is_dashed_probe(*c)) {
+            span.status = StatusCode::error;
+            span.status_message = fmt::format("exit code {}", *c->code);
+          }
         }
       } else if (const model::ExecInfo* e = node.exec()) {
         // By seq, not exec_id: only the event's place in its session is unique.
         span.span_id = inner_span_id(sid, "exec ", e->seq);
-        span.kind = SpanKind::client;  // as a child's: the process that replaced this one hangs below
         if (emit) {
-          const std::string_view program = !e->exe.empty()    ? program_name(e->exe)
-                                           : !e->argv.empty() ? program_name(e->argv.front())
-                                                              : std::string_view("?");
-          span.name = fmt::format("exec({})", program);
+          span.name = exec_span_name(*e);
           add(a, "trace2.span.type", Text("exec"));
-          add(a, "trace2.exec.id", std::to_string(e->exec_id));
-          add_if(a, "trace2.exec.exe", e->exe);
-          add(a, "trace2.exec.argv", TextList::view_of(e->argv));
-          if (e->code) {
-            add(a, "trace2.exec.exitcode", std::to_string(*e->code));
-            if (*e->code != 0) {
-              span.status = StatusCode::error;
-              span.status_message = fmt::format("exec failed, code {}", *e->code);
-            }
+          if (!e->argv.empty()) {
+            add(a, "trace2.exec.argv", go_json_string_array(e->argv));
           }
+          add(a, "trace2.exec.exe", Text::view_of(e->exe));
+          add(a, "trace2.exec.exitcode", std::to_string(e->code.value_or(-1)));
+          add(a, "trace2.exec.id", std::to_string(e->exec_id));
           add_if(a, "thread.name", e->thread);
+          if (e->code && *e->code != 0) {
+            span.status = StatusCode::error;
+            span.status_message = fmt::format("exec failed, code {}", *e->code);
+          }
         }
       } else if (const model::ThreadInfo* t = node.thread()) {
         span.span_id = inner_span_id(sid, "thread " + t->name);
         if (emit) {
-          span.name = fmt::format("thread({})", t->name);
+          span.name = t->name;  // trace2receiver's: the thread's name alone
           add(a, "trace2.span.type", Text("thread"));
+          add_thread_figures(a, owner.thread_figures, t->name);
           add(a, "thread.name", Text::view_of(t->name));
         }
       }
@@ -669,6 +886,27 @@ class Builder {
       }
       inner(node, process_info, id, *start, level, emit, owner);
     }
+  }
+
+  // trace2.region.data of a region: the data events of its thread at one
+  // level deeper than it, while it was open; "" when none.
+  static std::string region_data(const model::RegionInfo& r, const Owner& owner) {
+    if (owner.region_data.empty() || !r.nesting) {
+      return {};
+    }
+    const auto by_place = [](const model::Annotation* x, const std::pair<std::string_view, std::int64_t>& place) {
+      return std::pair<std::string_view, std::int64_t>(x->thread, x->seq) < place;
+    };
+    const std::int64_t end = r.leave_seq.value_or(std::numeric_limits<std::int64_t>::max());
+    NestedJson values;
+    for (auto it = std::lower_bound(owner.region_data.begin(), owner.region_data.end(),
+                                    std::pair<std::string_view, std::int64_t>(r.thread, r.seq + 1), by_place);
+         it != owner.region_data.end() && (*it)->thread == r.thread && (*it)->seq < end; ++it) {
+      if ((*it)->nesting == *r.nesting + 1) {
+        values[(*it)->category].insert_or_assign((*it)->name, receiver_data_value(**it));
+      }
+    }
+    return values.empty() ? std::string() : go_json_nested(values);
   }
 
   // The trace of a process's spans: its tree's (trace_id_of_tree(); rows
@@ -695,7 +933,8 @@ class Builder {
   std::map<std::int64_t, std::size_t> m_left_out;            // spans left out, by session
   BuildStats m_stats;
   RegionTimers m_timers;  // a process span's, reused
-  std::vector<const model::Annotation*> m_annotations;  // a process span's, reused
+  std::string m_host_name;  // trace2.pii.hostname's, looked up once
+  std::map<std::int64_t, std::optional<std::string>> m_users;  // trace2.pii.username's, by uid
 };
 
 }  // namespace

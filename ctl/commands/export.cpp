@@ -39,6 +39,15 @@ struct ExportOptions {
   std::vector<std::string> rules;
   std::string nickname_key{otlp::k_default_nickname_key};
   std::vector<std::string> important_data;
+  // trace2receiver's filter settings, as [otlp] has them.
+  std::string ruleset_key;
+  std::vector<std::string> nicknames;
+  std::vector<std::string> rulesets;
+  std::vector<std::string> summary_messages;
+  std::vector<std::string> summary_regions;
+  std::vector<std::string> important_events;
+  bool pii_user_name = false;
+  bool pii_host_name = false;
   std::optional<std::int64_t> uid;
 };
 
@@ -63,6 +72,25 @@ otlp::ExportRules rules_of(const ExportOptions& options) {
     }
     rules.important_data.insert(entry);
   }
+  rules.ruleset_key = options.ruleset_key;
+  // Each entry checked as [otlp] checks it; the message names the flag.
+  const auto add_each = [&rules](const std::vector<std::string>& entries, std::string_view flag,
+                                 void (otlp::ExportRules::*add)(std::string_view)) {
+    for (const std::string& entry : entries) {
+      try {
+        (rules.*add)(entry);
+      } catch (const std::invalid_argument& e) {
+        throw CommandError(std::string(flag) + ": " + e.what());
+      }
+    }
+  };
+  add_each(options.nicknames, "--nickname", &otlp::ExportRules::add_nickname);
+  add_each(options.rulesets, "--ruleset", &otlp::ExportRules::add_ruleset);
+  add_each(options.summary_messages, "--summary-message", &otlp::ExportRules::add_summary_message);
+  add_each(options.summary_regions, "--summary-region", &otlp::ExportRules::add_summary_region);
+  add_each(options.important_events, "--important-event", &otlp::ExportRules::add_important_event);
+  rules.pii_user_name = options.pii_user_name;
+  rules.pii_host_name = options.pii_host_name;
   return rules;
 }
 
@@ -123,6 +151,7 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
   load.annotations = true;  // data, timers, counters
   load.errors = true;
   load.params = true;
+  load.details = true;  // trace2receiver's ancestry, alias, repo set, printf messages
   for (const auto& [root, owner] : roots) {
     load.owner = owner;
     std::vector<model::ProcessRows> rows = model::load_process_rows(db, root, load);
@@ -161,6 +190,7 @@ void run_export(const Context& ctx, const ExportOptions& options) {
     load.annotations = true;  // the Chrome trace's annotations; OTLP's data, timers, counters
     load.errors = otlp_json;
     load.params = otlp_json;
+    load.details = otlp_json;
     rows = model::load_process_rows(db, root, load);
   }
   if (rows.empty()) {
@@ -224,6 +254,18 @@ Command add_export_command(CLI::App& cli) {
   add_owner_option(*app, options->uid);
   app->add_option("--important-data", options->important_data,
                   "otlp-json: a data event (category/key) sent verbatim at any level");
+  app->add_option("--ruleset-key", options->ruleset_key,
+                  "otlp-json: the def_param whose value names a repository's ruleset or detail level");
+  app->add_option("--nickname", options->nicknames, "otlp-json: a nickname's level or ruleset, as [otlp] nicknames");
+  app->add_option("--ruleset", options->rulesets,
+                  "otlp-json: a named ruleset, as [otlp] rulesets (\"rs:NAME PATTERN=LEVEL ... *=LEVEL\")");
+  app->add_option("--summary-message", options->summary_messages, "otlp-json: FIELD=PREFIX, as [otlp] summary_messages");
+  app->add_option("--summary-region", options->summary_regions,
+                  "otlp-json: CAT/LABEL=COUNT,TIME, as [otlp] summary_regions");
+  app->add_option("--important-event", options->important_events,
+                  "otlp-json: FIELD=CAT/KEY_PREFIX, as [otlp] important_events");
+  app->add_flag("--pii-user-name", options->pii_user_name, "otlp-json: send the sender's user name (trace2.pii.username)");
+  app->add_flag("--pii-host-name", options->pii_host_name, "otlp-json: send this host's name (trace2.pii.hostname)");
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 

@@ -223,6 +223,14 @@ inline std::string otlp_important_data_problem(const std::string& entry) {
   return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
 }
 
+// A check for a list entry of trace2receiver's filter settings: `problem`
+// says what is wrong, "" when fine.
+template <std::string (*Problem)(std::string_view)>
+std::string otlp_entry_problem(const std::string& entry) {
+  const std::string problem = Problem(entry);
+  return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
+}
+
 // "exe", "exe:verb" or "exe:verb#mode", as a detail rule's pattern; an
 // "=" says a detail rule was meant (the storage rule has no levels).
 inline std::string storage_drop_problem(const std::string& pattern) {
@@ -331,6 +339,18 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key"}, o.otlp_nickname_key, any_text);
   v.list(Key{"otlp", "important_data", "--otlp-important-data"}, o.otlp_important_data,
          otlp_important_data_problem);
+  v.text(Key{"otlp", "ruleset_key", "--otlp-ruleset-key"}, o.otlp_ruleset_key, any_text);
+  v.list(Key{"otlp", "nicknames", "--otlp-nickname"}, o.otlp_nicknames, otlp_entry_problem<otlp::nickname_problem>);
+  v.list(Key{"otlp", "rulesets", "--otlp-ruleset"}, o.otlp_rulesets, otlp_entry_problem<otlp::ruleset_problem>);
+  v.list(Key{"otlp", "summary_messages", "--otlp-summary-message"}, o.otlp_summary_messages,
+         otlp_entry_problem<otlp::summary_message_problem>);
+  v.list(Key{"otlp", "summary_regions", "--otlp-summary-region"}, o.otlp_summary_regions,
+         otlp_entry_problem<otlp::summary_region_problem>);
+  v.list(Key{"otlp", "important_events", "--otlp-important-event"}, o.otlp_important_events,
+         otlp_entry_problem<otlp::important_event_problem>);
+  v.boolean(Key{"otlp", "pii_user_name", "--otlp-pii-user-name"}, o.otlp_pii_user_name);
+  v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name"}, o.otlp_pii_host_name);
+  v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name"}, o.otlp_resource_host_name);
   v.integer(Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions"}, o.otlp_batch_max_sessions,
             Range{1, 65536});
   v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans"}, o.otlp_batch_max_spans, Range{64, 1 << 20});

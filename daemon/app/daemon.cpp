@@ -173,6 +173,26 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   }
   o.rules.nickname_key = options.otlp_nickname_key;
   o.rules.important_data.insert(options.otlp_important_data.begin(), options.otlp_important_data.end());
+  // The configuration's checks refused bad entries already: these do not throw.
+  o.rules.ruleset_key = options.otlp_ruleset_key;
+  for (const std::string& entry : options.otlp_nicknames) {
+    o.rules.add_nickname(entry);
+  }
+  for (const std::string& entry : options.otlp_rulesets) {
+    o.rules.add_ruleset(entry);
+  }
+  for (const std::string& entry : options.otlp_summary_messages) {
+    o.rules.add_summary_message(entry);
+  }
+  for (const std::string& entry : options.otlp_summary_regions) {
+    o.rules.add_summary_region(entry);
+  }
+  for (const std::string& entry : options.otlp_important_events) {
+    o.rules.add_important_event(entry);
+  }
+  o.rules.pii_user_name = options.otlp_pii_user_name;
+  o.rules.pii_host_name = options.otlp_pii_host_name;
+  o.resource.include_host_name = options.otlp_resource_host_name;
   o.on_thread_start = [batch = options.batch_scheduling] { use_background_scheduling(batch, "trace2d-otlp"); };
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }

@@ -103,6 +103,19 @@ struct DaemonOptions {
   std::vector<std::string> otlp_rules;           // "git:status=drop"
   std::string otlp_nickname_key = "otel.trace2.nickname";  // a def_param; also the sessions.nickname column
   std::vector<std::string> otlp_important_data;  // "category/key", verbatim at any level
+  // trace2receiver's filter settings (docs/otlp.md, "Rules"): the def_param
+  // naming a repository's ruleset or level, nicknames' rulesets or levels,
+  // named rulesets; its summary and important events; its PII options, and
+  // host.name on the resource (on by default, unlike the PII).
+  std::string otlp_ruleset_key;                      // "" for none
+  std::vector<std::string> otlp_nicknames;           // "monorepo=verbose", "big=rs:fetch"
+  std::vector<std::string> otlp_rulesets;            // "rs:fetch git:fetch=verbose *=drop"
+  std::vector<std::string> otlp_summary_messages;    // "field=prefix"
+  std::vector<std::string> otlp_summary_regions;     // "category/label=count_field,time_field"
+  std::vector<std::string> otlp_important_events;    // "field=category/key_prefix"
+  bool otlp_pii_user_name = false;                   // trace2.pii.username
+  bool otlp_pii_host_name = false;                   // trace2.pii.hostname
+  bool otlp_resource_host_name = true;               // host.name on the resource
   // Delivery (docs/otlp.md, "Delivery"): a request's bounds, the longest
   // wait between attempts while the collector fails (a Retry-After it sends
   // wins), and how long SIGTERM waits for the answer to a request in flight.

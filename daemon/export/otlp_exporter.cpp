@@ -185,6 +185,7 @@ void OtlpExporter::run() {
       load.errors = true;
       load.params = true;
       load.annotations = true;
+      load.details = true;  // trace2receiver's ancestry, alias, repo set, printf messages
       model::ExportRowLoader loader(db, load);
       while (true) {
         db::set_export_enabled(db, true, m_options.url);  // again after a recreated database

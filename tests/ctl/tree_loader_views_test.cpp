@@ -27,6 +27,7 @@ model::LoadOptions everything() {
   load.annotations = true;
   load.errors = true;
   load.params = true;
+  load.details = true;
   return load;
 }
 
@@ -88,11 +89,52 @@ ORDER BY 7)sql");
     out.push_back("error " + std::to_string(errors.column_int(0)) + " [" + text(errors, 1) + "] [" + text(errors, 2) +
                   "] [" + text(errors, 3) + "] at " + optional_int(errors.column_optional_int(4)));
   }
-  db::Statement params = db.prepare("SELECT param, value FROM params WHERE sid = ?1 ORDER BY seq");
+  db::Statement params = db.prepare(
+      "SELECT p.param, p.value, json_extract(e.json, '$.scope') FROM params p"
+      " JOIN events e ON e.sid = p.sid AND e.seq = p.seq WHERE p.sid = ?1 ORDER BY p.seq");
   params.bind_text(1, sid);
   while (params.step()) {
-    out.push_back("param [" + text(params, 0) + "] = [" + text(params, 1) + "]");
+    out.push_back("param [" + text(params, 0) + "] = [" + text(params, 1) + "] scope " +
+                  (params.column_is_null(2) ? std::string("NULL") : text(params, 2)));
   }
+  // Where each data, counter and timer came, its nesting (data), and whether
+  // it is a thread's (th_counter, th_timer); the details of the process
+  // trace2receiver sends (cmd_ancestry, alias, def_repo, printf).
+  db::Statement figures = db.prepare(
+      "SELECT seq, CASE WHEN event IN ('data', 'data_json') THEN nesting END, event IN ('th_counter', 'th_timer')"
+      " FROM events WHERE sid = ?1 AND event IN ('data', 'data_json', 'counter', 'th_counter', 'timer', 'th_timer')"
+      " ORDER BY seq");
+  figures.bind_text(1, sid);
+  while (figures.step()) {
+    out.push_back("figure " + std::to_string(figures.column_int(0)) + " nesting " +
+                  optional_int(figures.column_optional_int(1)) + " own " + std::to_string(figures.column_int(2)));
+  }
+  db::Statement details = db.prepare(
+      "SELECT event, json_extract(json, '$.ancestry'), json_extract(json, '$.alias'), json_extract(json, '$.argv'),"
+      " repo, json_extract(json, '$.worktree'), json_extract(json, '$.msg')"
+      " FROM events WHERE sid = ?1 AND event IN ('cmd_ancestry', 'alias', 'def_repo', 'printf')"
+      " AND (event != 'def_repo' OR typeof(repo) = 'integer') ORDER BY seq");
+  details.bind_text(1, sid);
+  std::string ancestry = "ancestry ";
+  std::string alias = "alias NULL ";
+  std::vector<std::string> repos;
+  std::vector<std::string> messages;
+  while (details.step()) {
+    const std::string event = text(details, 0);
+    if (event == "cmd_ancestry") {
+      ancestry = "ancestry " + joined(model::parse_string_array(text(details, 1)));
+    } else if (event == "alias") {
+      alias = "alias [" + text(details, 2) + "] " + joined(model::parse_string_array(text(details, 3)));
+    } else if (event == "def_repo") {
+      repos.push_back("repo " + optional_int(details.column_optional_int(4)) + " [" + text(details, 5) + "]");
+    } else {
+      messages.push_back("printf [" + text(details, 6) + "]");
+    }
+  }
+  out.push_back(ancestry);
+  out.push_back(alias);
+  out.insert(out.end(), repos.begin(), repos.end());
+  out.insert(out.end(), messages.begin(), messages.end());
   db::Statement threads = db.prepare("SELECT thread, start_seq, t_start, elapsed FROM threads WHERE sid = ?1");
   threads.bind_text(1, sid);
   while (threads.step()) {
@@ -152,7 +194,20 @@ std::vector<std::string> from_loader(const model::ProcessRows& rows) {
                   optional_int(e.time_us));
   }
   for (const model::ParamInfo& p : rows.info.params) {
-    out.push_back("param [" + p.param + "] = [" + p.value + "]");
+    out.push_back("param [" + p.param + "] = [" + p.value + "] scope " + p.scope.value_or("NULL"));
+  }
+  for (const model::Annotation& a : rows.info.annotations) {
+    out.push_back("figure " + std::to_string(a.seq) + " nesting " + optional_int(a.nesting) + " own " +
+                  std::to_string(a.per_thread ? 1 : 0));
+  }
+  out.push_back("ancestry " + joined(rows.info.ancestry));
+  out.push_back(rows.info.alias ? "alias [" + *rows.info.alias + "] " + joined(rows.info.alias_argv)
+                                : std::string("alias NULL "));
+  for (const model::RepoInfo& r : rows.info.repos) {
+    out.push_back("repo " + std::to_string(r.repo) + " [" + r.worktree + "]");
+  }
+  for (const std::string& m : rows.info.printf_messages) {
+    out.push_back("printf [" + m + "]");
   }
   for (const model::ThreadInfo& t : rows.threads) {
     out.push_back("thread [" + t.name + "] " + optional_int(t.start_seq) + " " + optional_double(t.t_start) + " " +

@@ -77,6 +77,15 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.otlp_batch_max_spans, b.otlp_batch_max_spans);
   EXPECT_EQ(a.otlp_max_backoff.count(), b.otlp_max_backoff.count());
   EXPECT_EQ(a.otlp_shutdown_wait.count(), b.otlp_shutdown_wait.count());
+  EXPECT_EQ(a.otlp_ruleset_key, b.otlp_ruleset_key);
+  EXPECT_EQ(a.otlp_nicknames, b.otlp_nicknames);
+  EXPECT_EQ(a.otlp_rulesets, b.otlp_rulesets);
+  EXPECT_EQ(a.otlp_summary_messages, b.otlp_summary_messages);
+  EXPECT_EQ(a.otlp_summary_regions, b.otlp_summary_regions);
+  EXPECT_EQ(a.otlp_important_events, b.otlp_important_events);
+  EXPECT_EQ(a.otlp_pii_user_name, b.otlp_pii_user_name);
+  EXPECT_EQ(a.otlp_pii_host_name, b.otlp_pii_host_name);
+  EXPECT_EQ(a.otlp_resource_host_name, b.otlp_resource_host_name);
 }
 
 const std::string k_every_key = R"(
@@ -127,6 +136,15 @@ batch_max_sessions = 64
 batch_max_spans = 2048
 max_backoff_ms = 15000
 shutdown_wait_ms = 2500
+ruleset_key = "otel.trace2.ruleset"
+nicknames = ["monorepo=verbose", "big=rs:fetch"]
+rulesets = ["rs:fetch git:fetch=verbose *=drop"]
+summary_messages = ["pathspec_errors=pathspec"]
+summary_regions = ["index/do_read_index=read_index_count,read_index_seconds"]
+important_events = ["negotiation=negotiation_v2/total"]
+pii_user_name = true
+pii_host_name = true
+resource_host_name = false
 [log]
 level = "debug"
 target = "/var/log/trace2d.log"
@@ -174,6 +192,15 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.otlp_batch_max_spans, 2048u);
   EXPECT_EQ(o.otlp_max_backoff.count(), 15000);
   EXPECT_EQ(o.otlp_shutdown_wait.count(), 2500);
+  EXPECT_EQ(o.otlp_ruleset_key, "otel.trace2.ruleset");
+  EXPECT_EQ(o.otlp_nicknames, (std::vector<std::string>{"monorepo=verbose", "big=rs:fetch"}));
+  EXPECT_EQ(o.otlp_rulesets, std::vector<std::string>{"rs:fetch git:fetch=verbose *=drop"});
+  EXPECT_EQ(o.otlp_summary_messages, std::vector<std::string>{"pathspec_errors=pathspec"});
+  EXPECT_EQ(o.otlp_summary_regions, std::vector<std::string>{"index/do_read_index=read_index_count,read_index_seconds"});
+  EXPECT_EQ(o.otlp_important_events, std::vector<std::string>{"negotiation=negotiation_v2/total"});
+  EXPECT_TRUE(o.otlp_pii_user_name);
+  EXPECT_TRUE(o.otlp_pii_host_name);
+  EXPECT_FALSE(o.otlp_resource_host_name);
   EXPECT_NO_THROW(validate_options(o));
 }
 
@@ -301,6 +328,12 @@ TEST(ConfigFile, RejectsBadValues) {
   expect_error("[otlp]\nrules = [\"git:fetch=verbose\", \"git:status\"]\n", "otlp.rules", "'git:status'");
   expect_error("[otlp]\nrules = [\"git:status=quiet\"]\n", "otlp.rules", "unknown level 'quiet'");
   expect_error("[otlp]\nimportant_data = [\"remote\"]\n", "otlp.important_data", "category/key");
+  expect_error("[otlp]\nnicknames = [\"monorepo=loud\"]\n", "otlp.nicknames", "names neither a level");
+  expect_error("[otlp]\nrulesets = [\"fetch git:fetch=verbose\"]\n", "otlp.rulesets", "rs:<name>");
+  expect_error("[otlp]\nrulesets = [\"rs:x git:fetch=loud\"]\n", "otlp.rulesets", "unknown level 'loud'");
+  expect_error("[otlp]\nsummary_messages = [\"=prefix\"]\n", "otlp.summary_messages", "field=prefix");
+  expect_error("[otlp]\nsummary_regions = [\"index=n,t\"]\n", "otlp.summary_regions", "category/label");
+  expect_error("[otlp]\nimportant_events = [\"f=category\"]\n", "otlp.important_events", "category/key_prefix");
 }
 
 TEST(ConfigFile, SocketPathLimitIs107Bytes) {
@@ -425,7 +458,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 62u);
+  EXPECT_EQ(describe_settings().size(), 71u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

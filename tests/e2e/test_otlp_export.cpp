@@ -237,7 +237,7 @@ TEST(OtlpExport, AnAliasHasNoErrorSpanForGitsProbeOfADashedCommand) {
   ASSERT_EQ(alias.exit_code, 0) << alias.err;
   const std::string sid = finished_root(daemon.db_path(), "_run_git_alias_", 2);
   const std::vector<CheckedSpan> spans = export_and_check(dir, daemon.db_path(), sid);
-  const CheckedSpan* probe = find(spans, "child(class:dashed)");
+  const CheckedSpan* probe = find(spans, "child(dashed:git-st)");  // trace2receiver's name
   ASSERT_NE(probe, nullptr);
   EXPECT_EQ(probe->status, 0) << probe->message;
   ASSERT_NE(find(spans, "git:status"), nullptr);
@@ -302,8 +302,8 @@ TEST(OtlpExport, AGitKilledByASignalIsAnError) {
   ASSERT_NE(cat_file, nullptr);
   EXPECT_EQ(cat_file->status, 2);
   EXPECT_EQ(cat_file->message, "killed by signal 15");
-  EXPECT_EQ(cat_file->parent, "child(class:git_alias)");
-  const CheckedSpan* probe = find(spans, "child(class:dashed)");
+  EXPECT_EQ(cat_file->parent, "child(alias:git)");
+  const CheckedSpan* probe = find(spans, "child(dashed:git-cb)");
   ASSERT_NE(probe, nullptr);
   EXPECT_EQ(probe->status, 0);
 }

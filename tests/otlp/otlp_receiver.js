@@ -48,11 +48,14 @@ function nextStep() {
 
 function hex(bytes) { return Buffer.from(bytes || []).toString('hex'); }
 
+// Each span with its resource's attributes (`resource`, not an OTLP span
+// field: the compatibility test reads which process a span belongs to).
 function spansOf(message) {
   const spans = [];
   for (const rs of message.resourceSpans || []) {
+    const resource = (rs.resource && rs.resource.attributes) || [];
     for (const ss of rs.scopeSpans || []) {
-      for (const s of ss.spans || []) spans.push(s);
+      for (const s of ss.spans || []) spans.push({ ...s, resource });
     }
   }
   return spans;
@@ -73,6 +76,7 @@ function asJsonSpan(s) {
     name: s.name, kind: s.kind, startTimeUnixNano: String(s.startTimeUnixNano), endTimeUnixNano: String(s.endTimeUnixNano),
     attributes: (s.attributes || []).map((a) => ({ key: a.key, value: value(a.value || {}) })),
     events: (s.events || []).map((e) => ({ name: e.name })),
+    resource: (s.resource || []).map((a) => ({ key: a.key, value: value(a.value || {}) })),
     status: s.status && s.status.code ? { code: s.status.code, message: s.status.message } : undefined,
   };
 }

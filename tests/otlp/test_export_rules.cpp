@@ -70,7 +70,8 @@ model::ProcessTree fetch_tree() {
   fetch.info.elapsed = 0.5;
   fetch.info.exit_code = 0;
   fetch.info.status = "complete";
-  fetch.info.params = {{"otel.trace2.nickname", "old"}, {"core.x", "y"}, {"otel.trace2.nickname", "monorepo"}};
+  fetch.info.params = {{"otel.trace2.nickname", "old", "global"}, {"core.x", "y", std::nullopt},
+                       {"otel.trace2.nickname", "monorepo", "local"}};
   fetch.info.errors.push_back({7, "main", "bad ref a", "bad ref %s", t0 + 1});
   fetch.info.errors.push_back({8, "main", "bad ref b", "bad ref %s", t0 + 2});
   fetch.info.annotations.push_back({"data", "main", "fetch", "remote", "\"origin\"", 0.1, "origin"});
@@ -92,6 +93,7 @@ model::ProcessTree fetch_tree() {
   child.child_id = 0;
   child.start_seq = 4;
   child.thread = "main";
+  child.child_class = "transport/file";
   child.argv = {"git-upload-pack", "/srv/repo"};
   child.t_start = 0.15;
   child.elapsed = 0.02;
@@ -166,12 +168,12 @@ TEST(SpanBuilderLevels, EachLevelAddsItsSpans) {
 
 TEST(SpanBuilderLevels, AChildGitHangsUnderWhatItsParentSends) {
   const std::vector<Span> verbose = build(at(DetailLevel::verbose));
-  ASSERT_NE(find_named(verbose, "child(git-upload-pack)"), nullptr);
+  ASSERT_NE(find_named(verbose, "child(class:transport/file)"), nullptr);
   EXPECT_EQ(find_named(verbose, "git-upload-pack:upload-pack")->parent_span_id,
-            find_named(verbose, "child(git-upload-pack)")->span_id);
+            find_named(verbose, "child(class:transport/file)")->span_id);
   // process: no region spans; the child span hangs under the process.
   const std::vector<Span> process = build(at(DetailLevel::process));
-  EXPECT_EQ(find_named(process, "child(git-upload-pack)")->parent_span_id, process_span_id("R-P00000010"));
+  EXPECT_EQ(find_named(process, "child(class:transport/file)")->parent_span_id, process_span_id("R-P00000010"));
   // summary: no child span; the child git hangs under its parent process.
   const std::vector<Span> summary = build(at(DetailLevel::summary));
   EXPECT_EQ(find_named(summary, "git-upload-pack:upload-pack")->parent_span_id, process_span_id("R-P00000010"));
@@ -203,7 +205,7 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
   rules.important_data.insert("fetch/remote");
   const std::vector<Span> spans = build(rules);
   const Span& fetch = *find_named(spans, "git:fetch");
-  EXPECT_EQ(text(fetch, "trace2.repo.nickname"), "monorepo");  // the last one
+  EXPECT_EQ(text(fetch, "trace2.repo.nickname"), "monorepo");  // local over global, as trace2receiver
   EXPECT_EQ(text(fetch, "trace2.data.fetch.remote"), "origin");  // verbatim, not JSON
   EXPECT_EQ(text(fetch, "trace2.data.fetch.other"), "<absent>");  // not important
   EXPECT_EQ(text(fetch, "trace2d.detail"), "summary");
@@ -216,6 +218,8 @@ TEST(SpanBuilderLevels, NicknameImportantDataAndSummariesAtEveryLevel) {
   const std::vector<Span> process = build(rules);
   EXPECT_EQ(text(*find_named(process, "git:fetch"), "trace2.process.data"),
             R"({"fetch":{"other":5,"remote":"origin"}})");
+  EXPECT_EQ(text(*find_named(process, "git:fetch"), "trace2.param.set"),
+            R"({"core.x":"y","otel.trace2.nickname":"monorepo"})");
   EXPECT_EQ(text(*find_named(process, "git:fetch"), "trace2.process.counters"), R"({"pack":{"objects":12}})");
 
   rules.nickname_key = "";  // no nickname
@@ -275,8 +279,8 @@ TEST(SpanBuilderLevels, TheRegionSummaryIsInNameOrderAndCutAfter256Names) {
 }
 
 // Data, timers and counters: one attribute a kind, categories and names
-// in byte order, the last value of a name winning (as git's last
-// def_param or data event does).
+// in byte order, the last value of a name winning (as git's last data
+// event does); a timer without its four members keeps its text.
 TEST(SpanBuilderLevels, AnnotationsByKindCategoryAndNameTheLastValueWinning) {
   model::ProcessRows p;
   p.info.annotations.push_back({"data", "main", "b", "x", "1", 0.1, "1"});

@@ -115,9 +115,19 @@ TEST(Resource, ServiceNameHostAndTheOtelVariables) {
   EXPECT_EQ(value_of(with_attributes, "deployment.environment"), "ci");
   EXPECT_EQ(value_of(with_attributes, "team"), "git,infra");
   EXPECT_EQ(value_of(with_attributes, "service.name"), "from-attrs");
+  EXPECT_TRUE(with_attributes.yielding.empty());  // set: it wins over a process's own name
   settings.service_name = "git-servers";  // OTEL_SERVICE_NAME wins
   EXPECT_EQ(value_of(make_resource(settings), "service.name"), "git-servers");
   EXPECT_EQ(percent_decode("a%20b%zz%4"), "a b%zz%4");
+  // Without a variable, "git" is a default a process's resource replaces.
+  EXPECT_EQ(plain.yielding, std::vector<std::string>{"service.name"});
+  EXPECT_EQ(value_of(plain, "telemetry.sdk.name"), "trace2d");
+  EXPECT_EQ(value_of(plain, "telemetry.sdk.language"), "cpp");
+  EXPECT_EQ(value_of(plain, "telemetry.sdk.version"), "1.2.3");
+  settings = ResourceSettings{};
+  settings.host_name = "build-7";
+  settings.include_host_name = false;  // [otlp] resource_host_name = false
+  EXPECT_EQ(value_of(make_resource(settings), "host.name"), "<absent>");
 }
 
 // A fetch (exit 1, an error event) that ran an upload-pack (incomplete: no
@@ -220,7 +230,7 @@ TEST(SpanBuilder, ProcessesRegionsAndChildrenWithTheChildGitUnderItsChildSpan) {
   EXPECT_EQ(region.end_time_unix_nano, region.start_time_unix_nano + 300'000'000);
 
   const Span& child = named(spans, "child(class:transport/file)");
-  EXPECT_EQ(child.kind, SpanKind::client);
+  EXPECT_EQ(child.kind, SpanKind::internal);  // trace2receiver's kind
   EXPECT_EQ(child.parent_span_id, region.span_id);  // started inside the region
   EXPECT_EQ(child.status, StatusCode::unset);
 
@@ -375,7 +385,7 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   // Incomplete because it replaced itself, which is not a failure.
   EXPECT_EQ(shell.status, StatusCode::unset);
   const Span& worked = exec_span("1");
-  EXPECT_EQ(worked.kind, SpanKind::client);
+  EXPECT_EQ(worked.kind, SpanKind::internal);  // trace2receiver's kind
   EXPECT_EQ(worked.parent_span_id, shell.span_id);
   EXPECT_EQ(worked.trace_id, shell.trace_id);
   EXPECT_EQ(worked.status, StatusCode::unset);
@@ -385,15 +395,15 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   ASSERT_NE(attribute(worked, "trace2.span.type"), nullptr);
   EXPECT_EQ(std::get<Text>(*attribute(worked, "trace2.span.type")).view(), "exec");
   EXPECT_EQ(std::get<Text>(*attribute(worked, "trace2.exec.exe")).view(), "git");
-  EXPECT_EQ(std::get<TextList>(*attribute(worked, "trace2.exec.argv")).items(),
-            (std::vector<std::string>{"git", "upload-pack", "r"}));
-  EXPECT_EQ(attribute(worked, "trace2.exec.exitcode"), nullptr);  // it never returned
+  // JSON text, as trace2receiver sends argv.
+  EXPECT_EQ(std::get<Text>(*attribute(worked, "trace2.exec.argv")).view(), R"(["git","upload-pack","r"])");
+  EXPECT_EQ(std::get<Text>(*attribute(worked, "trace2.exec.exitcode")).view(), "-1");  // it never returned
 
   const Span& failing = exec_span("0");
   EXPECT_EQ(failing.status, StatusCode::error);
   EXPECT_EQ(failing.status_message, "exec failed, code -1");
   EXPECT_EQ(std::get<Text>(*attribute(failing, "trace2.exec.exitcode")).view(), "-1");
-  EXPECT_EQ(attribute(failing, "trace2.exec.exe"), nullptr);
+  EXPECT_EQ(std::get<Text>(*attribute(failing, "trace2.exec.exe")).view(), "");  // trace2receiver sends it empty
   EXPECT_EQ(failing.start_time_unix_nano, 1'700'000'000'100'000'000ULL);
   EXPECT_EQ(failing.end_time_unix_nano, 1'700'000'000'200'000'000ULL);  // at its exec_result
 
@@ -482,7 +492,7 @@ TEST(SpanBuilder, GitsDashedCommandProbeIsNotAnError) {
     std::vector<Span> spans;
     const model::ProcessTree tree = model::build_process_tree("A-P00000040", {alias});
     append_spans(tree, spans);
-    const Span& child = named(spans, "child(class:dashed)");
+    const Span& child = named(spans, "child(dashed:git-co)");
     return std::pair<StatusCode, std::string>(child.status, child.status_message);
   };
   EXPECT_EQ(child_status(-1), (std::pair<StatusCode, std::string>(StatusCode::unset, "")));
@@ -555,8 +565,11 @@ TEST(Encoding, ProtobufDecodesWithTheOfficialDefinitionsToTheSameRequestAsTheJso
 
   simdjson::dom::parser parser;
   const simdjson::dom::element request = parser.parse(json);
+  // One resource per process, as trace2receiver: fetch's three spans, then upload-pack's.
+  ASSERT_EQ(request["resourceSpans"].get_array().size(), 2u);
   const simdjson::dom::array out = request["resourceSpans"].at(0)["scopeSpans"].at(0)["spans"].get_array();
-  EXPECT_EQ(out.size(), 4u);
+  EXPECT_EQ(out.size(), 3u);
+  EXPECT_EQ(request["resourceSpans"].at(1)["scopeSpans"].at(0)["spans"].get_array().size(), 1u);
   EXPECT_EQ(std::string_view(out.at(0)["traceId"].get_string()), to_hex(fetch.trace_id));
   EXPECT_EQ(std::string_view(out.at(0)["startTimeUnixNano"].get_string()), "1700000000000000000");
   EXPECT_EQ(int64_t(out.at(0)["status"]["code"].get_int64()), 2);
