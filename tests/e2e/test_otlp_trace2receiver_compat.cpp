@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tests/e2e/daemon_fixture.hpp"
+#include "tests/e2e/otlp_receiver.hpp"
 
 namespace trace2d::test {
 namespace {
@@ -852,36 +853,6 @@ std::string describe(const std::string& type, const std::string& name, int kind,
   }
   return out;
 }
-
-bool all_exported(const std::string& db, std::int64_t min_sessions) {
-  db::Database check = open_db(db);
-  const std::int64_t sessions = check.query_int("SELECT count(*) FROM sessions").value_or(0);
-  return sessions >= min_sessions && check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0 &&
-         check.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0 &&
-         check.query_int("SELECT exported_sessions + withheld_sessions FROM otlp_export").value_or(0) == sessions;
-}
-
-class Receiver {
- public:
-  explicit Receiver(const TempDir& dir) : m_out(dir.file("receiver")) {
-    ProcessSpec spec;
-    spec.argv = {"node", TRACE2D_OTLP_RECEIVER_JS, TRACE2D_OTLP_DECODER_DIR, m_out, "200"};
-    m_process = std::make_unique<Process>(spec);
-    EXPECT_TRUE(wait_until([&] { return m_process->out_so_far().find('\n') != std::string::npos; }))
-        << m_process->err_so_far();
-    m_port = std::stoi(m_process->out_so_far());
-  }
-  ~Receiver() { m_process->signal(SIGTERM); }
-  Receiver(const Receiver&) = delete;
-  Receiver& operator=(const Receiver&) = delete;
-  [[nodiscard]] std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(m_port); }
-  [[nodiscard]] std::string accepted_file() const { return m_out + "/accepted.json"; }
-
- private:
-  std::string m_out;
-  std::unique_ptr<Process> m_process;
-  int m_port = 0;
-};
 
 // The workloads, through `daemon`: the processes they ran.
 void run_workloads(const TempDir& dir, const RunningDaemon& daemon) {

@@ -12,9 +12,14 @@
 #include "otlp/export_rules.hpp"
 #include "otlp/span_builder.hpp"
 #include "otlp/span_ids.hpp"
+#include "tests/otlp/span_lookup.hpp"
 
 namespace trace2d::otlp {
 namespace {
+
+using span_lookup::attribute;
+using span_lookup::named;
+using span_lookup::text;
 
 model::ProcessInfo process(std::string exe, std::string verb, std::string mode) {
   model::ProcessInfo p;
@@ -134,20 +139,6 @@ std::vector<Span> build(const ExportRules& rules, BuildStats* stats = nullptr) {
 const Span* find_named(const std::vector<Span>& spans, const std::string& name) {
   const auto it = std::find_if(spans.begin(), spans.end(), [&](const Span& s) { return s.name == name; });
   return it == spans.end() ? nullptr : &*it;
-}
-
-const AttributeValue* attribute(const Span& span, const std::string& key) {
-  for (const Attribute& a : span.attributes) {
-    if (a.key == key) {
-      return &a.value;
-    }
-  }
-  return nullptr;
-}
-
-std::string text(const Span& span, const std::string& key) {
-  const AttributeValue* value = attribute(span, key);
-  return value == nullptr ? std::string("<absent>") : std::string(std::get<Text>(*value).view());
 }
 
 ExportRules at(DetailLevel level) {

@@ -20,9 +20,14 @@
 #include "otlp/span_ids.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/otlp/span_lookup.hpp"
 
 namespace trace2d::otlp {
 namespace {
+
+using span_lookup::attribute;
+using span_lookup::named;
+using span_lookup::text;
 
 // A key made at run time is owned: copies and moves of its attribute keep
 // its text after what it was made from is gone; a literal key is a view.
@@ -192,15 +197,6 @@ model::ProcessTree sample_tree(std::optional<std::int64_t> child_code = 0) {
   rows.push_back(std::move(fetch));
   rows.push_back(std::move(upload));
   return model::build_process_tree("ROOT-P00000010", std::move(rows));
-}
-
-const Span& named(const std::vector<Span>& spans, const std::string& name) {
-  for (const Span& span : spans) {
-    if (span.name == name) {
-      return span;
-    }
-  }
-  throw std::runtime_error("no span named " + name);
 }
 
 TEST(SpanBuilder, ProcessesRegionsAndChildrenWithTheChildGitUnderItsChildSpan) {

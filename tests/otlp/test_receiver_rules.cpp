@@ -20,9 +20,14 @@
 #include "otlp/resource.hpp"
 #include "otlp/resource_groups.hpp"
 #include "otlp/span_builder.hpp"
+#include "tests/otlp/span_lookup.hpp"
 
 namespace trace2d::otlp {
 namespace {
+
+using span_lookup::attribute;
+using span_lookup::named;
+using span_lookup::text;
 
 std::string go_quoted(std::string_view text) {
   std::string out;
@@ -273,24 +278,6 @@ model::ProcessTree full_tree() {
 const model::ProcessTree& the_full_tree() {
   static const model::ProcessTree tree = full_tree();
   return tree;
-}
-
-std::string text(const Span& span, const std::string& key) {
-  for (const Attribute& a : span.attributes) {
-    if (a.key == key) {
-      return std::string(std::get<Text>(a.value).view());
-    }
-  }
-  return "<absent>";
-}
-
-const Span& named(const std::vector<Span>& spans, const std::string& name) {
-  for (const Span& span : spans) {
-    if (span.name == name) {
-      return span;
-    }
-  }
-  throw std::runtime_error("no span named " + name);
 }
 
 std::vector<Span> build_at(DetailLevel level, ExportRules rules = {}) {
