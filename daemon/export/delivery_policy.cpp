@@ -5,17 +5,31 @@
 
 namespace trace2d::exporter {
 
-Judgement judge(int status, std::size_t sessions) {
-  if (status >= 200 && status < 300) {
-    return {Verdict::delivered};
-  }
-  if (status == 400) {
-    return {Verdict::drop, db::DropReason::bad_request};
-  }
-  if (status == 413) {
-    return sessions > 1 ? Judgement{Verdict::split} : Judgement{Verdict::drop, db::DropReason::too_large};
+Judgement judge(Answer answer, std::size_t sessions) {
+  switch (answer) {
+    case Answer::accepted:
+      return {Verdict::delivered};
+    case Answer::malformed:
+      return {Verdict::drop, db::DropReason::bad_request};
+    case Answer::too_large:
+      return sessions > 1 ? Judgement{Verdict::split} : Judgement{Verdict::drop, db::DropReason::too_large};
+    case Answer::not_now:
+      break;
   }
   return {Verdict::retry};
+}
+
+Answer http_answer(int status) {
+  if (status >= 200 && status < 300) {
+    return Answer::accepted;
+  }
+  if (status == 400) {
+    return Answer::malformed;
+  }
+  if (status == 413) {
+    return Answer::too_large;
+  }
+  return Answer::not_now;
 }
 
 std::string hint_for(int status) {

@@ -1,8 +1,10 @@
 #pragma once
 // What the exporter does with a collector's answer (docs/otlp.md,
 // "Delivery"), apart from the exporter itself so that the rules are one
-// short file: OTLP/HTTP's classification, with what trace2d adds so that a
-// misconfiguration loses nothing, and the backoff between attempts.
+// short file: what an answer means (whatever the protocol said it in:
+// http_answer), what that does to the queue (judge), with what trace2d
+// adds so that a misconfiguration loses nothing, and the backoff between
+// attempts.
 //
 // The OTLP/HTTP specification: 2xx accepted (a partial_success counts the
 // spans it rejected: not retried); 400 bad data and 413 too large: not to
@@ -24,10 +26,18 @@
 
 namespace trace2d::exporter {
 
+// What an answer says about the request, whatever the protocol.
+enum class Answer {
+  accepted,   // HTTP 2xx
+  malformed,  // HTTP 400: the data is bad
+  too_large,  // HTTP 413
+  not_now,    // anything else: a collector that cannot take it now, or a misconfiguration
+};
+
 enum class Verdict {
-  delivered,  // 2xx: the sessions leave the queue
-  split,      // 413 for several sessions: each half on its own
-  drop,       // 400, or 413 for one session: dropped, counted by reason
+  delivered,  // accepted: the sessions leave the queue
+  split,      // too large for several sessions: each half on its own
+  drop,       // malformed, or too large for one session: dropped, counted by reason
   retry,      // anything else: the export pauses, the queue stays
 };
 
@@ -36,8 +46,14 @@ struct Judgement {
   db::DropReason reason = db::DropReason::bad_request;  // for Verdict::drop
 };
 
-// What an HTTP status means for a request of `sessions` sessions.
-[[nodiscard]] Judgement judge(int status, std::size_t sessions);
+// What an answer means for a request of `sessions` sessions.
+[[nodiscard]] Judgement judge(Answer answer, std::size_t sessions);
+
+// An HTTP status, as an answer.
+[[nodiscard]] Answer http_answer(int status);
+[[nodiscard]] inline Judgement judge(int http_status, std::size_t sessions) {
+  return judge(http_answer(http_status), sessions);
+}
 
 // What to check, for the log line and `trace2ctl status`: "" when the
 // status says nothing more than itself. 401 and 403 name the credentials,

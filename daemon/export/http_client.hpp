@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/export/transport.hpp"
+
 namespace trace2d::exporter {
 
 struct Endpoint {
@@ -41,12 +43,6 @@ struct HttpResponse {
   std::string body;
   std::string content_type;
   std::optional<std::chrono::seconds> retry_after;
-};
-
-// A connection failure, a failed TLS handshake or a timeout: worth retrying.
-class TransportError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 class HttpClient {

@@ -659,7 +659,7 @@ TEST(OtlpExporter, AHugeSessionIsSentAsItsFirstEventsWithinTheRoundsBounds) {
   options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
   options.resource.host_name = "test-host";
   options.max_bytes_per_request = 1 << 20;
-  options.json = true;  // the attribute's name is in the body as text
+  options.protocol = Protocol::http_json;  // the attribute's name is in the body as text
   OtlpExporter exporter(path, options);
   exporter.start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
