@@ -140,7 +140,9 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   if (o.url.empty()) {
     return nullptr;
   }
-  o.protocol = options.otlp_protocol == "http/json" ? exporter::Protocol::http_json : exporter::Protocol::http_protobuf;
+  o.protocol = options.otlp_protocol == "grpc"        ? exporter::Protocol::grpc
+               : options.otlp_protocol == "http/json" ? exporter::Protocol::http_json
+                                                      : exporter::Protocol::http_protobuf;
   o.gzip = options.otlp_compression == "gzip";
   o.timeout = options.otlp_timeout;
   o.max_sessions_per_request = options.otlp_batch_max_sessions;

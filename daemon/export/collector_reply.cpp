@@ -1,6 +1,6 @@
 #include "daemon/export/collector_reply.hpp"
 
-#include <optional>
+#include <algorithm>
 
 namespace trace2d::exporter {
 namespace {
@@ -87,6 +87,53 @@ std::int64_t rejected_spans_in(std::string_view response) {
     }
   }
   return 0;
+}
+
+std::optional<std::chrono::milliseconds> retry_delay_in(std::string_view status_details) {
+  constexpr std::string_view k_retry_info = "type.googleapis.com/google.rpc.RetryInfo";
+  ReplyField detail;
+  while (next_reply_field(status_details, detail)) {
+    if (detail.number != 3 || detail.wire_type != 2) {
+      continue;
+    }
+    std::string_view any = detail.bytes;
+    std::string_view type_url;
+    std::string_view value;
+    ReplyField field;
+    while (next_reply_field(any, field)) {
+      if (field.wire_type == 2 && field.number == 1) {
+        type_url = field.bytes;
+      } else if (field.wire_type == 2 && field.number == 2) {
+        value = field.bytes;
+      }
+    }
+    if (type_url != k_retry_info) {
+      continue;
+    }
+    // A RetryInfo without a delay says "retry", not when: at once (the
+    // exporter still waits its poll interval).
+    std::int64_t seconds = 0;
+    std::int64_t nanos = 0;
+    if (const std::optional<std::string_view> duration = submessage(value, 1)) {
+      std::string_view rest = *duration;
+      while (next_reply_field(rest, field)) {
+        if (field.wire_type == 0 && field.number == 1) {
+          seconds = static_cast<std::int64_t>(field.varint);
+        } else if (field.wire_type == 0 && field.number == 2) {
+          nanos = static_cast<std::int32_t>(field.varint);
+        }
+      }
+    }
+    constexpr std::int64_t k_hour_s = 3600;
+    if (seconds < 0 || (seconds == 0 && nanos < 0)) {
+      return std::chrono::milliseconds(0);
+    }
+    if (seconds >= k_hour_s) {
+      return std::chrono::milliseconds(k_hour_s * 1000);
+    }
+    return std::chrono::milliseconds(seconds * 1000 + std::clamp<std::int64_t>(nanos, 0, 999'999'999) / 1'000'000);
+  }
+  return std::nullopt;
 }
 
 }  // namespace trace2d::exporter

@@ -27,10 +27,13 @@ struct Endpoint {
   std::string target;  // the path, "/v1/traces"
 };
 
-// "http[s]://host[:port][/path]"; nullopt with `error` set otherwise.
-[[nodiscard]] std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error);
+// "http[s]://host[:port][/path]"; nullopt with `error` set otherwise. The
+// port, when the URL has none: `default_port`, else 443 for https and 80
+// for http.
+[[nodiscard]] std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error,
+                                                     std::string_view default_port = {});
 
-// For https: whom to trust (the system's CAs unless a file is named) and
+// For https (and gRPC over TLS): whom to trust (the system's CAs unless a file is named) and
 // the client's own certificate, when the collector asks for one.
 struct TlsFiles {
   std::string ca_file;      // PEM; "": the system's trusted CAs

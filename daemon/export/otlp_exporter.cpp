@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "daemon/export/otlp_grpc_transport.hpp"
 #include "daemon/export/otlp_http_transport.hpp"
 #include "db/otlp_queue.hpp"
 #include "db/read_transaction.hpp"
@@ -24,6 +25,17 @@ namespace trace2d::exporter {
 namespace {
 
 std::unique_ptr<Transport> make_transport(const ExporterOptions& options) {
+  if (options.protocol == Protocol::grpc) {
+    GrpcTransportOptions o;
+    o.url = options.url;
+    o.gzip = options.gzip;
+    o.timeout = options.timeout;
+    o.headers = options.headers;
+    o.tls = options.tls;
+    o.max_backoff = options.max_backoff;
+    o.user_agent = "trace2d/" + options.resource.trace2d_version;
+    return std::make_unique<OtlpGrpcTransport>(std::move(o));
+  }
   HttpTransportOptions o;
   o.url = options.url;
   o.encoding = options.protocol == Protocol::http_json ? Encoding::json : Encoding::protobuf;
@@ -48,6 +60,8 @@ const char* to_string(Protocol protocol) {
       return "http/protobuf";
     case Protocol::http_json:
       return "http/json";
+    case Protocol::grpc:
+      return "grpc";
   }
   return "?";
 }
@@ -423,9 +437,9 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
         return deliver(db, second);
       }
       case Verdict::drop: {
-        // Rejected as malformed (400), or one session too large alone
-        // (413): sending it again cannot change the answer. Counted by
-        // reason and named, not retried; the export goes on.
+        // Rejected as malformed (HTTP 400, gRPC INVALID_ARGUMENT), or one
+        // session too large alone (413): sending it again cannot change the
+        // answer. Counted by reason and named, not retried; the export goes on.
         const std::string failure = answer.status + " from " + m_options.url + ": sessions dropped (" +
                                     std::string(db::to_string(judgement.reason)) + ")";
         m_failures.fetch_add(1);

@@ -5,7 +5,8 @@
 // (db/otlp_queue.hpp), builds their spans from their places in their
 // process trees (model::load_export_rows, otlp/span_builder.hpp), and sends
 // them to the collector through a transport (transport.hpp: OTLP/HTTP,
-// protobuf or JSON, gzip optional), blocking only this thread. A session leaves the queue only when the collector accepted it,
+// protobuf or JSON, or OTLP/gRPC; gzip optional), blocking only this
+// thread. A session leaves the queue only when the collector accepted it,
 // or rejected it in a way sending it again cannot change (malformed; too
 // large for a single session): dropped, counted by reason. Any other
 // answer, or none, pauses the export and keeps the queue
@@ -14,7 +15,7 @@
 // loses nor repeats what was acknowledged; a request in flight at SIGTERM
 // gets a bounded wait for its answer, and one cut off is sent again
 // (delivery is at least once). Retries wait for the collector's Retry-After
-// or back off exponentially with jitter; the queue waits in the
+// (RetryInfo) or back off exponentially with jitter; the queue waits in the
 // database meanwhile, so memory stays bounded by one request, whose sessions
 // are bounded in number, likely spans and stored bytes.
 
@@ -44,16 +45,18 @@
 
 namespace trace2d::exporter {
 
-// otlp.protocol: OTLP/HTTP with either encoding.
-enum class Protocol { http_protobuf, http_json };
+// otlp.protocol: OTLP/HTTP with either encoding, or OTLP/gRPC.
+enum class Protocol { http_protobuf, http_json, grpc };
 [[nodiscard]] const char* to_string(Protocol protocol);
 
 struct ExporterOptions {
-  std::string url;  // the traces endpoint, as POSTed to ("http://host:4318/v1/traces")
+  // http/*: the traces URL, as POSTed to ("http://host:4318/v1/traces");
+  // grpc: the collector ("http://host:4317", https:// for TLS).
+  std::string url;
   Protocol protocol = Protocol::http_protobuf;
   bool gzip = false;
   std::chrono::milliseconds timeout{10000};
-  HttpClient::Headers headers;  // extra headers ("Authorization", ...)
+  HttpClient::Headers headers;  // extra headers ("Authorization", ...); gRPC metadata for grpc
   TlsFiles tls;                 // for https
   std::size_t max_sessions_per_request = 256;
   std::size_t max_spans_per_request = 8192;
@@ -74,7 +77,8 @@ struct ExporterOptions {
 
 class OtlpExporter {
  public:
-  // Throws std::invalid_argument for a URL or a TLS file it cannot use.
+  // Throws std::invalid_argument for a URL, a header or a TLS file it
+  // cannot use.
   OtlpExporter(std::string db_path, ExporterOptions options);
   ~OtlpExporter();
   OtlpExporter(const OtlpExporter&) = delete;

@@ -1,9 +1,9 @@
 #pragma once
-// How one export request reaches the collector (OTLP/HTTP:
-// otlp_http_transport.hpp). The exporter builds and encodes the request,
-// sends it through a transport on its own thread, and judges the answer
-// (delivery_policy.hpp) the same way whatever the protocol: a transport
-// only says what came back.
+// How one export request reaches the collector: OTLP/HTTP
+// (otlp_http_transport.hpp) or OTLP/gRPC (otlp_grpc_transport.hpp). The
+// exporter builds and encodes the request, sends it through a transport on
+// its own thread, and judges the answer (delivery_policy.hpp) the same way
+// whatever the protocol: a transport only says what came back.
 
 #include <chrono>
 #include <cstdint>
@@ -24,10 +24,10 @@ class TransportError : public std::runtime_error {
 
 struct CollectorAnswer {
   Answer answer = Answer::not_now;
-  std::string status;  // as the log says it: "HTTP 503"
+  std::string status;  // as the log says it: "HTTP 503", "gRPC UNAVAILABLE"
   std::string hint;    // what to check ("": nothing more than the status)
   std::string said;    // what the collector said with it, at most 200 bytes
-  std::optional<std::chrono::milliseconds> retry_after;  // Retry-After
+  std::optional<std::chrono::milliseconds> retry_after;  // Retry-After, gRPC RetryInfo
   std::int64_t rejected_spans = 0;                       // partial_success of an accepted request
 };
 
