@@ -79,26 +79,17 @@ std::shared_ptr<grpc::ChannelCredentials> credentials_for(const Endpoint& endpoi
   return grpc::SslCredentials(ssl);
 }
 
-// gRPC metadata: names of lower-case letters, digits, '-', '_' and '.'
-// (HTTP/2 allows no upper case); values of printable ASCII, unless the
-// name ends in -bin (binary, sent base64-encoded by gRPC).
+// Each header as gRPC metadata, its name in lower case (HTTP/2 allows no
+// upper case).
 std::vector<std::pair<std::string, std::string>> metadata_of(
     const std::vector<std::pair<std::string, std::string>>& headers) {
   std::vector<std::pair<std::string, std::string>> metadata;
   for (const auto& [name, value] : headers) {
+    if (const std::string problem = grpc_metadata_problem(name, value); !problem.empty()) {
+      throw std::invalid_argument("otlp.headers: '" + name + "' " + problem);
+    }
     std::string key = name;
     std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
-    const bool key_ok = !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
-      return std::islower(c) || std::isdigit(c) || c == '-' || c == '_' || c == '.';
-    });
-    const bool binary = key.size() > 4 && key.compare(key.size() - 4, 4, "-bin") == 0;
-    const bool value_ok =
-        binary || std::all_of(value.begin(), value.end(), [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
-    if (!key_ok || !value_ok || key.starts_with("grpc-")) {
-      throw std::invalid_argument("otlp.headers: '" + name +
-                                  "' cannot be sent as gRPC metadata (a name of letters, digits, '-', '_' and '.', "
-                                  "not starting with grpc-; a value of printable ASCII)");
-    }
     metadata.emplace_back(std::move(key), value);
   }
   return metadata;
@@ -114,6 +105,23 @@ Endpoint grpc_endpoint_of(const std::string& url) {
 }
 
 }  // namespace
+
+std::string grpc_metadata_problem(const std::string& name, const std::string& value) {
+  std::string key = name;
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+  const bool key_ok = !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
+    return std::islower(c) || std::isdigit(c) || c == '-' || c == '_' || c == '.';
+  });
+  if (!key_ok || key.starts_with("grpc-")) {
+    return "cannot be sent as gRPC metadata: a name is letters, digits, '-', '_' and '.', not grpc-*";
+  }
+  const bool binary = key.ends_with("-bin");
+  if (!binary && !std::all_of(value.begin(), value.end(), [](unsigned char c) { return c >= 0x20 && c < 0x7f; })) {
+    return "cannot be sent as gRPC metadata: its value is not printable ASCII (only a name ending in -bin takes "
+           "bytes)";
+  }
+  return {};
+}
 
 // The channel, its stub, and the call in progress (for abort()).
 struct OtlpGrpcTransport::Channel {

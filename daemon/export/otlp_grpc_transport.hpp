@@ -26,6 +26,11 @@ inline constexpr const char* k_grpc_export_method = "/opentelemetry.proto.collec
 // for gRPC).
 inline constexpr const char* k_grpc_default_port = "4317";
 
+// Why a header cannot go as gRPC metadata ("" when it can): a name of
+// letters, digits, '-', '_' and '.' (sent in lower case), not grpc-*; a
+// value of printable ASCII unless the name ends in -bin (binary).
+[[nodiscard]] std::string grpc_metadata_problem(const std::string& name, const std::string& value);
+
 struct GrpcTransportOptions {
   std::string url;  // "http://host:4317" (plaintext) or "https://host:4317" (TLS); a path is not used
   bool gzip = false;

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/app/config_file.hpp"
 #include "daemon/app/options.hpp"
 #include "daemon/export/collector_reply.hpp"
 #include "daemon/export/delivery_policy.hpp"
@@ -279,6 +280,28 @@ TEST(GrpcOptions, TheTracesProtocolVariableWinsAndTheEndpointIsUsedAsIs) {
   EXPECT_EQ(app::otlp_export_url(options), "http://collector:4317");
   options.otlp_protocol = "http/protobuf";
   EXPECT_EQ(app::otlp_export_url(options), "http://collector:4317/v1/traces");
+}
+
+// A header HTTP takes and gRPC cannot carry is a configuration problem
+// (--check-config says so), where it stopped the exporter at start-up.
+TEST(GrpcOptions, AHeaderGrpcCannotCarryIsAConfigurationProblem) {
+  app::DaemonOptions options = app::default_options();
+  options.otlp_endpoint = "http://collector:4317";
+  options.otlp_headers = {"Authorization=Bearer x", "x-bin-ok-bin=\x01", "Bad Name=x"};
+  EXPECT_NO_THROW(app::validate_options(options)) << "over HTTP";
+  options.otlp_protocol = "grpc";
+  try {
+    app::validate_options(options);
+    ADD_FAILURE() << "taken";
+  } catch (const app::ConfigError& e) {
+    ASSERT_EQ(e.problems().size(), 1u);
+    EXPECT_NE(e.problems()[0].find("'otlp.headers' (--otlp-header) lists 'Bad Name=x'"), std::string::npos)
+        << e.problems()[0];
+  }
+  EXPECT_EQ(grpc_metadata_problem("X-Team", "git"), "");
+  EXPECT_NE(grpc_metadata_problem("grpc-timeout", "1S"), "");
+  EXPECT_NE(grpc_metadata_problem("x-team", "caf\xc3\xa9"), "");
+  EXPECT_EQ(grpc_metadata_problem("x-raw-bin", "caf\xc3\xa9"), "");
 }
 
 }  // namespace
