@@ -24,9 +24,12 @@
 namespace trace2d::test {
 namespace {
 
-constexpr int k_ok = 0;
-constexpr int k_invalid_argument = 3;
-constexpr int k_unauthenticated = 16;
+// Names of their own (grpc_*, k_grpc_*): a unity build compiles this file
+// with test_otlp_live.cpp, whose helpers are alike.
+
+constexpr int k_grpc_ok = 0;
+constexpr int k_grpc_invalid_argument = 3;
+constexpr int k_grpc_unauthenticated = 16;
 
 // What otlp_check.js's tree check says of everything `receiver` accepted
 // (one request: protobuf messages concatenated are their merge).
@@ -64,7 +67,7 @@ CheckedTree check_accepted(const TempDir& dir, const GrpcReceiver& receiver) {
 }
 
 // Every stored session (at least `min_sessions`) exported; none running.
-bool all_exported(const std::string& db, std::int64_t min_sessions) {
+bool grpc_all_exported(const std::string& db, std::int64_t min_sessions) {
   db::Database check = open_db(db);
   const std::int64_t sessions = check.query_int("SELECT count(*) FROM sessions").value_or(0);
   return sessions >= min_sessions && check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0 &&
@@ -73,7 +76,7 @@ bool all_exported(const std::string& db, std::int64_t min_sessions) {
 }
 
 // Four git processes (one failing), each its own session and tree.
-constexpr std::int64_t k_runs = 4;
+constexpr std::int64_t k_grpc_runs = 4;
 void run_gits(const TempDir& dir, const RunningDaemon& daemon) {
   const std::string repo = make_repo(dir, "repo", 2);
   const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon.git_target()}};
@@ -104,14 +107,14 @@ void expect_every_session_once(const TempDir& dir, const GrpcReceiver& receiver,
     stored.emplace(select.column_text(0));
   }
   EXPECT_EQ(sids, stored);
-  EXPECT_EQ(static_cast<std::int64_t>(sids.size()), k_runs);
+  EXPECT_EQ(static_cast<std::int64_t>(sids.size()), k_grpc_runs);
   EXPECT_EQ(names, (std::set<std::string>{"git:status", "git:log", "git:rev-parse"}));
   EXPECT_EQ(static_cast<std::int64_t>(tree.spans.size()),
             db.query_int("SELECT exported_spans FROM otlp_export").value_or(-1));
 }
 
 // A sample of a /metrics scrape (-1 when absent).
-double metric(const std::string& body, const std::string& sample) {
+double grpc_metric(const std::string& body, const std::string& sample) {
   for (std::size_t at = body.find(sample + " "); at != std::string::npos; at = body.find(sample + " ", at + 1)) {
     if (at == 0 || body[at - 1] == '\n') {
       return std::stod(body.substr(at + sample.size() + 1));
@@ -126,14 +129,14 @@ TEST(OtlpGrpc, EverySessionArrivesOnceAtTheExportMethodWithItsMetadataAndGzip) {
   RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-protocol", "grpc", "--otlp-header",
                              "X-Team=git", "--otlp-compression", "gzip"});
   run_gits(dir, daemon);
-  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), k_runs); }, std::chrono::seconds(20)))
+  ASSERT_TRUE(wait_until([&] { return grpc_all_exported(daemon.db_path(), k_grpc_runs); }, std::chrono::seconds(20)))
       << daemon.process().err_so_far();
   expect_every_session_once(dir, receiver, daemon.db_path());
   const auto calls = receiver.calls();
   ASSERT_FALSE(calls.empty());
   for (const GrpcReceiver::Call& call : calls) {
     EXPECT_EQ(call.method, "/opentelemetry.proto.collector.trace.v1.TraceService/Export");
-    EXPECT_EQ(call.code, k_ok);
+    EXPECT_EQ(call.code, k_grpc_ok);
     const auto team = call.metadata.find("x-team");
     EXPECT_TRUE(team != call.metadata.end() && team->second == "git") << "the header as metadata";
     const auto agent = call.metadata.find("user-agent");
@@ -151,7 +154,7 @@ TEST(OtlpGrpc, EverySessionArrivesOnceAtTheExportMethodWithItsMetadataAndGzip) {
 
 // A CA and, signed by it, a certificate for "localhost" (the receiver's)
 // and one for a client (trace2d's), made by the openssl CLI.
-void make_certificates(const TempDir& dir) {
+void make_grpc_certificates(const TempDir& dir) {
   write_file(dir.file("san.ext"), "subjectAltName=DNS:localhost\n");
   std::vector<std::vector<std::string>> steps{
       {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir.file("ca.key"), "-out", dir.file("ca.pem"),
@@ -178,7 +181,7 @@ void make_certificates(const TempDir& dir) {
 // trace2d's client certificate presented where the receiver requires one.
 TEST(OtlpGrpc, TlsWithTheCollectorsCaAndAClientCertificate) {
   TempDir dir;
-  make_certificates(dir);
+  make_grpc_certificates(dir);
   GrpcReceiver::Options tls;
   tls.tls_cert = read_file(dir.file("server.pem"));
   tls.tls_key = read_file(dir.file("server.key"));
@@ -201,7 +204,7 @@ TEST(OtlpGrpc, TlsWithTheCollectorsCaAndAClientCertificate) {
                              dir.file("ca.pem"), "--otlp-client-cert", dir.file("client.pem"), "--otlp-client-key",
                              dir.file("client.key")});
   run_gits(dir, daemon);
-  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), k_runs); }, std::chrono::seconds(20)))
+  ASSERT_TRUE(wait_until([&] { return grpc_all_exported(daemon.db_path(), k_grpc_runs); }, std::chrono::seconds(20)))
       << daemon.process().err_so_far();
   expect_every_session_once(dir, receiver, daemon.db_path());
   EXPECT_EQ(daemon.stop().exit_code, 0);
@@ -213,16 +216,16 @@ TEST(OtlpGrpc, TlsWithTheCollectorsCaAndAClientCertificate) {
 TEST(OtlpGrpc, UnauthenticatedPausesTheExportAndKeepsTheQueueUntilTheCollectorTakesIt) {
   TempDir dir;
   GrpcReceiver receiver;
-  receiver.answer(k_unauthenticated, "no such token");
+  receiver.answer(k_grpc_unauthenticated, "no such token");
   RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-protocol", "grpc",
                              "--otlp-max-backoff-ms", "300", "--metrics-listen", "127.0.0.1:0"});
   run_gits(dir, daemon);
   ASSERT_TRUE(wait_until(
       [&] {
         db::Database check = open_db(daemon.db_path());
-        return check.query_int("SELECT count(*) FROM sessions WHERE status != 'running'").value_or(0) == k_runs &&
+        return check.query_int("SELECT count(*) FROM sessions WHERE status != 'running'").value_or(0) == k_grpc_runs &&
                check.query_int("SELECT failures FROM otlp_export").value_or(0) >= 3 &&
-               check.query_int("SELECT count(*) FROM otlp_pending").value_or(0) == k_runs;
+               check.query_int("SELECT count(*) FROM otlp_pending").value_or(0) == k_grpc_runs;
       },
       std::chrono::seconds(30)))
       << daemon.process().err_so_far();
@@ -245,11 +248,11 @@ TEST(OtlpGrpc, UnauthenticatedPausesTheExportAndKeepsTheQueueUntilTheCollectorTa
   std::string body;
   EXPECT_TRUE(wait_until([&] {
     body = http_get(port, "/metrics").body;
-    return metric(body, "trace2d_otlp_backlog_sessions") == k_runs && metric(body, "trace2d_otlp_export_paused") == 1;
+    return grpc_metric(body, "trace2d_otlp_backlog_sessions") == k_grpc_runs && grpc_metric(body, "trace2d_otlp_export_paused") == 1;
   })) << body;
 
-  receiver.answer(k_ok);
-  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), k_runs); }, std::chrono::seconds(30)))
+  receiver.answer(k_grpc_ok);
+  ASSERT_TRUE(wait_until([&] { return grpc_all_exported(daemon.db_path(), k_grpc_runs); }, std::chrono::seconds(30)))
       << daemon.process().err_so_far();
   expect_every_session_once(dir, receiver, daemon.db_path());
   EXPECT_EQ(open_db(daemon.db_path()).query_int("SELECT paused_since IS NULL FROM otlp_export"), 1);
@@ -264,20 +267,20 @@ TEST(OtlpGrpc, UnauthenticatedPausesTheExportAndKeepsTheQueueUntilTheCollectorTa
 TEST(OtlpGrpc, InvalidArgumentDropsTheSessionsCountedByReason) {
   TempDir dir;
   GrpcReceiver receiver;
-  receiver.answer(k_invalid_argument, "span without a name");
+  receiver.answer(k_grpc_invalid_argument, "span without a name");
   RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-protocol", "grpc", "--metrics-listen",
                              "127.0.0.1:0"});
   run_gits(dir, daemon);
   ASSERT_TRUE(wait_until(
       [&] {
         db::Database check = open_db(daemon.db_path());
-        return check.query_int("SELECT dropped_sessions FROM otlp_export").value_or(0) == k_runs &&
+        return check.query_int("SELECT dropped_sessions FROM otlp_export").value_or(0) == k_grpc_runs &&
                check.query_int("SELECT count(*) FROM otlp_pending").value_or(1) == 0;
       },
       std::chrono::seconds(20)))
       << daemon.process().err_so_far();
   db::Database db = open_db(daemon.db_path());
-  EXPECT_EQ(db.query_int("SELECT sessions FROM otlp_dropped WHERE reason = 'bad_request'"), k_runs);
+  EXPECT_EQ(db.query_int("SELECT sessions FROM otlp_dropped WHERE reason = 'bad_request'"), k_grpc_runs);
   EXPECT_EQ(db.query_int("SELECT paused_since IS NULL FROM otlp_export"), 1);
   EXPECT_EQ(db.query_int("SELECT exported_sessions FROM otlp_export"), 0);
   EXPECT_NE(db.query_text("SELECT last_failure_reason FROM otlp_export").value_or("").find("gRPC INVALID_ARGUMENT"),
@@ -286,9 +289,9 @@ TEST(OtlpGrpc, InvalidArgumentDropsTheSessionsCountedByReason) {
   std::string body;
   EXPECT_TRUE(wait_until([&] {
     body = http_get(port, "/metrics").body;
-    return metric(body, R"(trace2d_otlp_dropped_sessions_total{reason="bad_request"})") == k_runs;
+    return grpc_metric(body, R"(trace2d_otlp_dropped_sessions_total{reason="bad_request"})") == k_grpc_runs;
   })) << body;
-  EXPECT_EQ(metric(body, "trace2d_otlp_export_paused"), 0);
+  EXPECT_EQ(grpc_metric(body, "trace2d_otlp_export_paused"), 0);
   EXPECT_NE(daemon.process().err_so_far().find("with gRPC INVALID_ARGUMENT"), std::string::npos);
   EXPECT_NE(daemon.process().err_so_far().find("span without a name"), std::string::npos);
   EXPECT_EQ(daemon.stop().exit_code, 0);
@@ -299,7 +302,7 @@ TEST(OtlpGrpc, InvalidArgumentDropsTheSessionsCountedByReason) {
 TEST(OtlpGrpc, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
   TempDir dir;
   GrpcReceiver receiver;
-  receiver.answer(k_ok, "", std::nullopt, std::chrono::milliseconds(1500));
+  receiver.answer(k_grpc_ok, "", std::nullopt, std::chrono::milliseconds(1500));
   const std::string repo = make_repo(dir, "repo", 2);
   {
     RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-protocol", "grpc"});
@@ -314,10 +317,10 @@ TEST(OtlpGrpc, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
   }
   EXPECT_EQ(open_db(dir.file("t.db")).query_int("SELECT count(*) FROM otlp_pending"), 0);
   EXPECT_EQ(open_db(dir.file("t.db")).query_int("SELECT exported_sessions FROM otlp_export"), 1);
-  receiver.answer(k_ok);
+  receiver.answer(k_grpc_ok);
   RunningDaemon again(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-protocol", "grpc"});
   ASSERT_EQ(run_git(repo, {"log", "-1"}, {{"GIT_TRACE2_EVENT", again.git_target()}}).exit_code, 0);
-  ASSERT_TRUE(wait_until([&] { return all_exported(again.db_path(), 2); }, std::chrono::seconds(20)))
+  ASSERT_TRUE(wait_until([&] { return grpc_all_exported(again.db_path(), 2); }, std::chrono::seconds(20)))
       << again.process().err_so_far();
   EXPECT_EQ(receiver.arrived(), 2u) << "the acknowledged request was not sent again";
   EXPECT_EQ(again.stop().exit_code, 0);
@@ -335,7 +338,7 @@ TEST(OtlpGrpc, TheTracesProtocolVariableChoosesGrpc) {
   RunningDaemon daemon(dir);
   const std::string repo = make_repo(dir, "repo", 2);
   ASSERT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}}).exit_code, 0);
-  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 1); }, std::chrono::seconds(20)))
+  ASSERT_TRUE(wait_until([&] { return grpc_all_exported(daemon.db_path(), 1); }, std::chrono::seconds(20)))
       << daemon.process().err_so_far();
   EXPECT_EQ(receiver.calls().size(), 1u);
   EXPECT_EQ(daemon.stop().exit_code, 0);
