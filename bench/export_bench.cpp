@@ -3,12 +3,13 @@
 // (otlp_sink), and what building spans costs as process trees grow.
 //
 //   export_bench --trace2d build/release/bin/trace2d --traces tests/data/traces
-//                [--events 300000] [--daemon-arg FLAG]...
+//                [--events 300000] [--protocol http|grpc] [--daemon-arg FLAG]...
 //     Imports copies of the real git traces (fetch with its children, clone,
 //     hooks, aliases...) into a database, queues every session, starts
-//     otlp_sink and trace2d --otlp-endpoint on it, and measures from
-//     trace2d's start until the queue is empty:
-//     RESULT bench=export sessions=N spans=N requests=N bytes=N elapsed_s=S spans_per_s=N loss=none
+//     otlp_sink (OTLP/HTTP) or otlp_grpc_sink (--protocol grpc: trace2d
+//     --otlp-protocol grpc) and trace2d --otlp-endpoint on it, and measures
+//     from trace2d's start until the queue is empty:
+//     RESULT bench=export protocol=P sessions=N spans=N requests=N bytes=N elapsed_s=S spans_per_s=N loss=none
 //
 //   export_bench --tree N [--loader both|export|whole]
 //     One git process with N child gits (a rebase -x of N commits), all
@@ -50,6 +51,8 @@ namespace fs = std::filesystem;
 struct Options {
   std::string trace2d = "build/release/bin/trace2d";
   std::string sink;
+  std::string grpc_sink;
+  std::string protocol = "http";
   std::string traces = "tests/data/traces";
   std::string work_dir;
   std::int64_t events = 300'000;
@@ -125,7 +128,8 @@ int run_daemon(const Options& options, const std::string& work) {
     sessions = db.query_int("SELECT count(*) FROM otlp_pending").value_or(0);
   }
 
-  Child sink({options.sink}, work + "/sink.out", work + "/sink.err");
+  const bool grpc = options.protocol == "grpc";
+  Child sink({grpc ? options.grpc_sink : options.sink}, work + "/sink.out", work + "/sink.err");
   std::string port;
   const auto ready_by = Clock::now() + std::chrono::seconds(10);
   while (port.empty() && Clock::now() < ready_by) {
@@ -139,6 +143,9 @@ int run_daemon(const Options& options, const std::string& work) {
     throw std::runtime_error("otlp_sink did not start: " + read_file(work + "/sink.err"));
   }
   std::vector<std::string> args = {"--otlp-endpoint", "http://127.0.0.1:" + port};
+  if (grpc) {
+    args.insert(args.end(), {"--otlp-protocol", "grpc"});
+  }
   args.insert(args.end(), options.daemon_args.begin(), options.daemon_args.end());
   const auto start = Clock::now();
   Child daemon = start_trace2d(options.trace2d, work, args);
@@ -166,9 +173,10 @@ int run_daemon(const Options& options, const std::string& work) {
   };
   const bool lossless = left == 0 && code == 0 && failures == 0 && spans > 0;
   std::printf(
-      "RESULT bench=export sessions=%lld exported_sessions=%lld spans=%lld requests=%lld bytes=%lld elapsed_s=%.3f "
-      "spans_per_s=%.0f exporter_cpu_s=%.3f spans_per_cpu_s=%.0f left=%lld failures=%lld exit=%d loss=%s\n",
-      static_cast<long long>(sessions), static_cast<long long>(exported), static_cast<long long>(spans),
+      "RESULT bench=export protocol=%s sessions=%lld exported_sessions=%lld spans=%lld requests=%lld bytes=%lld "
+      "elapsed_s=%.3f spans_per_s=%.0f exporter_cpu_s=%.3f spans_per_cpu_s=%.0f left=%lld failures=%lld exit=%d "
+      "loss=%s\n",
+      options.protocol.c_str(), static_cast<long long>(sessions), static_cast<long long>(exported), static_cast<long long>(spans),
       number("requests"), number("bytes"), elapsed, static_cast<double>(spans) / elapsed, cpu,
       cpu > 0 ? static_cast<double>(spans) / cpu : 0.0,
       static_cast<long long>(left), static_cast<long long>(failures), code, lossless ? "none" : "YES");
@@ -304,9 +312,14 @@ int run_tree(const Options& options, const std::string& work) {
 int main(int argc, char** argv) {
   Options options;
   options.sink = (fs::path(argv[0]).parent_path() / "otlp_sink").string();
+  options.grpc_sink = (fs::path(argv[0]).parent_path() / "otlp_grpc_sink").string();
   CLI::App cli{"Measures trace2d's OTLP export: spans/s into a discarding receiver, or span building per tree size."};
   cli.add_option("--trace2d", options.trace2d, "trace2d binary")->capture_default_str();
   cli.add_option("--sink", options.sink, "otlp_sink binary")->capture_default_str();
+  cli.add_option("--grpc-sink", options.grpc_sink, "otlp_grpc_sink binary")->capture_default_str();
+  cli.add_option("--protocol", options.protocol, "http (OTLP/HTTP into otlp_sink) or grpc (OTLP/gRPC into otlp_grpc_sink)")
+      ->check(CLI::IsMember({"http", "grpc"}))
+      ->capture_default_str();
   cli.add_option("--traces", options.traces, "Real git traces to copy")->capture_default_str();
   cli.add_option("--events", options.events, "Events in the database (whole copies)")->capture_default_str();
   cli.add_option("--work-dir", options.work_dir, "Database and files (default: a fresh temp dir)");

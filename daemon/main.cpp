@@ -113,8 +113,9 @@ Effective effective_options(const CommandLine& command_line) {
   Effective effective = gather_options(command_line, OtelVariables::read, problems, from_environment);
   if (app::otlp_export_url(effective.options).empty()) {
     // The OTEL_* variables configure an export: with it off they are not
-    // used, so not checked either. OTEL_EXPORTER_OTLP_PROTOCOL=grpc, set
-    // in a shared environment for another program, must not stop trace2d.
+    // used, so not checked either. An OTEL_EXPORTER_OTLP_PROTOCOL trace2d
+    // does not know, set in a shared environment for another program, must
+    // not stop trace2d.
     problems.clear();
     from_environment.clear();
     effective = gather_options(command_line, OtelVariables::ignored, problems, from_environment);

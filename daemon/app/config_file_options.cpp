@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "daemon/app/config_file_settings.hpp"
+#include "daemon/export/otlp_grpc_transport.hpp"
 
 namespace trace2d::app {
 namespace {
@@ -230,6 +231,19 @@ void validate_options(const DaemonOptions& options) {
   if (!options.stream.path.empty() && options.stream.path == options.dgram.path) {
     problems.push_back(fmt::format("'dgram.path' (--dgram-socket) is the same as 'stream.path' (--socket): '{}'",
                                    options.stream.path));
+  }
+  // gRPC carries fewer headers than HTTP (otlp.headers checks what HTTP
+  // takes): said here, so that --check-config says it too.
+  if (options.otlp_protocol == "grpc") {
+    for (const std::string& header : options.otlp_headers) {
+      const auto equals = header.find('=');
+      const std::string problem = exporter::grpc_metadata_problem(
+          header.substr(0, equals), equals == std::string::npos ? std::string() : header.substr(equals + 1));
+      if (!problem.empty()) {
+        problems.push_back(fmt::format("'otlp.headers' (--otlp-header) lists '{}', which {} (otlp.protocol is grpc)",
+                                       header, problem));
+      }
+    }
   }
   // Under socket activation the sockets come from systemd, whatever the paths say.
   if (options.stream.path.empty() && options.dgram.path.empty() && options.watch_dirs.empty() &&

@@ -189,9 +189,9 @@ inline std::string absolute_or_empty_problem(const std::string& path) {
 }
 
 inline std::string otlp_protocol_problem(const std::string& protocol) {
-  return protocol == "http/protobuf" || protocol == "http/json"
+  return protocol == "http/protobuf" || protocol == "http/json" || protocol == "grpc"
              ? std::string()
-             : fmt::format("must be http/protobuf or http/json (grpc is not supported), not '{}'", protocol);
+             : fmt::format("must be http/protobuf, http/json or grpc, not '{}'", protocol);
 }
 
 inline std::string otlp_compression_problem(const std::string& compression) {

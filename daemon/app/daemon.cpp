@@ -142,7 +142,9 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   if (o.url.empty()) {
     return nullptr;
   }
-  o.json = options.otlp_protocol == "http/json";
+  o.protocol = options.otlp_protocol == "grpc"        ? exporter::Protocol::grpc
+               : options.otlp_protocol == "http/json" ? exporter::Protocol::http_json
+                                                      : exporter::Protocol::http_protobuf;
   o.gzip = options.otlp_compression == "gzip";
   o.timeout = options.otlp_timeout;
   o.max_sessions_per_request = options.otlp_batch_max_sessions;
@@ -154,8 +156,11 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));
   }
   o.tls = exporter::TlsFiles{options.otlp_ca_file, options.otlp_client_cert, options.otlp_client_key};
+  // gRPC reads the proxy variables itself (grpc_proxy, https_proxy,
+  // http_proxy; no_grpc_proxy, no_proxy: docs/configuration.md).
   std::string error;
-  if (const auto endpoint = exporter::parse_endpoint(o.url, error)) {
+  const auto endpoint = o.protocol == exporter::Protocol::grpc ? std::nullopt : exporter::parse_endpoint(o.url, error);
+  if (endpoint) {
     try {
       o.proxy = exporter::proxy_for(*endpoint, exporter::ProxyEnvironment::of_process());
     } catch (const std::invalid_argument& e) {

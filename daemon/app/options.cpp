@@ -101,7 +101,10 @@ std::string otlp_export_url(const DaemonOptions& options) {
   if (!options.otlp_traces_endpoint.empty()) {
     return options.otlp_traces_endpoint;
   }
-  return options.otlp_endpoint.empty() ? std::string() : otlp_traces_url(options.otlp_endpoint);
+  if (options.otlp_endpoint.empty() || options.otlp_protocol == "grpc") {
+    return options.otlp_endpoint;  // gRPC has no path to append: the method is named in the call
+  }
+  return otlp_traces_url(options.otlp_endpoint);
 }
 
 OtelSettings apply_otel_environment(DaemonOptions& options) {
@@ -136,6 +139,11 @@ OtelSettings apply_otel_environment(DaemonOptions& options) {
     options.otlp_compression = *compression;
   }
   if (const auto protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL", "otlp.protocol")) {
+    options.otlp_protocol = *protocol;
+  }
+  // The signal's own variable wins over the general one (the SDK
+  // specification), and is named when its value is wrong.
+  if (const auto protocol = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "otlp.protocol")) {
     options.otlp_protocol = *protocol;
   }
   if (const auto ca = env("OTEL_EXPORTER_OTLP_CERTIFICATE", "otlp.ca_file")) {

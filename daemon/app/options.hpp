@@ -82,15 +82,16 @@ struct DaemonOptions {
   // The parse, store and export threads run under SCHED_BATCH
   // (thread_scheduling.hpp), so that git's threads go first.
   bool batch_scheduling = true;
-  // OTLP export (docs/otlp.md): off while both endpoints are empty. The
-  // endpoint is a base URL ("http://collector:4318"), to which /v1/traces is
-  // appended unless it already ends so, as OTEL_EXPORTER_OTLP_ENDPOINT; the
-  // traces endpoint is the URL POSTed to, used as is, as
-  // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the SDK specification's rule), and
-  // wins over the base.
+  // OTLP export (docs/otlp.md): off while both endpoints are empty. Over
+  // HTTP the endpoint is a base URL ("http://collector:4318"), to which
+  // /v1/traces is appended unless it already ends so, as
+  // OTEL_EXPORTER_OTLP_ENDPOINT; the traces endpoint is the URL POSTed to,
+  // used as is, as OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the SDK
+  // specification's rule), and wins over the base. Over gRPC either is the
+  // collector's address as is ("http://collector:4317"; https:// for TLS).
   std::string otlp_endpoint;
   std::string otlp_traces_endpoint;
-  std::string otlp_protocol = "http/protobuf";  // or http/json
+  std::string otlp_protocol = "http/protobuf";  // or http/json, grpc
   std::string otlp_compression = "none";        // or gzip
   std::chrono::milliseconds otlp_timeout{10000};
   std::vector<std::string> otlp_headers;  // "name=value"
@@ -142,15 +143,17 @@ struct DaemonOptions {
 // The traces URL of a base endpoint (`otlp_endpoint`): /v1/traces appended.
 [[nodiscard]] std::string otlp_traces_url(const std::string& endpoint);
 
-// The URL the exporter POSTs to: the traces endpoint as it is, else the
-// base endpoint's traces URL; "" when the export is off.
+// Where the exporter sends: the traces endpoint as it is, else the base
+// endpoint's traces URL (over gRPC the base as it is); "" when the export
+// is off.
 [[nodiscard]] std::string otlp_export_url(const DaemonOptions& options);
 
 // The OpenTelemetry SDK's variables, as defaults under the configuration
 // file and the flags: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (otlp.traces_endpoint,
 // used as is), OTEL_EXPORTER_OTLP_ENDPOINT (otlp.endpoint, a base),
 // ..._HEADERS ("k=v,k2=v2", values percent-encoded), ..._COMPRESSION,
-// ..._PROTOCOL, ..._TIMEOUT (ms), ..._CERTIFICATE, ..._CLIENT_CERTIFICATE,
+// ..._PROTOCOL (..._TRACES_PROTOCOL wins over it), ..._TIMEOUT (ms),
+// ..._CERTIFICATE, ..._CLIENT_CERTIFICATE,
 // ..._CLIENT_KEY (PEM files). Returns the settings it set, each with the
 // variable that set it ("otlp.protocol" -> "OTEL_EXPORTER_OTLP_PROTOCOL"),
 // so that a problem with one names where it came from.

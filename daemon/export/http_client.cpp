@@ -29,7 +29,7 @@ std::string authority_of(const Endpoint& endpoint) {
 
 }  // namespace
 
-std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error) {
+std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error, std::string_view default_port) {
   Endpoint endpoint;
   if (url.substr(0, 8) == "https://") {
     endpoint.tls = true;
@@ -62,7 +62,7 @@ std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error)
     }
   }
   if (endpoint.port.empty()) {
-    endpoint.port = endpoint.tls ? "443" : "80";
+    endpoint.port = !default_port.empty() ? std::string(default_port) : endpoint.tls ? "443" : "80";
   }
   int port = 0;
   const auto [end, ec] = std::from_chars(endpoint.port.data(), endpoint.port.data() + endpoint.port.size(), port);

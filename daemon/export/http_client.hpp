@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/export/transport.hpp"
+
 namespace trace2d::exporter {
 
 struct Endpoint {
@@ -25,10 +27,13 @@ struct Endpoint {
   std::string target;  // the path, "/v1/traces"
 };
 
-// "http[s]://host[:port][/path]"; nullopt with `error` set otherwise.
-[[nodiscard]] std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error);
+// "http[s]://host[:port][/path]"; nullopt with `error` set otherwise. The
+// port, when the URL has none: `default_port`, else 443 for https and 80
+// for http.
+[[nodiscard]] std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error,
+                                                     std::string_view default_port = {});
 
-// For https: whom to trust (the system's CAs unless a file is named) and
+// For https (and gRPC over TLS): whom to trust (the system's CAs unless a file is named) and
 // the client's own certificate, when the collector asks for one.
 struct TlsFiles {
   std::string ca_file;      // PEM; "": the system's trusted CAs
@@ -51,12 +56,6 @@ struct HttpResponse {
   std::string body;
   std::string content_type;
   std::optional<std::chrono::seconds> retry_after;
-};
-
-// A connection failure, a failed TLS handshake or a timeout: worth retrying.
-class TransportError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 class HttpClient {

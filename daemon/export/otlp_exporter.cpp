@@ -11,7 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "daemon/export/gzip.hpp"
+#include "daemon/export/otlp_grpc_transport.hpp"
+#include "daemon/export/otlp_http_transport.hpp"
 #include "db/otlp_queue.hpp"
 #include "db/read_transaction.hpp"
 #include "model/process_tree.hpp"
@@ -23,56 +24,27 @@
 namespace trace2d::exporter {
 namespace {
 
-Endpoint endpoint_of(const std::string& url) {
-  std::string error;
-  auto endpoint = parse_endpoint(url, error);
-  if (!endpoint) {
-    throw std::invalid_argument("OTLP endpoint '" + url + "': " + error);
+std::unique_ptr<Transport> make_transport(const ExporterOptions& options) {
+  if (options.protocol == Protocol::grpc) {
+    GrpcTransportOptions o;
+    o.url = options.url;
+    o.gzip = options.gzip;
+    o.timeout = options.timeout;
+    o.headers = options.headers;
+    o.tls = options.tls;
+    o.max_backoff = options.max_backoff;
+    o.user_agent = "trace2d/" + options.resource.trace2d_version;
+    return std::make_unique<OtlpGrpcTransport>(std::move(o));
   }
-  return *endpoint;
-}
-
-// ExportTraceServiceResponse { partial_success 1 { rejected_spans 1 } }:
-// the spans the collector refused in an accepted request, from a protobuf
-// answer (0 when there is none, or it cannot be read).
-std::int64_t rejected_spans_in(std::string_view body) {
-  const auto varint = [](std::string_view& in, std::uint64_t& value) {
-    value = 0;
-    for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
-      const auto byte = static_cast<std::uint8_t>(in.front());
-      in.remove_prefix(1);
-      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) {
-        return true;
-      }
-    }
-    return false;
-  };
-  std::uint64_t tag = 0;
-  std::uint64_t length = 0;
-  if (!varint(body, tag) || tag != ((1 << 3) | 2) || !varint(body, length) || length > body.size()) {
-    return 0;
-  }
-  std::string_view partial = body.substr(0, length);
-  std::uint64_t value = 0;
-  while (!partial.empty() && varint(partial, tag)) {
-    if ((tag & 7) == 0) {
-      if (!varint(partial, value)) {
-        return 0;
-      }
-      if ((tag >> 3) == 1) {
-        return static_cast<std::int64_t>(value);
-      }
-    } else if ((tag & 7) == 2) {
-      if (!varint(partial, length) || length > partial.size()) {
-        return 0;
-      }
-      partial.remove_prefix(length);
-    } else {
-      return 0;
-    }
-  }
-  return 0;
+  HttpTransportOptions o;
+  o.url = options.url;
+  o.encoding = options.protocol == Protocol::http_json ? Encoding::json : Encoding::protobuf;
+  o.gzip = options.gzip;
+  o.timeout = options.timeout;
+  o.headers = options.headers;
+  o.tls = options.tls;
+  o.proxy = options.proxy;
+  return std::make_unique<OtlpHttpTransport>(std::move(o));
 }
 
 // A queued session's owner: its sender (the queue's -1 is none, an
@@ -83,13 +55,24 @@ model::Owner owner_of(const db::PendingSession& session) {
 
 }  // namespace
 
+const char* to_string(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::http_protobuf:
+      return "http/protobuf";
+    case Protocol::http_json:
+      return "http/json";
+    case Protocol::grpc:
+      return "grpc";
+  }
+  return "?";
+}
+
 OtlpExporter::OtlpExporter(std::string db_path, ExporterOptions options)
     : m_db_path(std::move(db_path)),
       m_options(std::move(options)),
-      m_endpoint(endpoint_of(m_options.url)),
       m_resource(otlp::make_resource(m_options.resource)),
       m_scope{"trace2d", m_options.resource.trace2d_version},
-      m_client(m_endpoint, m_options.timeout, m_options.tls, m_options.proxy),
+      m_transport(make_transport(m_options)),
       m_backoff(m_options.max_backoff) {}
 
 OtlpExporter::~OtlpExporter() { stop(); }
@@ -118,7 +101,7 @@ void OtlpExporter::stop() {
                    m_options.url, m_options.shutdown_wait.count());
     }
   }
-  m_client.abort();
+  m_transport->abort();
   if (m_thread.joinable()) {
     m_thread.join();
   }
@@ -141,7 +124,7 @@ bool OtlpExporter::wait_for(std::chrono::milliseconds delay) {
   return !m_stopping;
 }
 
-std::optional<HttpResponse> OtlpExporter::post(const HttpClient::Headers& headers, std::string& body) {
+std::optional<CollectorAnswer> OtlpExporter::send(std::string& body) {
   {
     std::lock_guard lock(m_mutex);
     if (m_stopping) {
@@ -161,12 +144,12 @@ std::optional<HttpResponse> OtlpExporter::post(const HttpClient::Headers& header
       exporter.m_wake.notify_all();
     }
   } landed{*this};
-  return m_client.post(headers, body);
+  return m_transport->send(body);
 }
 
 void OtlpExporter::run() {
-  spdlog::info("otlp: exporting finished process trees to {} ({}{})", m_options.url,
-               m_options.json ? "http/json" : "http/protobuf", m_options.gzip ? ", gzip" : "");
+  spdlog::info("otlp: exporting finished process trees to {} ({}{})", m_options.url, to_string(m_options.protocol),
+               m_options.gzip ? ", gzip" : "");
   auto last_count = std::chrono::steady_clock::time_point{};
   while (true) {
     try {
@@ -404,7 +387,7 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
   // faulted in afresh, and given back to the kernel when freed.
   std::string& body = m_body;
   body.clear();
-  if (m_options.json) {
+  if (m_transport->encoding() == Encoding::json) {
     otlp::append_json_request(body, request);
   } else {
     otlp::append_protobuf_request(body, request);
@@ -417,25 +400,18 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
     }
     request.spans.clear();
   }
-  HttpClient::Headers headers = m_options.headers;
-  headers.emplace_back("Content-Type", m_options.json ? "application/json" : "application/x-protobuf");
-  std::string compressed;
-  if (m_options.gzip) {
-    compressed = gzip(body);
-    headers.emplace_back("Content-Encoding", "gzip");
-  }
   std::string reason;
   std::optional<std::chrono::milliseconds> retry_after;
   try {
-    const std::optional<HttpResponse> answer = post(headers, m_options.gzip ? compressed : body);
-    if (!answer) {
+    const std::optional<CollectorAnswer> sent = send(body);
+    if (!sent) {
       return Delivery::stopping;
     }
-    const HttpResponse& response = *answer;
-    const Judgement judgement = judge(response.status, batch.size());
+    const CollectorAnswer& answer = *sent;
+    const Judgement judgement = judge(answer.answer, batch.size());
     switch (judgement.verdict) {
       case Verdict::delivered: {
-        const std::int64_t rejected = m_options.json ? 0 : rejected_spans_in(response.body);
+        const std::int64_t rejected = answer.rejected_spans;
         db::acknowledge(db, ids, static_cast<std::int64_t>(span_count), rejected);
         m_exported_spans.fetch_add(span_count);
         m_backoff.reset();
@@ -463,34 +439,32 @@ OtlpExporter::Delivery OtlpExporter::deliver(db::Database& db, std::vector<Sessi
         return deliver(db, second);
       }
       case Verdict::drop: {
-        // Rejected as malformed (400), or one session too large alone
-        // (413): sending it again cannot change the answer. Counted by
-        // reason and named, not retried; the export goes on.
-        const std::string failure = "HTTP " + std::to_string(response.status) + " from " + m_options.url +
-                                    ": sessions dropped (" + std::string(db::to_string(judgement.reason)) + ")";
+        // Rejected as malformed (HTTP 400, gRPC INVALID_ARGUMENT), or one
+        // session too large alone (413): sending it again cannot change the
+        // answer. Counted by reason and named, not retried; the export goes on.
+        const std::string failure = answer.status + " from " + m_options.url + ": sessions dropped (" +
+                                    std::string(db::to_string(judgement.reason)) + ")";
         m_failures.fetch_add(1);
         m_backoff.reset();
         m_paused.store(false);
-        spdlog::error("otlp: {} rejected {} sessions ({} spans) with HTTP {}, which sending them again cannot "
+        spdlog::error("otlp: {} rejected {} sessions ({} spans) with {}, which sending them again cannot "
                       "change: dropped ({}): {}",
-                      m_options.url, ids.size(), span_count, response.status, db::to_string(judgement.reason),
-                      response.body.substr(0, 200));
+                      m_options.url, ids.size(), span_count, answer.status, db::to_string(judgement.reason),
+                      answer.said);
         db::drop_pending(db, ids, judgement.reason, failure);
         return Delivery::dropped;
       }
       case Verdict::retry:
         break;
     }
-    reason = "HTTP " + std::to_string(response.status) + " from " + m_options.url;
-    if (const std::string hint = hint_for(response.status); !hint.empty()) {
-      reason += ": " + hint;
+    reason = answer.status + " from " + m_options.url;
+    if (!answer.hint.empty()) {
+      reason += ": " + answer.hint;
     }
-    if (const std::string_view said = std::string_view(response.body).substr(0, 200); !said.empty()) {
-      reason += " (it said: " + std::string(said) + ")";
+    if (!answer.said.empty()) {
+      reason += " (it said: " + answer.said + ")";
     }
-    if (response.retry_after) {
-      retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*response.retry_after);
-    }
+    retry_after = answer.retry_after;
   } catch (const TransportError& e) {
     reason = e.what();
   }

@@ -3,26 +3,28 @@
 // its own database connection, never on the ingest path. Each round it takes
 // queued sessions that have finished, the senders (uids) taking turns
 // (db/otlp_queue.hpp), builds their spans from their places in their
-// process trees (model::load_export_rows, otlp/span_builder.hpp), and POSTs
-// them to the collector (OTLP/HTTP, protobuf or JSON, gzip optional). A
-// session leaves the queue only when the collector answered 2xx, or rejected
-// it in a way sending it again cannot change (400; 413 for a single
-// session): dropped, counted by reason. Any other answer, or none, pauses
-// the export and keeps the queue (delivery_policy.hpp): a wrong token or
-// path loses nothing, and fixing it delivers everything. So a restart, a
-// crash or a collector outage neither loses nor repeats what was
-// acknowledged; a request in flight at SIGTERM gets a bounded wait for its
-// answer, and one cut off is sent again (delivery is at least once).
-// Retries wait for Retry-After or back off exponentially with jitter; the
-// queue waits in the database meanwhile, so memory stays bounded by one
-// request, whose sessions are bounded in number, likely spans and stored
-// bytes.
+// process trees (model::load_export_rows, otlp/span_builder.hpp), and sends
+// them to the collector through a transport (transport.hpp: OTLP/HTTP,
+// protobuf or JSON, or OTLP/gRPC; gzip optional), blocking only this
+// thread. A session leaves the queue only when the collector accepted it,
+// or rejected it in a way sending it again cannot change (malformed; too
+// large for a single session): dropped, counted by reason. Any other
+// answer, or none, pauses the export and keeps the queue
+// (delivery_policy.hpp): a wrong token or path loses nothing, and fixing it
+// delivers everything. So a restart, a crash or a collector outage neither
+// loses nor repeats what was acknowledged; a request in flight at SIGTERM
+// gets a bounded wait for its answer, and one cut off is sent again
+// (delivery is at least once). Retries wait for the collector's Retry-After
+// (RetryInfo) or back off exponentially with jitter; the queue waits in the
+// database meanwhile, so memory stays bounded by one request, whose sessions
+// are bounded in number, likely spans and stored bytes.
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -32,6 +34,7 @@
 
 #include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/http_client.hpp"
+#include "daemon/export/transport.hpp"
 #include "db/otlp_queue.hpp"
 #include "db/sqlite.hpp"
 #include "model/process_tree.hpp"
@@ -42,12 +45,18 @@
 
 namespace trace2d::exporter {
 
+// otlp.protocol: OTLP/HTTP with either encoding, or OTLP/gRPC.
+enum class Protocol { http_protobuf, http_json, grpc };
+[[nodiscard]] const char* to_string(Protocol protocol);
+
 struct ExporterOptions {
-  std::string url;  // the traces endpoint, as POSTed to ("http://host:4318/v1/traces")
-  bool json = false;  // http/json instead of http/protobuf
+  // http/*: the traces URL, as POSTed to ("http://host:4318/v1/traces");
+  // grpc: the collector ("http://host:4317", https:// for TLS).
+  std::string url;
+  Protocol protocol = Protocol::http_protobuf;
   bool gzip = false;
   std::chrono::milliseconds timeout{10000};
-  HttpClient::Headers headers;  // extra headers ("Authorization", ...)
+  HttpClient::Headers headers;  // extra headers ("Authorization", ...); gRPC metadata for grpc
   TlsFiles tls;                 // for https
   std::optional<Proxy> proxy;   // the HTTP proxy the environment names for the endpoint (proxy.hpp)
   std::size_t max_sessions_per_request = 256;
@@ -69,7 +78,8 @@ struct ExporterOptions {
 
 class OtlpExporter {
  public:
-  // Throws std::invalid_argument for a URL it cannot use.
+  // Throws std::invalid_argument for a URL, a header or a TLS file it
+  // cannot use.
   OtlpExporter(std::string db_path, ExporterOptions options);
   ~OtlpExporter();
   OtlpExporter(const OtlpExporter&) = delete;
@@ -110,18 +120,17 @@ class OtlpExporter {
   std::vector<SessionSpans> build(db::Database& db, model::ExportRowLoader& loader,
                                   std::vector<std::int64_t>& withheld, std::vector<model::ProcessTree>& trees);
   Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
-  // POSTs unless stopping (nullopt then: nothing was sent), marking the
+  // Sends unless stopping (nullopt then: nothing was sent), marking the
   // request in flight for stop(). Throws TransportError.
-  std::optional<HttpResponse> post(const HttpClient::Headers& headers, std::string& body);
+  std::optional<CollectorAnswer> send(std::string& body);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
   void count(db::Database& db);  // health(), from the database
 
   std::string m_db_path;
   ExporterOptions m_options;
-  Endpoint m_endpoint;
   otlp::Resource m_resource;
   otlp::Scope m_scope;
-  HttpClient m_client;
+  std::unique_ptr<Transport> m_transport;
   std::thread m_thread;
   std::mutex m_mutex;
   std::condition_variable m_wake;

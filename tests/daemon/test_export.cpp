@@ -76,7 +76,8 @@ class OtelEnvironment : public ::testing::Test {
   void TearDown() override {
     for (const char* name : {"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
                              "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
-                             "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TIMEOUT"}) {
+                             "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                             "OTEL_EXPORTER_OTLP_TIMEOUT"}) {
       ::unsetenv(name);
     }
   }
@@ -120,15 +121,16 @@ TEST_F(OtelEnvironment, TheSdkVariablesAreDefaults) {
 // it; a problem with a value a variable set names the variable.
 TEST_F(OtelEnvironment, TheFileAndTheFlagsWinAndProblemsNameTheVariable) {
   ::setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom/path", 1);
-  ::setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+  ::setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/thrift", 1);
   app::DaemonOptions options;
   app::OtelSettings set = app::apply_otel_environment(options);
   options.otlp_endpoint = "http://from-file:4318";
   app::resolve_otel_environment(options, set, {"otlp.endpoint"}, {});
   EXPECT_EQ(app::otlp_export_url(options), "http://from-file:4318/v1/traces");
   EXPECT_EQ(set, (app::OtelSettings{{"otlp.protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"}}));
-  EXPECT_EQ(app::with_otel_source("'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json", set),
-            "'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json (set by OTEL_EXPORTER_OTLP_PROTOCOL)");
+  EXPECT_EQ(app::with_otel_source("'otlp.protocol' (--otlp-protocol) must be http/protobuf, http/json or grpc", set),
+            "'otlp.protocol' (--otlp-protocol) must be http/protobuf, http/json or grpc (set by "
+            "OTEL_EXPORTER_OTLP_PROTOCOL)");
   EXPECT_EQ(app::with_otel_source("'otlp.compression' (--otlp-compression) must be gzip or none", set),
             "'otlp.compression' (--otlp-compression) must be gzip or none");
 
@@ -659,7 +661,7 @@ TEST(OtlpExporter, AHugeSessionIsSentAsItsFirstEventsWithinTheRoundsBounds) {
   options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
   options.resource.host_name = "test-host";
   options.max_bytes_per_request = 1 << 20;
-  options.json = true;  // the attribute's name is in the body as text
+  options.protocol = Protocol::http_json;  // the attribute's name is in the body as text
   OtlpExporter exporter(path, options);
   exporter.start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -206,17 +206,17 @@ TEST_F(RetentionTest, ADatabaseWithoutIncrementalVacuumDoesNotKeepRetentionBusy)
 }
 
 TEST_F(RetentionTest, OverTheSizeBoundTheBiggestSenderLosesItsOldestDataFirst) {
-  constexpr std::int64_t k_victim = 1000;
-  constexpr std::int64_t k_attacker = 65534;
+  constexpr std::int64_t k_victim_uid = 1000;
+  constexpr std::int64_t k_attacker_uid = 65534;
   // The victim's sessions are the oldest in the database: oldest-first alone
   // would delete them before anything of the attacker's.
   for (int i = 0; i < 10; ++i) {
-    add_session("victim-" + std::to_string(10 + i), 20, 100 - i, false, k_victim);
+    add_session("victim-" + std::to_string(10 + i), 20, 100 - i, false, k_victim_uid);
   }
   // The attacker: big events in sessions it never ends, and big rejects.
   for (int i = 0; i < 20; ++i) {
-    add_session("junk-" + std::to_string(10 + i), 5, 50 - i, true, k_attacker, 20000);
-    add_reject(k_attacker, 60000, 50 - i);
+    add_session("junk-" + std::to_string(10 + i), 5, 50 - i, true, k_attacker_uid, 20000);
+    add_reject(k_attacker_uid, 60000, 50 - i);
   }
   EXPECT_GT(count("SELECT stored_bytes FROM sessions WHERE sid = 'junk-10'"), 5 * 20000);
   store::Retention probe(m_store.db(), {});

@@ -233,11 +233,12 @@ TEST(OtlpLive, ABacklogSurvivesACollectorOutageAndASigkilledDaemon) {
 
 // The OpenTelemetry SDK's conventions: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
 // the URL itself (nothing appended), and the OTEL_* variables count only
-// when the export is on: a grpc protocol set for another program does not
-// stop trace2d when it exports nothing, and is named when it would.
+// when the export is on: a protocol trace2d does not know, set for another
+// program, does not stop trace2d when it exports nothing, and is named when
+// it would.
 TEST(OtlpLive, TheOtelVariablesFollowTheSdkSpecificationAndCountOnlyWhenExporting) {
   {
-    const ScopedEnv grpc("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+    const ScopedEnv unknown("OTEL_EXPORTER_OTLP_PROTOCOL", "http/thrift");
     TempDir off;
     RunningDaemon daemon(off);  // throws when it does not start
     const std::string repo = make_repo(off, "repo");
@@ -251,7 +252,7 @@ TEST(OtlpLive, TheOtelVariablesFollowTheSdkSpecificationAndCountOnlyWhenExportin
     exporting.argv = {TRACE2D_BIN, "--config", "", "--otlp-endpoint", "http://127.0.0.1:4318", "--check-config"};
     const ProcessResult refused = run_process(exporting);
     EXPECT_EQ(refused.exit_code, 1);
-    EXPECT_NE(refused.err.find("'otlp.protocol' (--otlp-protocol) must be http/protobuf or http/json"),
+    EXPECT_NE(refused.err.find("'otlp.protocol' (--otlp-protocol) must be http/protobuf, http/json or grpc"),
               std::string::npos)
         << refused.err;
     EXPECT_NE(refused.err.find("(set by OTEL_EXPORTER_OTLP_PROTOCOL)"), std::string::npos) << refused.err;

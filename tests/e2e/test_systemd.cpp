@@ -28,6 +28,7 @@
 
 #include "tests/e2e/daemon_fixture.hpp"
 #include "tests/e2e/http_loopback.hpp"
+#include "tests/support/grpc_receiver.hpp"
 #include "tests/support/notify_socket.hpp"
 #include "tests/support/socket_client.hpp"
 
@@ -554,6 +555,15 @@ void expect_system_calls_pass_the_filter(const std::vector<std::string>& extra_a
     const ProcessResult r = traced.wait(seconds(5));
     GTEST_SKIP() << "trace2d does not run under strace here: " << r.err;
   }
+  // Read as systemd reads, every notification: the watchdog's pings fill a
+  // socket nobody reads (10 datagrams, net.unix.max_dgram_qlen), and then
+  // block trace2d's main thread, SIGTERM unhandled (a run of the exporter
+  // long enough did so under strace).
+  std::jthread reader([&notify](const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
+      (void)notify.receive(milliseconds(50));
+    }
+  });
   for (const std::string& target :
        {"af_unix:stream:" + dir.file("t.sock"), "af_unix:dgram:" + dir.file("d.sock"), dir.file("traces")}) {
     EXPECT_EQ(run_git(repo, {"status"}, {{"GIT_TRACE2_EVENT", target}}).exit_code, 0);
@@ -619,6 +629,22 @@ TEST(SystemdSandbox, TheOtlpExporterAndMetricsPassTheUnitsFilterToo) {
     // metrics server's accept.
     EXPECT_EQ(used.count("connect"), 1u);
     EXPECT_EQ(used.count("accept"), 1u);
+  }
+}
+
+// OTLP/gRPC: grpc++ brings threads of its own (polling, timers, its DNS
+// resolver) into trace2d; their system calls pass the same filter.
+TEST(SystemdSandbox, TheOtlpGrpcExporterPassesTheUnitsFilterToo) {
+  GrpcReceiver collector;
+  std::set<std::string> used;
+  expect_system_calls_pass_the_filter(
+      {"--otlp-endpoint", collector.endpoint(), "--otlp-protocol", "grpc", "--otlp-compression", "gzip"},
+      [&](const std::string& err) {
+        EXPECT_TRUE(wait_until([&] { return !collector.calls().empty(); }, seconds(30))) << err;
+      },
+      used);
+  if (!used.empty()) {
+    EXPECT_EQ(used.count("connect"), 1u);  // the exporter's connection was seen
   }
 }
 
