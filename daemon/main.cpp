@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -257,6 +258,12 @@ class SettingFlags {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OTLP/gRPC resolves the collector's name with the system's resolver
+  // (getaddrinfo: /etc/hosts, nsswitch, systemd-resolved), as the HTTP
+  // export does, not with gRPC's c-ares, which reads resolv.conf alone (and
+  // leaks in Debian 12's build). Set here, before any thread, unless the
+  // environment chose.
+  ::setenv("GRPC_DNS_RESOLVER", "native", 0);
   CLI::App cli{"trace2d: collects Git Trace2 events into SQLite.\n"
                "Point git at it with GIT_TRACE2_EVENT=af_unix:stream:<socket>.\n"
                "Settings come from the configuration file; each flag overrides its setting."};

@@ -198,7 +198,8 @@ TEST(OtlpGrpc, TlsWithTheCollectorsCaAndAClientCertificate) {
     }, std::chrono::seconds(20))) << daemon.process().err_so_far();
     EXPECT_GT(open_db(daemon.db_path()).query_int("SELECT count(*) FROM otlp_pending").value_or(0), 0);
     EXPECT_TRUE(receiver.calls().empty());
-    EXPECT_EQ(daemon.stop().exit_code, 0);
+    const ProcessResult stopped = daemon.stop();
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   }
   RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-protocol", "grpc", "--otlp-ca-file",
                              dir.file("ca.pem"), "--otlp-client-cert", dir.file("client.pem"), "--otlp-client-key",
@@ -207,7 +208,8 @@ TEST(OtlpGrpc, TlsWithTheCollectorsCaAndAClientCertificate) {
   ASSERT_TRUE(wait_until([&] { return grpc_all_exported(daemon.db_path(), k_grpc_runs); }, std::chrono::seconds(20)))
       << daemon.process().err_so_far();
   expect_every_session_once(dir, receiver, daemon.db_path());
-  EXPECT_EQ(daemon.stop().exit_code, 0);
+  const ProcessResult stopped = daemon.stop();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
 }
 
 // UNAUTHENTICATED says trace2d is misconfigured (as HTTP 401): the export
