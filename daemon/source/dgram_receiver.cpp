@@ -135,7 +135,9 @@ void DgramReceiver::stop() {
 // uid holds the whole bound and no other uid holds anything (a single
 // user's burst: as a stream connection does, it waits up to
 // limits.overflow_wait_ms rather than lose lines); a datagram of anyone
-// else read after it ends the pause while its bytes are held.
+// else read after it ends the pause while its bytes are held. A burst
+// that outlasts the wait is dropped until what is held falls to half the
+// bound.
 asio::awaitable<void> DgramReceiver::run() {
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   while (true) {
@@ -210,7 +212,13 @@ bool DgramReceiver::drain() {
       if (!m_waited_out) {
         break;
       }
-    } else {
+    } else if (!m_sink.over_budget_share(0.5)) {
+      // The burst that was waited out has drained to half the bound: the
+      // next one is waited for again. Not sooner: another uid's datagram
+      // held for a moment, or the flood dipping under the bound as the
+      // parser frees it, would each start a new pause, and a flood that
+      // keeps the bound full would pause the socket for everyone again
+      // and again (other users' datagrams queued behind its, 2 s a time).
       m_waited_out = false;
     }
     m_batch->reset();
