@@ -280,4 +280,28 @@ DetailLevel ExportRules::level_of(const model::ProcessInfo& process) const {
   return DetailLevel::summary;
 }
 
+bool ExportRules::is_slow(const model::ProcessInfo& process) const {
+  if (!process.elapsed) {
+    return false;
+  }
+  if (slow_seconds && *process.elapsed >= *slow_seconds) {
+    return true;
+  }
+  if (!slow_by_p99) {
+    return false;
+  }
+  const auto p99 = command_p99.find(process.cmd_name);
+  return p99 != command_p99.end() && *process.elapsed > p99->second;
+}
+
+std::string_view ExportRules::raised_by(const model::ProcessInfo& process, DetailLevel chosen, bool failed) const {
+  if (!outcome_level || chosen == DetailLevel::drop || chosen >= *outcome_level) {
+    return {};
+  }
+  if (failed) {
+    return "failed";
+  }
+  return is_slow(process) ? "slow" : std::string_view();
+}
+
 }  // namespace trace2d::otlp

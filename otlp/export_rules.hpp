@@ -108,6 +108,19 @@ struct ExportRules {
   std::vector<SummaryMessage> summary_messages;
   std::vector<SummaryRegion> summary_regions;
   std::vector<ImportantEvent> important_events;
+  // Detail by outcome (docs/otlp.md, "Detail by outcome"): a run that
+  // failed (its process span is ERROR) or was slow goes at least at this
+  // level, whatever the rules above chose, except a drop, which stays a
+  // drop (a rule that drops a command is a decision about what leaves the
+  // host). nullopt: off.
+  std::optional<DetailLevel> outcome_level;
+  // Slow: it took at least this many seconds (nullopt: no fixed bound)...
+  std::optional<double> slow_seconds;
+  // ...or longer than its command's p99 (when slow_by_p99; cmd_name →
+  // seconds, filled by whoever reads the store, only for the commands with
+  // enough runs to have one: model/command_percentiles.hpp).
+  bool slow_by_p99 = false;
+  std::unordered_map<std::string, double> command_p99;
 
   // Adds a "pattern=level" rule ("git:status=drop"); throws
   // std::invalid_argument saying what is wrong with it.
@@ -131,6 +144,11 @@ struct ExportRules {
   // gives its default; a name that is neither a level nor a ruleset gives
   // summary, trace2receiver's builtin default.
   [[nodiscard]] DetailLevel level_of(const model::ProcessInfo& process) const;
+
+  // Why the outcome raises a process above level_of(): "failed", "slow",
+  // or "" when it does not (off, not notable, dropped, or already there).
+  [[nodiscard]] std::string_view raised_by(const model::ProcessInfo& process, DetailLevel chosen, bool failed) const;
+  [[nodiscard]] bool is_slow(const model::ProcessInfo& process) const;
 };
 
 // What is wrong with a "pattern=level" rule, or "" when it is fine (for

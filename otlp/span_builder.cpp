@@ -481,7 +481,13 @@ class Builder {
   void process(const model::Node& node, Parent parent, std::uint64_t parent_start) {
     const model::ProcessInfo& p = *node.process();
     const bool emit = !m_include || m_include(p);
-    const DetailLevel level = m_rules.level_of(p);
+    const DetailLevel chosen = m_rules.level_of(p);
+    // Detail by outcome: a failed or slow run goes at the outcome's level.
+    const std::string_view raised_by =
+        m_rules.outcome_level && chosen != DetailLevel::drop && chosen < *m_rules.outcome_level
+            ? m_rules.raised_by(p, chosen, !process_error(node, p, parent.launcher_code).empty())
+            : std::string_view();
+    const DetailLevel level = raised_by.empty() ? chosen : *m_rules.outcome_level;
     std::optional<SpanId> parent_id = parent.id;
     // trace2receiver's parent, from the SID; none for the top of a tree
     // re-rooted for ownership: the session its SID names is another
@@ -524,7 +530,7 @@ class Builder {
                          });
       }
       ++m_stats.processes;
-      push(process_span(node, p, level, trace_of(p), id, parent_id, start, parent.launcher_code,
+      push(process_span(node, p, level, raised_by, trace_of(p), id, parent_id, start, parent.launcher_code,
                         owner.thread_figures),
            owner);
     }
@@ -540,7 +546,8 @@ class Builder {
   }
 
  private:
-  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, const TraceId& trace,
+  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level,
+                    std::string_view raised_by, const TraceId& trace,
                     const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start,
                     std::optional<std::int64_t> launcher_code, const ThreadFigures& thread_figures) {
     Span span;
@@ -659,6 +666,9 @@ class Builder {
       add(a, "trace2d.tree_sid", Text::view_of(p.tree_sid));
     }
     add(a, "trace2d.detail", Text::view_of(to_string(level)));  // a literal's view
+    if (!raised_by.empty()) {
+      add(a, "trace2d.detail_raised_by", Text::view_of(raised_by));  // a literal's view
+    }
     if (p.events_left_out > 0) {
       // A huge session sent as its first events: the rest are counted, not
       // loaded (docs/otlp.md, "Delivery").

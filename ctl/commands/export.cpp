@@ -4,10 +4,12 @@
 // otlpjsonfile receiver reads it: the spans the daemon's exporter sends).
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "model/command_percentiles.hpp"
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
 #include "ctl/commands/command.hpp"
@@ -48,10 +50,15 @@ struct ExportOptions {
   std::vector<std::string> important_events;
   bool pii_user_name = false;
   bool pii_host_name = false;
+  // Detail by outcome, as [otlp] outcome_detail, slow_ms, slow_p99.
+  std::string outcome_detail;
+  std::int64_t slow_ms = 0;
+  bool slow_p99 = false;
   std::optional<std::int64_t> uid;
 };
 
-otlp::ExportRules rules_of(const ExportOptions& options) {
+// The rules as the options give them; the p99s (--slow-p99) from `db`.
+otlp::ExportRules rules_of(const ExportOptions& options, db::Database& db) {
   otlp::ExportRules rules;
   const auto level = otlp::parse_detail_level(options.detail);
   if (!level) {
@@ -91,6 +98,19 @@ otlp::ExportRules rules_of(const ExportOptions& options) {
   add_each(options.important_events, "--important-event", &otlp::ExportRules::add_important_event);
   rules.pii_user_name = options.pii_user_name;
   rules.pii_host_name = options.pii_host_name;
+  if (!options.outcome_detail.empty()) {
+    rules.outcome_level = otlp::parse_detail_level(options.outcome_detail);
+    if (!rules.outcome_level || *rules.outcome_level == otlp::DetailLevel::drop) {
+      throw CommandError("--outcome-detail '" + options.outcome_detail + "' is not summary, process or verbose");
+    }
+  }
+  if (options.slow_ms > 0) {
+    rules.slow_seconds = static_cast<double>(options.slow_ms) / 1000.0;
+  }
+  rules.slow_by_p99 = options.slow_p99;
+  if (rules.outcome_level && rules.slow_by_p99) {
+    rules.command_p99 = model::command_p99(db);
+  }
   return rules;
 }
 
@@ -146,7 +166,7 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
       roots.emplace_back(select.column_text(0), model::Owner{select.column_optional_int(1)});
     }
   }
-  const otlp::ExportRules rules = rules_of(options);
+  const otlp::ExportRules rules = rules_of(options, db);
   model::LoadOptions load;
   load.annotations = true;  // data, timers, counters
   load.errors = true;
@@ -183,8 +203,12 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   const bool otlp_json = options.format == "otlp-json";
   std::string root;
   std::vector<model::ProcessRows> rows;
+  std::optional<otlp::ExportRules> rules;
   {
     const db::ReadTransaction snapshot(db);
+    if (otlp_json) {
+      rules = rules_of(options, db);
+    }
     root = resolve_sid_argument(db, options.root, PrefixRoot::allow, options.window.cmds);
     model::LoadOptions load = load_options_for(options.uid);
     load.annotations = true;  // the Chrome trace's annotations; OTLP's data, timers, counters
@@ -199,7 +223,7 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   const model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
   if (otlp_json) {
     std::string line;
-    const std::size_t spans = append_otlp_line(line, tree, rules_of(options));
+    const std::size_t spans = append_otlp_line(line, tree, *rules);
     write_otlp_json(ctx, options, line, 1, spans);
     return;
   }
@@ -266,6 +290,13 @@ Command add_export_command(CLI::App& cli) {
                   "otlp-json: FIELD=CAT/KEY_PREFIX, as [otlp] important_events");
   app->add_flag("--pii-user-name", options->pii_user_name, "otlp-json: send the sender's user name (trace2.pii.username)");
   app->add_flag("--pii-host-name", options->pii_host_name, "otlp-json: send this host's name (trace2.pii.hostname)");
+  app->add_option("--outcome-detail", options->outcome_detail,
+                  "otlp-json: failed and slow runs at least at this level (summary, process, verbose), as [otlp] "
+                  "outcome_detail");
+  app->add_option("--slow-ms", options->slow_ms, "otlp-json: with --outcome-detail, a run this long is slow")
+      ->check(whole_number_at_least(0));
+  app->add_flag("--slow-p99", options->slow_p99,
+                "otlp-json: with --outcome-detail, a run slower than its command's p99 (last 7 days) is slow");
   return {app, [options](const Context& ctx) { run_export(ctx, *options); }, nullptr};
 }
 

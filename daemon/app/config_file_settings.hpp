@@ -213,6 +213,16 @@ inline std::string otlp_detail_problem(const std::string& level) {
                                          : fmt::format("must be drop, summary, process or verbose, not '{}'", level);
 }
 
+inline std::string otlp_outcome_detail_problem(const std::string& level) {
+  if (level.empty()) {
+    return {};
+  }
+  const auto parsed = otlp::parse_detail_level(level);
+  return parsed && *parsed != otlp::DetailLevel::drop
+             ? std::string()
+             : fmt::format("must be summary, process or verbose (or \"\" for off), not '{}'", level);
+}
+
 inline std::string otlp_rule_problem(const std::string& rule) {
   const std::string problem = otlp::detail_rule_problem(rule);
   return problem.empty() ? problem : fmt::format("lists a rule that {}: '{}'", problem, rule);
@@ -351,6 +361,9 @@ void visit_settings(Options& o, Visitor& v) {
   v.boolean(Key{"otlp", "pii_user_name", "--otlp-pii-user-name"}, o.otlp_pii_user_name);
   v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name"}, o.otlp_pii_host_name);
   v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name"}, o.otlp_resource_host_name);
+  v.text(Key{"otlp", "outcome_detail", "--otlp-outcome-detail"}, o.otlp_outcome_detail, otlp_outcome_detail_problem);
+  v.integer(Key{"otlp", "slow_ms", "--otlp-slow-ms"}, o.otlp_slow, Range{0, k_hour_ms});
+  v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99"}, o.otlp_slow_p99);
   v.integer(Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions"}, o.otlp_batch_max_sessions,
             Range{1, 65536});
   v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans"}, o.otlp_batch_max_spans, Range{64, 1 << 20});

@@ -198,6 +198,13 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   o.rules.pii_user_name = options.otlp_pii_user_name;
   o.rules.pii_host_name = options.otlp_pii_host_name;
   o.resource.include_host_name = options.otlp_resource_host_name;
+  if (!options.otlp_outcome_detail.empty()) {
+    o.rules.outcome_level = otlp::parse_detail_level(options.otlp_outcome_detail);  // checked already
+  }
+  if (options.otlp_slow.count() > 0) {
+    o.rules.slow_seconds = static_cast<double>(options.otlp_slow.count()) / 1000.0;
+  }
+  o.rules.slow_by_p99 = options.otlp_slow_p99;
   o.on_thread_start = [batch = options.batch_scheduling] { use_background_scheduling(batch, "trace2d-otlp"); };
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }

@@ -117,6 +117,12 @@ struct DaemonOptions {
   bool otlp_pii_user_name = false;                   // trace2.pii.username
   bool otlp_pii_host_name = false;                   // trace2.pii.hostname
   bool otlp_resource_host_name = true;               // host.name on the resource
+  // Detail by outcome (docs/otlp.md): failed and slow runs at least at this
+  // level ("": off); slow is at least slow_ms (0: no fixed bound) or, with
+  // slow_p99, slower than the command's p99.
+  std::string otlp_outcome_detail;
+  std::chrono::milliseconds otlp_slow{0};
+  bool otlp_slow_p99 = false;
   // Delivery (docs/otlp.md, "Delivery"): a request's bounds, the longest
   // wait between attempts while the collector fails (a Retry-After it sends
   // wins), and how long SIGTERM waits for the answer to a request in flight.

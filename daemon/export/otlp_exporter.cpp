@@ -15,6 +15,7 @@
 #include "daemon/export/otlp_http_transport.hpp"
 #include "db/otlp_queue.hpp"
 #include "db/read_transaction.hpp"
+#include "model/command_percentiles.hpp"
 #include "model/process_tree.hpp"
 #include "model/tree_loader.hpp"
 #include "otlp/otlp_json.hpp"
@@ -170,8 +171,17 @@ void OtlpExporter::run() {
       load.annotations = true;
       load.details = true;  // trace2receiver's ancestry, alias, repo set, printf messages
       model::ExportRowLoader loader(db, load);
+      auto last_percentiles = std::chrono::steady_clock::time_point{};
       while (true) {
         db::set_export_enabled(db, true, m_options.url);  // again after a recreated database
+        // Detail by outcome's p99s, read again every ten minutes: a bounded
+        // window of runs (model/command_percentiles.hpp), never per round.
+        if (m_options.rules.outcome_level && m_options.rules.slow_by_p99 &&
+            (last_percentiles == std::chrono::steady_clock::time_point{} ||
+             std::chrono::steady_clock::now() - last_percentiles >= std::chrono::minutes(10))) {
+          last_percentiles = std::chrono::steady_clock::now();
+          m_options.rules.command_p99 = model::command_p99(db);
+        }
         const bool sent = export_round(db, loader);
         const std::chrono::milliseconds delay = sent && m_backoff.current().count() == 0
                                                     ? std::chrono::milliseconds(0)

@@ -458,7 +458,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 71u);
+  EXPECT_EQ(describe_settings().size(), 74u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 

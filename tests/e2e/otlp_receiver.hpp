@@ -115,6 +115,71 @@ class Receiver {
   int m_port = 0;
 };
 
+// A span the receiver accepted (accepted.json, OTLP/JSON as the official
+// definitions decode it), with its resource.
+struct AcceptedSpan {
+  std::string type;  // trace2.span.type
+  std::string name;
+  int kind = 0;
+  std::string trace_id;
+  std::string sid;                                // its resource's service.instance.id
+  std::map<std::string, std::string> attributes;  // every attribute, strings as they are
+  std::map<std::string, std::string> shapes;      // key → "string", "int", "other"
+  std::map<std::string, std::string> resource;
+};
+
+inline std::vector<AcceptedSpan> accepted_spans(const std::string& file) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  EXPECT_EQ(parser.load(file).get(root), simdjson::SUCCESS) << file;
+  std::vector<AcceptedSpan> out;
+  const auto read = [](simdjson::dom::element list, std::map<std::string, std::string>& values,
+                       std::map<std::string, std::string>* shapes) {
+    for (simdjson::dom::element kv : list.get_array()) {
+      const std::string key(kv["key"].get_string().value());
+      simdjson::dom::element value = kv["value"].value();
+      std::string_view text;
+      if (value["stringValue"].get(text) == simdjson::SUCCESS) {
+        values[key] = std::string(text);
+        if (shapes != nullptr) (*shapes)[key] = "string";
+      } else if (value["intValue"].get(text) == simdjson::SUCCESS) {
+        values[key] = std::string(text);
+        if (shapes != nullptr) (*shapes)[key] = "int";
+      } else {
+        values[key] = std::string(simdjson::minify(value));
+        if (shapes != nullptr) (*shapes)[key] = "other";
+      }
+    }
+  };
+  for (simdjson::dom::element rs : root["resourceSpans"].get_array()) {
+    for (simdjson::dom::element ss : rs["scopeSpans"].get_array()) {
+      for (simdjson::dom::element s : ss["spans"].get_array()) {
+        AcceptedSpan a;
+        std::string_view text;
+        if (s["name"].get(text) == simdjson::SUCCESS) {
+          a.name = std::string(text);
+        }
+        if (s["traceId"].get(text) == simdjson::SUCCESS) {
+          a.trace_id = std::string(text);
+        }
+        std::int64_t kind = 0;
+        if (s["kind"].get(kind) == simdjson::SUCCESS) {
+          a.kind = static_cast<int>(kind);
+        }
+        read(s["attributes"].value(), a.attributes, &a.shapes);
+        simdjson::dom::element resource;
+        if (s["resource"].get(resource) == simdjson::SUCCESS) {
+          read(resource, a.resource, nullptr);
+        }
+        a.type = a.attributes["trace2.span.type"];
+        a.sid = a.resource["service.instance.id"];
+        out.push_back(std::move(a));
+      }
+    }
+  }
+  return out;
+}
+
 // Every stored session (at least `min_sessions`) exported, or withheld by
 // a detail rule; none running.
 inline bool all_exported(const std::string& db, std::int64_t min_sessions) {

@@ -390,6 +390,22 @@ TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
     EXPECT_EQ(span.nickname, "") << span.name;  // no nickname key
   }
   EXPECT_NE(ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid, "--rule", "git:fetch"}).exit_code, 0);
+
+  // Detail by outcome, as [otlp] has it: the failed checkouts in full, the
+  // fetch (neither failed nor over a minute) as its summary.
+  const std::vector<std::string> by_outcome{"--detail", "summary", "--outcome-detail", "verbose", "--slow-ms", "60000"};
+  const std::string checkout =
+      open_db(daemon.db_path()).query_text("SELECT sid FROM sessions WHERE cmd_name = 'checkout' LIMIT 1").value_or("");
+  const std::vector<CheckedSpan> failed = export_and_check(dir, daemon.db_path(), checkout, by_outcome);
+  ASSERT_FALSE(failed.empty());
+  EXPECT_EQ(failed[0].detail, "verbose");
+  EXPECT_GT(failed.size(), 1u) << "the failed checkout's regions";
+  const std::vector<CheckedSpan> ordinary = export_and_check(dir, daemon.db_path(), sid, by_outcome);
+  EXPECT_EQ(static_cast<std::int64_t>(ordinary.size()), sessions);
+  const ProcessResult refused =
+      ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid, "--outcome-detail", "drop"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("--outcome-detail 'drop'"), std::string::npos) << refused.err;
 }
 
 }  // namespace

@@ -847,5 +847,58 @@ TEST(OtlpLive, AHugeSessionOfChildStartsIsSentAsASliceInBoundedMemory) {
   expect_huge_session_sent_in_bounded_memory("child_start", 300000);
 }
 
+// Detail by outcome, live: with summary for ordinary runs and verbose for
+// failed and slow ones, the real git's failed checkout reaches the
+// collector with its regions, its successful status as a process span
+// alone; a run over slow_ms is raised too, saying why.
+TEST(OtlpLive, DetailByOutcomeSendsTheFailedAndSlowRunsWholeAndTheOthersAsSummaries) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo");
+  Receiver receiver(dir, "200");
+  RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--otlp-detail", "summary",
+                             "--otlp-outcome-detail", "verbose", "--otlp-slow-ms", "1500"});
+  const std::map<std::string, std::string> traced{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  EXPECT_NE(run_git(repo, {"checkout", "no-such-branch"}, traced).exit_code, 0);
+  ASSERT_EQ(run_git(repo, {"status", "--short"}, traced).exit_code, 0);
+  // Slow: an editor that takes two seconds (a child process git waits for).
+  ASSERT_EQ(run_git(repo, {"-c", "core.editor=sleep 2; echo slow >", "commit", "--allow-empty"}, traced).exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return all_exported(daemon.db_path(), 3); }, std::chrono::seconds(20)))
+      << daemon.process().err_so_far();
+
+  const std::vector<AcceptedSpan> spans = accepted_spans(receiver.accepted_file());
+  const auto process = [&](const std::string& name) -> const AcceptedSpan* {
+    for (const AcceptedSpan& span : spans) {
+      if (span.type == "process" && (span.name == name || span.name.rfind(name + "#", 0) == 0)) {  // or name#mode
+        return &span;
+      }
+    }
+    return nullptr;
+  };
+  const auto inner_spans = [&](const AcceptedSpan& top) {
+    int n = 0;
+    for (const AcceptedSpan& span : spans) {
+      n += span.trace_id == top.trace_id && span.type != "process" ? 1 : 0;
+    }
+    return n;
+  };
+  const AcceptedSpan* checkout = process("git:checkout");
+  ASSERT_NE(checkout, nullptr);
+  EXPECT_EQ(checkout->attributes.at("trace2d.detail"), "verbose");
+  EXPECT_EQ(checkout->attributes.at("trace2d.detail_raised_by"), "failed");
+  EXPECT_GT(inner_spans(*checkout), 0) << "the failed run's regions";
+
+  const AcceptedSpan* status = process("git:status");
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(status->attributes.at("trace2d.detail"), "summary");
+  EXPECT_FALSE(status->attributes.contains("trace2d.detail_raised_by"));
+  EXPECT_EQ(inner_spans(*status), 0) << "an ordinary run sends its process span alone";
+
+  const AcceptedSpan* commit = process("git:commit");
+  ASSERT_NE(commit, nullptr);
+  EXPECT_EQ(commit->attributes.at("trace2d.detail"), "verbose");
+  EXPECT_EQ(commit->attributes.at("trace2d.detail_raised_by"), "slow");
+  EXPECT_GT(inner_spans(*commit), 0) << "the slow run's child (the editor) and regions";
+}
+
 }  // namespace
 }  // namespace trace2d::test

@@ -758,58 +758,7 @@ std::vector<Expected> expected_spans(const std::string& sid, const std::vector<s
 // ---------------------------------------------------------------------
 // What trace2d sent: the receiver's accepted spans, with their resources.
 
-struct Actual {
-  std::string type;
-  std::string name;
-  int kind = 0;
-  std::string sid;                                // its resource's service.instance.id
-  std::map<std::string, std::string> attributes;  // every attribute, strings as they are
-  std::map<std::string, std::string> shapes;      // key → "string", "int", "array", ...
-  std::map<std::string, std::string> resource;
-};
-
-std::vector<Actual> accepted_spans(const std::string& file) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  EXPECT_EQ(parser.load(file).get(root), simdjson::SUCCESS) << file;
-  std::vector<Actual> out;
-  const auto read = [](simdjson::dom::element list, std::map<std::string, std::string>& values,
-                       std::map<std::string, std::string>* shapes) {
-    for (simdjson::dom::element kv : list.get_array()) {
-      const std::string key = str(kv, "key");
-      simdjson::dom::element value = kv["value"].value();
-      std::string_view text;
-      if (value["stringValue"].get(text) == simdjson::SUCCESS) {
-        values[key] = std::string(text);
-        if (shapes != nullptr) (*shapes)[key] = "string";
-      } else if (value["intValue"].get(text) == simdjson::SUCCESS) {
-        values[key] = std::string(text);
-        if (shapes != nullptr) (*shapes)[key] = "int";
-      } else {
-        values[key] = std::string(simdjson::minify(value));
-        if (shapes != nullptr) (*shapes)[key] = "other";
-      }
-    }
-  };
-  for (simdjson::dom::element rs : root["resourceSpans"].get_array()) {
-    for (simdjson::dom::element ss : rs["scopeSpans"].get_array()) {
-      for (simdjson::dom::element s : ss["spans"].get_array()) {
-        Actual a;
-        a.name = str(s, "name");
-        a.kind = static_cast<int>(integer(s, "kind").value_or(0));
-        read(s["attributes"].value(), a.attributes, &a.shapes);
-        simdjson::dom::element resource;
-        if (s["resource"].get(resource) == simdjson::SUCCESS) {
-          read(resource, a.resource, nullptr);
-        }
-        a.type = a.attributes["trace2.span.type"];
-        a.sid = a.resource["service.instance.id"];
-        out.push_back(std::move(a));
-      }
-    }
-  }
-  return out;
-}
+using Actual = AcceptedSpan;
 
 // trace2.process.summary with its seconds field set aside (`seconds` gets
 // it): a region's seconds are its times' difference for trace2receiver and

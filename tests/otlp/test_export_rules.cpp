@@ -290,5 +290,52 @@ TEST(SpanBuilderLevels, AnnotationsByKindCategoryAndNameTheLastValueWinning) {
   EXPECT_EQ(text(spans.front(), "trace2.process.counters"), R"({"c":{"k":7}})");
 }
 
+// Detail by outcome: a failed or slow run goes at the outcome's level,
+// never out of a drop; slow by a fixed bound or by its command's p99.
+TEST(DetailByOutcome, FailedOrSlowRaisesTheLevelADropStays) {
+  ExportRules rules = at(DetailLevel::summary);
+  model::ProcessInfo fetch = process("git", "fetch", "");
+  fetch.elapsed = 0.5;
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, true), "");  // off
+  rules.outcome_level = DetailLevel::verbose;
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, true), "failed");
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::process, true), "failed");
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::drop, true), "");
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::verbose, true), "");  // there already
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");  // neither failed nor slow
+  rules.slow_seconds = 0.5;
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "slow");  // at least the bound
+  rules.slow_seconds = 0.6;
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");
+  rules.command_p99 = {{"fetch", 0.4}, {"status", 0.9}};
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");  // p99s not asked for
+  rules.slow_by_p99 = true;
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "slow");  // over its command's
+  rules.command_p99 = {{"fetch", 0.5}};
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");  // at the p99 is not over it
+  fetch.elapsed.reset();  // never said how long it ran
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");
+}
+
+TEST(DetailByOutcome, TheSlowProcessSendsItsRegionsAndChildrenTheOtherItsSpanAlone) {
+  ExportRules rules = at(DetailLevel::summary);
+  rules.outcome_level = DetailLevel::verbose;
+  rules.slow_seconds = 0.4;  // the fetch took 0.5 s, its upload-pack 0.01 s
+  const std::vector<Span> spans = build(rules);
+  EXPECT_EQ(spans.size(), 5u);  // as verbose: 2 processes, 2 regions, 1 child
+  const Span& fetch = *find_named(spans, "git:fetch");
+  EXPECT_EQ(text(fetch, "trace2d.detail"), "verbose");
+  EXPECT_EQ(text(fetch, "trace2d.detail_raised_by"), "slow");
+  ASSERT_NE(find_named(spans, "child(class:transport/file)"), nullptr);
+  const Span& upload = *find_named(spans, "git-upload-pack:upload-pack");
+  EXPECT_EQ(text(upload, "trace2d.detail"), "summary");
+  EXPECT_EQ(attribute(upload, "trace2d.detail_raised_by"), nullptr);
+  // A rule that drops the fetch still drops it.
+  rules.add_rule("git:fetch=drop");
+  const std::vector<Span> dropped = build(rules);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].name, "git-upload-pack:upload-pack");
+}
+
 }  // namespace
 }  // namespace trace2d::otlp

@@ -1,0 +1,60 @@
+// Each command's p99 for detail by outcome: command_stats' nearest rank,
+// over the recent runs only, and none for a command with too few runs.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/command_percentiles.hpp"
+#include "tests/ctl/sample_database.hpp"
+
+namespace trace2d::test {
+namespace {
+
+TEST(CommandPercentiles, NearestRankOverTheRecentRunsOfCommandsWithEnoughOfThem) {
+  SampleDatabase sample;
+  db::Database& db = sample.writer();
+  db::Statement timed = db.prepare("UPDATE sessions SET elapsed = ?2, status = 'complete' WHERE id = ?1");
+  const auto add = [&](std::int64_t id, const std::string& cmd, std::int64_t ago_us, double elapsed) {
+    const std::string sid = "pct-" + std::to_string(id);
+    sample.insert_session(id, sid, cmd, "running", sample.time_ago(ago_us), sample.time_ago(ago_us));
+    timed.bind_int(1, id);
+    timed.bind_double(2, elapsed);
+    timed.run();
+  };
+  // 100 clones of 1 to 100 s in the last day: the 99th smallest.
+  for (std::int64_t i = 1; i <= 100; ++i) {
+    add(1000 + i, "clone", k_hour_us + i, static_cast<double>(i));
+  }
+  // Older than the window: not counted, however slow.
+  for (std::int64_t i = 0; i < 50; ++i) {
+    add(2000 + i, "clone", 8 * k_day_us, 1000.0);
+  }
+  // 19 runs: too few for a p99 (the window's minimum is 20).
+  for (std::int64_t i = 0; i < 19; ++i) {
+    add(3000 + i, "gc", k_hour_us, 5.0);
+  }
+  const auto p99 = model::command_p99(db);
+  ASSERT_TRUE(p99.contains("clone"));
+  EXPECT_DOUBLE_EQ(p99.at("clone"), 99.0);
+  EXPECT_FALSE(p99.contains("gc"));
+  // The sample's own sessions (one status that exited) are too few too.
+  EXPECT_FALSE(p99.contains("status"));
+
+  // 20 runs: the 20th smallest ((20 * 99 + 99) / 100 = 20), as command_stats.
+  add(3019, "gc", k_hour_us, 7.0);
+  EXPECT_DOUBLE_EQ(model::command_p99(db).at("gc"), 7.0);
+  // A longer window takes the old runs in; a bound on the runs keeps the
+  // newest of them only.
+  model::PercentileWindow month;
+  month.days = 30;
+  EXPECT_DOUBLE_EQ(model::command_p99(db, month).at("clone"), 1000.0);
+  month.max_runs = db.query_int("SELECT count(*) FROM sessions WHERE elapsed IS NOT NULL AND start_time >= "
+                                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days')")
+                       .value_or(0);
+  ASSERT_GE(month.max_runs, 120);  // the recent clones and gc, and what of the sample's ran
+  EXPECT_DOUBLE_EQ(model::command_p99(db, month).at("clone"), 99.0);
+}
+
+}  // namespace
+}  // namespace trace2d::test
