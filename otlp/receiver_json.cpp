@@ -39,8 +39,23 @@ std::size_t sequence_length(std::string_view text, std::size_t at) {
 void append_go_json_string(std::string& out, std::string_view text) {
   static constexpr std::string_view k_hex = "0123456789abcdef";
   out += '"';
+  out.reserve(out.size() + text.size() + 1);
+  // Printable ASCII that Go writes as it is goes in runs: byte by byte, the
+  // appends were a twentieth of the exporter's time (argv, ancestry, sets).
+  const auto plain = [](unsigned char c) {
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+  };
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
+    if (plain(c)) {
+      std::size_t end = i + 1;
+      while (end < text.size() && plain(static_cast<unsigned char>(text[end]))) {
+        ++end;
+      }
+      out.append(text.data() + i, end - i);
+      i = end;
+      continue;
+    }
     if (c < 0x80) {
       switch (c) {
         case '"':
