@@ -177,7 +177,7 @@ std::set<std::string> help_flags(const std::vector<std::string>& command) {
   spec.argv.push_back("--help");
   const std::string help = run_process(spec).out;
   std::set<std::string> flags;
-  const std::regex flag("(^|[ ,])(--[a-z][a-z-]*)");
+  const std::regex flag("(^|[ ,])(--[a-z][a-z0-9-]*)");  // --slow-p99: digits too
   for (auto it = std::sregex_iterator(help.begin(), help.end(), flag); it != std::sregex_iterator(); ++it) {
     flags.insert((*it)[2]);
   }
