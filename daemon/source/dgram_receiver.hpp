@@ -59,7 +59,8 @@ class DgramReceiver {
   std::uint32_t m_last_drop_counter = 0;
   bool m_stopping = false;
   // A lone uid has held the whole bound for limits.overflow_wait_ms: its
-  // datagrams are dropped (not paused for) until the pipeline has room.
+  // datagrams are dropped (not paused for) until what is held falls to half
+  // the bound (drain()).
   bool m_waited_out = false;
   std::atomic<std::uint64_t> m_kernel_drops{0};
   std::atomic<std::uint64_t> m_datagrams{0};
