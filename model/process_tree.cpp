@@ -1,6 +1,7 @@
 #include "model/process_tree.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <utility>
@@ -22,15 +23,25 @@ std::optional<double> plus(const std::optional<double>& a, const std::optional<d
   return std::nullopt;
 }
 
-// Moves `inner`'s interval into `outer`'s, when both are timed.
+// Moves `inner`'s interval into `outer`'s, when both are timed. git dates
+// a region's or thread's start by the wall clock (`time`, read again as its
+// line is written) and times its length by the monotonic one (`t_rel`): a
+// preemption between the two readings makes it seem to start late, and end
+// after what holds it. Its length is the trustworthy figure, so it moves
+// earlier first, and is cut only when it is longer than `outer`.
 void keep_within(Node& inner, const Node& outer) {
-  if (!inner.offset || !inner.elapsed || !outer.offset || !outer.elapsed) {
+  if (!inner.offset || !inner.elapsed || !outer.offset || !outer.elapsed ||
+      !std::isfinite(*inner.offset + *inner.elapsed + *outer.offset + *outer.elapsed)) {
+    return;  // untimed, or times that are no number: drawn by no one (flame_layout)
+  }
+  const double outer_end = *outer.offset + std::max(0.0, *outer.elapsed);
+  const double length = std::max(0.0, *inner.elapsed);
+  if (*inner.offset >= *outer.offset && *inner.offset + length <= outer_end) {
     return;
   }
-  const double start = std::max(*inner.offset, *outer.offset);
-  const double end = std::max(start, std::min(*inner.offset + *inner.elapsed, *outer.offset + *outer.elapsed));
+  const double start = std::max(*outer.offset, std::min(*inner.offset, outer_end - length));
   inner.offset = start;
-  inner.elapsed = end - start;
+  inner.elapsed = std::min(start + length, outer_end) - start;
 }
 
 // One process's regions, threads and children under construction, each
@@ -65,16 +76,6 @@ class ProcessItems {
         if (found != by_seq.end() && found->first == *parent_seq) {
           m_parents[i] = found->second;
         }
-      }
-    }
-    // git dates a region's start only by the wall clock (`time`, read as
-    // its enter line is written) and times its length by the monotonic one:
-    // a preemption between the two readings makes a nested region seem to
-    // end microseconds after the one around it. Each is drawn within its
-    // parent (parents first: a parent's seq is below its children's).
-    for (const auto& [seq, index] : by_seq) {
-      if (m_parents[index]) {
-        keep_within(m_nodes[index], m_nodes[*m_parents[index]]);
       }
     }
   }
@@ -141,14 +142,26 @@ class ProcessItems {
   }
 
   // Moves every node into its parent; returns the top-level ones. The
-  // deepest go first, so each one moves with all it holds.
-  [[nodiscard]] std::vector<Node> nest() && {
+  // deepest go first, so each one moves with all it holds. Before that,
+  // each region is drawn within what holds it (its parent region, its
+  // thread, else `process`), and each thread within `process`; outermost
+  // first, so what moves moves inside its holder's final place. (Children
+  // are not held: a child process may outlive the region it began in.)
+  [[nodiscard]] std::vector<Node> nest(const Node& process) && {
     const std::vector<std::size_t> depth = depths();
     std::vector<std::size_t> order(m_nodes.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
       order[i] = i;
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] > depth[b]; });
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node& node = m_nodes[*it];
+      if (node.region() != nullptr) {
+        keep_within(node, m_parents[*it] ? m_nodes[*m_parents[*it]] : process);
+      } else if (node.thread() != nullptr) {
+        keep_within(node, process);
+      }
+    }
     // Each list sized once: grown one by one, it moved its nodes (and
     // what they hold) again at every doubling.
     std::vector<std::size_t> count(m_nodes.size() + 1);  // the last: the top level
@@ -373,7 +386,7 @@ class TreeBuilder {
         }
       }
     }
-    node.children = std::move(items).nest();
+    node.children = std::move(items).nest(node);
     node.item = std::move(rows.info);
     return node;
   }

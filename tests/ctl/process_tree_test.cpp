@@ -327,11 +327,12 @@ TEST(ProcessTree, WithoutTimesSiblingsKeepEventOrder) {
 
 // git reads a region's start from the wall clock as the enter line is
 // written, its length from the monotonic clock: a preempted enter makes a
-// nested region seem to end after its parent. It is drawn within it.
+// nested region seem to start late and end after its parent. It is drawn
+// within it, moved earlier with its length kept, cut only when longer.
 TEST(ProcessTree, ANestedRegionIsDrawnWithinItsParent) {
   ProcessRows p = process("p");
   p.regions = {region(1, 10, std::nullopt, "outer", 0.100000, 0.001400),
-               region(2, 5, 1, "late", 0.101383, 0.000038),  // ends 15 µs after "outer"
+               region(2, 5, 1, "late", 0.101383, 0.000038),  // ends 21 µs after "outer"
                region(3, 4, 2, "later", 0.101390, 0.000040), region(6, 7, 1, "early", 0.099990, 0.000100)};
   const ProcessTree tree = model::build_process_tree("p", {p});
   ASSERT_EQ(outline(tree), "process:p(root)\n  region:outer\n    region:early\n    region:late\n      region:later\n");
@@ -339,14 +340,40 @@ TEST(ProcessTree, ANestedRegionIsDrawnWithinItsParent) {
   EXPECT_DOUBLE_EQ(*outer.offset, 0.1);
   EXPECT_DOUBLE_EQ(*outer.elapsed, 0.0014);  // the parent keeps its times
   const Node& late = outer.children.at(1);
-  EXPECT_DOUBLE_EQ(*late.offset, 0.101383);
-  EXPECT_NEAR(*late.offset + *late.elapsed, 0.1014, 1e-12);
-  const Node& later = late.children.at(0);  // within its parent's new end
+  EXPECT_NEAR(*late.offset, 0.101362, 1e-12);  // 21 µs earlier, its length kept
+  EXPECT_NEAR(*late.elapsed, 0.000038, 1e-12);
+  const Node& later = late.children.at(0);  // within its parent's new place: longer than it, so cut
+  EXPECT_NEAR(*later.offset, 0.101362, 1e-12);
   EXPECT_NEAR(*later.offset + *later.elapsed, 0.1014, 1e-12);
   const Node& early = outer.children.at(0);
   EXPECT_DOUBLE_EQ(*early.offset, 0.1);
-  EXPECT_NEAR(*early.elapsed, 0.00009, 1e-12);
+  EXPECT_NEAR(*early.elapsed, 0.0001, 1e-12);
   EXPECT_DOUBLE_EQ(*late.region()->elapsed, 0.000038);  // git's own figure is kept
+  EXPECT_DOUBLE_EQ(*later.region()->elapsed, 0.00004);
+}
+
+// The same at the top: a preempted enter of git status's last region
+// ("status/print") made it end 7 ms after the process's exit under load
+// (an OTLP span outside its process span). It ends at the exit instead; a
+// thread too.
+TEST(ProcessTree, AnOutermostRegionOrThreadIsDrawnWithinItsProcess) {
+  ProcessRows p = process("p", 0, 0.017433);
+  p.regions = {region(1, 2, std::nullopt, "print", 0.016828, 0.007989)};
+  ThreadInfo thread;
+  thread.name = "th01:preload";
+  thread.t_start = 0.0169;
+  thread.elapsed = 0.001;
+  p.threads = {thread};
+  const ProcessTree tree = model::build_process_tree("p", {p});
+  const Node& process_node = tree.processes.at(0);
+  ASSERT_EQ(process_node.children.size(), 2U);
+  for (const Node& inner : process_node.children) {
+    EXPECT_GE(*inner.offset, *process_node.offset);
+    EXPECT_NEAR(*inner.offset + *inner.elapsed, *process_node.offset + 0.017433, 1e-12);
+  }
+  const Node& print = process_node.children.at(0);
+  EXPECT_NEAR(*print.offset - *process_node.offset, 0.017433 - 0.007989, 1e-12);  // moved, not cut
+  EXPECT_NEAR(*print.elapsed, 0.007989, 1e-12);
 }
 
 TEST(ProcessTree, UnclosedRegionsKeepWhatStartedInsideThem) {
