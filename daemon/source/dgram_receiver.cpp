@@ -128,20 +128,40 @@ void DgramReceiver::stop() {
   });
 }
 
+namespace {
+// How long another uid's datagram keeps the socket from pausing for a lone
+// burst: git runs come in bursts of commands, so a user whose last one
+// came seconds ago is likely to send again while the pause would last.
+constexpr auto k_shared_window = std::chrono::seconds(10);
+}  // namespace
+
 // Every sender shares the one kernel queue, and a pause for one sender's
 // flood would make everyone's git wait at max_dgram_qlen: the receiver
 // reads on, and drops (counting them on their sessions) the datagrams of a
-// uid that holds its share of the memory bound. It pauses only while one
-// uid holds the whole bound and no other uid holds anything (a single
-// user's burst: as a stream connection does, it waits up to
-// limits.overflow_wait_ms rather than lose lines); a datagram of anyone
+// uid that holds its share of the memory bound. It pauses only for a lone
+// burst: one uid holds the whole bound, no other uid holds anything and no
+// other uid has sent a datagram for k_shared_window (a single user's
+// burst: as a stream connection does, it waits up to
+// limits.overflow_wait_ms rather than lose lines). A datagram of anyone
 // else read after it ends the pause while its bytes are held. A burst
 // that outlasts the wait is dropped until what is held falls to half the
 // bound.
+bool DgramReceiver::lone_burst(std::chrono::steady_clock::time_point now) const {
+  const bool shared = m_last_senders[1].uid != -1 && now - m_last_senders[1].at < k_shared_window;
+  return !shared && m_sink.one_uid_holds_it_all();
+}
+
+void DgramReceiver::saw_sender(std::int64_t uid, std::chrono::steady_clock::time_point now) {
+  if (m_last_senders[0].uid != uid) {
+    m_last_senders[1] = m_last_senders[0];  // the other uid, last seen then
+  }
+  m_last_senders[0] = Sender{uid, now};
+}
+
 asio::awaitable<void> DgramReceiver::run() {
   m_sink.counters().channels_opened.fetch_add(1, std::memory_order_relaxed);
   while (true) {
-    if (!m_stopping && !m_waited_out && m_sink.one_uid_holds_it_all()) {
+    if (!m_stopping && !m_waited_out && lone_burst(std::chrono::steady_clock::now())) {
       const auto deadline = std::chrono::steady_clock::now() + m_options.overflow_wait;
       while (!m_stopping && m_sink.one_uid_holds_it_all() && std::chrono::steady_clock::now() < deadline) {
         m_timer.expires_after(std::chrono::milliseconds(2));
@@ -187,6 +207,7 @@ bool DgramReceiver::drain() {
   // kept (an overshoot of one batch at most), and the read ends after it.
   std::vector<std::pair<std::int64_t, bool>> over_share;
   bool pause = false;
+  auto now = std::chrono::steady_clock::now();
   const auto dropping_for = [&](const ingest::Origin& origin) {
     const std::int64_t uid = origin.peer_uid.value_or(-1);
     for (const auto& [known, over] : over_share) {
@@ -194,8 +215,9 @@ bool DgramReceiver::drain() {
         return over;
       }
     }
+    saw_sender(uid, now);
     bool over = m_sink.over_share(uid);
-    if (over && !m_waited_out && !m_stopping && m_sink.one_uid_holds_it_all()) {
+    if (over && !m_waited_out && !m_stopping && lone_burst(now)) {
       over = false;
       pause = true;
     }
@@ -208,8 +230,9 @@ bool DgramReceiver::drain() {
     // The bound can fill during this read (at each submit): a lone uid's
     // burst then pauses here too, rather than have its next datagrams
     // dropped before run() would have waited for it.
+    now = std::chrono::steady_clock::now();
     if (!m_stopping && m_sink.one_uid_holds_it_all()) {
-      if (!m_waited_out) {
+      if (!m_waited_out && lone_burst(now)) {
         break;
       }
     } else if (!m_sink.over_budget_share(0.5)) {

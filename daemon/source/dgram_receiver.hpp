@@ -6,6 +6,7 @@
 // Each datagram's sender comes from SCM_CREDENTIALS; kernel drops, if any,
 // from SO_RXQ_OVFL.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -48,6 +49,10 @@ class DgramReceiver {
   // Receives until the socket would block, or a lone uid fills the memory
   // bound (run() pauses then); returns false on a socket error.
   bool drain();
+  // Whether one uid holds the whole bound and no other uid has sent a
+  // datagram for k_shared_window: a burst worth pausing the socket for.
+  [[nodiscard]] bool lone_burst(std::chrono::steady_clock::time_point now) const;
+  void saw_sender(std::int64_t uid, std::chrono::steady_clock::time_point now);
 
   asio::local::datagram_protocol::socket m_socket;
   asio::steady_timer m_timer;
@@ -62,6 +67,14 @@ class DgramReceiver {
   // datagrams are dropped (not paused for) until what is held falls to half
   // the bound (drain()).
   bool m_waited_out = false;
+  // The two uids whose datagrams were read last, with when: a pause holds
+  // every sender's datagrams in the one kernel queue, so it is taken only
+  // while nobody else has used the socket for a while (lone_burst()).
+  struct Sender {
+    std::int64_t uid = -1;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::array<Sender, 2> m_last_senders{};
   std::atomic<std::uint64_t> m_kernel_drops{0};
   std::atomic<std::uint64_t> m_datagrams{0};
 };
