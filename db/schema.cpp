@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "db/event_types.hpp"
 #include "proto/event.hpp"
 #include "proto/timestamp.hpp"
 
@@ -898,29 +899,30 @@ constexpr std::array<Migration, 19> k_migrations{{
     {19, "otlp export: paused_since, sessions dropped by reason", k_v19},
 }};
 
-// Git's event types get the ids EventKind + 1, seeded once from proto's
-// list of names with the first migration. The views of later migrations
-// name some of these ids; they are stored, so they never change.
-static_assert(static_cast<int>(proto::EventKind::version) + 1 == 1);
-static_assert(static_cast<int>(proto::EventKind::error) + 1 == 7);
-static_assert(static_cast<int>(proto::EventKind::thread_start) + 1 == 16);
-static_assert(static_cast<int>(proto::EventKind::thread_exit) + 1 == 17);
-static_assert(static_cast<int>(proto::EventKind::exec) + 1 == 18);
-static_assert(static_cast<int>(proto::EventKind::exec_result) + 1 == 19);
-static_assert(static_cast<int>(proto::EventKind::def_param) + 1 == 20);
-static_assert(static_cast<int>(proto::EventKind::data) + 1 == 24);
-static_assert(static_cast<int>(proto::EventKind::data_json) + 1 == 25);
-static_assert(static_cast<int>(proto::EventKind::timer) + 1 == 26);
-static_assert(static_cast<int>(proto::EventKind::th_timer) + 1 == 27);
-static_assert(static_cast<int>(proto::EventKind::counter) + 1 == 28);
-static_assert(static_cast<int>(proto::EventKind::th_counter) + 1 == 29);
-static_assert(static_cast<int>(proto::EventKind::printf) + 1 == 30);
+// Git's event types get the ids EventKind + 1 (event_types.hpp), seeded
+// once from proto's list of names with the first migration. The views of
+// later migrations name some of these ids; they are stored, so they never
+// change.
+static_assert(stored_type(proto::EventKind::version) == 1);
+static_assert(stored_type(proto::EventKind::error) == 7);
+static_assert(stored_type(proto::EventKind::thread_start) == 16);
+static_assert(stored_type(proto::EventKind::thread_exit) == 17);
+static_assert(stored_type(proto::EventKind::exec) == 18);
+static_assert(stored_type(proto::EventKind::exec_result) == 19);
+static_assert(stored_type(proto::EventKind::def_param) == 20);
+static_assert(stored_type(proto::EventKind::data) == 24);
+static_assert(stored_type(proto::EventKind::data_json) == 25);
+static_assert(stored_type(proto::EventKind::timer) == 26);
+static_assert(stored_type(proto::EventKind::th_timer) == 27);
+static_assert(stored_type(proto::EventKind::counter) == 28);
+static_assert(stored_type(proto::EventKind::th_counter) == 29);
+static_assert(stored_type(proto::EventKind::printf) == 30);
 
 void seed_event_names(Database& db) {
   Statement insert = db.prepare("INSERT INTO names (id, text) VALUES (?, ?)");
   for (int kind = static_cast<int>(proto::EventKind::version); kind <= static_cast<int>(proto::EventKind::printf);
        ++kind) {
-    insert.bind_int(1, kind + 1);
+    insert.bind_int(1, stored_type(static_cast<proto::EventKind>(kind)));
     insert.bind_text(2, proto::to_string(static_cast<proto::EventKind>(kind)));
     insert.run();
   }

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "db/event_types.hpp"
 #include "proto/utf8.hpp"
 
 namespace trace2d::model {
@@ -91,7 +92,7 @@ SELECT c.child_id, c.start_seq, th.text, c.child_class, c.hook_name, c.argv, c.u
  WHERE c.sid {sid}
 )sql";
 
-// An ancestor's exec (type 18) and exec_result (type 19) events, in order,
+// An ancestor's exec and exec_result events, in order,
 // paired in pair_exec_results(), and its threads (the sessions sent read
 // both from k_events_sql). Their times relative to the process start, as the
 // threads view computes them.
@@ -103,7 +104,7 @@ SELECT e.type, e.seq, th.text, e.obj,
   FROM sessions s
   JOIN event_parts e ON e.session = s.id
   LEFT JOIN names th ON th.id = e.thread
- WHERE s.sid {sid} AND e.type IN (18, 19)
+ WHERE s.sid {sid} AND {exec_types}
  ORDER BY e.session, e.seq
 )sql";
 
@@ -150,19 +151,27 @@ SELECT c.child_id, c.start_seq, e.thread, c.child_class, c.hook_name, c.argv, c.
  ORDER BY c.session, c.child_id
 )sql";
 
-// The events that threads, execs, errors, params, data, timers and
-// counters come from (proto::EventKind + 1, as seed_event_names() numbers
-// them), read once (the views each read every event of the session again)
-// and their text parsed once with simdjson rather than by the views'
+// The kinds of event that threads, execs, errors, params, data, timers and
+// counters come from.
+constexpr std::array k_scanned_kinds = {
+    proto::EventKind::error,       proto::EventKind::cmd_ancestry, proto::EventKind::alias,
+    proto::EventKind::thread_start, proto::EventKind::thread_exit, proto::EventKind::exec,
+    proto::EventKind::exec_result, proto::EventKind::def_param,    proto::EventKind::def_repo,
+    proto::EventKind::data,        proto::EventKind::data_json,    proto::EventKind::timer,
+    proto::EventKind::th_timer,    proto::EventKind::counter,      proto::EventKind::th_counter,
+    proto::EventKind::printf};
+constexpr std::array k_exec_kinds = {proto::EventKind::exec, proto::EventKind::exec_result};
+
+// Those events, read once (the views each read every event of the session
+// again) and their text parsed once with simdjson rather than by the views'
 // json_extract() calls. Their threads' names come from FullLoader's cache,
-// not a lookup per row. (Ranges, not IN (...): SQLite tests a list by a
-// seek in a temporary index, per row.)
+// not a lookup per row.
 constexpr std::string_view k_events_sql = R"sql(
 SELECT e.seq, e.type, e.time_us, e.body, e.thread, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label,
        e.session
   FROM event_store e
  WHERE e.session {id} AND e.seq < ?2
-   AND (e.type IN (7, 9, 12) OR e.type BETWEEN 16 AND 21 OR e.type BETWEEN 24 AND 30)
+   AND {scanned_types}
  ORDER BY e.session, e.seq
 )sql";
 
@@ -192,6 +201,8 @@ std::string query(std::string_view text, Sessions sessions) {
   };
   replace("{sid}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
   replace("{id}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
+  replace("{exec_types}", db::stored_type_condition("e.type", k_exec_kinds));
+  replace("{scanned_types}", db::stored_type_condition("e.type", k_scanned_kinds));
   replace("{session}", sessions == Sessions::one ? "?2" : "(SELECT k.id FROM sessions k WHERE k.sid = c.sid)");
   return sql;
 }
@@ -540,24 +551,24 @@ std::string sql_json(const SqlValue& v) {
   return out;
 }
 
-// The event types the scan reads (proto::EventKind + 1, as
-// seed_event_names() numbers them).
-constexpr std::int64_t k_error = 7;
-constexpr std::int64_t k_cmd_ancestry = 9;
-constexpr std::int64_t k_alias = 12;
-constexpr std::int64_t k_thread_start = 16;
-constexpr std::int64_t k_thread_exit = 17;
-constexpr std::int64_t k_exec = 18;
-constexpr std::int64_t k_exec_result = 19;
-constexpr std::int64_t k_def_param = 20;
-constexpr std::int64_t k_def_repo = 21;
-constexpr std::int64_t k_data = 24;
-constexpr std::int64_t k_data_json = 25;
-constexpr std::int64_t k_timer = 26;
-constexpr std::int64_t k_th_timer = 27;
-constexpr std::int64_t k_counter = 28;
-constexpr std::int64_t k_th_counter = 29;
-constexpr std::int64_t k_printf = 30;
+// The event types the scan reads (k_scanned_kinds), by their stored ids.
+using proto::EventKind;
+constexpr std::int64_t k_error = db::stored_type(EventKind::error);
+constexpr std::int64_t k_cmd_ancestry = db::stored_type(EventKind::cmd_ancestry);
+constexpr std::int64_t k_alias = db::stored_type(EventKind::alias);
+constexpr std::int64_t k_thread_start = db::stored_type(EventKind::thread_start);
+constexpr std::int64_t k_thread_exit = db::stored_type(EventKind::thread_exit);
+constexpr std::int64_t k_exec = db::stored_type(EventKind::exec);
+constexpr std::int64_t k_exec_result = db::stored_type(EventKind::exec_result);
+constexpr std::int64_t k_def_param = db::stored_type(EventKind::def_param);
+constexpr std::int64_t k_def_repo = db::stored_type(EventKind::def_repo);
+constexpr std::int64_t k_data = db::stored_type(EventKind::data);
+constexpr std::int64_t k_data_json = db::stored_type(EventKind::data_json);
+constexpr std::int64_t k_timer = db::stored_type(EventKind::timer);
+constexpr std::int64_t k_th_timer = db::stored_type(EventKind::th_timer);
+constexpr std::int64_t k_counter = db::stored_type(EventKind::counter);
+constexpr std::int64_t k_th_counter = db::stored_type(EventKind::th_counter);
+constexpr std::int64_t k_printf = db::stored_type(EventKind::printf);
 
 // What the scan of one session's events gathers before it is complete.
 struct EventScan {

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <array>
+#include <span>
+
 #include "db/database_setup.hpp"
+#include "db/event_types.hpp"
 #include "proto/event.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -48,6 +52,31 @@ TEST(Schema, GitsEventTypesHaveTheirFixedIds) {
     ASSERT_TRUE(name.step());
     EXPECT_EQ(name.column_text(0), proto::to_string(static_cast<proto::EventKind>(kind)));
   }
+}
+
+// The conditions the model's queries select events by: runs of ids as
+// ranges, the rest listed, each id the stored one of its kind.
+TEST(Schema, EventTypeConditionsNameTheStoredIds) {
+  using proto::EventKind;
+  EXPECT_EQ(stored_type(EventKind::version), 1);
+  EXPECT_EQ(stored_type(EventKind::printf), 30);
+  const std::array scanned = {EventKind::error,       EventKind::cmd_ancestry, EventKind::alias,
+                              EventKind::thread_start, EventKind::thread_exit, EventKind::exec,
+                              EventKind::exec_result, EventKind::def_param,    EventKind::def_repo,
+                              EventKind::data,        EventKind::data_json,    EventKind::timer,
+                              EventKind::th_timer,    EventKind::counter,      EventKind::th_counter,
+                              EventKind::printf};
+  EXPECT_EQ(stored_type_condition("e.type", scanned),
+            "(e.type IN (7, 9, 12) OR e.type BETWEEN 16 AND 21 OR e.type BETWEEN 24 AND 30)");
+  const std::array execs = {EventKind::exec, EventKind::exec_result};
+  EXPECT_EQ(stored_type_condition("t", execs), "(t IN (18, 19))");
+  const std::array threads = {EventKind::thread_start, EventKind::thread_exit, EventKind::exec};
+  EXPECT_EQ(stored_type_condition("t", threads), "(t BETWEEN 16 AND 18)");
+  EXPECT_EQ(stored_type_condition("t", std::span<const EventKind>()), "0");
+  // The names table holds each of them under its id.
+  test::TempDir dir;
+  Database db = open_for_writing(dir.file("s.db"));
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM names t WHERE " + stored_type_condition("t.id", scanned)), 16);
 }
 
 TEST(Schema, RefusesADatabaseFromTheFuture) {
