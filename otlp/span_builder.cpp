@@ -482,10 +482,11 @@ class Builder {
     const model::ProcessInfo& p = *node.process();
     const bool emit = !m_include || m_include(p);
     const DetailLevel chosen = m_rules.level_of(p);
+    std::string error = process_error(node, p, parent.launcher_code);
     // Detail by outcome: a failed or slow run goes at the outcome's level.
     const std::string_view raised_by =
         m_rules.outcome_level && chosen != DetailLevel::drop && chosen < *m_rules.outcome_level
-            ? m_rules.raised_by(p, chosen, !process_error(node, p, parent.launcher_code).empty())
+            ? m_rules.raised_by(p, chosen, !error.empty())
             : std::string_view();
     const DetailLevel level = raised_by.empty() ? chosen : *m_rules.outcome_level;
     std::optional<SpanId> parent_id = parent.id;
@@ -530,7 +531,7 @@ class Builder {
                          });
       }
       ++m_stats.processes;
-      push(process_span(node, p, level, raised_by, trace_of(p), id, parent_id, start, parent.launcher_code,
+      push(process_span(node, p, level, raised_by, trace_of(p), id, parent_id, start, std::move(error),
                         owner.thread_figures),
            owner);
     }
@@ -546,10 +547,9 @@ class Builder {
   }
 
  private:
-  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level,
-                    std::string_view raised_by, const TraceId& trace,
-                    const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start,
-                    std::optional<std::int64_t> launcher_code, const ThreadFigures& thread_figures) {
+  Span process_span(const model::Node& node, const model::ProcessInfo& p, DetailLevel level, std::string_view raised_by,
+                    const TraceId& trace, const SpanId& id, const std::optional<SpanId>& parent, std::uint64_t start,
+                    std::string status_error, const ThreadFigures& thread_figures) {
     Span span;
     span.trace_id = trace;
     span.span_id = id;
@@ -697,9 +697,9 @@ class Builder {
       add_if(event.attributes, "thread.name", error.thread);
       span.events.push_back(std::move(event));
     }
-    if (std::string error = process_error(node, p, launcher_code); !error.empty()) {
+    if (!status_error.empty()) {
       span.status = StatusCode::error;
-      span.status_message = std::move(error);
+      span.status_message = std::move(status_error);
     }
     return span;
   }
