@@ -1,5 +1,6 @@
 #include "otlp/export_rules.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -190,6 +191,25 @@ std::string important_data_problem(std::string_view entry) {
   const auto slash = entry.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == entry.size()) {
     return "is not category/key (such as fetch/remote)";
+  }
+  return {};
+}
+
+std::string undefined_ruleset_problem(const std::vector<std::string>& nicknames,
+                                      const std::vector<std::string>& rulesets) {
+  for (const std::string& nickname : nicknames) {
+    const auto pair = split_pair(nickname, '=', true);
+    if (!pair || !is_ruleset_name(pair->second)) {
+      continue;
+    }
+    const bool defined = std::any_of(rulesets.begin(), rulesets.end(), [&](const std::string& ruleset) {
+      const std::vector<std::string_view> parts = words(ruleset);
+      return !parts.empty() && parts.front() == pair->second;
+    });
+    if (!defined) {
+      return "'" + nickname + "' names the ruleset '" + std::string(pair->second) +
+             "', which no ruleset entry defines (its processes would get summary)";
+    }
   }
   return {};
 }

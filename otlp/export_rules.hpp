@@ -163,5 +163,11 @@ struct ExportRules {
 [[nodiscard]] std::string summary_message_problem(std::string_view entry);
 [[nodiscard]] std::string summary_region_problem(std::string_view entry);
 [[nodiscard]] std::string important_event_problem(std::string_view entry);
+// What is wrong with nickname entries together with the ruleset entries: a
+// nickname naming a ruleset none of them defines (its processes would get
+// summary, trace2receiver's default for an unknown name, without a word),
+// or "".
+[[nodiscard]] std::string undefined_ruleset_problem(const std::vector<std::string>& nicknames,
+                                                    const std::vector<std::string>& rulesets);
 
 }  // namespace trace2d::otlp

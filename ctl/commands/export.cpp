@@ -93,6 +93,10 @@ otlp::ExportRules rules_of(const ExportOptions& options, db::Database& db) {
   };
   add_each(options.nicknames, "--nickname", &otlp::ExportRules::add_nickname);
   add_each(options.rulesets, "--ruleset", &otlp::ExportRules::add_ruleset);
+  if (const std::string problem = otlp::undefined_ruleset_problem(options.nicknames, options.rulesets);
+      !problem.empty()) {
+    throw CommandError("--nickname: " + problem);
+  }
   add_each(options.summary_messages, "--summary-message", &otlp::ExportRules::add_summary_message);
   add_each(options.summary_regions, "--summary-region", &otlp::ExportRules::add_summary_region);
   add_each(options.important_events, "--important-event", &otlp::ExportRules::add_important_event);

@@ -232,6 +232,10 @@ void validate_options(const DaemonOptions& options) {
     problems.push_back(fmt::format("'dgram.path' (--dgram-socket) is the same as 'stream.path' (--socket): '{}'",
                                    options.stream.path));
   }
+  if (const std::string problem = otlp::undefined_ruleset_problem(options.otlp_nicknames, options.otlp_rulesets);
+      !problem.empty()) {
+    problems.push_back("'otlp.nicknames' (--otlp-nickname): " + problem);
+  }
   // gRPC carries fewer headers than HTTP (otlp.headers checks what HTTP
   // takes): said here, so that --check-config says it too.
   if (options.otlp_protocol == "grpc") {

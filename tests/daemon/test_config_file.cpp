@@ -385,6 +385,17 @@ TEST(ConfigFile, ValidateNamesTheSetting) {
   o = default_options();
   o.dgram.path = o.stream.path;
   EXPECT_NE(validate_error(o).find("same as 'stream.path'"), std::string::npos);
+  // A nickname naming a ruleset with a typo: its processes would get
+  // summary without a word. (Each entry alone is well formed.)
+  o = default_options();
+  o.otlp_nicknames = {"big=rs:fetch"};
+  o.otlp_rulesets = {"rs:fech git:fetch=verbose"};
+  EXPECT_NE(validate_error(o).find("'otlp.nicknames' (--otlp-nickname): 'big=rs:fetch' names the ruleset "
+                                   "'rs:fetch', which no ruleset entry defines"),
+            std::string::npos)
+      << validate_error(o);
+  o.otlp_rulesets = {"rs:fetch git:fetch=verbose"};
+  EXPECT_EQ(validate_error(o), "");
 }
 
 TEST(ConfigFile, ValidateReportsEveryBadSetting) {

@@ -406,6 +406,14 @@ TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
       ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid, "--outcome-detail", "drop"});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("--outcome-detail 'drop'"), std::string::npos) << refused.err;
+  // A nickname naming a ruleset nobody defined (a typo) is refused, not
+  // exported at summary without a word.
+  const ProcessResult typo = ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid, "--nickname",
+                                                    "big=rs:fetch", "--ruleset", "rs:fech git:fetch=verbose"});
+  EXPECT_NE(typo.exit_code, 0);
+  EXPECT_NE(typo.err.find("'big=rs:fetch' names the ruleset 'rs:fetch', which no ruleset entry defines"),
+            std::string::npos)
+      << typo.err;
 }
 
 }  // namespace

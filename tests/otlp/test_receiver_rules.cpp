@@ -165,6 +165,12 @@ TEST(ReceiverRules, EntriesAreCheckedWithTheReason) {
   EXPECT_EQ(ruleset_problem("rs:x"), "");
   EXPECT_NE(ruleset_problem("x git:status=verbose"), "");
   EXPECT_NE(ruleset_problem("rs:x git:status"), "");
+  // A nickname naming a ruleset nobody defined (a typo) would get summary
+  // without a word: refused with the rulesets in view.
+  EXPECT_EQ(undefined_ruleset_problem({"big=rs:fetch", "small=drop"}, {"rs:fetch git:fetch=verbose"}), "");
+  EXPECT_EQ(undefined_ruleset_problem({"big=rs:fetch"}, {"rs:fech git:fetch=verbose"}),
+            "'big=rs:fetch' names the ruleset 'rs:fetch', which no ruleset entry defines (its processes would get "
+            "summary)");
   EXPECT_EQ(summary_message_problem("f=fatal: "), "");
   EXPECT_NE(summary_message_problem("=fatal"), "");
   EXPECT_EQ(summary_region_problem("index/do_read_index=n,t"), "");
