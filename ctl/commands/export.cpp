@@ -50,6 +50,7 @@ struct ExportOptions {
   std::vector<std::string> important_events;
   bool pii_user_name = false;
   bool pii_host_name = false;
+  bool no_host_name = false;  // [otlp] resource_host_name = false: no host.name on the resource
   // Detail by outcome, as [otlp] outcome_detail, slow_ms, slow_p99.
   std::string outcome_detail;
   std::int64_t slow_ms = 0;
@@ -119,11 +120,17 @@ otlp::ExportRules rules_of(const ExportOptions& options, db::Database& db) {
 }
 
 // One process tree as one OTLP/JSON request, on one line; the spans it holds.
-std::size_t append_otlp_line(std::string& out, const model::ProcessTree& tree, const otlp::ExportRules& rules) {
+std::size_t append_otlp_line(std::string& out, const model::ProcessTree& tree, const otlp::ExportRules& rules,
+                             bool host_name) {
   static const otlp::ResourceSettings settings = otlp::resource_settings_from_environment();
-  static const otlp::Resource resource = otlp::make_resource(settings);
+  static const otlp::Resource with_host_name = otlp::make_resource(settings);
+  static const otlp::Resource without_host_name = [] {
+    otlp::ResourceSettings without = settings;
+    without.include_host_name = false;
+    return otlp::make_resource(without);
+  }();
   static const otlp::Scope scope{"trace2d", settings.trace2d_version};
-  otlp::TraceBatch batch{&resource, &scope, {}};
+  otlp::TraceBatch batch{host_name ? &with_host_name : &without_host_name, &scope, {}};
   otlp::append_spans(tree, batch.spans, {}, rules);
   otlp::append_json_request(out, batch);
   out += '\n';
@@ -182,7 +189,8 @@ void export_otlp_window(const Context& ctx, const ExportOptions& options) {
     if (rows.empty()) {
       continue;
     }
-    spans += append_otlp_line(lines, model::build_process_tree(root, std::move(rows), {options.depth}), rules);
+    spans += append_otlp_line(lines, model::build_process_tree(root, std::move(rows), {options.depth}), rules,
+                              !options.no_host_name);
     ++trees;
   }
   write_otlp_json(ctx, options, lines, trees, spans);
@@ -227,7 +235,7 @@ void run_export(const Context& ctx, const ExportOptions& options) {
   const model::ProcessTree tree = model::build_process_tree(root, std::move(rows), {options.depth});
   if (otlp_json) {
     std::string line;
-    const std::size_t spans = append_otlp_line(line, tree, *rules);
+    const std::size_t spans = append_otlp_line(line, tree, *rules, !options.no_host_name);
     write_otlp_json(ctx, options, line, 1, spans);
     return;
   }
@@ -294,6 +302,8 @@ Command add_export_command(CLI::App& cli) {
                   "otlp-json: FIELD=CAT/KEY_PREFIX, as [otlp] important_events");
   app->add_flag("--pii-user-name", options->pii_user_name, "otlp-json: send the sender's user name (trace2.pii.username)");
   app->add_flag("--pii-host-name", options->pii_host_name, "otlp-json: send this host's name (trace2.pii.hostname)");
+  app->add_flag("--no-host-name", options->no_host_name,
+                "otlp-json: leave host.name off the resource, as [otlp] resource_host_name = false");
   app->add_option("--outcome-detail", options->outcome_detail,
                   "otlp-json: failed and slow runs at least at this level (summary, process, verbose), as [otlp] "
                   "outcome_detail");

@@ -71,7 +71,7 @@ _trace2ctl() {
         doctor) flags="" ;;
         top) flags="--since --until --cmd --all --repo --limit --by --full-sid" ;;
         tree) flags="--last --cmd --depth --region-depth --min-ms --no-times --sids --uid --max-events" ;;
-        export) flags="--last --format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --ruleset-key --nickname --ruleset --summary-message --summary-region --important-event --pii-user-name --pii-host-name --outcome-detail --slow-ms --slow-p99 --uid" ;;
+        export) flags="--last --format -o --output --depth --since --until --cmd --detail --rule --nickname-key --important-data --ruleset-key --nickname --ruleset --summary-message --summary-region --important-event --pii-user-name --pii-host-name --no-host-name --outcome-detail --slow-ms --slow-p99 --uid" ;;
         report) flags="--html --since --until --cmd --all --repo --limit --min-ms" ;;
     esac
     case $command in

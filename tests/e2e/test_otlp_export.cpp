@@ -414,6 +414,14 @@ TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
   EXPECT_NE(typo.err.find("'big=rs:fetch' names the ruleset 'rs:fetch', which no ruleset entry defines"),
             std::string::npos)
       << typo.err;
+  // host.name on the resource, unless --no-host-name ([otlp] resource_host_name = false).
+  const ProcessResult named = ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_NE(named.out.find(R"("key":"host.name")"), std::string::npos);
+  const ProcessResult unnamed = ctl(daemon.db_path(), {"export", "--format", "otlp-json", sid, "--no-host-name"});
+  ASSERT_EQ(unnamed.exit_code, 0) << unnamed.err;
+  EXPECT_EQ(unnamed.out.find(R"("key":"host.name")"), std::string::npos);
+  EXPECT_NE(unnamed.out.find(R"("key":"service.name")"), std::string::npos);
 }
 
 }  // namespace
