@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "tests/support/temp_dir.hpp"
@@ -489,6 +491,70 @@ TEST(ConfigFile, EverySettingHasHelpAndItsFlagIsDocumentedAlike) {
         "`" + setting.flag + (help->value_name.empty() ? "" : " " + std::string(help->value_name)) + "`";
     EXPECT_NE(doc.find(usage), std::string::npos) << usage << " is not in docs/configuration.md";
   }
+}
+
+// docs/configuration.md's tables as written: each setting ("section.name")
+// and the first `...` of its default column ("see above" for the paths,
+// whose defaults the page explains before the tables).
+std::map<std::string, std::string> documented_defaults(const std::string& doc) {
+  std::map<std::string, std::string> defaults;
+  std::string section;
+  std::istringstream lines(doc);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("### `[")) {
+      section = line.substr(6, line.find(']') - 6);
+      continue;
+    }
+    if (section.empty() || !line.starts_with("| `")) {
+      continue;
+    }
+    std::vector<std::string> cells;
+    for (std::size_t at = 1; at < line.size();) {
+      const std::size_t bar = line.find(" |", at);
+      if (bar == std::string::npos) {
+        break;
+      }
+      cells.push_back(line.substr(at + 1, bar - at - 1));
+      at = bar + 2;
+    }
+    if (cells.size() < 3) {
+      continue;
+    }
+    std::string value = cells[2];
+    if (const auto tick = value.find('`'); tick != std::string::npos) {
+      value = value.substr(tick + 1, value.find('`', tick + 1) - tick - 1);
+    }
+    // "`client_cert`, `client_key`": one row for both.
+    for (std::size_t tick = cells[0].find('`'); tick != std::string::npos;
+         tick = cells[0].find('`', cells[0].find('`', tick + 1) + 1)) {
+      const std::size_t end = cells[0].find('`', tick + 1);
+      defaults[section + "." + cells[0].substr(tick + 1, end - tick - 1)] = value;
+    }
+  }
+  return defaults;
+}
+
+// The page's default for each setting is the one the code declares (a
+// string with or without its quotes).
+TEST(ConfigFile, EverySettingsDocumentedDefaultIsTheDeclaredOne) {
+  std::ifstream page(std::string(TRACE2D_TEST_DATA) + "/../../docs/configuration.md");
+  ASSERT_TRUE(page) << "docs/configuration.md";
+  const std::map<std::string, std::string> documented =
+      documented_defaults(std::string((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>()));
+  const DaemonOptions defaults = default_options();
+  for (const auto& setting : describe_settings()) {
+    const auto found = documented.find(setting.key);
+    ASSERT_NE(found, documented.end()) << setting.key << " has no row in docs/configuration.md";
+    const std::string declared = render_setting(defaults, setting.key);
+    if (found->second == "see above") {
+      EXPECT_TRUE(setting.key.ends_with(".path")) << setting.key;
+      continue;
+    }
+    const bool quoted = declared.size() >= 2 && declared.front() == '"' && declared.back() == '"';
+    EXPECT_TRUE(found->second == declared || (quoted && found->second == declared.substr(1, declared.size() - 2)))
+        << setting.key << ": docs/configuration.md says " << found->second << ", the code " << declared;
+  }
+  EXPECT_GE(documented.size(), describe_settings().size());
 }
 
 TEST(ConfigFile, ShippedFileIsTheRootDefaults) {
