@@ -23,7 +23,6 @@
 #include "daemon/app/daemon.hpp"
 #include "daemon/app/importer.hpp"
 #include "daemon/app/options.hpp"
-#include "daemon/app/setting_help.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "trace2d/version.hpp"
 
@@ -198,9 +197,8 @@ class SettingFlags {
     const app::DaemonOptions defaults = app::default_options();
     for (const auto& setting : m_settings) {
       // Every setting has help (tests/daemon/test_config_file.cpp).
-      const auto help = app::setting_help(setting.key);
-      const std::string type_name(help ? help->value_name : "VALUE");
-      const std::string text = std::string(help ? help->text : setting.key) + " [" + setting.key + "]";
+      const std::string& type_name = setting.value_name;
+      const std::string text = setting.help + " [" + setting.key + "]";
       Flag flag{&setting, nullptr, nullptr};
       if (setting.kind == Kind::boolean) {
         flag.option = cli.add_flag(setting.flag);

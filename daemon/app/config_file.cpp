@@ -87,7 +87,8 @@ class KeyCollector {
  private:
   void note(const Key& key, SettingInfo::Kind kind) {
     sections[std::string(key.section)].emplace(key.name);
-    settings.push_back(SettingInfo{key.full(), std::string(key.flag), kind, key.reload == config::Reload::live});
+    settings.push_back(SettingInfo{key.full(), std::string(key.flag), kind, key.reload == config::Reload::live,
+                                   std::string(key.value_name), std::string(key.help)});
   }
 };
 

@@ -90,7 +90,9 @@ struct SettingInfo {
   std::string key;   // "limits.io_threads"
   std::string flag;  // "--io-threads"
   Kind kind = Kind::text;
-  bool live = false;  // a changed value is applied on SIGHUP; otherwise it needs a restart
+  bool live = false;       // a changed value is applied on SIGHUP; otherwise it needs a restart
+  std::string value_name;  // its placeholder in --help ("N"); "" for a boolean
+  std::string help;        // one line of --help
 };
 [[nodiscard]] std::vector<SettingInfo> describe_settings();
 

@@ -28,10 +28,15 @@ namespace trace2d::app::config {
 // made once, at start-up).
 enum class Reload : bool { restart, live };
 
+// A setting's declaration: where it is in the file, its flag, and what
+// `trace2d --help` says of it (docs/configuration.md names the same flag
+// and placeholder, and the same default: tests/daemon/test_config_file.cpp).
 struct Key {
   std::string_view section;
   std::string_view name;
-  std::string_view flag;  // the command-line flag that overrides it
+  std::string_view flag;        // the command-line flag that overrides it
+  std::string_view value_name;  // its value's placeholder in --help, "MS", "PATH"; "" for a boolean
+  std::string_view help;        // one line of --help
   Reload reload = Reload::restart;
 
   [[nodiscard]] std::string full() const { return fmt::format("{}.{}", section, name); }
@@ -273,114 +278,221 @@ inline std::string metrics_region_problem(const std::string& region) {
 // const DaemonOptions; the visitor has text, list, boolean, mode and integer.
 template <typename Options, typename Visitor>
 void visit_settings(Options& o, Visitor& v) {
-  v.text(Key{"database", "path", "--db"}, o.db_path, not_empty);
-  v.integer(Key{"database", "commit_interval_ms", "--commit-interval-ms"}, o.commit_interval, Range{1, 10000});
+  v.text(Key{"database", "path", "--db", "PATH", "SQLite database path"}, o.db_path, not_empty);
+  v.integer(
+      Key{"database", "commit_interval_ms", "--commit-interval-ms", "MS", "Longest time between commits under load"},
+      o.commit_interval, Range{1, 10000});
 
-  v.text(Key{"stream", "path", "--socket"}, o.stream.path, socket_path_problem);
-  v.mode(Key{"stream", "mode", "--socket-mode"}, o.stream.mode);
-  v.text(Key{"stream", "owner", "--socket-owner"}, o.stream.owner, any_text);
-  v.text(Key{"stream", "group", "--socket-group"}, o.stream.group, any_text);
-  v.integer(Key{"stream", "silent_timeout_ms", "--stream-silent-timeout-ms"}, o.stream_silent_timeout,
-            Range{0, k_hour_ms});
+  v.text(Key{"stream", "path", "--socket", "PATH", "Stream socket path (absolute; \"\": none)"}, o.stream.path,
+         socket_path_problem);
+  v.mode(Key{"stream", "mode", "--socket-mode", "MODE", "Permissions of the stream socket file (octal)"},
+         o.stream.mode);
+  v.text(Key{"stream", "owner", "--socket-owner", "USER", "Owner of the stream socket file (name or uid)"},
+         o.stream.owner, any_text);
+  v.text(Key{"stream", "group", "--socket-group", "GROUP", "Group of the stream socket file (name or gid)"},
+         o.stream.group, any_text);
+  v.integer(Key{"stream", "silent_timeout_ms", "--stream-silent-timeout-ms", "MS",
+                "Close a stream connection that sends nothing this long (0: never)"},
+            o.stream_silent_timeout, Range{0, k_hour_ms});
 
-  v.text(Key{"dgram", "path", "--dgram-socket"}, o.dgram.path, socket_path_problem);
-  v.mode(Key{"dgram", "mode", "--dgram-socket-mode"}, o.dgram.mode);
-  v.text(Key{"dgram", "owner", "--dgram-socket-owner"}, o.dgram.owner, any_text);
-  v.text(Key{"dgram", "group", "--dgram-socket-group"}, o.dgram.group, any_text);
-  v.integer(Key{"dgram", "receive_buffer_bytes", "--dgram-receive-buffer-bytes"}, o.dgram_receive_buffer,
-            Range{4096, 1LL << 30});
-  v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms", Reload::live}, o.dgram_idle_timeout,
-            Range{1, 30 * k_day_ms});
+  v.text(Key{"dgram", "path", "--dgram-socket", "PATH", "Datagram socket path (absolute; \"\": none)"}, o.dgram.path,
+         socket_path_problem);
+  v.mode(Key{"dgram", "mode", "--dgram-socket-mode", "MODE", "Permissions of the datagram socket file (octal)"},
+         o.dgram.mode);
+  v.text(Key{"dgram", "owner", "--dgram-socket-owner", "USER", "Owner of the datagram socket file (name or uid)"},
+         o.dgram.owner, any_text);
+  v.text(Key{"dgram", "group", "--dgram-socket-group", "GROUP", "Group of the datagram socket file (name or gid)"},
+         o.dgram.group, any_text);
+  v.integer(Key{"dgram", "receive_buffer_bytes", "--dgram-receive-buffer-bytes", "BYTES",
+                "Kernel receive buffer of the datagram socket"},
+            o.dgram_receive_buffer, Range{4096, 1LL << 30});
+  v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms", "MS",
+                "A datagram session silent this long is incomplete", Reload::live},
+            o.dgram_idle_timeout, Range{1, 30 * k_day_ms});
 
-  v.list(Key{"directories", "watch", "--watch", Reload::live}, o.watch_dirs, absolute_dir_problem);
-  v.boolean(Key{"directories", "delete_finished", "--delete-finished", Reload::live}, o.delete_finished_files);
-  v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms", Reload::live}, o.dir_idle_timeout,
-            Range{1, 30 * k_day_ms});
-  v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms", Reload::live}, o.dir_max_silence,
-            Range{1, 30 * k_day_ms});
-  v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid", Reload::live},
+  v.list(Key{"directories", "watch", "--watch", "DIR",
+             "Trace directory to watch (repeatable; replaces the file's list)", Reload::live},
+         o.watch_dirs, absolute_dir_problem);
+  v.boolean(
+      Key{"directories", "delete_finished", "--delete-finished", "", "Remove trace files once stored", Reload::live},
+      o.delete_finished_files);
+  v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms", "MS",
+                "A trace file that has not grown for this long is finished", Reload::live},
+            o.dir_idle_timeout, Range{1, 30 * k_day_ms});
+  v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms", "MS",
+                "A trace file silent this long is finished even if its git seems to run", Reload::live},
+            o.dir_max_silence, Range{1, 30 * k_day_ms});
+  v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid", "N",
+                "Trace files of one owner read at once", Reload::live},
             o.dir_max_open_files_per_uid, Range{1, 1LL << 20});
-  v.integer(Key{"directories", "max_open_files", "--dir-max-open-files", Reload::live}, o.dir_max_open_files,
-            Range{1, 1LL << 20});
-  v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes", Reload::live}, o.dir_max_file_bytes,
-            Range{0, 1LL << 50});
+  v.integer(Key{"directories", "max_open_files", "--dir-max-open-files", "N", "Trace files read at once in all",
+                Reload::live},
+            o.dir_max_open_files, Range{1, 1LL << 20});
+  v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes", "BYTES",
+                "Refuse trace files larger than this (0: no cap)", Reload::live},
+            o.dir_max_file_bytes, Range{0, 1LL << 50});
 
-  v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib"}, o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
-  v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms"}, o.overflow_wait, Range{0, k_hour_ms});
-  v.integer(Key{"limits", "max_line_bytes", "--max-line-bytes"}, o.max_line_bytes, Range{1024, 1LL << 30});
-  v.integer(Key{"limits", "io_threads", "--io-threads"}, o.io_threads, Range{1, 64});
-  v.boolean(Key{"limits", "batch_scheduling", "--batch-scheduling"}, o.batch_scheduling);
-  v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate"}, o.per_uid_lines_per_second,
-            Range{0, 1LL << 32});
-  v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections"}, o.per_uid_connections,
-            Range{0, 1LL << 24});
-  v.integer(Key{"limits", "per_uid_sessions", "--per-uid-sessions"}, o.per_uid_sessions, Range{1, 1LL << 24});
-  v.integer(Key{"limits", "per_uid_live_mib", "--per-uid-live-mib"}, o.per_uid_live_bytes,
-            Range{1, 1LL << 20, k_mib});
+  v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib", "MIB", "Memory for events read but not yet committed"},
+            o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
+  v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms", "MS",
+                "At the memory bound, pause reading this long before dropping"},
+            o.overflow_wait, Range{0, k_hour_ms});
+  v.integer(Key{"limits", "max_line_bytes", "--max-line-bytes", "BYTES",
+                "Longest event line accepted; longer lines are rejected"},
+            o.max_line_bytes, Range{1024, 1LL << 30});
+  v.integer(Key{"limits", "io_threads", "--io-threads", "N", "Threads reading sockets"}, o.io_threads, Range{1, 64});
+  v.boolean(Key{"limits", "batch_scheduling", "--batch-scheduling", "",
+                "Run the parse, store and export threads under SCHED_BATCH, so git goes first"},
+            o.batch_scheduling);
+  v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate", "N",
+                "The rate valve: lines one uid may send per second while it holds its memory share (0: none)"},
+            o.per_uid_lines_per_second, Range{0, 1LL << 32});
+  v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections", "N",
+                "Stream connections one uid may hold open (0: all but a share kept for other uids)"},
+            o.per_uid_connections, Range{0, 1LL << 24});
+  v.integer(Key{"limits", "per_uid_sessions", "--per-uid-sessions", "N", "Sessions one uid may have open at once"},
+            o.per_uid_sessions, Range{1, 1LL << 24});
+  v.integer(Key{"limits", "per_uid_live_mib", "--per-uid-live-mib", "MIB",
+                "Memory one uid's sessions in memory may hold (text, open regions)"},
+            o.per_uid_live_bytes, Range{1, 1LL << 20, k_mib});
 
-  v.text(Key{"retention", "max_age", "--retention-max-age"}, o.retention_max_age, duration_problem);
-  v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes"}, o.retention_max_db_bytes,
-            Range{0, 1LL << 50});
-  v.integer(Key{"retention", "headroom_percent", "--retention-headroom-percent"}, o.retention_headroom_percent,
-            Range{0, 50});
+  v.text(Key{"retention", "max_age", "--retention-max-age", "AGE",
+             "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"},
+         o.retention_max_age, duration_problem);
+  v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes", "BYTES",
+                "While the database is larger, delete the biggest sender's oldest data (0: no bound)"},
+            o.retention_max_db_bytes, Range{0, 1LL << 50});
+  v.integer(Key{"retention", "headroom_percent", "--retention-headroom-percent", "PERCENT",
+                "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"},
+            o.retention_headroom_percent, Range{0, 50});
 
-  v.list(Key{"storage", "drop", "--storage-drop", Reload::live}, o.storage_drop, storage_drop_problem);
+  v.list(Key{"storage", "drop", "--storage-drop", "PATTERN",
+             "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)", Reload::live},
+         o.storage_drop, storage_drop_problem);
 
-  v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials"}, o.redact_url_credentials);
+  v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials", "",
+                "Replace credentials (userinfo) in URLs before storing"},
+            o.redact_url_credentials);
 
-  v.integer(Key{"shutdown", "grace_ms", "--shutdown-grace-ms"}, o.shutdown_grace, Range{0, k_hour_ms});
-  v.integer(Key{"shutdown", "give_up_after_ms", "--give-up-after-ms"}, o.store_give_up_after,
-            Range{0, k_day_ms});
+  v.integer(
+      Key{"shutdown", "grace_ms", "--shutdown-grace-ms", "MS", "On SIGTERM, keep reading open connections this long"},
+      o.shutdown_grace, Range{0, k_hour_ms});
+  v.integer(Key{"shutdown", "give_up_after_ms", "--give-up-after-ms", "MS",
+                "On SIGTERM, stop retrying a failing database after this long"},
+            o.store_give_up_after, Range{0, k_day_ms});
 
-  v.integer(Key{"status", "interval_ms", "--status-interval-ms"}, o.stats_interval, Range{100, k_hour_ms});
+  v.integer(Key{"status", "interval_ms", "--status-interval-ms", "MS", "How often the status tables are written"},
+            o.stats_interval, Range{100, k_hour_ms});
 
-  v.text(Key{"otlp", "endpoint", "--otlp-endpoint"}, o.otlp_endpoint, otlp_endpoint_problem);
-  v.text(Key{"otlp", "traces_endpoint", "--otlp-traces-endpoint"}, o.otlp_traces_endpoint,
-         otlp_traces_endpoint_problem);
-  v.text(Key{"otlp", "protocol", "--otlp-protocol"}, o.otlp_protocol, otlp_protocol_problem);
-  v.text(Key{"otlp", "compression", "--otlp-compression"}, o.otlp_compression, otlp_compression_problem);
-  v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms"}, o.otlp_timeout, Range{100, 10 * 60 * 1000});
-  v.list(Key{"otlp", "headers", "--otlp-header"}, o.otlp_headers, otlp_header_problem);
-  v.text(Key{"otlp", "ca_file", "--otlp-ca-file"}, o.otlp_ca_file, absolute_or_empty_problem);
-  v.text(Key{"otlp", "client_cert", "--otlp-client-cert"}, o.otlp_client_cert, absolute_or_empty_problem);
-  v.text(Key{"otlp", "client_key", "--otlp-client-key"}, o.otlp_client_key, absolute_or_empty_problem);
-  v.text(Key{"otlp", "detail", "--otlp-detail"}, o.otlp_detail, otlp_detail_problem);
-  v.list(Key{"otlp", "rules", "--otlp-rule"}, o.otlp_rules, otlp_rule_problem);
-  v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key"}, o.otlp_nickname_key, any_text);
-  v.list(Key{"otlp", "important_data", "--otlp-important-data"}, o.otlp_important_data,
-         otlp_important_data_problem);
-  v.text(Key{"otlp", "ruleset_key", "--otlp-ruleset-key"}, o.otlp_ruleset_key, any_text);
-  v.list(Key{"otlp", "nicknames", "--otlp-nickname"}, o.otlp_nicknames, otlp_entry_problem<otlp::nickname_problem>);
-  v.list(Key{"otlp", "rulesets", "--otlp-ruleset"}, o.otlp_rulesets, otlp_entry_problem<otlp::ruleset_problem>);
-  v.list(Key{"otlp", "summary_messages", "--otlp-summary-message"}, o.otlp_summary_messages,
-         otlp_entry_problem<otlp::summary_message_problem>);
-  v.list(Key{"otlp", "summary_regions", "--otlp-summary-region"}, o.otlp_summary_regions,
-         otlp_entry_problem<otlp::summary_region_problem>);
-  v.list(Key{"otlp", "important_events", "--otlp-important-event"}, o.otlp_important_events,
-         otlp_entry_problem<otlp::important_event_problem>);
-  v.boolean(Key{"otlp", "pii_user_name", "--otlp-pii-user-name"}, o.otlp_pii_user_name);
-  v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name"}, o.otlp_pii_host_name);
-  v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name"}, o.otlp_resource_host_name);
-  v.text(Key{"otlp", "outcome_detail", "--otlp-outcome-detail"}, o.otlp_outcome_detail, otlp_outcome_detail_problem);
-  v.integer(Key{"otlp", "slow_ms", "--otlp-slow-ms"}, o.otlp_slow, Range{0, k_hour_ms});
-  v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99"}, o.otlp_slow_p99);
-  v.integer(Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions"}, o.otlp_batch_max_sessions,
-            Range{1, 65536});
-  v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans"}, o.otlp_batch_max_spans, Range{64, 1 << 20});
-  v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms"}, o.otlp_max_backoff, Range{100, k_hour_ms});
-  v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms"}, o.otlp_shutdown_wait, Range{0, 60000});
+  v.text(
+      Key{"otlp", "endpoint", "--otlp-endpoint", "URL",
+          "OTLP collector to export process trees to; over HTTP a base URL: /v1/traces is appended (\"\": no export)"},
+      o.otlp_endpoint, otlp_endpoint_problem);
+  v.text(Key{"otlp", "traces_endpoint", "--otlp-traces-endpoint", "URL",
+             "The collector's traces URL, used as is; wins over otlp.endpoint (\"\": none)"},
+         o.otlp_traces_endpoint, otlp_traces_endpoint_problem);
+  v.text(Key{"otlp", "protocol", "--otlp-protocol", "P",
+             "http/protobuf, http/json or grpc (port 4317 when the endpoint names none)"},
+         o.otlp_protocol, otlp_protocol_problem);
+  v.text(Key{"otlp", "compression", "--otlp-compression", "C", "none or gzip"}, o.otlp_compression,
+         otlp_compression_problem);
+  v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms", "MS", "How long one export request may take"},
+            o.otlp_timeout, Range{100, 10 * 60 * 1000});
+  v.list(Key{"otlp", "headers", "--otlp-header", "NAME=VALUE",
+             "Extra request header, gRPC metadata over grpc (repeatable)"},
+         o.otlp_headers, otlp_header_problem);
+  v.text(Key{"otlp", "ca_file", "--otlp-ca-file", "PATH",
+             "https (HTTP or gRPC): PEM file of the CAs to trust (\"\": the system's)"},
+         o.otlp_ca_file, absolute_or_empty_problem);
+  v.text(Key{"otlp", "client_cert", "--otlp-client-cert", "PATH", "https: client certificate (PEM)"},
+         o.otlp_client_cert, absolute_or_empty_problem);
+  v.text(Key{"otlp", "client_key", "--otlp-client-key", "PATH", "https: the client certificate's key (PEM)"},
+         o.otlp_client_key, absolute_or_empty_problem);
+  v.text(Key{"otlp", "detail", "--otlp-detail", "LEVEL",
+             "Detail level of commands no rule names: drop, summary, process, verbose"},
+         o.otlp_detail, otlp_detail_problem);
+  v.list(Key{"otlp", "rules", "--otlp-rule", "PATTERN=LEVEL",
+             "A command's detail level, e.g. git:status=drop (repeatable)"},
+         o.otlp_rules, otlp_rule_problem);
+  v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key", "KEY",
+             "The def_param whose value is the repository's nickname"},
+         o.otlp_nickname_key, any_text);
+  v.list(Key{"otlp", "important_data", "--otlp-important-data", "CATEGORY/KEY",
+             "data events sent verbatim at every level but drop (repeatable)"},
+         o.otlp_important_data, otlp_important_data_problem);
+  v.text(Key{"otlp", "ruleset_key", "--otlp-ruleset-key", "KEY",
+             "The def_param whose value names a repository's ruleset or detail level (\"\": none)"},
+         o.otlp_ruleset_key, any_text);
+  v.list(Key{"otlp", "nicknames", "--otlp-nickname", "NICK=LEVEL",
+             "A repository nickname's detail level or ruleset (repeatable)"},
+         o.otlp_nicknames, otlp_entry_problem<otlp::nickname_problem>);
+  v.list(Key{"otlp", "rulesets", "--otlp-ruleset", "\"rs:NAME PATTERN=LEVEL ... *=LEVEL\"",
+             "A named ruleset (repeatable)"},
+         o.otlp_rulesets, otlp_entry_problem<otlp::ruleset_problem>);
+  v.list(Key{"otlp", "summary_messages", "--otlp-summary-message", "FIELD=PREFIX",
+             "trace2.process.summary: error and printf messages counted by prefix (repeatable)"},
+         o.otlp_summary_messages, otlp_entry_problem<otlp::summary_message_problem>);
+  v.list(Key{"otlp", "summary_regions", "--otlp-summary-region", "CAT/LABEL=COUNT,TIME",
+             "trace2.process.summary: a region's count and seconds (repeatable)"},
+         o.otlp_summary_regions, otlp_entry_problem<otlp::summary_region_problem>);
+  v.list(Key{"otlp", "important_events", "--otlp-important-event", "FIELD=CAT/KEY_PREFIX",
+             "trace2.process.important_events: data values by key prefix (repeatable)"},
+         o.otlp_important_events, otlp_entry_problem<otlp::important_event_problem>);
+  v.boolean(
+      Key{"otlp", "pii_user_name", "--otlp-pii-user-name", "", "Send the sender's user name (trace2.pii.username)"},
+      o.otlp_pii_user_name);
+  v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name", "",
+                "Send this host's name on each process span (trace2.pii.hostname)"},
+            o.otlp_pii_host_name);
+  v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name", "",
+                "Send this host's name on the resource (host.name)"},
+            o.otlp_resource_host_name);
+  v.text(Key{"otlp", "outcome_detail", "--otlp-outcome-detail", "LEVEL",
+             "Failed and slow runs at least at this level: summary, process, verbose (\"\": off)"},
+         o.otlp_outcome_detail, otlp_outcome_detail_problem);
+  v.integer(Key{"otlp", "slow_ms", "--otlp-slow-ms", "MS",
+                "With outcome_detail: a run this long is slow (0: no fixed bound)"},
+            o.otlp_slow, Range{0, k_hour_ms});
+  v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99", "",
+                "With outcome_detail: a run slower than its command's p99 (last 7 days) is slow"},
+            o.otlp_slow_p99);
+  v.integer(
+      Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions", "N", "Sessions in one export request at most"},
+      o.otlp_batch_max_sessions, Range{1, 65536});
+  v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans", "N",
+                "Spans in one export request at most (a bigger session sends its first ones)"},
+            o.otlp_batch_max_spans, Range{64, 1 << 20});
+  v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
+                "Longest wait between export attempts while the collector fails (Retry-After wins)"},
+            o.otlp_max_backoff, Range{100, k_hour_ms});
+  v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms", "MS",
+                "On SIGTERM, wait this long for the answer to an export request in flight"},
+            o.otlp_shutdown_wait, Range{0, 60000});
 
-  v.text(Key{"metrics", "listen", "--metrics-listen"}, o.metrics_listen, metrics_listen_problem);
-  v.list(Key{"metrics", "regions", "--metrics-region"}, o.metrics_regions, metrics_region_problem);
-  v.text(Key{"metrics", "repository_label", "--metrics-repository-label"}, o.metrics_repository_label,
-         metrics_repository_label_problem);
+  v.text(
+      Key{"metrics", "listen", "--metrics-listen", "ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"},
+      o.metrics_listen, metrics_listen_problem);
+  v.list(Key{"metrics", "regions", "--metrics-region", "CAT/LABEL",
+             "Regions timed as histograms, category/label or category/* (repeatable)"},
+         o.metrics_regions, metrics_region_problem);
+  v.text(Key{"metrics", "repository_label", "--metrics-repository-label", "KIND",
+             "A repo label on the command histogram: none, nickname, or worktree (its base name)"},
+         o.metrics_repository_label, metrics_repository_label_problem);
 
-  v.boolean(Key{"query", "enabled", "--query"}, o.query_enabled);
-  v.text(Key{"query", "socket", "--query-socket"}, o.query_socket, socket_path_problem);
-  v.text(Key{"query", "trace2ctl", "--query-trace2ctl"}, o.query_trace2ctl, absolute_or_empty_problem);
+  v.boolean(Key{"query", "enabled", "--query", "",
+                "Serve trace2ctl to users who may not read the database, each their own sessions"},
+            o.query_enabled);
+  v.text(Key{"query", "socket", "--query-socket", "PATH",
+             "The query service's socket (\"\": trace2ctl.sock beside the stream socket)"},
+         o.query_socket, socket_path_problem);
+  v.text(Key{"query", "trace2ctl", "--query-trace2ctl", "PATH",
+             "The trace2ctl the query service runs (\"\": the one beside trace2d)"},
+         o.query_trace2ctl, absolute_or_empty_problem);
 
-  v.text(Key{"log", "level", "--log-level", Reload::live}, o.log_level, log_level_problem);
-  v.text(Key{"log", "target", "--log-target"}, o.log_target, log_target_problem);
+  v.text(Key{"log", "level", "--log-level", "LEVEL", "trace, debug, info, warn, error, critical, off", Reload::live},
+         o.log_level, log_level_problem);
+  v.text(Key{"log", "target", "--log-target", "TARGET", "stderr, journal, or an absolute file path"}, o.log_target,
+         log_target_problem);
 }
 
 }  // namespace trace2d::app::config
