@@ -14,22 +14,23 @@
 #include <vector>
 
 #include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/pipeline/ingest_worker.hpp"
 #include "daemon/stitch/stitcher.hpp"
-#include "db/database_setup.hpp"
-#include "db/writer_lock.hpp"
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/session_catalog_db.hpp"
 #include "daemon/store/store_consumer.hpp"
 #include "daemon/store/store_writer.hpp"
+#include "db/database_setup.hpp"
+#include "db/writer_lock.hpp"
 
 namespace trace2d::app {
 
 struct BackendOptions {
   std::string db_path;
   std::size_t max_queue_bytes = 16 * 1024 * 1024;
-  std::size_t max_line_bytes = 4608 * 1024;
+  std::size_t max_line_bytes = ingest::k_default_max_line_bytes;
   std::chrono::milliseconds commit_interval{100};
   std::chrono::milliseconds status_interval{2000};
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/socket_options.hpp"
 
 namespace trace2d::app {
@@ -38,7 +39,7 @@ struct DaemonOptions {
   unsigned io_threads = 1;
   std::size_t max_queue_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds overflow_wait{2000};
-  std::size_t max_line_bytes = 4608 * 1024;
+  std::size_t max_line_bytes = ingest::k_default_max_line_bytes;
   std::chrono::milliseconds shutdown_grace{2000};
   std::chrono::milliseconds commit_interval{100};
   std::chrono::milliseconds store_give_up_after{30000};  // at shutdown, on a failing database

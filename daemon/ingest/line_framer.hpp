@@ -16,10 +16,14 @@
 
 namespace trace2d::ingest {
 
+// The longest event line accepted by default (limits.max_line_bytes): git's
+// events of 4 MiB and a margin. Every part that bounds lines starts from it.
+inline constexpr std::size_t k_default_max_line_bytes = 4608 * 1024;
+
 class LineFramer {
  public:
   struct Limits {
-    std::size_t max_line_bytes = 4608 * 1024;  // accepts events of 4 MiB and a margin
+    std::size_t max_line_bytes = k_default_max_line_bytes;
     std::size_t kept_bytes = 64 * 1024;        // of a line over the limit
   };
 

@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "daemon/ingest/ingest_chunk.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/ingest/memory_budget.hpp"
-#include "daemon/pipeline/uid_rate_limiter.hpp"
 #include "daemon/ingest/work_queue.hpp"
+#include "daemon/pipeline/uid_rate_limiter.hpp"
 #include "daemon/stitch/stitched_consumer.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "proto/parser.hpp"
@@ -53,7 +54,7 @@ struct IngestCounters {
 class IngestWorker {
  public:
   struct Options {
-    std::size_t max_line_bytes = 4608 * 1024;  // for the "line too long" reason
+    std::size_t max_line_bytes = ingest::k_default_max_line_bytes;  // for the "line too long" reason
     std::uint64_t per_uid_lines_per_second = 0;  // 0: no limit
     bool redact_url_credentials = true;
     std::chrono::milliseconds uid_stats_interval{2000};

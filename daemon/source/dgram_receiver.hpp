@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "daemon/ingest/ingest_sink.hpp"
+#include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/asio.hpp"
 
 namespace trace2d::source {
@@ -22,7 +23,7 @@ class DgramReceiver {
  public:
   struct Options {
     std::size_t receive_buffer = 8 * 1024 * 1024;
-    std::size_t max_line_bytes = 4608 * 1024;
+    std::size_t max_line_bytes = ingest::k_default_max_line_bytes;
     std::chrono::milliseconds overflow_wait{2000};
   };
 
