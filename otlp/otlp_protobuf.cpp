@@ -34,10 +34,13 @@ class Writer {
 
   [[nodiscard]] std::size_t size() const { return m_size; }
 
-  // Room for `n` more bytes, at the end of what is written.
-  char* room(std::size_t n) {
-    if (m_out.size() - m_size < n) {
-      m_out.resize(m_size + std::max(n, k_chunk));
+  // Room for `n` more bytes, at the end of what is written. The check
+  // inlined, the growing not: out of line, the call cost more than the
+  // check (a call for every tag, length and byte written; 4% of the
+  // exporter's instructions).
+  [[gnu::always_inline]] char* room(std::size_t n) {
+    if (m_out.size() - m_size < n) [[unlikely]] {
+      grow(n);
     }
     return m_out.data() + m_size;
   }
@@ -58,6 +61,8 @@ class Writer {
   char* at(std::size_t offset) { return m_out.data() + offset; }
 
  private:
+  [[gnu::noinline]] void grow(std::size_t n) { m_out.resize(m_size + std::max(n, k_chunk)); }
+
   static constexpr std::size_t k_chunk = std::size_t{64} * 1024;
   std::string& m_out;
   std::size_t m_size;
