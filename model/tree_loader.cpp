@@ -13,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "db/event_codec.hpp"
 #include "db/event_types.hpp"
 #include "proto/utf8.hpp"
 
@@ -525,29 +526,7 @@ std::string sql_json(const SqlValue& v) {
       break;
   }
   std::string out;
-  out.reserve(v.text.size() + 2);
-  out += '"';
-  for (const char ch : v.text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c <= 0x1f) {
-      static constexpr std::array<char, 32> k_special = {0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r'};
-      if (k_special[c] != 0) {
-        out += '\\';
-        out += k_special[c];
-      } else {
-        static constexpr std::string_view k_hex = "0123456789abcdef";
-        out += "\\u00";
-        out += k_hex[c >> 4];
-        out += k_hex[c & 0xf];
-      }
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
+  db::append_sqlite_json_quoted(out, v.text);
   return out;
 }
 
@@ -782,61 +761,27 @@ class FullLoader {
     r.elapsed = stmt.column_optional_double(10);
   }
 
-  // The members event_parts writes in front of the body, from columns 5
-  // to 10 of k_events_sql: each with its leading comma. A category's and a
-  // label's names come from the cache (a lookup in SQL for each row cost
-  // more than the rest of the row), quoted as the view's json_quote() does;
-  // an id without a name is left out.
-  void append_leading_members(const db::Statement& stmt, std::string& out) {
-    const auto key = [&out](std::string_view name) {
-      out += ",\"";
-      out += name;
-      out += "\":";
-    };
-    const auto integer = [&](int column, std::string_view name) {
-      if (const std::optional<std::int64_t> n = stmt.column_optional_int(column)) {
-        key(name);
-        append_integer(out, *n);
+  // The stored event's parts (columns 3 and 5 to 10 of k_events_sql), for
+  // the codec. A category's and a label's names come from the cache (a
+  // lookup in SQL for each row cost more than the rest of the row); an id
+  // without a name is left out.
+  db::StoredEventParts stored_parts(const db::Statement& stmt) {
+    db::StoredEventParts parts;
+    parts.body = stmt.column_text(3);
+    parts.repo = stmt.column_optional_int(5);
+    parts.t_abs_us = stmt.column_optional_int(6);
+    parts.t_rel_us = stmt.column_optional_int(7);
+    parts.nesting = stmt.column_optional_int(8);
+    const auto name_of = [&](int column) -> std::optional<std::string_view> {
+      if (stmt.column_is_null(column)) {
+        return std::nullopt;
       }
+      const std::optional<std::string>& text = cached_name(stmt.column_int(column));
+      return text ? std::optional<std::string_view>(*text) : std::nullopt;
     };
-    // printf('%d.%06d', us / 1000000, us % 1000000), as the view writes it.
-    const auto micros = [&](int column, std::string_view name) {
-      if (const std::optional<std::int64_t> us = stmt.column_optional_int(column)) {
-        key(name);
-        append_integer(out, *us / 1000000);
-        out += '.';
-        // %06d: six wide with the sign, zeros after it (-5 is "-00005").
-        const std::int64_t fraction = *us % 1000000;
-        std::array<char, 24> digits{};
-        std::string_view text(digits.data(),
-                              std::to_chars(digits.data(), digits.data() + digits.size(), fraction).ptr);
-        std::size_t width = 6;
-        if (fraction < 0) {
-          out += '-';
-          text.remove_prefix(1);
-          --width;
-        }
-        out.append(text.size() < width ? width - text.size() : 0, '0');
-        out += text;
-      }
-    };
-    const auto quoted = [&](int column, std::string_view name) {
-      if (!stmt.column_is_null(column)) {
-        if (const std::optional<std::string>& text = cached_name(stmt.column_int(column))) {
-          key(name);
-          SqlValue value;
-          value.kind = SqlValue::Kind::text;
-          value.text = *text;
-          out += sql_json(value);
-        }
-      }
-    };
-    integer(5, "repo");
-    micros(6, "t_abs");
-    micros(7, "t_rel");
-    integer(8, "nesting");
-    quoted(9, "category");
-    quoted(10, "label");
+    parts.category = name_of(9);
+    parts.label = name_of(10);
+    return parts;
   }
 
   // One row of k_events_sql.
@@ -875,21 +820,11 @@ class FullLoader {
     if (!wanted) {
       return;
     }
-    // The event_parts view's obj: the whole event, or the members schema
-    // v15 keeps in columns (written back as that view writes them) and the
-    // body, in braces.
-    const std::string_view body = stmt.column_text(3);
+    // The event_parts view's obj, as the codec rebuilds it.
+    const db::StoredEventParts parts = stored_parts(stmt);
     m_obj.clear();
-    m_obj.reserve(body.size() + 128 + simdjson::SIMDJSON_PADDING);  // parsed in place
-    if (!body.empty() && body.front() == '{') {
-      m_obj.append(body);
-    } else {
-      m_obj += '{';
-      append_leading_members(stmt, m_obj);
-      m_obj.append(body);
-      m_obj.erase(1, std::min<std::size_t>(1, m_obj.size() - 1));  // the first member's comma
-      m_obj += '}';
-    }
+    m_obj.reserve(parts.body.size() + 128 + simdjson::SIMDJSON_PADDING);  // parsed in place
+    db::append_stored_event_object(m_obj, parts);
     simdjson::dom::object obj;
     const bool parsed = m_parser.parse(m_obj).get(obj) == simdjson::SUCCESS;
     if (type == k_thread_exit) {  // a thread's first exit ends it

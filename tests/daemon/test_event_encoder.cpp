@@ -7,7 +7,10 @@
 #include <map>
 #include <string>
 
+#include "db/event_codec.hpp"
+#include "db/event_types.hpp"
 #include "db/schema.hpp"
+#include "proto/event.hpp"
 #include "proto/utf8.hpp"
 #include "tests/daemon/store_fixture.hpp"
 
@@ -388,6 +391,56 @@ TEST(EventStoreMigration, RowsOfVersion13ReadTheSameAfterMigrating) {
   EXPECT_EQ(migrated.db().query_text("SELECT json FROM events WHERE sid = 's7'"), line);
   EXPECT_EQ(migrated.db().query_int("SELECT count(*) FROM event_store WHERE nesting IS NOT NULL"), 1);
   EXPECT_EQ(rows_of(migrated.db(), "events", "id").size(), before[0].size() + 1);
+}
+
+// The codec (db/event_codec.hpp) gives back every stored event as the
+// event_parts view does, for every event kind git defines: the real traces,
+// and one line of each kind in git's layout (leading members included), so
+// that no kind is left to chance.
+TEST_F(EventEncoderTest, TheCodecRebuildsEveryKindAsTheViewDoes) {
+  ingest_captured_traces(m_store);
+  const std::string sid = "20261129T010000.000000Z-H0c0dec00-P00000001";
+  const std::string common =
+      R"("sid":")" + sid + R"(","thread":"main","time":"2026-11-29T01:00:00.000100Z","file":"x.c","line":7)";
+  const std::string leading =
+      R"(,"repo":1,"t_abs":0.001234,"t_rel":-0.000005,"nesting":2,"category":"c\"at","label":"l\u0001abel")";
+  std::vector<std::string> lines;
+  for (int kind = static_cast<int>(proto::EventKind::version); kind <= static_cast<int>(proto::EventKind::printf);
+       ++kind) {
+    const std::string name(proto::to_string(static_cast<proto::EventKind>(kind)));
+    lines.push_back(R"({"event":")" + name + R"(",)" + common + leading + R"(,"msg":"m","value":{"k":[1,2.5,"x"]}})");
+  }
+  ASSERT_TRUE(m_store.ingest(lines).empty());
+  EXPECT_EQ(m_store.db().query_int("SELECT count(DISTINCT type) FROM event_store WHERE type BETWEEN " +
+                                   std::to_string(db::stored_type(proto::EventKind::version)) + " AND " +
+                                   std::to_string(db::stored_type(proto::EventKind::printf))),
+            30);
+  db::Statement rows = m_store.db().prepare(
+      "SELECT p.obj, e.body, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, ca.text, la.text, e.type"
+      "  FROM event_store e JOIN event_parts p ON p.session = e.session AND p.seq = e.seq"
+      "  LEFT JOIN names ca ON ca.id = e.category LEFT JOIN names la ON la.id = e.label");
+  std::size_t compared = 0;
+  std::size_t with_leading = 0;
+  while (rows.step()) {
+    db::StoredEventParts parts;
+    const std::string body(rows.column_text(1));
+    parts.body = body;
+    parts.repo = rows.column_optional_int(2);
+    parts.t_abs_us = rows.column_optional_int(3);
+    parts.t_rel_us = rows.column_optional_int(4);
+    parts.nesting = rows.column_optional_int(5);
+    const std::optional<std::string> category = rows.column_optional_text(6);
+    const std::optional<std::string> label = rows.column_optional_text(7);
+    parts.category = category;
+    parts.label = label;
+    std::string rebuilt;
+    db::append_stored_event_object(rebuilt, parts);
+    EXPECT_EQ(rebuilt, rows.column_text(0)) << "type " << rows.column_int(8);
+    with_leading += parts.t_abs_us || parts.category ? 1 : 0;
+    ++compared;
+  }
+  EXPECT_GT(compared, 500u);
+  EXPECT_GT(with_leading, 100u);
 }
 
 }  // namespace
