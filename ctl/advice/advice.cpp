@@ -3,32 +3,19 @@
 #include <algorithm>
 
 #include "ctl/advice/rules.hpp"
+#include "db/event_codec.hpp"
 
 namespace trace2d::ctl::advice {
 namespace {
 
+// The values as a JSON array of strings, for json_each() in the rules' SQL.
 std::string json_string_array(const std::vector<std::string>& values) {
   std::string json = "[";
   for (const std::string& value : values) {
     if (json.size() > 1) {
       json += ',';
     }
-    json += '"';
-    for (const char c : value) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        json += '\\';
-        json += c;
-      } else if (byte < 0x20) {
-        static constexpr char k_hex[] = "0123456789abcdef";
-        json += "\\u00";
-        json += k_hex[byte >> 4];
-        json += k_hex[byte & 0xf];
-      } else {
-        json += c;
-      }
-    }
-    json += '"';
+    db::append_sqlite_json_quoted(json, value);
   }
   return json + "]";
 }
