@@ -168,8 +168,7 @@ constexpr std::array k_exec_kinds = {proto::EventKind::exec, proto::EventKind::e
 // json_extract() calls. Their threads' names come from FullLoader's cache,
 // not a lookup per row.
 constexpr std::string_view k_events_sql = R"sql(
-SELECT e.seq, e.type, e.time_us, e.body, e.thread, e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label,
-       e.session
+SELECT e.seq, e.type, e.time_us, e.body, e.thread, {leading_columns}, e.session
   FROM event_store e
  WHERE e.session {id} AND e.seq < ?2
    AND {scanned_types}
@@ -204,6 +203,7 @@ std::string query(std::string_view text, Sessions sessions) {
   replace("{id}", sessions == Sessions::one ? "= ?1" : "IN (SELECT value FROM json_each(?1))");
   replace("{exec_types}", db::stored_type_condition("e.type", k_exec_kinds));
   replace("{scanned_types}", db::stored_type_condition("e.type", k_scanned_kinds));
+  replace("{leading_columns}", db::leading_column_list("e."));
   replace("{session}", sessions == Sessions::one ? "?2" : "(SELECT k.id FROM sessions k WHERE k.sid = c.sid)");
   return sql;
 }
@@ -607,6 +607,8 @@ class FullLoader {
         m_events(db.prepare(query(k_events_sql, sessions))),
         m_last_event(db.prepare(query(k_last_event_sql, sessions))),
         m_name(db.prepare("SELECT text FROM names WHERE id = ?1")) {}
+  FullLoader(const FullLoader&) = delete;  // m_name_texts refers to it
+  FullLoader& operator=(const FullLoader&) = delete;
 
   void load(ProcessRows& rows) {
     std::vector<ProcessRows*> one{&rows};
@@ -724,6 +726,19 @@ class FullLoader {
     stmt.reset();
   }
 
+  // The codec's names: the cache's.
+  class CachedNameTexts final : public db::NameTexts {
+   public:
+    explicit CachedNameTexts(FullLoader& loader) : m_loader(loader) {}
+    std::optional<std::string_view> text(std::int64_t id) override {
+      const std::optional<std::string>& text = m_loader.cached_name(id);
+      return text ? std::optional<std::string_view>(*text) : std::nullopt;
+    }
+
+   private:
+    FullLoader& m_loader;
+  };
+
   // names.text of an id, from the cache.
   const std::optional<std::string>& cached_name(std::int64_t id) {
     auto found = m_names.find(id);
@@ -759,29 +774,6 @@ class FullLoader {
     r.repo = stmt.column_optional_int(8);
     r.t_start = stmt.column_optional_double(9);
     r.elapsed = stmt.column_optional_double(10);
-  }
-
-  // The stored event's parts (columns 3 and 5 to 10 of k_events_sql), for
-  // the codec. A category's and a label's names come from the cache (a
-  // lookup in SQL for each row cost more than the rest of the row); an id
-  // without a name is left out.
-  db::StoredEventParts stored_parts(const db::Statement& stmt) {
-    db::StoredEventParts parts;
-    parts.body = stmt.column_text(3);
-    parts.repo = stmt.column_optional_int(5);
-    parts.t_abs_us = stmt.column_optional_int(6);
-    parts.t_rel_us = stmt.column_optional_int(7);
-    parts.nesting = stmt.column_optional_int(8);
-    const auto name_of = [&](int column) -> std::optional<std::string_view> {
-      if (stmt.column_is_null(column)) {
-        return std::nullopt;
-      }
-      const std::optional<std::string>& text = cached_name(stmt.column_int(column));
-      return text ? std::optional<std::string_view>(*text) : std::nullopt;
-    };
-    parts.category = name_of(9);
-    parts.label = name_of(10);
-    return parts;
   }
 
   // One row of k_events_sql.
@@ -820,11 +812,14 @@ class FullLoader {
     if (!wanted) {
       return;
     }
-    // The event_parts view's obj, as the codec rebuilds it.
-    const db::StoredEventParts parts = stored_parts(stmt);
+    // The event_parts view's obj, as the codec rebuilds it (k_events_sql's
+    // body, then the leading columns from column 5). A category's and a
+    // label's names come from the cache: a lookup in SQL for each row cost
+    // more than the rest of the row.
+    const std::string_view body = stmt.column_text(3);
     m_obj.clear();
-    m_obj.reserve(parts.body.size() + 128 + simdjson::SIMDJSON_PADDING);  // parsed in place
-    db::append_stored_event_object(m_obj, parts);
+    m_obj.reserve(body.size() + 128 + simdjson::SIMDJSON_PADDING);  // parsed in place
+    db::append_stored_event_object(m_obj, body, db::read_leading_columns(stmt, 5), m_name_texts);
     simdjson::dom::object obj;
     const bool parsed = m_parser.parse(m_obj).get(obj) == simdjson::SUCCESS;
     if (type == k_thread_exit) {  // a thread's first exit ends it
@@ -946,6 +941,7 @@ class FullLoader {
   db::Statement m_last_event;
   db::Statement m_name;
   std::unordered_map<std::int64_t, std::optional<std::string>> m_names;
+  CachedNameTexts m_name_texts{*this};
   std::vector<std::pair<std::int64_t, ProcessRows*>> m_by_id;  // Sessions::many: this load's rows, by id
   simdjson::dom::parser m_parser;
   simdjson::dom::parser m_value_parser;  // as_json() while an event is parsed in m_parser

@@ -1,13 +1,10 @@
 #include "daemon/store/event_encoder.hpp"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <cstdint>
-#include <iterator>
 
 #include "daemon/store/row_cost.hpp"
-#include "proto/json_quote.hpp"
+#include "db/event_codec.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::store {
@@ -22,142 +19,18 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(k_space) - first + 1);
 }
 
-// "YYYY-MM-DDTHH:MM:SS.ffffffZ": what format_utc_timestamp writes. A time
-// that parsed and has this shape formats back to the same text. Other shapes
-// the parser accepts do not ("t", "z", a leap second ":60", an offset of the
-// same length: "...:01.5+01:00", "...:01.123+00Z"), so their line is
-// stored whole.
-bool is_git_time_text(std::string_view text) {
-  if (text.size() != 27 || text[10] != 'T' || text[19] != '.' || text[26] != 'Z' ||
-      text.substr(17, 2) == "60") {
-    return false;
-  }
-  for (std::size_t i = 20; i < 26; ++i) {
-    if (text[i] < '0' || text[i] > '9') {
-      return false;
-    }
-  }
-  return true;
-}
+// The leading members' names, interned for the event's sender.
+class InternedNames final : public db::NameIds {
+ public:
+  InternedNames(NameTable& names, WriteBatch& batch, std::optional<std::int64_t> uid)
+      : m_names(names), m_batch(batch), m_uid(uid) {}
+  std::optional<std::int64_t> id(std::string_view text) override { return m_names.intern(text, m_batch, m_uid); }
 
-constexpr std::array<bool, 256> k_needs_escape = [] {
-  std::array<bool, 256> table{};
-  for (std::size_t c = 0; c < 0x20; ++c) {
-    table[c] = true;
-  }
-  table['"'] = true;
-  table['\\'] = true;
-  return table;
-}();
-
-bool needs_json_escape(std::string_view text) {
-  for (const char c : text) {
-    if (k_needs_escape[static_cast<unsigned char>(c)]) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Walks a line, consuming the pieces expected at its start.
-struct PrefixCursor {
-  std::string_view rest;
-  bool ok = true;
-
-  void literal(std::string_view expected) {
-    if (ok && rest.starts_with(expected)) {
-      rest.remove_prefix(expected.size());
-    } else {
-      ok = false;
-    }
-  }
-  // `text` as git (and SQLite's json_quote) would quote it.
-  void quoted(std::string_view text, std::string& scratch) {
-    if (!needs_json_escape(text)) {
-      literal("\"");
-      literal(text);
-      literal("\"");
-      return;
-    }
-    scratch.clear();
-    proto::append_json_quoted(scratch, text);
-    literal(scratch);
-  }
-  void integer(std::int64_t value) {
-    char buf[24];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-    literal(std::string_view(buf, static_cast<std::size_t>(end - buf)));
-  }
+ private:
+  NameTable& m_names;
+  WriteBatch& m_batch;
+  std::optional<std::int64_t> m_uid;
 };
-
-// The text of `member` at the start of `rest` (`,"member":`), consumed.
-bool take_key(std::string_view& rest, std::string_view member) {
-  if (rest.size() < member.size() + 4 || rest[0] != ',' || rest[1] != '"' ||
-      rest.substr(2, member.size()) != member || rest[2 + member.size()] != '"' ||
-      rest[3 + member.size()] != ':') {
-    return false;
-  }
-  rest.remove_prefix(member.size() + 4);
-  return true;
-}
-
-// Where a member's value ends: at the next ',' or at the end.
-std::string_view value_text(std::string_view rest) { return rest.substr(0, rest.find(',')); }
-
-// An integer written as SQLite writes it back (no '+', no leading zeros, no "-0").
-std::optional<std::int64_t> exact_integer(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  char buf[24];
-  const char* const out = std::to_chars(buf, buf + sizeof buf, value).ptr;
-  if (std::string_view(buf, static_cast<std::size_t>(out - buf)) != text) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-// git's "%.6f" of a non-negative number of seconds, as microseconds: the
-// view's printf('%d.%06d') writes the same text back.
-std::optional<std::int64_t> exact_microseconds(std::string_view text) {
-  const auto dot = text.find('.');
-  if (dot == std::string_view::npos || dot == 0 || text.size() - dot != 7 || (dot > 1 && text[0] == '0') ||
-      dot > 12) {
-    return std::nullopt;
-  }
-  std::int64_t value = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (i == dot) {
-      continue;
-    }
-    if (text[i] < '0' || text[i] > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + (text[i] - '0');
-  }
-  return value;
-}
-
-// A string without escapes, whose text json_quote() writes back as it was.
-std::optional<std::string_view> plain_string(std::string_view rest) {
-  if (rest.empty() || rest.front() != '"') {
-    return std::nullopt;
-  }
-  const auto close = rest.find('"', 1);
-  if (close == std::string_view::npos) {
-    return std::nullopt;
-  }
-  const std::string_view text = rest.substr(1, close - 1);
-  if (needs_json_escape(text)) {  // a backslash: an escape, left in the body
-    return std::nullopt;
-  }
-  if (close + 1 < rest.size() && rest[close + 1] != ',') {
-    return std::nullopt;
-  }
-  return text;
-}
 
 // What the names a row added to the batch take: a name is a row its
 // first sender's session pays for (store/row_cost.hpp), though others use
@@ -171,51 +44,6 @@ std::uint32_t names_bytes_since(std::size_t first, const WriteBatch& batch) {
 }
 
 }  // namespace
-
-std::string_view EventEncoder::take_leading_members(std::string_view body, EventRow& row, WriteBatch& batch,
-                                                    std::optional<std::int64_t> uid) {
-  // A member is taken only when it is first in what is left: the view
-  // writes them back in this order, in front of the rest of the body. One
-  // that is absent is skipped; one that is present but cannot be given back
-  // exactly ends the taking.
-  std::string_view rest = body;
-  bool open = true;
-  const auto number = [&](std::string_view member, std::optional<std::int64_t>& to,
-                          std::optional<std::int64_t> (*exact)(std::string_view)) {
-    std::string_view after = rest;
-    if (!open || !take_key(after, member)) {
-      return;
-    }
-    const std::string_view text = value_text(after);
-    if (const auto value = exact(text)) {
-      to = value;
-      rest = after.substr(text.size());
-    } else {
-      open = false;
-    }
-  };
-  const auto name = [&](std::string_view member, std::optional<std::int64_t>& to) {
-    std::string_view after = rest;
-    if (!open || !take_key(after, member)) {
-      return;
-    }
-    const auto text = plain_string(after);
-    const auto id = text ? m_names.intern(*text, batch, uid) : std::nullopt;
-    if (id) {
-      to = id;
-      rest = after.substr(text->size() + 2);
-    } else {
-      open = false;
-    }
-  };
-  number("repo", row.repo, exact_integer);
-  number("t_abs", row.t_abs_us, exact_microseconds);
-  number("t_rel", row.t_rel_us, exact_microseconds);
-  number("nesting", row.nesting, exact_integer);
-  name("category", row.category);
-  name("label", row.label);
-  return rest;
-}
 
 void EventEncoder::encode(const proto::Event& event, std::string_view original,
                           const stitch::EventPlacement& placement, WriteBatch& batch,
@@ -247,49 +75,19 @@ void EventEncoder::encode(const proto::Event& event, std::string_view original,
     row.time_us = *event.time_us - *placement.time_base_us;
   }
 
-  // Check, piece by piece, that the line starts with exactly the prefix the
-  // view will rebuild (no string is built for the common case).
-  bool canonical = row.type != 0 && (!event.thread || row.thread) && (!event.file || row.file) &&
-                   (!event.time_text || (time_usable && is_git_time_text(*event.time_text)));
-  const std::string_view json = event.json;
+  // Stored in pieces only when the view gives back exactly this line.
+  const bool canonical = row.type != 0 && (!event.thread || row.thread) && (!event.file || row.file) &&
+                         (!event.time_text || (time_usable && db::is_canonical_time_text(*event.time_text)));
+  const std::optional<std::string_view> rest =
+      canonical ? db::body_after_canonical_prefix(event, time_usable, m_quote_scratch) : std::nullopt;
   std::string_view body;
-  if (canonical) {
-    PrefixCursor cursor{json};
-    cursor.literal("{\"event\":");
-    cursor.quoted(event.event, m_quote_scratch);
-    cursor.literal(",\"sid\":");
-    cursor.quoted(event.sid, m_quote_scratch);
-    if (event.thread) {
-      cursor.literal(",\"thread\":");
-      cursor.quoted(*event.thread, m_quote_scratch);
-    }
-    if (time_usable) {
-      // A 27-character git time round-trips through time_us exactly.
-      cursor.literal(",\"time\":\"");
-      cursor.literal(*event.time_text);
-      cursor.literal("\"");
-    }
-    if (event.file) {
-      cursor.literal(",\"file\":");
-      cursor.quoted(*event.file, m_quote_scratch);
-    }
-    if (event.line) {
-      cursor.literal(",\"line\":");
-      cursor.integer(*event.line);
-    }
-    canonical = cursor.ok && !cursor.rest.empty() && json.back() == '}';
-    if (canonical) {
-      body = cursor.rest.substr(0, cursor.rest.size() - 1);
-      canonical = body.empty() || body.front() == ',';
-      if (canonical) {
-        body = take_leading_members(body, row, batch, uid);
-      }
-    }
-  }
-  std::string_view stored_json = json;
-  if (!canonical) {
+  std::string_view stored_json = event.json;
+  if (rest) {
+    InternedNames names(m_names, batch, uid);
+    body = db::take_leading_members(*rest, row.leading, names);
+  } else {
     // Stored whole; a body that starts with '{' tells the view so.
-    body = trim(json);
+    body = trim(event.json);
     stored_json = body;
   }
   row.body = batch.add_text(body);

@@ -1,13 +1,12 @@
 #pragma once
 // Turns a parsed event into its compact `event_store` row.
 //
-// The common members git writes first (event, sid, thread, time, file, line)
-// go into integer columns; the rest of the line is kept verbatim as `body`.
-// The `events` view rebuilds the JSON by re-quoting the common members and
-// appending the body, which gives back git's exact text. The encoder checks
-// that promise for every event: when the rebuilt prefix would not match the
-// line byte for byte (other key order, other spacing, escapes git does not
-// use), the whole line is stored as `body` instead.
+// The stored form is db/event_codec.hpp's: the members git writes first
+// go into columns, the rest of the line is kept verbatim as `body`, and the
+// views give back git's exact text; a line whose text they would not give
+// back byte for byte is stored whole. The encoder adds what the form does
+// not know: names interned per sender, the time relative to the session's
+// time base, the original bytes of a repaired line, the cost in pages.
 //
 // Names are interned for the sender's uid (see NameTable): when one has no
 // id (its sender is over its bound), the event is stored whole and a
@@ -40,11 +39,6 @@ class EventEncoder {
   void encode(const stitch::StitchChanges& changes, WriteBatch& batch);
 
  private:
-  // Moves the leading members of `body` it can give back byte for byte
-  // into `row`; returns what is left of the body.
-  std::string_view take_leading_members(std::string_view body, EventRow& row, WriteBatch& batch,
-                                         std::optional<std::int64_t> uid);
-
   NameTable& m_names;
   std::string m_quote_scratch;  // a string that needs escaping, quoted for comparison
   // The sender of each session encoded since the last changes: whom the

@@ -168,8 +168,9 @@ std::uint64_t event_row_bytes(const EventRow& row) {
   } else {
     record.null();
   }
-  record.integer(row.repo).integer(row.t_abs_us).integer(row.t_rel_us).integer(row.nesting).integer(row.category).integer(
-      row.label);
+  for (const std::optional<std::int64_t>& column : row.leading) {
+    record.integer(column);
+  }
   return cell_bytes(record.bytes(), Tree::index) + row.names_bytes;
 }
 

@@ -31,9 +31,10 @@ std::string multi_row_sql(std::string_view head, int columns, std::size_t rows, 
   return sql;
 }
 
-constexpr std::string_view k_insert_events =
-    "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw, repo, t_abs_us,"
-    " t_rel_us, nesting, category, label)";
+std::string insert_events_sql() {
+  return "INSERT INTO event_store (session, seq, type, thread, time_us, file, line, body, raw, " +
+         db::leading_column_list("") + ")";
+}
 // A region flushed while still open is written again when it closes.
 constexpr std::string_view k_write_regions =
     "INSERT OR REPLACE INTO region_store (session, seq, thread, nesting, category, label, msg,"
@@ -85,17 +86,15 @@ void bind_time(db::Statement& stmt, int index, const std::optional<std::int64_t>
 RowWriter::RowWriter(db::Database& db)
     : m_db(with_charge_function(db, this, &RowWriter::charge_row)),
       m_insert_name(db.prepare("INSERT OR IGNORE INTO names (id, text) VALUES (?, ?)")),
-      m_insert_event(db.prepare(multi_row_sql(k_insert_events, k_event_columns, 1))),
-      m_insert_events_multi(db.prepare(multi_row_sql(k_insert_events, k_event_columns, k_rows_per_insert))),
-      m_insert_problem(db.prepare(
-          "INSERT OR REPLACE INTO problem_store (session, seq, message) VALUES (?, ?, ?)")),
-      m_insert_reject(db.prepare(
-          "INSERT INTO rejects (received_at, source, peer_pid, peer_uid, reason, raw, size)"
-          " VALUES (?, ?, ?, ?, ?, ?, ?)")),
-      m_upsert_offset(db.prepare(
-          "INSERT INTO file_offsets (key, path, offset, finished, updated_at) VALUES (?, ?, ?, ?, ?)"
-          " ON CONFLICT (key) DO UPDATE SET path = excluded.path, offset = excluded.offset,"
-          " finished = excluded.finished, updated_at = excluded.updated_at")),
+      m_insert_event(db.prepare(multi_row_sql(insert_events_sql(), k_event_columns, 1))),
+      m_insert_events_multi(db.prepare(multi_row_sql(insert_events_sql(), k_event_columns, k_rows_per_insert))),
+      m_insert_problem(db.prepare("INSERT OR REPLACE INTO problem_store (session, seq, message) VALUES (?, ?, ?)")),
+      m_insert_reject(db.prepare("INSERT INTO rejects (received_at, source, peer_pid, peer_uid, reason, raw, size)"
+                                 " VALUES (?, ?, ?, ?, ?, ?, ?)")),
+      m_upsert_offset(
+          db.prepare("INSERT INTO file_offsets (key, path, offset, finished, updated_at) VALUES (?, ?, ?, ?, ?)"
+                     " ON CONFLICT (key) DO UPDATE SET path = excluded.path, offset = excluded.offset,"
+                     " finished = excluded.finished, updated_at = excluded.updated_at")),
       m_forget_offset(db.prepare("DELETE FROM file_offsets WHERE key = ?")),
       m_upsert_session(db.prepare(
           "INSERT INTO sessions (evt, exe, argv, cmd_name, hierarchy, cmd_mode, worktree, cmd_path,"
@@ -121,29 +120,29 @@ RowWriter::RowWriter(db::Database& db)
       m_write_region(db.prepare(multi_row_sql(k_write_regions, k_region_columns, 1))),
       m_write_regions_multi(db.prepare(multi_row_sql(k_write_regions, k_region_columns, k_rows_per_insert))),
       // A child's events come apart (start, ready, exit): each fills what it knows.
-      m_merge_child(db.prepare(
-          "INSERT INTO child_store (session, child_id, start_seq, child_class, hook_name, argv, argv_key,"
-          " use_shell, cd, start_us, t_start, pid, code, ready, elapsed, end_us, end_seq)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-          " ON CONFLICT (session, child_id) DO UPDATE SET"
-          " start_seq = coalesce(excluded.start_seq, start_seq),"
-          " child_class = coalesce(excluded.child_class, child_class),"
-          " hook_name = coalesce(excluded.hook_name, hook_name), argv = coalesce(excluded.argv, argv),"
-          " argv_key = coalesce(excluded.argv_key, argv_key),"
-          " use_shell = coalesce(excluded.use_shell, use_shell), cd = coalesce(excluded.cd, cd),"
-          " start_us = coalesce(excluded.start_us, start_us), t_start = coalesce(excluded.t_start, t_start),"
-          " pid = coalesce(excluded.pid, pid), code = coalesce(excluded.code, code),"
-          " ready = coalesce(excluded.ready, ready), elapsed = coalesce(excluded.elapsed, elapsed),"
-          " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")),
+      m_merge_child(
+          db.prepare("INSERT INTO child_store (session, child_id, start_seq, child_class, hook_name, argv, argv_key,"
+                     " use_shell, cd, start_us, t_start, pid, code, ready, elapsed, end_us, end_seq)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                     " ON CONFLICT (session, child_id) DO UPDATE SET"
+                     " start_seq = coalesce(excluded.start_seq, start_seq),"
+                     " child_class = coalesce(excluded.child_class, child_class),"
+                     " hook_name = coalesce(excluded.hook_name, hook_name), argv = coalesce(excluded.argv, argv),"
+                     " argv_key = coalesce(excluded.argv_key, argv_key),"
+                     " use_shell = coalesce(excluded.use_shell, use_shell), cd = coalesce(excluded.cd, cd),"
+                     " start_us = coalesce(excluded.start_us, start_us), t_start = coalesce(excluded.t_start, t_start),"
+                     " pid = coalesce(excluded.pid, pid), code = coalesce(excluded.code, code),"
+                     " ready = coalesce(excluded.ready, ready), elapsed = coalesce(excluded.elapsed, elapsed),"
+                     " end_us = coalesce(excluded.end_us, end_us), end_seq = coalesce(excluded.end_seq, end_seq)")),
       m_uid_stats(db.prepare("INSERT OR REPLACE INTO uid_stats (uid, lines, dropped, updated_at) VALUES (?, ?, ?, ?)")),
       m_add_stored_bytes(db.prepare("UPDATE sessions SET stored_bytes = stored_bytes + ?2 WHERE id = ?1")),
       m_eraser(db),
       m_stored_bytes_of(db.prepare("SELECT peer_uid, stored_bytes FROM sessions WHERE id = ?1")),
       m_unqueue_session(db.prepare("DELETE FROM otlp_pending WHERE session_id = ?")),
-      m_count_withheld(db.prepare(
-          "INSERT INTO withheld_stats (uid, rule, sessions, events, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)"
-          " ON CONFLICT (uid, rule) DO UPDATE SET sessions = sessions + excluded.sessions,"
-          " events = events + excluded.events, updated_at = excluded.updated_at")) {}
+      m_count_withheld(
+          db.prepare("INSERT INTO withheld_stats (uid, rule, sessions, events, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)"
+                     " ON CONFLICT (uid, rule) DO UPDATE SET sessions = sessions + excluded.sessions,"
+                     " events = events + excluded.events, updated_at = excluded.updated_at")) {}
 
 void RowWriter::write(const WriteBatch& batch) {
   // Before this batch adds to it: what earlier batches stored of a session
@@ -294,12 +293,7 @@ void RowWriter::write_events(const WriteBatch& batch) {
     } else {
       stmt.bind_null(base + 9);
     }
-    stmt.bind(base + 10, row.repo);
-    stmt.bind(base + 11, row.t_abs_us);
-    stmt.bind(base + 12, row.t_rel_us);
-    stmt.bind(base + 13, row.nesting);
-    stmt.bind(base + 14, row.category);
-    stmt.bind(base + 15, row.label);
+    db::bind_leading_columns(stmt, base + 10, row.leading);
   };
   write_rows(batch.events, k_event_columns, m_insert_events_multi, m_insert_event, bind_row);
 }

@@ -7,10 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "db/sqlite.hpp"
 #include "daemon/store/row_cost.hpp"
 #include "daemon/store/session_eraser.hpp"
 #include "daemon/store/write_batch.hpp"
+#include "db/event_codec.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::store {
 
@@ -86,7 +87,7 @@ class RowWriter {
     }
   }
 
-  static constexpr int k_event_columns = 15;
+  static constexpr int k_event_columns = 9 + db::k_leading_column_count;
   static constexpr int k_region_columns = 15;
   static constexpr std::size_t k_rows_per_insert = 64;
 

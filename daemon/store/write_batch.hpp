@@ -12,6 +12,7 @@
 
 #include "daemon/ingest/origin.hpp"
 #include "daemon/stitch/session_record.hpp"
+#include "db/event_codec.hpp"
 
 namespace trace2d::store {
 
@@ -30,13 +31,8 @@ struct EventRow {
   std::optional<std::int64_t> file;
   std::optional<std::int64_t> line;
   // The members a remainder may begin with, when the encoder took them out
-  // of `body` (EventEncoder::take_leading_members).
-  std::optional<std::int64_t> repo;
-  std::optional<std::int64_t> t_abs_us;
-  std::optional<std::int64_t> t_rel_us;
-  std::optional<std::int64_t> nesting;
-  std::optional<std::int64_t> category;  // names id
-  std::optional<std::int64_t> label;     // names id
+  // of `body` (db::take_leading_members).
+  db::LeadingColumns leading;
   TextRef body;
   TextRef raw;
   // Not a column: what the `names` rows this event added take, charged to

@@ -30,6 +30,7 @@
 #include "daemon/store/event_encoder.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/write_batch.hpp"
+#include "db/event_codec.hpp"
 #include "proto/event.hpp"
 #include "proto/json_quote.hpp"
 #include "proto/parser.hpp"
@@ -125,23 +126,26 @@ std::string view_json(const store::EventRow& row, const store::WriteBatch& batch
   if (row.line) {
     json.append(",\"line\":").append(std::to_string(*row.line));
   }
-  // The leading members the encoder took out of the body (schema v14).
-  if (row.repo) {
-    json.append(",\"repo\":").append(std::to_string(*row.repo));
-  }
-  for (const auto& [key, us] : {std::pair{",\"t_abs\":", row.t_abs_us}, std::pair{",\"t_rel\":", row.t_rel_us}}) {
-    if (us) {
-      const std::string fraction = std::to_string(*us % 1000000 + 1000000);
-      json.append(key).append(std::to_string(*us / 1000000)).append(".").append(fraction.substr(1));
+  // The leading members the encoder took out of the body (schema v15),
+  // written back here without the codec's code.
+  for (std::size_t i = 0; i < row.leading.size(); ++i) {
+    if (!row.leading[i]) {
+      continue;
     }
-  }
-  if (row.nesting) {
-    json.append(",\"nesting\":").append(std::to_string(*row.nesting));
-  }
-  for (const auto& [key, id] : {std::pair{",\"category\":", row.category}, std::pair{",\"label\":", row.label}}) {
-    if (id) {
-      json.append(key);
-      proto::append_json_quoted(json, names.at(*id));
+    const std::int64_t value = *row.leading[i];
+    json.append(",\"").append(db::k_leading_members[i].key).append("\":");
+    switch (db::k_leading_members[i].value) {
+      case db::MemberValue::integer:
+        json.append(std::to_string(value));
+        break;
+      case db::MemberValue::microseconds:
+        json.append(std::to_string(value / 1000000))
+            .append(".")
+            .append(std::to_string(value % 1000000 + 1000000).substr(1));
+        break;
+      case db::MemberValue::name:
+        proto::append_json_quoted(json, names.at(value));
+        break;
     }
   }
   json.append(body).push_back('}');
