@@ -4,7 +4,7 @@
 // An event in git's canonical layout is stored in pieces: its first members
 // (event, sid, thread, time, file, line) in the columns of event_store that
 // name them, then the "leading members" git writes next in most events
-// (k_leading_members: repo, t_abs, t_rel, nesting, category, label)
+// (k_leading_members: repo, t_abs, t_rel, nesting, category, label, key)
 // in columns of their own, each only when the view gives its text back
 // byte for byte; `body` keeps the rest, each member with its leading comma.
 // An event not in that layout keeps its whole text in `body` (it starts
@@ -50,6 +50,7 @@ inline constexpr std::array k_leading_members = {
     LeadingMember{"nesting", "nesting", MemberValue::integer},
     LeadingMember{"category", "category", MemberValue::name},
     LeadingMember{"label", "label", MemberValue::name},
+    LeadingMember{"key", "key", MemberValue::name},  // data, data_json (schema v20)
 };
 inline constexpr int k_leading_column_count = static_cast<int>(k_leading_members.size());
 

@@ -877,7 +877,51 @@ BEGIN
 END;
 )sql";
 
-constexpr std::array<Migration, 19> k_migrations{{
+// Version 20: a data event's "key" kept as a names id. In data and
+// data_json events "key" follows "category" ("data(index, read/cache_nr)"):
+// a short text from a small set, repeated in every such event, as
+// category and label were before version 15. The codec takes it after
+// "label" (db/event_codec.hpp); rows written before keep it in `body`.
+constexpr std::string_view k_v20 = R"sql(
+ALTER TABLE event_store ADD COLUMN key INTEGER;
+
+DROP VIEW event_parts;
+CREATE VIEW event_parts AS
+SELECT e.session, e.seq, e.type, e.thread, e.time_us, e.file, e.line,
+       CASE WHEN e.repo IS NULL AND e.t_abs_us IS NULL AND e.t_rel_us IS NULL AND e.nesting IS NULL
+                 AND e.category IS NULL AND e.label IS NULL AND e.key IS NULL THEN e.body
+            ELSE CASE WHEN e.repo IS NULL THEN '' ELSE ',"repo":' || e.repo END
+              || CASE WHEN e.t_abs_us IS NULL THEN ''
+                      ELSE printf(',"t_abs":%d.%06d', e.t_abs_us / 1000000, e.t_abs_us % 1000000) END
+              || CASE WHEN e.t_rel_us IS NULL THEN ''
+                      ELSE printf(',"t_rel":%d.%06d', e.t_rel_us / 1000000, e.t_rel_us % 1000000) END
+              || CASE WHEN e.nesting IS NULL THEN '' ELSE ',"nesting":' || e.nesting END
+              || CASE WHEN e.category IS NULL THEN '' ELSE ',"category":' || json_quote(ca.text) END
+              || CASE WHEN e.label IS NULL THEN '' ELSE ',"label":' || json_quote(la.text) END
+              || CASE WHEN e.key IS NULL THEN '' ELSE ',"key":' || json_quote(ke.text) END
+              || e.body END AS body,
+       e.raw,
+       CASE WHEN substr(e.body, 1, 1) = '{' THEN e.body
+            ELSE '{' || substr(
+                   CASE WHEN e.repo IS NULL THEN '' ELSE ',"repo":' || e.repo END
+                || CASE WHEN e.t_abs_us IS NULL THEN ''
+                        ELSE printf(',"t_abs":%d.%06d', e.t_abs_us / 1000000, e.t_abs_us % 1000000) END
+                || CASE WHEN e.t_rel_us IS NULL THEN ''
+                        ELSE printf(',"t_rel":%d.%06d', e.t_rel_us / 1000000, e.t_rel_us % 1000000) END
+                || CASE WHEN e.nesting IS NULL THEN '' ELSE ',"nesting":' || e.nesting END
+                || CASE WHEN e.category IS NULL THEN '' ELSE ',"category":' || json_quote(ca.text) END
+                || CASE WHEN e.label IS NULL THEN '' ELSE ',"label":' || json_quote(la.text) END
+                || CASE WHEN e.key IS NULL THEN '' ELSE ',"key":' || json_quote(ke.text) END
+                || e.body, 2) || '}' END AS obj,
+       substr(e.body, 1, 1) = '{' AS whole,
+       e.repo, e.t_abs_us, e.t_rel_us, e.nesting, e.category, e.label, e.key
+  FROM event_store e
+  LEFT JOIN names ca ON ca.id = e.category
+  LEFT JOIN names la ON la.id = e.label
+  LEFT JOIN names ke ON ke.id = e.key;
+)sql";
+
+constexpr std::array<Migration, 20> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -897,6 +941,7 @@ constexpr std::array<Migration, 19> k_migrations{{
     {17, "sessions: lines lost to a bound", k_v17},
     {18, "sessions: the bytes a session's row and index entries take, charged to its sender", k_v18},
     {19, "otlp export: paused_since, sessions dropped by reason", k_v19},
+    {20, "event_store: a data event's key as a names id", k_v20},
 }};
 
 // Git's event types get the ids EventKind + 1 (event_types.hpp), seeded

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -250,7 +251,7 @@ TEST_F(EventEncoderTest, NamesAreInternedOnce) {
   }
   m_store.ingest(lines);
   EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM names WHERE text IN ('main', 'a.c')"), 2);
-  EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM names"), 32);  // 30 event types + 2
+  EXPECT_EQ(m_store.db().query_int("SELECT count(*) FROM names"), 33);  // 30 event types + thread, file, key
 }
 
 // The members taken out of the body come back as they were sent, and only
@@ -265,16 +266,17 @@ TEST_F(EventEncoderTest, LeadingMembersAreTakenOnlyWhenTheyComeBackExactly) {
       R"({"event":"data","sid":"s5","thread":"main","time":"2026-11-21T23:51:01.566010Z","file":"a.c","line":9)";
   struct Case {
     std::string line;
-    int taken;  // how many of the six columns hold a value
+    int taken;  // how many of the leading columns hold a value
   };
   const std::vector<Case> cases = {
       {head + R"(,"repo":1,"nesting":1,"category":"index","label":"do_read_index","msg":".git/index"})", 4},
       {leave + R"(,"repo":1,"t_rel":0.000089,"nesting":1,"category":"index","label":"do_read_index"})", 5},
-      {data + R"(,"repo":1,"t_abs":12.000741,"t_rel":0.000043,"nesting":2,"category":"index","key":"k","value":"2"})", 5},
-      {head + R"(,"nesting":-1,"category":"caf\u00e9"})", 1},       // an escape stays
+      {data + R"(,"repo":1,"t_abs":12.000741,"t_rel":0.000043,"nesting":2,"category":"index","key":"k","value":"2"})",
+       6},
+      {head + R"(,"nesting":-1,"category":"caf\u00e9"})", 1},          // an escape stays
       {head + R"(,"nesting":2,"category":"café","label":"a,b"})", 3},  // UTF-8 and a comma are fine
-      {head + R"(,"nesting":2,"label":"l","category":"c"})", 2},        // category after label stays
-      {leave + R"(,"t_rel":1.5,"nesting":1})", 0},                      // not git's %.6f: all stay
+      {head + R"(,"nesting":2,"label":"l","category":"c"})", 2},       // category after label stays
+      {leave + R"(,"t_rel":1.5,"nesting":1})", 0},                     // not git's %.6f: all stay
       {leave + R"(,"t_rel":0.0000010,"nesting":1})", 0},
       {leave + R"(,"t_rel":-0.000001,"nesting":1})", 0},
       {leave + R"(,"t_rel":1e-06,"nesting":1})", 0},
@@ -285,6 +287,7 @@ TEST_F(EventEncoderTest, LeadingMembersAreTakenOnlyWhenTheyComeBackExactly) {
       {head + R"(,"repo":2})", 1},
       {head + R"(,"msg":"m","repo":2})", 0},
       {head + R"(})", 0},
+      {data + R"(,"nesting":1,"category":"index","key":"a\tb","value":"2"})", 2},  // an escaped key stays
   };
   std::vector<std::string> lines;
   for (const Case& c : cases) {
@@ -294,7 +297,7 @@ TEST_F(EventEncoderTest, LeadingMembersAreTakenOnlyWhenTheyComeBackExactly) {
   ASSERT_TRUE(rejects.empty()) << rejects.front();
   db::Statement s = m_store.db().prepare(
       "SELECT v.json, (e.repo IS NOT NULL) + (e.t_abs_us IS NOT NULL) + (e.t_rel_us IS NOT NULL)"
-      " + (e.nesting IS NOT NULL) + (e.category IS NOT NULL) + (e.label IS NOT NULL), e.body"
+      " + (e.nesting IS NOT NULL) + (e.category IS NOT NULL) + (e.label IS NOT NULL) + (e.key IS NOT NULL), e.body"
       " FROM events v JOIN event_store e ON e.session = v.id >> 32 AND e.seq = v.seq ORDER BY v.seq");
   for (const Case& c : cases) {
     ASSERT_TRUE(s.step());
@@ -403,13 +406,19 @@ TEST_F(EventEncoderTest, TheCodecRebuildsEveryKindAsTheViewDoes) {
   const std::string sid = "20261129T010000.000000Z-H0c0dec00-P00000001";
   const std::string common =
       R"("sid":")" + sid + R"(","thread":"main","time":"2026-11-29T01:00:00.000100Z","file":"x.c","line":7)";
-  const std::string leading =
+  // Every leading member taken; and some left in the body (a negative
+  // t_rel, names with escapes) with those after them.
+  const std::string all_taken =
+      R"(,"repo":1,"t_abs":0.001234,"t_rel":0.000005,"nesting":2,"category":"cat","label":"lab","key":"k/ey")";
+  const std::string some_left =
       R"(,"repo":1,"t_abs":0.001234,"t_rel":-0.000005,"nesting":2,"category":"c\"at","label":"l\u0001abel")";
   std::vector<std::string> lines;
   for (int kind = static_cast<int>(proto::EventKind::version); kind <= static_cast<int>(proto::EventKind::printf);
        ++kind) {
     const std::string name(proto::to_string(static_cast<proto::EventKind>(kind)));
-    lines.push_back(R"({"event":")" + name + R"(",)" + common + leading + R"(,"msg":"m","value":{"k":[1,2.5,"x"]}})");
+    for (const std::string& leading : {all_taken, some_left}) {
+      lines.push_back(R"({"event":")" + name + R"(",)" + common + leading + R"(,"msg":"m","value":{"k":[1,2.5,"x"]}})");
+    }
   }
   ASSERT_TRUE(m_store.ingest(lines).empty());
   EXPECT_EQ(m_store.db().query_int("SELECT count(DISTINCT type) FROM event_store WHERE type BETWEEN " +
@@ -439,8 +448,12 @@ TEST_F(EventEncoderTest, TheCodecRebuildsEveryKindAsTheViewDoes) {
                            "  FROM event_store e JOIN event_parts p ON p.session = e.session AND p.seq = e.seq");
   std::size_t compared = 0;
   std::size_t with_leading = 0;
+  std::array<std::size_t, db::k_leading_members.size()> taken{};  // rows with each member in its column
   while (rows.step()) {
     const db::LeadingColumns columns = db::read_leading_columns(rows, 3);
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      taken[i] += columns[i] ? 1 : 0;
+    }
     std::string rebuilt;
     db::append_stored_event_object(rebuilt, rows.column_text(1), columns, names);
     EXPECT_EQ(rebuilt, rows.column_text(0)) << "type " << rows.column_int(2);
@@ -449,6 +462,9 @@ TEST_F(EventEncoderTest, TheCodecRebuildsEveryKindAsTheViewDoes) {
   }
   EXPECT_GT(compared, 500u);
   EXPECT_GT(with_leading, 100u);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    EXPECT_GE(taken[i], 30u) << db::k_leading_members[i].key;
+  }
 }
 
 }  // namespace
