@@ -250,7 +250,7 @@ void validate_options(const DaemonOptions& options) {
     }
   }
   // Under socket activation the sockets come from systemd, whatever the paths say.
-  if (options.stream.path.empty() && options.dgram.path.empty() && options.watch_dirs.empty() &&
+  if (options.stream.path.empty() && options.dgram.path.empty() && options.directories.dirs.empty() &&
       std::getenv("LISTEN_FDS") == nullptr) {
     problems.push_back(
         "nothing to listen on: 'stream.path' (--socket) and 'dgram.path' (--dgram-socket) are empty and "

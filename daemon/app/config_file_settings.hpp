@@ -312,25 +312,25 @@ void visit_settings(Options& o, Visitor& v) {
 
   v.list(Key{"directories", "watch", "--watch", "DIR",
              "Trace directory to watch (repeatable; replaces the file's list)", Reload::live},
-         o.watch_dirs, absolute_dir_problem);
+         o.directories.dirs, absolute_dir_problem);
   v.boolean(
       Key{"directories", "delete_finished", "--delete-finished", "", "Remove trace files once stored", Reload::live},
-      o.delete_finished_files);
+      o.directories.delete_finished);
   v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms", "MS",
                 "A trace file that has not grown for this long is finished", Reload::live},
-            o.dir_idle_timeout, Range{1, 30 * k_day_ms});
+            o.directories.idle_timeout, Range{1, 30 * k_day_ms});
   v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms", "MS",
                 "A trace file silent this long is finished even if its git seems to run", Reload::live},
-            o.dir_max_silence, Range{1, 30 * k_day_ms});
+            o.directories.max_silence, Range{1, 30 * k_day_ms});
   v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid", "N",
                 "Trace files of one owner read at once", Reload::live},
-            o.dir_max_open_files_per_uid, Range{1, 1LL << 20});
+            o.directories.max_open_files_per_uid, Range{1, 1LL << 20});
   v.integer(Key{"directories", "max_open_files", "--dir-max-open-files", "N", "Trace files read at once in all",
                 Reload::live},
-            o.dir_max_open_files, Range{1, 1LL << 20});
+            o.directories.max_open_files, Range{1, 1LL << 20});
   v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes", "BYTES",
                 "Refuse trace files larger than this (0: no cap)", Reload::live},
-            o.dir_max_file_bytes, Range{0, 1LL << 50});
+            o.directories.max_file_bytes, Range{0, 1LL << 50});
 
   v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib", "MIB", "Memory for events read but not yet committed"},
             o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
@@ -397,7 +397,7 @@ void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"otlp", "compression", "--otlp-compression", "C", "none or gzip"}, o.otlp_compression,
          otlp_compression_problem);
   v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms", "MS", "How long one export request may take"},
-            o.otlp_timeout, Range{100, 10 * 60 * 1000});
+            o.exporter.timeout, Range{100, 10 * 60 * 1000});
   v.list(Key{"otlp", "headers", "--otlp-header", "NAME=VALUE",
              "Extra request header, gRPC metadata over grpc (repeatable)"},
          o.otlp_headers, otlp_header_problem);
@@ -440,13 +440,13 @@ void visit_settings(Options& o, Visitor& v) {
          o.otlp_important_events, otlp_entry_problem<otlp::important_event_problem>);
   v.boolean(
       Key{"otlp", "pii_user_name", "--otlp-pii-user-name", "", "Send the sender's user name (trace2.pii.username)"},
-      o.otlp_pii_user_name);
+      o.exporter.rules.pii_user_name);
   v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name", "",
                 "Send this host's name on each process span (trace2.pii.hostname)"},
-            o.otlp_pii_host_name);
+            o.exporter.rules.pii_host_name);
   v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name", "",
                 "Send this host's name on the resource (host.name)"},
-            o.otlp_resource_host_name);
+            o.exporter.resource.include_host_name);
   v.text(Key{"otlp", "outcome_detail", "--otlp-outcome-detail", "LEVEL",
              "Failed and slow runs at least at this level: summary, process, verbose (\"\": off)"},
          o.otlp_outcome_detail, otlp_outcome_detail_problem);
@@ -455,19 +455,19 @@ void visit_settings(Options& o, Visitor& v) {
             o.otlp_slow, Range{0, k_hour_ms});
   v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99", "",
                 "With outcome_detail: a run slower than its command's p99 (last 7 days) is slow"},
-            o.otlp_slow_p99);
+            o.exporter.rules.slow_by_p99);
   v.integer(
       Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions", "N", "Sessions in one export request at most"},
-      o.otlp_batch_max_sessions, Range{1, 65536});
+      o.exporter.max_sessions_per_request, Range{1, 65536});
   v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans", "N",
                 "Spans in one export request at most (a bigger session sends its first ones)"},
-            o.otlp_batch_max_spans, Range{64, 1 << 20});
+            o.exporter.max_spans_per_request, Range{64, 1 << 20});
   v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
                 "Longest wait between export attempts while the collector fails (Retry-After wins)"},
-            o.otlp_max_backoff, Range{100, k_hour_ms});
+            o.exporter.max_backoff, Range{100, k_hour_ms});
   v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms", "MS",
                 "On SIGTERM, wait this long for the answer to an export request in flight"},
-            o.otlp_shutdown_wait, Range{0, 60000});
+            o.exporter.shutdown_wait, Range{0, 60000});
 
   v.text(
       Key{"metrics", "listen", "--metrics-listen", "ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"},

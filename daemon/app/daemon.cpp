@@ -137,7 +137,7 @@ std::unique_ptr<metrics::MetricsServer> make_metrics_server(asio::io_context& io
 // The exporter, when an endpoint is configured: started once the backend
 // runs, stopped before it finishes (its queue waits in the database).
 std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& options) {
-  exporter::ExporterOptions o;
+  exporter::ExporterOptions o = options.exporter;  // the settings it declares, as configured
   o.url = otlp_export_url(options);
   if (o.url.empty()) {
     return nullptr;
@@ -146,11 +146,6 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
                : options.otlp_protocol == "http/json" ? exporter::Protocol::http_json
                                                       : exporter::Protocol::http_protobuf;
   o.gzip = options.otlp_compression == "gzip";
-  o.timeout = options.otlp_timeout;
-  o.max_sessions_per_request = options.otlp_batch_max_sessions;
-  o.max_spans_per_request = options.otlp_batch_max_spans;
-  o.max_backoff = options.otlp_max_backoff;
-  o.shutdown_wait = options.otlp_shutdown_wait;
   for (const std::string& header : options.otlp_headers) {
     const auto equals = header.find('=');
     o.headers.emplace_back(header.substr(0, equals), header.substr(equals + 1));
@@ -172,6 +167,7 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
     }
   }
   o.resource = otlp::resource_settings_from_environment();
+  o.resource.include_host_name = options.exporter.resource.include_host_name;
   o.rules.default_level = otlp::parse_detail_level(options.otlp_detail).value_or(otlp::DetailLevel::verbose);
   for (const std::string& rule : options.otlp_rules) {
     o.rules.add_rule(rule);  // the configuration's checks refused bad rules already: this does not throw
@@ -195,16 +191,12 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   for (const std::string& entry : options.otlp_important_events) {
     o.rules.add_important_event(entry);
   }
-  o.rules.pii_user_name = options.otlp_pii_user_name;
-  o.rules.pii_host_name = options.otlp_pii_host_name;
-  o.resource.include_host_name = options.otlp_resource_host_name;
   if (!options.otlp_outcome_detail.empty()) {
     o.rules.outcome_level = otlp::parse_detail_level(options.otlp_outcome_detail);  // checked already
   }
   if (options.otlp_slow.count() > 0) {
     o.rules.slow_seconds = static_cast<double>(options.otlp_slow.count()) / 1000.0;
   }
-  o.rules.slow_by_p99 = options.otlp_slow_p99;
   o.on_thread_start = [batch = options.batch_scheduling] { use_background_scheduling(batch, "trace2d-otlp"); };
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
@@ -316,7 +308,7 @@ int Daemon::run() {
   m_fd_limit = raise_fd_limit();
   asio::io_context io(static_cast<int>(m_options.io_threads));
   source::Listeners listeners = source::open_listeners(io, m_options.stream, m_options.dgram);
-  if (!listeners.stream && !listeners.dgram && m_options.watch_dirs.empty()) {
+  if (!listeners.stream && !listeners.dgram && m_options.directories.dirs.empty()) {
     throw source::StartupError("nothing to listen on: no socket (configured or passed by systemd) and no "
                                "watched directory");
   }

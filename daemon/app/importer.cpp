@@ -138,7 +138,7 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
     }
     // A sparse file would be read as zeros for hours; one over the
     // directories' size cap is refused as the watcher refuses it.
-    if (const auto problem = source::oversized_or_sparse(st, options.dir_max_file_bytes)) {
+    if (const auto problem = source::oversized_or_sparse(st, options.directories.max_file_bytes)) {
       spdlog::error("import: '{}' refused: {}", path, *problem);
       ok = false;
       continue;

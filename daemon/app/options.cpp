@@ -157,7 +157,7 @@ OtelSettings apply_otel_environment(DaemonOptions& options) {
   }
   if (const auto timeout = env("OTEL_EXPORTER_OTLP_TIMEOUT", "otlp.timeout_ms")) {
     try {
-      options.otlp_timeout = std::chrono::milliseconds(std::stoll(*timeout));
+      options.exporter.timeout = std::chrono::milliseconds(std::stoll(*timeout));
     } catch (const std::exception&) {
       // Left at the default; --check-config shows what is in effect.
       set.erase("otlp.timeout_ms");

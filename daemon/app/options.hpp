@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/export/otlp_exporter.hpp"
 #include "daemon/ingest/line_framer.hpp"
+#include "daemon/source/dir_watcher.hpp"
 #include "daemon/source/socket_options.hpp"
 
 namespace trace2d::app {
@@ -23,19 +25,10 @@ struct DaemonOptions {
   std::size_t dgram_receive_buffer = 8 * 1024 * 1024;
   // A dgram session has no EOF: without a terminal event for this long it is incomplete.
   std::chrono::milliseconds dgram_idle_timeout{std::chrono::minutes(5)};
-  std::vector<std::string> watch_dirs;
-  bool delete_finished_files = true;
-  // A trace file that has not grown for this long is finished.
-  std::chrono::milliseconds dir_idle_timeout{std::chrono::minutes(1)};
-  // A silent trace file is finished after this long even when the pid its
-  // name claims still runs: the name is only the writer's word.
-  std::chrono::milliseconds dir_max_silence{std::chrono::hours(1)};
-  // Trace files held open at once, per file owner and in all: beyond, files
-  // wait unopened, so one user's files never take another's descriptors.
-  std::size_t dir_max_open_files_per_uid = 1024;
-  std::size_t dir_max_open_files = 4096;
-  // A trace file larger than this is refused unread (0: no cap).
-  std::uint64_t dir_max_file_bytes = 1ULL << 30;
+  // The trace-directory watcher's settings ([directories]), with the
+  // defaults it declares (daemon/source/dir_watcher.hpp); its framing is
+  // max_line_bytes'.
+  source::DirWatcher::Options directories;
   unsigned io_threads = 1;
   std::size_t max_queue_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds overflow_wait{2000};
@@ -94,7 +87,6 @@ struct DaemonOptions {
   std::string otlp_traces_endpoint;
   std::string otlp_protocol = "http/protobuf";  // or http/json, grpc
   std::string otlp_compression = "none";        // or gzip
-  std::chrono::milliseconds otlp_timeout{10000};
   std::vector<std::string> otlp_headers;  // "name=value"
   // https: the CAs to trust ("": the system's), a client certificate and key.
   std::string otlp_ca_file;
@@ -108,29 +100,27 @@ struct DaemonOptions {
   // trace2receiver's filter settings (docs/otlp.md, "Rules"): the def_param
   // naming a repository's ruleset or level, nicknames' rulesets or levels,
   // named rulesets; its summary and important events; its PII options, and
-  // host.name on the resource (on by default, unlike the PII).
+  // host.name on the resource (on by default, unlike the PII) are the
+  // exporter's (below).
   std::string otlp_ruleset_key;                      // "" for none
   std::vector<std::string> otlp_nicknames;           // "monorepo=verbose", "big=rs:fetch"
   std::vector<std::string> otlp_rulesets;            // "rs:fetch git:fetch=verbose *=drop"
   std::vector<std::string> otlp_summary_messages;    // "field=prefix"
   std::vector<std::string> otlp_summary_regions;     // "category/label=count_field,time_field"
   std::vector<std::string> otlp_important_events;    // "field=category/key_prefix"
-  bool otlp_pii_user_name = false;                   // trace2.pii.username
-  bool otlp_pii_host_name = false;                   // trace2.pii.hostname
-  bool otlp_resource_host_name = true;               // host.name on the resource
   // Detail by outcome (docs/otlp.md): failed and slow runs at least at this
   // level ("": off); slow is at least slow_ms (0: no fixed bound) or, with
-  // slow_p99, slower than the command's p99.
+  // the exporter's rules.slow_by_p99, slower than the command's p99.
   std::string otlp_outcome_detail;
   std::chrono::milliseconds otlp_slow{0};
-  bool otlp_slow_p99 = false;
-  // Delivery (docs/otlp.md, "Delivery"): a request's bounds, the longest
-  // wait between attempts while the collector fails (a Retry-After it sends
-  // wins), and how long SIGTERM waits for the answer to a request in flight.
-  std::size_t otlp_batch_max_sessions = 256;
-  std::size_t otlp_batch_max_spans = 8192;
-  std::chrono::milliseconds otlp_max_backoff{60000};
-  std::chrono::milliseconds otlp_shutdown_wait{5000};
+  // The exporter's own settings, with the defaults it declares
+  // (daemon/export/otlp_exporter.hpp): delivery (docs/otlp.md, "Delivery":
+  // a request's bounds and timeout, the longest wait between attempts, how
+  // long SIGTERM waits for the answer to a request in flight), and the
+  // switches of its rules and resource. The settings above that need
+  // parsing are turned into its other members where it is made
+  // (daemon.cpp).
+  exporter::ExporterOptions exporter;
   // The /metrics endpoint (docs/metrics.md): off while empty; a port alone
   // means loopback. Histograms for the regions listed ("category/label",
   // "category/*").

@@ -34,21 +34,14 @@ source::StreamServer::Options stream_options(const DaemonOptions& options, std::
 }  // namespace
 
 source::DirWatcher::Options Sources::dir_options(const DaemonOptions& options) {
-  source::DirWatcher::Options o;
-  o.dirs = options.watch_dirs;
-  o.delete_finished = options.delete_finished_files;
-  o.idle_timeout = options.dir_idle_timeout;
-  o.max_silence = options.dir_max_silence;
-  o.max_open_files_per_uid = options.dir_max_open_files_per_uid;
-  o.max_open_files = options.dir_max_open_files;
-  o.max_file_bytes = options.dir_max_file_bytes;
+  source::DirWatcher::Options o = options.directories;
   o.framing = framing_of(options);
   return o;
 }
 
 Sources::Sources(asio::io_context& io, source::Listeners& listeners, Backend& backend, StatusReporter& status,
                  const DaemonOptions& options, std::size_t fd_limit)
-    : m_stream_path(listeners.stream_path), m_dgram_path(listeners.dgram_path), m_dirs(options.watch_dirs) {
+    : m_stream_path(listeners.stream_path), m_dgram_path(listeners.dgram_path), m_dirs(options.directories.dirs) {
   if (listeners.stream) {
     m_stream_sink = backend.make_sink();
     const source::StreamServer::Options o = stream_options(options, fd_limit);
@@ -104,8 +97,8 @@ void Sources::stop(std::chrono::milliseconds grace) {
 }
 
 void Sources::reconfigure_directories(const DaemonOptions& options) {
-  spdlog::info("SIGHUP: directories [{}] -> [{}]", comma_list(m_dirs), comma_list(options.watch_dirs));
-  m_dirs = options.watch_dirs;
+  spdlog::info("SIGHUP: directories [{}] -> [{}]", comma_list(m_dirs), comma_list(options.directories.dirs));
+  m_dirs = options.directories.dirs;
   m_dir_watcher->reconfigure(dir_options(options));
 }
 

@@ -50,13 +50,13 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   }
   EXPECT_EQ(a.dgram_receive_buffer, b.dgram_receive_buffer);
   EXPECT_EQ(a.dgram_idle_timeout.count(), b.dgram_idle_timeout.count());
-  EXPECT_EQ(a.watch_dirs, b.watch_dirs);
-  EXPECT_EQ(a.delete_finished_files, b.delete_finished_files);
-  EXPECT_EQ(a.dir_idle_timeout.count(), b.dir_idle_timeout.count());
-  EXPECT_EQ(a.dir_max_silence.count(), b.dir_max_silence.count());
-  EXPECT_EQ(a.dir_max_open_files_per_uid, b.dir_max_open_files_per_uid);
-  EXPECT_EQ(a.dir_max_open_files, b.dir_max_open_files);
-  EXPECT_EQ(a.dir_max_file_bytes, b.dir_max_file_bytes);
+  EXPECT_EQ(a.directories.dirs, b.directories.dirs);
+  EXPECT_EQ(a.directories.delete_finished, b.directories.delete_finished);
+  EXPECT_EQ(a.directories.idle_timeout.count(), b.directories.idle_timeout.count());
+  EXPECT_EQ(a.directories.max_silence.count(), b.directories.max_silence.count());
+  EXPECT_EQ(a.directories.max_open_files_per_uid, b.directories.max_open_files_per_uid);
+  EXPECT_EQ(a.directories.max_open_files, b.directories.max_open_files);
+  EXPECT_EQ(a.directories.max_file_bytes, b.directories.max_file_bytes);
   EXPECT_EQ(a.io_threads, b.io_threads);
   EXPECT_EQ(a.max_queue_bytes, b.max_queue_bytes);
   EXPECT_EQ(a.overflow_wait.count(), b.overflow_wait.count());
@@ -74,19 +74,19 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.redact_url_credentials, b.redact_url_credentials);
   EXPECT_EQ(a.otlp_endpoint, b.otlp_endpoint);
   EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
-  EXPECT_EQ(a.otlp_batch_max_sessions, b.otlp_batch_max_sessions);
-  EXPECT_EQ(a.otlp_batch_max_spans, b.otlp_batch_max_spans);
-  EXPECT_EQ(a.otlp_max_backoff.count(), b.otlp_max_backoff.count());
-  EXPECT_EQ(a.otlp_shutdown_wait.count(), b.otlp_shutdown_wait.count());
+  EXPECT_EQ(a.exporter.max_sessions_per_request, b.exporter.max_sessions_per_request);
+  EXPECT_EQ(a.exporter.max_spans_per_request, b.exporter.max_spans_per_request);
+  EXPECT_EQ(a.exporter.max_backoff.count(), b.exporter.max_backoff.count());
+  EXPECT_EQ(a.exporter.shutdown_wait.count(), b.exporter.shutdown_wait.count());
   EXPECT_EQ(a.otlp_ruleset_key, b.otlp_ruleset_key);
   EXPECT_EQ(a.otlp_nicknames, b.otlp_nicknames);
   EXPECT_EQ(a.otlp_rulesets, b.otlp_rulesets);
   EXPECT_EQ(a.otlp_summary_messages, b.otlp_summary_messages);
   EXPECT_EQ(a.otlp_summary_regions, b.otlp_summary_regions);
   EXPECT_EQ(a.otlp_important_events, b.otlp_important_events);
-  EXPECT_EQ(a.otlp_pii_user_name, b.otlp_pii_user_name);
-  EXPECT_EQ(a.otlp_pii_host_name, b.otlp_pii_host_name);
-  EXPECT_EQ(a.otlp_resource_host_name, b.otlp_resource_host_name);
+  EXPECT_EQ(a.exporter.rules.pii_user_name, b.exporter.rules.pii_user_name);
+  EXPECT_EQ(a.exporter.rules.pii_host_name, b.exporter.rules.pii_host_name);
+  EXPECT_EQ(a.exporter.resource.include_host_name, b.exporter.resource.include_host_name);
 }
 
 const std::string k_every_key = R"(
@@ -165,13 +165,13 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.dgram.group, "1002");
   EXPECT_EQ(o.dgram_receive_buffer, 65536u);
   EXPECT_EQ(o.dgram_idle_timeout.count(), 1234);
-  EXPECT_EQ(o.watch_dirs, (std::vector<std::string>{"/var/log/git-trace2", "/tmp/traces"}));
-  EXPECT_FALSE(o.delete_finished_files);
-  EXPECT_EQ(o.dir_idle_timeout.count(), 4321);
-  EXPECT_EQ(o.dir_max_silence.count(), 8765);
-  EXPECT_EQ(o.dir_max_open_files_per_uid, 7u);
-  EXPECT_EQ(o.dir_max_open_files, 77u);
-  EXPECT_EQ(o.dir_max_file_bytes, 123456u);
+  EXPECT_EQ(o.directories.dirs, (std::vector<std::string>{"/var/log/git-trace2", "/tmp/traces"}));
+  EXPECT_FALSE(o.directories.delete_finished);
+  EXPECT_EQ(o.directories.idle_timeout.count(), 4321);
+  EXPECT_EQ(o.directories.max_silence.count(), 8765);
+  EXPECT_EQ(o.directories.max_open_files_per_uid, 7u);
+  EXPECT_EQ(o.directories.max_open_files, 77u);
+  EXPECT_EQ(o.directories.max_file_bytes, 123456u);
   EXPECT_EQ(o.max_queue_bytes, 16u * 1024 * 1024);
   EXPECT_EQ(o.overflow_wait.count(), 0);
   EXPECT_EQ(o.max_line_bytes, 2048u);
@@ -189,19 +189,19 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.otlp_endpoint, "http://collector:4318");
   EXPECT_EQ(o.otlp_traces_endpoint, "https://gateway.example/custom/traces");
   EXPECT_EQ(otlp_export_url(o), "https://gateway.example/custom/traces");  // as is, over the base
-  EXPECT_EQ(o.otlp_batch_max_sessions, 64u);
-  EXPECT_EQ(o.otlp_batch_max_spans, 2048u);
-  EXPECT_EQ(o.otlp_max_backoff.count(), 15000);
-  EXPECT_EQ(o.otlp_shutdown_wait.count(), 2500);
+  EXPECT_EQ(o.exporter.max_sessions_per_request, 64u);
+  EXPECT_EQ(o.exporter.max_spans_per_request, 2048u);
+  EXPECT_EQ(o.exporter.max_backoff.count(), 15000);
+  EXPECT_EQ(o.exporter.shutdown_wait.count(), 2500);
   EXPECT_EQ(o.otlp_ruleset_key, "otel.trace2.ruleset");
   EXPECT_EQ(o.otlp_nicknames, (std::vector<std::string>{"monorepo=verbose", "big=rs:fetch"}));
   EXPECT_EQ(o.otlp_rulesets, std::vector<std::string>{"rs:fetch git:fetch=verbose *=drop"});
   EXPECT_EQ(o.otlp_summary_messages, std::vector<std::string>{"pathspec_errors=pathspec"});
   EXPECT_EQ(o.otlp_summary_regions, std::vector<std::string>{"index/do_read_index=read_index_count,read_index_seconds"});
   EXPECT_EQ(o.otlp_important_events, std::vector<std::string>{"negotiation=negotiation_v2/total"});
-  EXPECT_TRUE(o.otlp_pii_user_name);
-  EXPECT_TRUE(o.otlp_pii_host_name);
-  EXPECT_FALSE(o.otlp_resource_host_name);
+  EXPECT_TRUE(o.exporter.rules.pii_user_name);
+  EXPECT_TRUE(o.exporter.rules.pii_host_name);
+  EXPECT_FALSE(o.exporter.resource.include_host_name);
   EXPECT_NO_THROW(validate_options(o));
 }
 
@@ -372,7 +372,7 @@ TEST(ConfigFile, ValidateNamesTheSetting) {
   o.dgram.path = "/" + std::string(107, 'd');
   EXPECT_NE(validate_error(o).find("'dgram.path' (--dgram-socket) is too long"), std::string::npos);
   o = default_options();
-  o.watch_dirs = {"relative/dir"};
+  o.directories.dirs = {"relative/dir"};
   EXPECT_NE(validate_error(o).find("'directories.watch'"), std::string::npos);
   o = default_options();
   o.db_path.clear();
@@ -418,7 +418,7 @@ TEST(ConfigFile, SomethingMustBeListenedTo) {
   EXPECT_EQ(validate_error(o), "");  // the dgram socket is enough
   o.dgram.path.clear();
   EXPECT_NE(validate_error(o).find("nothing to listen on"), std::string::npos);
-  o.watch_dirs = {"/var/log/git-trace2"};
+  o.directories.dirs = {"/var/log/git-trace2"};
   EXPECT_EQ(validate_error(o), "");
 }
 
@@ -431,11 +431,11 @@ TEST(ConfigFile, FlagsConvertLikeTheFile) {
   apply_flag(o, "stream.path", {""});
   EXPECT_EQ(o.max_queue_bytes, 8u * 1024 * 1024);
   EXPECT_EQ(o.stream.mode, 0600u);
-  EXPECT_FALSE(o.delete_finished_files);
-  EXPECT_EQ(o.watch_dirs, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_FALSE(o.directories.delete_finished);
+  EXPECT_EQ(o.directories.dirs, (std::vector<std::string>{"/a", "/b"}));
   EXPECT_EQ(o.stream.path, "");
   apply_flag(o, "directories.watch", {"/c"});  // replaces, does not add
-  EXPECT_EQ(o.watch_dirs, std::vector<std::string>{"/c"});
+  EXPECT_EQ(o.directories.dirs, std::vector<std::string>{"/c"});
 
   EXPECT_THROW(apply_flag(o, "limits.io_threads", {"two"}), ConfigError);
   EXPECT_THROW(apply_flag(o, "limits.io_threads", {"-1"}), ConfigError);  // unsigned
@@ -453,7 +453,7 @@ TEST(ConfigFile, RenderLoadsBackIdentically) {
   DaemonOptions o = parse(k_every_key);
   o.stream.owner = "we\"ird\\name";
   o.dgram.group = "tab\there, é";
-  o.watch_dirs.push_back("/with space/and \"quotes\"");
+  o.directories.dirs.push_back("/with space/and \"quotes\"");
   const std::string rendered = render_config(o);
   expect_same(parse(rendered, default_options()), o);
   // Rendering what was loaded gives the same text again.
@@ -570,7 +570,7 @@ TEST(ConfigFile, ShippedFileIsTheRootDefaults) {
 TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
   const DaemonOptions running = default_options();
   DaemonOptions fresh = running;
-  fresh.watch_dirs = {"/var/tmp/traces"};
+  fresh.directories.dirs = {"/var/tmp/traces"};
   fresh.log_level = "debug";
   fresh.commit_interval = std::chrono::milliseconds(250);
   fresh.stream.mode = 0600;
@@ -583,7 +583,7 @@ TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
 
   DaemonOptions applied = running;
   apply_live_settings(applied, fresh);
-  EXPECT_EQ(applied.watch_dirs, fresh.watch_dirs);
+  EXPECT_EQ(applied.directories.dirs, fresh.directories.dirs);
   EXPECT_EQ(applied.log_level, "debug");
   EXPECT_EQ(applied.commit_interval, running.commit_interval);  // needs a restart: unchanged
   EXPECT_EQ(applied.stream.mode, running.stream.mode);

@@ -98,7 +98,7 @@ TEST_F(OtelEnvironment, TheSdkVariablesAreDefaults) {
   EXPECT_EQ(options.otlp_headers, (std::vector<std::string>{"api-key=s=cret", "x-team=git"}));
   EXPECT_EQ(options.otlp_compression, "gzip");
   EXPECT_EQ(options.otlp_protocol, "http/json");
-  EXPECT_EQ(options.otlp_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(options.exporter.timeout, std::chrono::milliseconds(2500));
 
   EXPECT_EQ(app::otlp_export_url(options), "http://base:4318/v1/traces");  // a base: the traces path appended
 

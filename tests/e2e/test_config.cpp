@@ -222,8 +222,8 @@ TEST(Config, FlagsOverrideOnlyWhatTheyName) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const app::DaemonOptions printed = app::parse_config(r.out, "stdout", app::default_options());
   EXPECT_EQ(printed.io_threads, 5u);                                                      // flag
-  EXPECT_EQ(printed.watch_dirs, (std::vector<std::string>{"/from/flag1", "/from/flag2"}));  // replaced
-  EXPECT_FALSE(printed.delete_finished_files);
+  EXPECT_EQ(printed.directories.dirs, (std::vector<std::string>{"/from/flag1", "/from/flag2"}));  // replaced
+  EXPECT_FALSE(printed.directories.delete_finished);
   EXPECT_EQ(printed.stream.mode, 0660u);
   EXPECT_EQ(printed.log_level, "warn");                  // file
   EXPECT_EQ(printed.stream.path, dir.file("c.sock"));    // file
