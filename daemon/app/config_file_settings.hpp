@@ -1,8 +1,10 @@
 #pragma once
 // The one list of settings behind config_file.cpp: each setting's TOML key,
-// command-line flag, kind and allowed values. Loading, flag handling,
-// validation and rendering are visitors over this list, so a new setting
-// added here is known to all of them. (Internal to config_file*.cpp.)
+// command-line flag, kind and allowed values, in the order of the file.
+// Loading, flag handling, validation and rendering are visitors over this
+// list, so a new setting added here is known to all of them. The settings
+// of a component's own options are declared beside them and visited from
+// here (daemon/settings/setting.hpp). (Internal to config_file*.cpp.)
 
 #include <fmt/format.h>
 
@@ -18,42 +20,21 @@
 #include "daemon/export/http_client.hpp"
 #include "daemon/metrics/duration_metrics.hpp"
 #include "daemon/metrics/metrics_server.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "otlp/export_rules.hpp"
 
 namespace trace2d::app::config {
 
-// Whether a running daemon applies a changed value on SIGHUP (live), or
-// needs a restart (the sockets, the database, the threads and the queue are
-// made once, at start-up).
-enum class Reload : bool { restart, live };
-
-// A setting's declaration: where it is in the file, its flag, and what
-// `trace2d --help` says of it (docs/configuration.md names the same flag
-// and placeholder, and the same default: tests/daemon/test_config_file.cpp).
-struct Key {
-  std::string_view section;
-  std::string_view name;
-  std::string_view flag;        // the command-line flag that overrides it
-  std::string_view value_name;  // its value's placeholder in --help, "MS", "PATH"; "" for a boolean
-  std::string_view help;        // one line of --help
-  Reload reload = Reload::restart;
-
-  [[nodiscard]] std::string full() const { return fmt::format("{}.{}", section, name); }
-};
-
-// Checks a string value: the problem ("is not absolute: ..."), or "" when fine.
-using Check = std::string (*)(const std::string&);
-
-struct Range {
-  std::int64_t min;
-  std::int64_t max;
-  std::int64_t unit = 1;  // the field holds value * unit (MiB kept as bytes)
-};
-
-inline constexpr std::int64_t k_hour_ms = 3600LL * 1000;
-inline constexpr std::int64_t k_day_ms = 24 * k_hour_ms;
-inline constexpr std::int64_t k_mib = 1024 * 1024;
+// The vocabulary of a declaration (daemon/settings/setting.hpp).
+using settings::any_text;
+using settings::Check;
+using settings::k_day_ms;
+using settings::k_hour_ms;
+using settings::k_mib;
+using settings::Key;
+using settings::Range;
+using settings::Reload;
 
 template <typename T>
 struct IsDuration : std::false_type {};
@@ -122,8 +103,6 @@ inline std::string mode_problem(unsigned mode) {
   return mode > 0777 ? fmt::format("must be a mode of at most \"0777\", not \"{:04o}\"", mode) : std::string();
 }
 
-inline std::string any_text(const std::string&) { return {}; }
-
 inline std::string not_empty(const std::string& value) {
   return value.empty() ? "must not be empty" : std::string();
 }
@@ -141,11 +120,6 @@ inline std::string socket_path_problem(const std::string& path) {
                        source::k_max_socket_path);
   }
   return {};
-}
-
-inline std::string absolute_dir_problem(const std::string& path) {
-  return path.empty() || path.front() != '/' ? fmt::format("lists a directory that is not absolute: '{}'", path)
-                                             : std::string();
 }
 
 inline std::string duration_problem(const std::string& text) {
@@ -310,27 +284,7 @@ void visit_settings(Options& o, Visitor& v) {
                 "A datagram session silent this long is incomplete", Reload::live},
             o.dgram_idle_timeout, Range{1, 30 * k_day_ms});
 
-  v.list(Key{"directories", "watch", "--watch", "DIR",
-             "Trace directory to watch (repeatable; replaces the file's list)", Reload::live},
-         o.directories.dirs, absolute_dir_problem);
-  v.boolean(
-      Key{"directories", "delete_finished", "--delete-finished", "", "Remove trace files once stored", Reload::live},
-      o.directories.delete_finished);
-  v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms", "MS",
-                "A trace file that has not grown for this long is finished", Reload::live},
-            o.directories.idle_timeout, Range{1, 30 * k_day_ms});
-  v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms", "MS",
-                "A trace file silent this long is finished even if its git seems to run", Reload::live},
-            o.directories.max_silence, Range{1, 30 * k_day_ms});
-  v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid", "N",
-                "Trace files of one owner read at once", Reload::live},
-            o.directories.max_open_files_per_uid, Range{1, 1LL << 20});
-  v.integer(Key{"directories", "max_open_files", "--dir-max-open-files", "N", "Trace files read at once in all",
-                Reload::live},
-            o.directories.max_open_files, Range{1, 1LL << 20});
-  v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes", "BYTES",
-                "Refuse trace files larger than this (0: no cap)", Reload::live},
-            o.directories.max_file_bytes, Range{0, 1LL << 50});
+  source::DirWatcher::Options::visit_settings(o.directories, v);
 
   v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib", "MIB", "Memory for events read but not yet committed"},
             o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
@@ -396,8 +350,6 @@ void visit_settings(Options& o, Visitor& v) {
          o.otlp_protocol, otlp_protocol_problem);
   v.text(Key{"otlp", "compression", "--otlp-compression", "C", "none or gzip"}, o.otlp_compression,
          otlp_compression_problem);
-  v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms", "MS", "How long one export request may take"},
-            o.exporter.timeout, Range{100, 10 * 60 * 1000});
   v.list(Key{"otlp", "headers", "--otlp-header", "NAME=VALUE",
              "Extra request header, gRPC metadata over grpc (repeatable)"},
          o.otlp_headers, otlp_header_problem);
@@ -438,36 +390,14 @@ void visit_settings(Options& o, Visitor& v) {
   v.list(Key{"otlp", "important_events", "--otlp-important-event", "FIELD=CAT/KEY_PREFIX",
              "trace2.process.important_events: data values by key prefix (repeatable)"},
          o.otlp_important_events, otlp_entry_problem<otlp::important_event_problem>);
-  v.boolean(
-      Key{"otlp", "pii_user_name", "--otlp-pii-user-name", "", "Send the sender's user name (trace2.pii.username)"},
-      o.exporter.rules.pii_user_name);
-  v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name", "",
-                "Send this host's name on each process span (trace2.pii.hostname)"},
-            o.exporter.rules.pii_host_name);
-  v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name", "",
-                "Send this host's name on the resource (host.name)"},
-            o.exporter.resource.include_host_name);
   v.text(Key{"otlp", "outcome_detail", "--otlp-outcome-detail", "LEVEL",
              "Failed and slow runs at least at this level: summary, process, verbose (\"\": off)"},
          o.otlp_outcome_detail, otlp_outcome_detail_problem);
   v.integer(Key{"otlp", "slow_ms", "--otlp-slow-ms", "MS",
                 "With outcome_detail: a run this long is slow (0: no fixed bound)"},
             o.otlp_slow, Range{0, k_hour_ms});
-  v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99", "",
-                "With outcome_detail: a run slower than its command's p99 (last 7 days) is slow"},
-            o.exporter.rules.slow_by_p99);
-  v.integer(
-      Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions", "N", "Sessions in one export request at most"},
-      o.exporter.max_sessions_per_request, Range{1, 65536});
-  v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans", "N",
-                "Spans in one export request at most (a bigger session sends its first ones)"},
-            o.exporter.max_spans_per_request, Range{64, 1 << 20});
-  v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
-                "Longest wait between export attempts while the collector fails (Retry-After wins)"},
-            o.exporter.max_backoff, Range{100, k_hour_ms});
-  v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms", "MS",
-                "On SIGTERM, wait this long for the answer to an export request in flight"},
-            o.exporter.shutdown_wait, Range{0, 60000});
+
+  exporter::ExporterOptions::visit_settings(o.exporter, v);
 
   v.text(
       Key{"metrics", "listen", "--metrics-listen", "ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"},

@@ -35,6 +35,7 @@
 #include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/http_client.hpp"
 #include "daemon/export/transport.hpp"
+#include "daemon/settings/setting.hpp"
 #include "db/otlp_queue.hpp"
 #include "db/sqlite.hpp"
 #include "model/process_tree.hpp"
@@ -74,6 +75,43 @@ struct ExporterOptions {
   otlp::ResourceSettings resource;
   otlp::ExportRules rules;  // detail levels, nickname, important data
   std::function<void()> on_thread_start;  // run first on the exporter's thread (its scheduling policy)
+
+  // The settings ([otlp], docs/configuration.md) that fill these members as
+  // they are; the daemon makes the others from the [otlp] settings that
+  // need parsing (daemon/app/daemon.cpp). `Self` is ExporterOptions or
+  // const ExporterOptions.
+  template <typename Self, typename Visitor>
+  static void visit_settings(Self& o, Visitor& v) {
+    using settings::k_hour_ms;
+    using settings::Key;
+    using settings::Range;
+    v.integer(Key{"otlp", "timeout_ms", "--otlp-timeout-ms", "MS", "How long one export request may take"}, o.timeout,
+              Range{100, 10 * 60 * 1000});
+    v.boolean(
+        Key{"otlp", "pii_user_name", "--otlp-pii-user-name", "", "Send the sender's user name (trace2.pii.username)"},
+        o.rules.pii_user_name);
+    v.boolean(Key{"otlp", "pii_host_name", "--otlp-pii-host-name", "",
+                  "Send this host's name on each process span (trace2.pii.hostname)"},
+              o.rules.pii_host_name);
+    v.boolean(Key{"otlp", "resource_host_name", "--otlp-resource-host-name", "",
+                  "Send this host's name on the resource (host.name)"},
+              o.resource.include_host_name);
+    v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99", "",
+                  "With outcome_detail: a run slower than its command's p99 (last 7 days) is slow"},
+              o.rules.slow_by_p99);
+    v.integer(
+        Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions", "N", "Sessions in one export request at most"},
+        o.max_sessions_per_request, Range{1, 65536});
+    v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans", "N",
+                  "Spans in one export request at most (a bigger session sends its first ones)"},
+              o.max_spans_per_request, Range{64, 1 << 20});
+    v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
+                  "Longest wait between export attempts while the collector fails (Retry-After wins)"},
+              o.max_backoff, Range{100, k_hour_ms});
+    v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms", "MS",
+                  "On SIGTERM, wait this long for the answer to an export request in flight"},
+              o.shutdown_wait, Range{0, 60000});
+  }
 };
 
 class OtlpExporter {

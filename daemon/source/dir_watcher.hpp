@@ -35,6 +35,7 @@
 
 #include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/ingest/line_framer.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/source/asio.hpp"
 #include "db/file_offsets.hpp"
 
@@ -54,7 +55,42 @@ class DirWatcher {
     std::size_t max_open_files_per_uid = 1024;  // also at most half of the next
     std::size_t max_open_files = 4096;          // also at most a quarter of RLIMIT_NOFILE
     std::uint64_t max_file_bytes = 1ULL << 30;  // 0: no cap
-    ingest::LineFramer::Limits framing;
+    ingest::LineFramer::Limits framing;         // limits.max_line_bytes, shared
+
+    // The settings that fill these ([directories], docs/configuration.md);
+    // `Self` is Options or const Options.
+    template <typename Self, typename Visitor>
+    static void visit_settings(Self& o, Visitor& v) {
+      using settings::k_day_ms;
+      using settings::Key;
+      using settings::Range;
+      using settings::Reload;
+      v.list(Key{"directories", "watch", "--watch", "DIR",
+                 "Trace directory to watch (repeatable; replaces the file's list)", Reload::live},
+             o.dirs, absolute_dir_problem);
+      v.boolean(Key{"directories", "delete_finished", "--delete-finished", "", "Remove trace files once stored",
+                    Reload::live},
+                o.delete_finished);
+      v.integer(Key{"directories", "idle_timeout_ms", "--dir-idle-timeout-ms", "MS",
+                    "A trace file that has not grown for this long is finished", Reload::live},
+                o.idle_timeout, Range{1, 30 * k_day_ms});
+      v.integer(Key{"directories", "max_silence_ms", "--dir-max-silence-ms", "MS",
+                    "A trace file silent this long is finished even if its git seems to run", Reload::live},
+                o.max_silence, Range{1, 30 * k_day_ms});
+      v.integer(Key{"directories", "max_open_files_per_uid", "--dir-max-open-files-per-uid", "N",
+                    "Trace files of one owner read at once", Reload::live},
+                o.max_open_files_per_uid, Range{1, 1LL << 20});
+      v.integer(Key{"directories", "max_open_files", "--dir-max-open-files", "N", "Trace files read at once in all",
+                    Reload::live},
+                o.max_open_files, Range{1, 1LL << 20});
+      v.integer(Key{"directories", "max_file_bytes", "--dir-max-file-bytes", "BYTES",
+                    "Refuse trace files larger than this (0: no cap)", Reload::live},
+                o.max_file_bytes, Range{0, 1LL << 50});
+    }
+    static std::string absolute_dir_problem(const std::string& path) {
+      return path.empty() || path.front() != '/' ? "lists a directory that is not absolute: '" + path + "'"
+                                                 : std::string();
+    }
   };
 
   // `db_path`: where the committed file positions are read from at start.
