@@ -76,6 +76,7 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
   EXPECT_EQ(a.exporter.max_sessions_per_request, b.exporter.max_sessions_per_request);
   EXPECT_EQ(a.exporter.max_spans_per_request, b.exporter.max_spans_per_request);
+  EXPECT_EQ(a.exporter.max_bytes_per_request, b.exporter.max_bytes_per_request);
   EXPECT_EQ(a.exporter.max_backoff.count(), b.exporter.max_backoff.count());
   EXPECT_EQ(a.exporter.shutdown_wait.count(), b.exporter.shutdown_wait.count());
   EXPECT_EQ(a.otlp_ruleset_key, b.otlp_ruleset_key);
@@ -135,6 +136,7 @@ endpoint = "http://collector:4318"
 traces_endpoint = "https://gateway.example/custom/traces"
 batch_max_sessions = 64
 batch_max_spans = 2048
+batch_max_stored_mib = 9
 max_backoff_ms = 15000
 shutdown_wait_ms = 2500
 ruleset_key = "otel.trace2.ruleset"
@@ -191,6 +193,7 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(otlp_export_url(o), "https://gateway.example/custom/traces");  // as is, over the base
   EXPECT_EQ(o.exporter.max_sessions_per_request, 64u);
   EXPECT_EQ(o.exporter.max_spans_per_request, 2048u);
+  EXPECT_EQ(o.exporter.max_bytes_per_request, 9u << 20);
   EXPECT_EQ(o.exporter.max_backoff.count(), 15000);
   EXPECT_EQ(o.exporter.shutdown_wait.count(), 2500);
   EXPECT_EQ(o.otlp_ruleset_key, "otel.trace2.ruleset");
@@ -470,7 +473,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 74u);
+  EXPECT_EQ(describe_settings().size(), 75u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 
