@@ -41,6 +41,8 @@ std::string validate_error(const DaemonOptions& options) {
 }
 
 void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
+  // Every declared setting, as the file writes it; then the members one by one.
+  EXPECT_EQ(render_config(a), render_config(b));
   EXPECT_EQ(a.db_path, b.db_path);
   for (const auto& [x, y] : {std::pair{&a.stream, &b.stream}, std::pair{&a.dgram, &b.dgram}}) {
     EXPECT_EQ(x->path, y->path);
