@@ -1,8 +1,8 @@
 #pragma once
 // The part of the daemon behind the sources: the memory budget, the two
 // queues, the ingest worker's thread (parse, stitch, hand to consumers) and
-// the store writer's thread. The store is the one consumer of stitched
-// output today; exporters are added to `consumers` beside it.
+// the store writer's thread. The store is always a consumer of stitched
+// output; others (the /metrics histograms) are added to `consumers`.
 // Used by the daemon and by `trace2d import`.
 
 #include <atomic>

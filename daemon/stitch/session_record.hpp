@@ -83,12 +83,13 @@ struct SessionRecord {
   // daemon started (ingest::LossReason), for the problem row's message.
   std::array<std::int64_t, ingest::k_loss_reasons> lost_by_reason{};
 
-  // Not a column: how the writer stores this snapshot. Most snapshots of a
-  // session come after its row exists; updating only what can change, and
-  // its indexes only when an indexed column changed, is much cheaper than
-  // an upsert.
-  enum class Write : std::uint8_t { upsert, update, update_indexed };
-  Write write = Write::upsert;
+  // Not a column: what changed since the last snapshot of the session
+  // handed over, for consumers that keep a copy (the store chooses its
+  // statement by it). `fresh`: none was handed over, nor found stored;
+  // `placement`: its start time or the pid its SID names changed (what
+  // places it under the child_start that ran it); `summary`: the rest only.
+  enum class Change : std::uint8_t { fresh, placement, summary };
+  Change change = Change::fresh;
 };
 
 // A region_enter paired with its region_leave (or left open).

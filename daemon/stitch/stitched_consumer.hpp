@@ -2,8 +2,11 @@
 // What comes out of the stitcher, and who takes it. The ingest worker parses
 // and stitches; everything it learns goes to consumers through this
 // interface, in the order it happened. The store is one consumer (it turns
-// all of it into rows); exporters plug in beside it without touching
+// all of it into rows), the /metrics histograms another
+// (daemon/metrics/duration_metrics.hpp): each plugs in without touching
 // ingestion, the way ninja's BuildLogUser or osquery's logger plugins do.
+// What must outlive a crash, as the OTLP export, reads committed sessions
+// from the database instead (db/otlp_queue.hpp), never from here.
 //
 // Calls come from the ingest worker's thread only, and must not block for
 // long: a slow consumer delays parsing, and behind it the memory bound.

@@ -53,10 +53,11 @@ struct Stitcher::Live {
   // When each child started, by child_id, until it exits: its duration when
   // the producer wrote no t_rel. Bounded by k_max_open_children and charged.
   std::unordered_map<std::int64_t, EventClock> open_children;
-  // The row an earlier batch wrote, if any, and its indexed columns then.
-  bool stored = false;
-  std::optional<std::int64_t> stored_start_time_us;
-  std::optional<std::int64_t> stored_sid_pid;
+  // Whether a snapshot was handed over (or the session was found stored),
+  // and its placement then.
+  bool handed_over = false;
+  std::optional<std::int64_t> handed_start_time_us;
+  std::optional<std::int64_t> handed_sid_pid;
   // The program name of its argv[0] (from `start`), for the storage rule.
   std::string exe;
   // The storage-rule pattern that withholds it, and how much of it has
@@ -397,9 +398,9 @@ Stitcher::Live* Stitcher::find_or_create(std::string_view sid, const ingest::Ori
   auto live = std::make_unique<Live>();
   if (stored) {
     live->record = std::move(*stored);
-    live->stored = true;
-    live->stored_start_time_us = live->record.start_time_us;
-    live->stored_sid_pid = live->record.sid_pid;
+    live->handed_over = true;
+    live->handed_start_time_us = live->record.start_time_us;
+    live->handed_sid_pid = live->record.sid_pid;
     if (live->record.status == SessionStatus::complete) {
       live->end_rank = live->record.elapsed ? EndRank::exit : EndRank::signal;
     }
@@ -722,16 +723,16 @@ void Stitcher::collect_changes(StitchChanges& out, std::uint64_t batch_number) {
     }
     SessionRecord& snapshot = out.sessions.emplace_back(live->record);
     const SessionRecord& r = live->record;
-    if (!live->stored) {
-      snapshot.write = SessionRecord::Write::upsert;
-    } else if (r.start_time_us != live->stored_start_time_us || r.sid_pid != live->stored_sid_pid) {
-      snapshot.write = SessionRecord::Write::update_indexed;
+    if (!live->handed_over) {
+      snapshot.change = SessionRecord::Change::fresh;
+    } else if (r.start_time_us != live->handed_start_time_us || r.sid_pid != live->handed_sid_pid) {
+      snapshot.change = SessionRecord::Change::placement;
     } else {
-      snapshot.write = SessionRecord::Write::update;
+      snapshot.change = SessionRecord::Change::summary;
     }
-    live->stored = true;
-    live->stored_start_time_us = r.start_time_us;
-    live->stored_sid_pid = r.sid_pid;
+    live->handed_over = true;
+    live->handed_start_time_us = r.start_time_us;
+    live->handed_sid_pid = r.sid_pid;
     live->regions.flush_open(m_regions);  // still open: written now, again when closed
   }
   m_dirty.clear();

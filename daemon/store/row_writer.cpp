@@ -307,7 +307,7 @@ std::int64_t RowWriter::take_session_bytes(std::int64_t session) {
 }
 
 void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added_bytes) {
-  using Write = stitch::SessionRecord::Write;
+  using Change = stitch::SessionRecord::Change;
   // Binds ?1..?`count` of the session statements (see k_session_parameters).
   const auto bind = [&r](db::Statement& s, int count) {
     s.bind(1, r.evt);
@@ -352,8 +352,11 @@ void RowWriter::write_session(const stitch::SessionRecord& r, std::int64_t added
     bind_time(s, 32, r.first_received_us);
   };
   const auto row_bytes = static_cast<std::int64_t>(session_row_bytes(r));
-  if (r.write != Write::upsert) {
-    db::Statement& u = r.write == Write::update_indexed ? m_update_session_indexed : m_update_session;
+  // Most snapshots of a session come after its row exists: updating only
+  // what can change, and its indexes only when its placement (the indexed
+  // columns) changed, is much cheaper than an upsert.
+  if (r.change != Change::fresh) {
+    db::Statement& u = r.change == Change::placement ? m_update_session_indexed : m_update_session;
     bind(u, k_session_update_parameters);
     u.bind_int(k_session_bytes_parameter, added_bytes);
     u.bind_int(k_row_bytes_parameter, row_bytes);

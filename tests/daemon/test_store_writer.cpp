@@ -208,7 +208,7 @@ TEST_F(StoreWriterTest, RecreatesARemovedDatabaseWithTheNamesHandedOutBefore) {
   // A session whose row was in the removed file: the stitcher sends it as
   // an update of a stored row, which finds none and writes it whole.
   WriteBatch update = make_named_batch(3, 1, 0, m_names);
-  update.sessions.front().write = stitch::SessionRecord::Write::update;
+  update.sessions.front().change = stitch::SessionRecord::Change::summary;
   push(std::move(update));
   ASSERT_TRUE(test::wait_until([&] { return m_writer->committed_batch() == 3; }));
   EXPECT_EQ(count("SELECT count(*) FROM sessions WHERE sid = 'session-1'"), 1);
