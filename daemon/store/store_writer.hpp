@@ -9,56 +9,34 @@
 // is retried with backoff; the batches stay queued meanwhile and count
 // against the daemon's memory bound. Nothing is dropped here.
 //
-// SQLite writes through open descriptors, so a database file removed (or
-// replaced) under the writer would go on taking commits that vanish with
-// it. Before each commit, and at least once a second otherwise, the writer
-// checks that the path still names the file it opened; when it does not,
-// it logs an error, rolls back, creates a new database at the path, writes
-// into it every name handed out so far (events refer to names by id), and
-// commits what it holds there.
+// Before each commit, and at least once a second otherwise, the writer asks
+// whether the path still names the file it writes into
+// (database_file_guard.hpp); when it does not, it rolls back and writes
+// what it holds into the new database the guard made there. Retention runs
+// between batches, on its own clock (maintain()); commit latencies are
+// recorded for status and /metrics (commit_latency.hpp).
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "daemon/ingest/memory_budget.hpp"
 #include "daemon/ingest/work_queue.hpp"
-#include "db/database_setup.hpp"
+#include "daemon/store/commit_latency.hpp"
+#include "daemon/store/database_file_guard.hpp"
 #include "daemon/store/name_table.hpp"
 #include "daemon/store/retention.hpp"
+#include "daemon/store/retention_clock.hpp"
 #include "daemon/store/row_writer.hpp"
-#include "db/sqlite.hpp"
 #include "daemon/store/write_batch.hpp"
+#include "db/sqlite.hpp"
 
 namespace trace2d::store {
-
-// Time from reading a line to committing it, over recent commits.
-struct CommitLatency {
-  double p50_ms = 0;
-  double p99_ms = 0;
-  double max_ms = 0;
-  std::size_t samples = 0;
-};
-
-// The same time for every batch committed since the start, in buckets:
-// what /metrics offers as a histogram (Prometheus computes its quantiles
-// over any window; the ring of the last 1024 above cannot be summed).
-struct CommitLatencyHistogram {
-  // Upper bounds in seconds: from a commit on an idle host (a few ms) to
-  // one held back by a busy disk.
-  static constexpr std::array<double, 12> k_bounds_s{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                     0.1,   0.25,   0.5,   1,    2.5,   5};
-  std::array<std::uint64_t, k_bounds_s.size() + 1> buckets{};  // per bound, then +Inf; not cumulative
-  double sum_s = 0;
-  std::uint64_t count = 0;
-};
 
 class StoreWriter {
  public:
@@ -98,8 +76,8 @@ class StoreWriter {
   [[nodiscard]] std::uint64_t committed_events() const { return m_committed_events.load(); }
   [[nodiscard]] std::uint64_t failed_commits() const { return m_failed_commits.load(); }
   [[nodiscard]] std::uint64_t abandoned_events() const { return m_abandoned_events.load(); }
-  [[nodiscard]] CommitLatency commit_latency() const;
-  [[nodiscard]] CommitLatencyHistogram commit_latency_histogram() const;
+  [[nodiscard]] CommitLatency commit_latency() const { return m_latency.recent(); }
+  [[nodiscard]] CommitLatencyHistogram commit_latency_histogram() const { return m_latency.histogram(); }
   [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
   [[nodiscard]] std::uint64_t sessions_pruned() const { return m_sessions_pruned.load(); }
   // How many times the database was recreated after its file was removed
@@ -140,30 +118,15 @@ class StoreWriter {
   // Logs a failed write or commit: at its start, then once a minute.
   void note_failure(std::string_view what, const db::SqliteError& e);
   void write_status_if_due();
-  void maintain();  // retention, between batches
+  void maintain();  // retention, between batches (retention_clock.hpp)
   FileCheck check_database_file();
-  bool recreate_database(const std::optional<db::FileIdentity>& found);
-  // Why the file now at `path` must not become this run's database, or
-  // nullopt when it may (empty, or a trace2d database without sessions).
-  [[nodiscard]] static std::optional<std::string> refuse_replacement(const std::string& path);
-  // Writes the names of m_options.names into `db`; false when one of them
-  // has another id there.
-  [[nodiscard]] bool write_names(db::Database& db) const;
 
   std::unique_ptr<Connection> m_conn;
-  std::chrono::steady_clock::time_point m_next_retention{};
-  std::size_t m_committed_since_retention = 0;  // batch bytes committed since retention last looked
-  std::chrono::steady_clock::time_point m_last_commit{};  // of batches, for retention's headroom
+  RetentionClock m_retention_clock;
   std::uint64_t m_pruned_before = 0;  // sessions pruned in databases since recreated
 
-  db::DatabaseFiles m_files;  // what m_conn->db is on disk
-  std::chrono::steady_clock::time_point m_next_file_check{};
-  // While the path does not name m_conn->db: what it named when last
-  // reported (nullopt: nothing), so each change is logged once.
-  bool m_moved = false;
-  std::optional<db::FileIdentity> m_moved_to;
-  bool m_recreate_failure_logged = false;
-  std::optional<db::FileIdentity> m_refused;  // a replacement holding other data
+  DatabaseFileGuard m_file_guard;
+  bool m_connection_failure_logged = false;  // a new database whose connection could not be set up
   ingest::WorkQueue<WriteBatch>& m_input;
   ingest::MemoryBudget& m_budget;
   Options m_options;
@@ -190,10 +153,7 @@ class StoreWriter {
   std::atomic<std::uint64_t> m_database_recreated{0};
   std::atomic<std::chrono::steady_clock::rep> m_heartbeat{std::chrono::steady_clock::now().time_since_epoch().count()};
 
-  mutable std::mutex m_latency_mutex;
-  std::array<double, 1024> m_latencies_ms{};  // ring buffer
-  std::size_t m_latency_count = 0;
-  CommitLatencyHistogram m_latency_histogram;  // under m_latency_mutex
+  CommitLatencyRecorder m_latency;
   std::chrono::steady_clock::time_point m_last_status{};
 };
 
