@@ -53,7 +53,7 @@ void check_file(const std::string& path) {
     throw std::runtime_error("cannot read database '" + path + "': " + std::strerror(error));
   }
   if (auto reason = not_sqlite_reason(path)) {
-    throw std::runtime_error(std::move(*reason));
+    throw std::runtime_error(*reason);
   }
 }
 
@@ -176,7 +176,7 @@ bool has_object(db::Database& db, std::string_view name) {
 bool is_query_timeout(const db::SqliteError& error) { return (error.code() & 0xFF) == SQLITE_INTERRUPT; }
 
 std::string default_database_path() {
-  const std::string own = db::default_db_path();
+  std::string own = db::default_db_path();
   std::error_code ec;
   if (std::filesystem::exists(own, ec)) {
     return own;

@@ -102,8 +102,9 @@ std::optional<std::int64_t> parse_span_us(std::string_view text) {
     return std::nullopt;
   }
   // A span reaching before the epoch means "everything"; saturate.
-  if (total_us >= static_cast<double>(std::numeric_limits<std::int64_t>::max() / 4)) {
-    return std::numeric_limits<std::int64_t>::max() / 4;
+  constexpr std::int64_t k_everything_us = std::numeric_limits<std::int64_t>::max() / 4;
+  if (total_us >= static_cast<double>(k_everything_us)) {
+    return k_everything_us;
   }
   return static_cast<std::int64_t>(std::llround(total_us));
 }

@@ -13,7 +13,6 @@ namespace {
 
 using config::Check;
 using config::Key;
-using config::Range;
 using config::Reload;
 
 // The fields of one DaemonOptions, in the order of the list of settings.

@@ -294,7 +294,8 @@ void IngestWorker::run() {
       m_stitcher.set_storage_drop(m_new_storage_drop);
     }
     for (ingest::IngestChunk& chunk : chunks) {
-      m_pending[turn_key(chunk)].push_back(PendingChunk{std::move(chunk), 0});
+      std::deque<PendingChunk>& turn = m_pending[turn_key(chunk)];
+      turn.push_back(PendingChunk{std::move(chunk), 0});
     }
     behind = take_turns();
     const auto now = std::chrono::steady_clock::now();
