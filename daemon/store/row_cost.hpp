@@ -14,7 +14,7 @@
 // over one overflow page, and its primary key entry over another. What the
 // estimate leaves out is the slack of partly filled pages and the interior
 // pages (about a third more, measured against `dbstat` in
-// tests/daemon/row_cost_test.cpp).
+// tests/daemon/test_retention.cpp).
 
 #include <cstdint>
 #include <optional>

@@ -10,7 +10,7 @@
 namespace trace2d::test {
 namespace {
 
-std::string line(const std::string& sid, const std::string& event, const std::string& rest = "") {
+std::string rule_line(const std::string& sid, const std::string& event, const std::string& rest = "") {
   return R"({"event":")" + event + R"(","sid":")" + sid +
          R"(","thread":"main","time":"2026-11-21T10:00:00.000000Z")" + rest + "}";
 }
@@ -18,9 +18,9 @@ std::string line(const std::string& sid, const std::string& event, const std::st
 // A git process's events up to its name; `argv0` is its start's argv[0].
 std::vector<std::string> named(const std::string& sid, const std::string& verb, const std::string& argv0 = "git") {
   return {
-      line(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
-      line(sid, "start", R"(,"t_abs":0.001,"argv":[")" + argv0 + R"(",")" + verb + R"("])"),
-      line(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
+      rule_line(sid, "version", R"(,"evt":"3","exe":"2.39.5")"),
+      rule_line(sid, "start", R"(,"t_abs":0.001,"argv":[")" + argv0 + R"(",")" + verb + R"("])"),
+      rule_line(sid, "cmd_name", R"(,"name":")" + verb + R"(","hierarchy":")" + verb + R"(")"),
   };
 }
 
@@ -56,13 +56,16 @@ class StorageRuleTest : public ::testing::Test {
 };
 
 TEST_F(StorageRuleTest, ANamedCommandLeavesNoRowsAndIsCounted) {
-  m_store.ingest(named("st", "status") + std::vector<std::string>{
-                     line("st", "region_enter", R"(,"nesting":1,"category":"index","label":"refresh")"),
-                     line("st", "region_leave", R"(,"t_rel":0.01,"nesting":1,"category":"index","label":"refresh")"),
-                     line("st", "child_start", R"(,"child_id":0,"child_class":"?","use_shell":false,"argv":["x"])"),
-                     line("st", "exit", R"(,"t_abs":0.02,"code":0)"),
-                 } + named("log", "log") + std::vector<std::string>{line("log", "exit", R"(,"t_abs":0.02,"code":0)")},
-                 of_uid(1000));
+  m_store.ingest(
+      named("st", "status") +
+          std::vector<std::string>{
+              rule_line("st", "region_enter", R"(,"nesting":1,"category":"index","label":"refresh")"),
+              rule_line("st", "region_leave", R"(,"t_rel":0.01,"nesting":1,"category":"index","label":"refresh")"),
+              rule_line("st", "child_start", R"(,"child_id":0,"child_class":"?","use_shell":false,"argv":["x"])"),
+              rule_line("st", "exit", R"(,"t_abs":0.02,"code":0)"),
+          } +
+          named("log", "log") + std::vector<std::string>{rule_line("log", "exit", R"(,"t_abs":0.02,"code":0)")},
+      of_uid(1000));
   EXPECT_EQ(rows_of("st"), 0);
   EXPECT_EQ(number("SELECT count(*) FROM events WHERE sid = 'log'"), 4);
   EXPECT_EQ(number("SELECT count(*) FROM withheld_stats"), 1);
@@ -75,18 +78,18 @@ TEST_F(StorageRuleTest, ANamedCommandLeavesNoRowsAndIsCounted) {
 // are counted, not stored.
 TEST_F(StorageRuleTest, RowsWrittenBeforeTheNameCameAreDeleted) {
   m_store.ingest({
-      line("late", "version", R"(,"evt":"3","exe":"2.39.5")"),
-      line("late", "start", R"(,"t_abs":0.001,"argv":["git","status"])"),
-      line("late", "region_enter", R"(,"nesting":1,"category":"setup","label":"x")"),
+      rule_line("late", "version", R"(,"evt":"3","exe":"2.39.5")"),
+      rule_line("late", "start", R"(,"t_abs":0.001,"argv":["git","status"])"),
+      rule_line("late", "region_enter", R"(,"nesting":1,"category":"setup","label":"x")"),
   });
   ASSERT_EQ(number("SELECT count(*) FROM sessions WHERE sid = 'late'"), 1);
   ASSERT_EQ(number("SELECT count(*) FROM regions WHERE sid = 'late'"), 1);
   const std::int64_t id = number("SELECT id FROM sessions WHERE sid = 'late'");
-  m_store.ingest({line("late", "cmd_name", R"(,"name":"status","hierarchy":"status")")});
+  m_store.ingest({rule_line("late", "cmd_name", R"(,"name":"status","hierarchy":"status")")});
   EXPECT_EQ(rows_of("late"), 0);
   EXPECT_EQ(number("SELECT count(*) FROM event_store WHERE session = " + std::to_string(id)), 0);
-  m_store.ingest({line("late", "region_leave", R"(,"t_rel":0.01,"nesting":1,"category":"setup","label":"x")"),
-                  line("late", "exit", R"(,"t_abs":0.02,"code":0)")});
+  m_store.ingest({rule_line("late", "region_leave", R"(,"t_rel":0.01,"nesting":1,"category":"setup","label":"x")"),
+                  rule_line("late", "exit", R"(,"t_abs":0.02,"code":0)")});
   EXPECT_EQ(rows_of("late"), 0);
   EXPECT_EQ(number("SELECT sessions FROM withheld_stats"), 1);
   EXPECT_EQ(number("SELECT events FROM withheld_stats"), 6);
@@ -95,12 +98,15 @@ TEST_F(StorageRuleTest, RowsWrittenBeforeTheNameCameAreDeleted) {
 // cmd_mode comes later than cmd_name (after regions, children): a mode
 // pattern withholds from there, and only that mode.
 TEST_F(StorageRuleTest, AModePatternWithholdsOnlyThatMode) {
-  m_store.ingest(named("co-branch", "checkout") + std::vector<std::string>{
-                     line("co-branch", "cmd_mode", R"(,"name":"branch")"),
-                     line("co-branch", "exit", R"(,"t_abs":0.02,"code":0)"),
-                 } + named("co-path", "checkout") + std::vector<std::string>{
-                     line("co-path", "cmd_mode", R"(,"name":"path")"),
-                     line("co-path", "exit", R"(,"t_abs":0.02,"code":0)"),
+  m_store.ingest(named("co-branch", "checkout") +
+                 std::vector<std::string>{
+                     rule_line("co-branch", "cmd_mode", R"(,"name":"branch")"),
+                     rule_line("co-branch", "exit", R"(,"t_abs":0.02,"code":0)"),
+                 } +
+                 named("co-path", "checkout") +
+                 std::vector<std::string>{
+                     rule_line("co-path", "cmd_mode", R"(,"name":"path")"),
+                     rule_line("co-path", "exit", R"(,"t_abs":0.02,"code":0)"),
                  });
   EXPECT_EQ(rows_of("co-branch"), 0);
   EXPECT_EQ(number("SELECT count(*) FROM events WHERE sid = 'co-path'"), 5);

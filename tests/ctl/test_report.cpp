@@ -1,5 +1,5 @@
 // trace2ctl report --html: the page's content and self-containment (the
-// rendering in a real browser is in report_render_test.cpp).
+// rendering in a real browser is in test_report_render.cpp).
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
