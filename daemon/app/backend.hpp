@@ -37,12 +37,9 @@ struct BackendOptions {
   store::StoreWriter::StatusHook status_hook;
   store::Retention::Options retention;
   std::uint64_t per_uid_lines_per_second = 0;
-  std::size_t per_uid_sessions = 10000;
-  std::size_t per_uid_live_bytes = std::size_t{64} << 20;
+  stitch::Stitcher::Options stitcher;  // the stitcher's own settings, as configured
   bool redact_url_credentials = true;
   bool batch_scheduling = false;  // the two threads under SCHED_BATCH (the daemon's default; not an import's)
-  std::string nickname_key = "otel.trace2.nickname";  // the def_param stored as sessions.nickname
-  std::vector<std::string> storage_drop;               // the storage rule (Stitcher::Options)
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
   // nullopt: left as it is, for `trace2d import`, whose sessions are never
   // queued: the trigger skips source 'import', schema v11).

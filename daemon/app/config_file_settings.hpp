@@ -22,6 +22,7 @@
 #include "daemon/metrics/metrics_server.hpp"
 #include "daemon/settings/setting.hpp"
 #include "daemon/source/socket_file.hpp"
+#include "daemon/stitch/stitcher.hpp"
 #include "otlp/export_rules.hpp"
 
 namespace trace2d::app::config {
@@ -220,16 +221,6 @@ std::string otlp_entry_problem(const std::string& entry) {
   return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
 }
 
-// "exe", "exe:verb" or "exe:verb#mode", as a detail rule's pattern; an
-// "=" says a detail rule was meant (the storage rule has no levels).
-inline std::string storage_drop_problem(const std::string& pattern) {
-  if (pattern.empty() || pattern.front() == ':' || pattern.front() == '#' ||
-      pattern.find_first_of("= \t") != std::string::npos) {
-    return fmt::format("lists '{}', which is not exe, exe:verb or exe:verb#mode (such as git:status)", pattern);
-  }
-  return {};
-}
-
 inline std::string metrics_listen_problem(const std::string& address) {
   std::string error;
   if (address.empty() || metrics::parse_listen_address(address, error)) {
@@ -304,11 +295,7 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections", "N",
                 "Stream connections one uid may hold open (0: all but a share kept for other uids)"},
             o.per_uid_connections, Range{0, 1LL << 24});
-  v.integer(Key{"limits", "per_uid_sessions", "--per-uid-sessions", "N", "Sessions one uid may have open at once"},
-            o.per_uid_sessions, Range{1, 1LL << 24});
-  v.integer(Key{"limits", "per_uid_live_mib", "--per-uid-live-mib", "MIB",
-                "Memory one uid's sessions in memory may hold (text, open regions)"},
-            o.per_uid_live_bytes, Range{1, 1LL << 20, k_mib});
+  stitch::Stitcher::Options::visit_settings(o.stitcher, v);
 
   v.text(Key{"retention", "max_age", "--retention-max-age", "AGE",
              "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"},
@@ -319,10 +306,6 @@ void visit_settings(Options& o, Visitor& v) {
   v.integer(Key{"retention", "headroom_percent", "--retention-headroom-percent", "PERCENT",
                 "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"},
             o.retention_headroom_percent, Range{0, 50});
-
-  v.list(Key{"storage", "drop", "--storage-drop", "PATTERN",
-             "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)", Reload::live},
-         o.storage_drop, storage_drop_problem);
 
   v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials", "",
                 "Replace credentials (userinfo) in URLs before storing"},

@@ -79,12 +79,10 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.retention.max_db_bytes = options.retention_max_db_bytes;
   o.retention.idle_headroom_bytes = options.retention_max_db_bytes / 100 * options.retention_headroom_percent;
   o.per_uid_lines_per_second = options.per_uid_lines_per_second;
-  o.per_uid_sessions = options.per_uid_sessions;
-  o.per_uid_live_bytes = options.per_uid_live_bytes;
+  o.stitcher = options.stitcher;
+  o.stitcher.nickname_key = options.otlp_nickname_key;
   o.redact_url_credentials = options.redact_url_credentials;
   o.batch_scheduling = options.batch_scheduling;
-  o.nickname_key = options.otlp_nickname_key;
-  o.storage_drop = options.storage_drop;
   o.export_url = otlp_export_url(options);
   if (durations != nullptr) {
     o.consumers.push_back(durations);
@@ -295,7 +293,7 @@ void Daemon::reload(Sources& sources, Backend& backend) {
     backend.worker().set_idle_timeout(fresh->dgram_idle_timeout);
   }
   if (changed("storage.drop")) {
-    backend.worker().set_storage_drop(fresh->storage_drop);
+    backend.worker().set_storage_drop(fresh->stitcher.storage_drop);
   }
   if (changed("log.level")) {
     apply_log_level(fresh->log_level);

@@ -15,6 +15,7 @@
 #include "daemon/ingest/line_framer.hpp"
 #include "daemon/source/dir_watcher.hpp"
 #include "daemon/source/socket_options.hpp"
+#include "daemon/stitch/stitcher.hpp"
 
 namespace trace2d::app {
 
@@ -51,12 +52,10 @@ struct DaemonOptions {
   // at most 1024, of the connections trace2d allows itself, from its
   // descriptor limit: those are kept for the other uids).
   std::size_t per_uid_connections = 0;
-  // Sessions one uid may have open (in memory) at once.
-  std::size_t per_uid_sessions = 10000;
-  // What one uid's sessions in memory may hold (their text, open regions
-  // and children): beyond it its values are not kept, its new sessions
-  // refused (daemon/stitch/live_memory.hpp).
-  std::size_t per_uid_live_bytes = std::size_t{64} << 20;
+  // The stitcher's settings (sessions and memory one uid may hold, the
+  // storage rule), with the defaults it declares (daemon/stitch/stitcher.hpp);
+  // its nickname_key is otlp_nickname_key's.
+  stitch::Stitcher::Options stitcher;
   // A stream connection that sends nothing this long is closed: git writes
   // its first event as soon as it connects.
   std::chrono::milliseconds stream_silent_timeout{10000};
@@ -69,8 +68,6 @@ struct DaemonOptions {
   // Percent of max_db_bytes freed once ingest is quiet, so that a burst is
   // stored without deleting at the same time (at least 1%).
   std::uint64_t retention_headroom_percent = 5;
-  // The storage rule: commands whose sessions are not stored ("git:status").
-  std::vector<std::string> storage_drop;
   // Passwords in URLs (https://user:pass@host) are replaced before storage.
   bool redact_url_credentials = true;
   // The parse, store and export threads run under SCHED_BATCH

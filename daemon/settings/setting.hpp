@@ -3,7 +3,8 @@
 // what `trace2d --help` says of it, its bounds and whether SIGHUP applies
 // it. A component declares the settings of its own options beside them, as
 // a `visit_settings(options, visitor)` over its members
-// (source::DirWatcher::Options, exporter::ExporterOptions); the settings
+// (source::DirWatcher::Options, stitch::Stitcher::Options,
+// exporter::ExporterOptions); the settings
 // that belong to no one component are declared in
 // daemon/app/config_file_settings.hpp, which visits the components' too.
 // Loading, flags, checks, rendering, --help and the docs test are visitors

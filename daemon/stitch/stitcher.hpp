@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "daemon/ingest/origin.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/stitch/live_memory.hpp"
 #include "daemon/stitch/region_pairer.hpp"
 #include "daemon/stitch/session_catalog.hpp"
@@ -72,6 +73,35 @@ class Stitcher {
     // was written of it before is deleted, and it is counted
     // (docs/configuration.md, "[storage]").
     std::vector<std::string> storage_drop{};
+
+    // The settings that fill these ([limits], [storage];
+    // docs/configuration.md). nickname_key is otlp.nickname_key, which the
+    // exporter shares (daemon/app hands it over); linger and
+    // max_value_bytes are not settings. `Self` is Options or const Options.
+    template <typename Self, typename Visitor>
+    static void visit_settings(Self& o, Visitor& v) {
+      using settings::k_mib;
+      using settings::Key;
+      using settings::Range;
+      using settings::Reload;
+      v.integer(Key{"limits", "per_uid_sessions", "--per-uid-sessions", "N", "Sessions one uid may have open at once"},
+                o.max_sessions_per_uid, Range{1, 1LL << 24});
+      v.integer(Key{"limits", "per_uid_live_mib", "--per-uid-live-mib", "MIB",
+                    "Memory one uid's sessions in memory may hold (text, open regions)"},
+                o.max_live_bytes_per_uid, Range{1, 1LL << 20, k_mib});
+      v.list(Key{"storage", "drop", "--storage-drop", "PATTERN",
+                 "Commands not stored at all, e.g. git:status (repeatable; replaces the file's list)", Reload::live},
+             o.storage_drop, storage_drop_problem);
+    }
+    // "exe", "exe:verb" or "exe:verb#mode", as a detail rule's pattern; an
+    // "=" says a detail rule was meant (the storage rule has no levels).
+    static std::string storage_drop_problem(const std::string& pattern) {
+      if (pattern.empty() || pattern.front() == ':' || pattern.front() == '#' ||
+          pattern.find_first_of("= \t") != std::string::npos) {
+        return "lists '" + pattern + "', which is not exe, exe:verb or exe:verb#mode (such as git:status)";
+      }
+      return {};
+    }
   };
 
   Stitcher(SessionCatalog& catalog, std::int64_t next_session_id, Options options);
