@@ -7,16 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "proto/timestamp.hpp"
 
 namespace trace2d::store {
-namespace {
-
-}  // namespace
 
 StoreWriter::StoreWriter(db::Database db, ingest::WorkQueue<WriteBatch>& input, ingest::MemoryBudget& budget,
                          Options options)
