@@ -315,9 +315,11 @@ void append_stored_event_object(std::string& out, std::string_view body, const L
         append_micros(out, *columns[i]);
         break;
       case MemberValue::name:
+        append_key(out, member.key);
         if (const std::optional<std::string_view> text = names.text(*columns[i])) {
-          append_key(out, member.key);
           append_sqlite_json_quoted(out, *text);
+        } else {
+          out += "null";  // json_quote(NULL), as the view's LEFT JOIN finds no row
         }
         break;
     }

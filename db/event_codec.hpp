@@ -74,7 +74,8 @@ class NameIds {
 };
 
 // Reading: the text of a names id, nullopt when it names nothing (the
-// member is left out then, as the view's LEFT JOIN does).
+// member's value is then null, as the view's json_quote() of its LEFT
+// JOIN's missing row gives it).
 class NameTexts {
  public:
   virtual std::optional<std::string_view> text(std::int64_t id) = 0;
