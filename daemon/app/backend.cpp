@@ -31,21 +31,15 @@ Backend::Backend(BackendOptions options)
     db::set_export_enabled(db, !m_options.export_url->empty(), *m_options.export_url);
   }
   m_names.load(db);
-  store::StoreWriter::Options writer_options;
-  writer_options.commit_interval = m_options.commit_interval;
-  writer_options.status_interval = m_options.status_interval;
-  writer_options.status_hook = m_options.status_hook;
-  writer_options.retention = m_options.retention;
+  store::StoreWriter::Options writer_options = m_options.writer;
   writer_options.names = &m_names;
   m_writer = std::make_unique<store::StoreWriter>(std::move(db), m_batches, m_budget, writer_options);
   m_catalog = std::make_unique<store::DatabaseSessionCatalog>(
       m_options.db_path, [writer = m_writer.get()] { return writer->database_recreated(); });
   m_stitcher = std::make_unique<stitch::Stitcher>(*m_catalog, m_catalog->next_session_id(), m_options.stitcher);
   m_encoder = std::make_unique<store::EventEncoder>(m_names);
-  pipeline::IngestWorker::Options worker_options;
+  pipeline::IngestWorker::Options worker_options = m_options.worker;
   worker_options.max_line_bytes = m_options.max_line_bytes;
-  worker_options.per_uid_lines_per_second = m_options.per_uid_lines_per_second;
-  worker_options.redact_url_credentials = m_options.redact_url_credentials;
   m_store_consumer = std::make_unique<store::StoreConsumer>(*m_encoder, m_batches, m_budget,
                                                             store::StoreConsumer::Options{});
   std::vector<stitch::StitchedConsumer*> consumers{m_store_consumer.get()};
@@ -53,7 +47,6 @@ Backend::Backend(BackendOptions options)
   m_worker = std::make_unique<pipeline::IngestWorker>(
       m_chunks, m_budget, *m_stitcher, std::move(consumers),
       [writer = m_writer.get()] { return writer->committed_batch(); }, worker_options);
-  m_worker->set_idle_timeout(m_options.idle_timeout);
 }
 
 Backend::~Backend() {

@@ -30,15 +30,12 @@ namespace trace2d::app {
 struct BackendOptions {
   std::string db_path;
   std::size_t max_queue_bytes = 16 * 1024 * 1024;
-  std::size_t max_line_bytes = ingest::k_default_max_line_bytes;
-  std::chrono::milliseconds commit_interval{100};
-  std::chrono::milliseconds status_interval{2000};
-  std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
-  store::StoreWriter::StatusHook status_hook;
-  store::Retention::Options retention;
-  std::uint64_t per_uid_lines_per_second = 0;
-  stitch::Stitcher::Options stitcher;  // the stitcher's own settings, as configured
-  bool redact_url_credentials = true;
+  std::size_t max_line_bytes = ingest::k_default_max_line_bytes;  // the worker's is set from it
+  // The components' own settings, as configured (the writer's status hook
+  // and retention too; its names are the backend's).
+  store::StoreWriter::Options writer;
+  pipeline::IngestWorker::Options worker;
+  stitch::Stitcher::Options stitcher;
   bool batch_scheduling = false;  // the two threads under SCHED_BATCH (the daemon's default; not an import's)
   // Whether sessions are queued for the OTLP exporter ("": no; the URL: yes;
   // nullopt: left as it is, for `trace2d import`, whose sessions are never

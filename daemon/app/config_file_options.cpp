@@ -1,14 +1,15 @@
 // The options beyond the file: flags applied, values checked, the whole
 // rendered back as TOML. All of them visit the list of settings.
 
-#include <cstdlib>
 #include "daemon/app/config_file.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
-#include <iterator>
 #include <cstdint>
+#include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -155,7 +156,16 @@ class Renderer {
     emit(key, std::to_string(config::to_int(field) / range.unit));
   }
 
-  [[nodiscard]] const std::string& text() const { return m_out; }
+  // Each section once, in the order of its first setting: components
+  // declare their own settings, so one section's may be visited apart
+  // (TOML refuses a table defined twice).
+  [[nodiscard]] std::string text() const {
+    std::string out;
+    for (const auto& [section, lines] : m_sections) {
+      out += fmt::format("{}[{}]\n{}", out.empty() ? "" : "\n", section, lines);
+    }
+    return out;
+  }
   [[nodiscard]] const std::optional<std::string>& found() const { return m_found; }
 
  private:
@@ -166,18 +176,18 @@ class Renderer {
       }
       return;
     }
-    if (key.section != m_section) {
-      m_out += fmt::format("{}[{}]\n", m_out.empty() ? "" : "\n", key.section);
-      m_section = key.section;
+    auto section = std::find_if(m_sections.begin(), m_sections.end(),
+                                [&](const auto& entry) { return entry.first == key.section; });
+    if (section == m_sections.end()) {
+      section = m_sections.insert(m_sections.end(), {key.section, {}});
     }
     // Which changes SIGHUP applies, where the user edits them.
-    m_out += fmt::format("{} = {}{}\n", key.name, value,
-                         key.reload == config::Reload::live ? "  # applied on SIGHUP" : "");
+    section->second +=
+        fmt::format("{} = {}{}\n", key.name, value, key.reload == config::Reload::live ? "  # applied on SIGHUP" : "");
   }
 
   std::optional<std::string_view> m_only;
-  std::string_view m_section;
-  std::string m_out;
+  std::vector<std::pair<std::string_view, std::string>> m_sections;  // section, its lines
   std::optional<std::string> m_found;
 };
 
@@ -232,7 +242,8 @@ void validate_options(const DaemonOptions& options) {
     problems.push_back(fmt::format("'dgram.path' (--dgram-socket) is the same as 'stream.path' (--socket): '{}'",
                                    options.stream.path));
   }
-  if (const std::string problem = otlp::undefined_ruleset_problem(options.otlp_nicknames, options.otlp_rulesets);
+  if (const std::string problem =
+          otlp::undefined_ruleset_problem(options.export_rules.nicknames, options.export_rules.rulesets);
       !problem.empty()) {
     problems.push_back("'otlp.nicknames' (--otlp-nickname): " + problem);
   }

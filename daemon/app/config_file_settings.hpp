@@ -18,8 +18,8 @@
 
 #include "daemon/app/options.hpp"
 #include "daemon/export/http_client.hpp"
-#include "daemon/metrics/duration_metrics.hpp"
-#include "daemon/metrics/metrics_server.hpp"
+#include "daemon/export/rule_settings.hpp"
+#include "daemon/metrics/metrics_settings.hpp"
 #include "daemon/settings/setting.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "daemon/stitch/stitcher.hpp"
@@ -188,65 +188,12 @@ inline std::string otlp_header_problem(const std::string& header) {
   return {};
 }
 
-inline std::string otlp_detail_problem(const std::string& level) {
-  return otlp::parse_detail_level(level) ? std::string()
-                                         : fmt::format("must be drop, summary, process or verbose, not '{}'", level);
-}
-
-inline std::string otlp_outcome_detail_problem(const std::string& level) {
-  if (level.empty()) {
-    return {};
-  }
-  const auto parsed = otlp::parse_detail_level(level);
-  return parsed && *parsed != otlp::DetailLevel::drop
-             ? std::string()
-             : fmt::format("must be summary, process or verbose (or \"\" for off), not '{}'", level);
-}
-
-inline std::string otlp_rule_problem(const std::string& rule) {
-  const std::string problem = otlp::detail_rule_problem(rule);
-  return problem.empty() ? problem : fmt::format("lists a rule that {}: '{}'", problem, rule);
-}
-
-inline std::string otlp_important_data_problem(const std::string& entry) {
-  const std::string problem = otlp::important_data_problem(entry);
-  return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
-}
-
-// A check for a list entry of trace2receiver's filter settings: `problem`
-// says what is wrong, "" when fine.
-template <std::string (*Problem)(std::string_view)>
-std::string otlp_entry_problem(const std::string& entry) {
-  const std::string problem = Problem(entry);
-  return problem.empty() ? problem : fmt::format("lists an entry that {}: '{}'", problem, entry);
-}
-
-inline std::string metrics_listen_problem(const std::string& address) {
-  std::string error;
-  if (address.empty() || metrics::parse_listen_address(address, error)) {
-    return {};
-  }
-  return fmt::format("is not usable: {}", error);
-}
-
-inline std::string metrics_repository_label_problem(const std::string& label) {
-  return metrics::parse_repo_label(label) ? std::string()
-                                          : fmt::format("must be none, nickname or worktree; not '{}'", label);
-}
-
-inline std::string metrics_region_problem(const std::string& region) {
-  std::string error;
-  return metrics::parse_region_selector(region, error) ? std::string() : fmt::format("lists {}", error);
-}
-
 // Every setting, in the order of the file. `Options` is DaemonOptions or
 // const DaemonOptions; the visitor has text, list, boolean, mode and integer.
 template <typename Options, typename Visitor>
 void visit_settings(Options& o, Visitor& v) {
   v.text(Key{"database", "path", "--db", "PATH", "SQLite database path"}, o.db_path, not_empty);
-  v.integer(
-      Key{"database", "commit_interval_ms", "--commit-interval-ms", "MS", "Longest time between commits under load"},
-      o.commit_interval, Range{1, 10000});
+  store::StoreWriter::Options::visit_settings(o.store_writer, v);
 
   v.text(Key{"stream", "path", "--socket", "PATH", "Stream socket path (absolute; \"\": none)"}, o.stream.path,
          socket_path_problem);
@@ -256,9 +203,7 @@ void visit_settings(Options& o, Visitor& v) {
          o.stream.owner, any_text);
   v.text(Key{"stream", "group", "--socket-group", "GROUP", "Group of the stream socket file (name or gid)"},
          o.stream.group, any_text);
-  v.integer(Key{"stream", "silent_timeout_ms", "--stream-silent-timeout-ms", "MS",
-                "Close a stream connection that sends nothing this long (0: never)"},
-            o.stream_silent_timeout, Range{0, k_hour_ms});
+  source::StreamReader::Options::visit_settings(o.stream_reader, v);
 
   v.text(Key{"dgram", "path", "--dgram-socket", "PATH", "Datagram socket path (absolute; \"\": none)"}, o.dgram.path,
          socket_path_problem);
@@ -268,12 +213,8 @@ void visit_settings(Options& o, Visitor& v) {
          o.dgram.owner, any_text);
   v.text(Key{"dgram", "group", "--dgram-socket-group", "GROUP", "Group of the datagram socket file (name or gid)"},
          o.dgram.group, any_text);
-  v.integer(Key{"dgram", "receive_buffer_bytes", "--dgram-receive-buffer-bytes", "BYTES",
-                "Kernel receive buffer of the datagram socket"},
-            o.dgram_receive_buffer, Range{4096, 1LL << 30});
-  v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms", "MS",
-                "A datagram session silent this long is incomplete", Reload::live},
-            o.dgram_idle_timeout, Range{1, 30 * k_day_ms});
+  source::DgramReceiver::Options::visit_settings(o.dgram_receiver, v);
+  pipeline::IngestWorker::Options::visit_settings(o.ingest_worker, v);
 
   source::DirWatcher::Options::visit_settings(o.directories, v);
 
@@ -289,9 +230,6 @@ void visit_settings(Options& o, Visitor& v) {
   v.boolean(Key{"limits", "batch_scheduling", "--batch-scheduling", "",
                 "Run the parse, store and export threads under SCHED_BATCH, so git goes first"},
             o.batch_scheduling);
-  v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate", "N",
-                "The rate valve: lines one uid may send per second while it holds its memory share (0: none)"},
-            o.per_uid_lines_per_second, Range{0, 1LL << 32});
   v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections", "N",
                 "Stream connections one uid may hold open (0: all but a share kept for other uids)"},
             o.per_uid_connections, Range{0, 1LL << 24});
@@ -307,19 +245,12 @@ void visit_settings(Options& o, Visitor& v) {
                 "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"},
             o.retention_headroom_percent, Range{0, 50});
 
-  v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials", "",
-                "Replace credentials (userinfo) in URLs before storing"},
-            o.redact_url_credentials);
-
   v.integer(
       Key{"shutdown", "grace_ms", "--shutdown-grace-ms", "MS", "On SIGTERM, keep reading open connections this long"},
       o.shutdown_grace, Range{0, k_hour_ms});
   v.integer(Key{"shutdown", "give_up_after_ms", "--give-up-after-ms", "MS",
                 "On SIGTERM, stop retrying a failing database after this long"},
             o.store_give_up_after, Range{0, k_day_ms});
-
-  v.integer(Key{"status", "interval_ms", "--status-interval-ms", "MS", "How often the status tables are written"},
-            o.stats_interval, Range{100, k_hour_ms});
 
   v.text(
       Key{"otlp", "endpoint", "--otlp-endpoint", "URL",
@@ -343,54 +274,10 @@ void visit_settings(Options& o, Visitor& v) {
          o.otlp_client_cert, absolute_or_empty_problem);
   v.text(Key{"otlp", "client_key", "--otlp-client-key", "PATH", "https: the client certificate's key (PEM)"},
          o.otlp_client_key, absolute_or_empty_problem);
-  v.text(Key{"otlp", "detail", "--otlp-detail", "LEVEL",
-             "Detail level of commands no rule names: drop, summary, process, verbose"},
-         o.otlp_detail, otlp_detail_problem);
-  v.list(Key{"otlp", "rules", "--otlp-rule", "PATTERN=LEVEL",
-             "A command's detail level, e.g. git:status=drop (repeatable)"},
-         o.otlp_rules, otlp_rule_problem);
-  v.text(Key{"otlp", "nickname_key", "--otlp-nickname-key", "KEY",
-             "The def_param whose value is the repository's nickname"},
-         o.otlp_nickname_key, any_text);
-  v.list(Key{"otlp", "important_data", "--otlp-important-data", "CATEGORY/KEY",
-             "data events sent verbatim at every level but drop (repeatable)"},
-         o.otlp_important_data, otlp_important_data_problem);
-  v.text(Key{"otlp", "ruleset_key", "--otlp-ruleset-key", "KEY",
-             "The def_param whose value names a repository's ruleset or detail level (\"\": none)"},
-         o.otlp_ruleset_key, any_text);
-  v.list(Key{"otlp", "nicknames", "--otlp-nickname", "NICK=LEVEL",
-             "A repository nickname's detail level or ruleset (repeatable)"},
-         o.otlp_nicknames, otlp_entry_problem<otlp::nickname_problem>);
-  v.list(Key{"otlp", "rulesets", "--otlp-ruleset", "\"rs:NAME PATTERN=LEVEL ... *=LEVEL\"",
-             "A named ruleset (repeatable)"},
-         o.otlp_rulesets, otlp_entry_problem<otlp::ruleset_problem>);
-  v.list(Key{"otlp", "summary_messages", "--otlp-summary-message", "FIELD=PREFIX",
-             "trace2.process.summary: error and printf messages counted by prefix (repeatable)"},
-         o.otlp_summary_messages, otlp_entry_problem<otlp::summary_message_problem>);
-  v.list(Key{"otlp", "summary_regions", "--otlp-summary-region", "CAT/LABEL=COUNT,TIME",
-             "trace2.process.summary: a region's count and seconds (repeatable)"},
-         o.otlp_summary_regions, otlp_entry_problem<otlp::summary_region_problem>);
-  v.list(Key{"otlp", "important_events", "--otlp-important-event", "FIELD=CAT/KEY_PREFIX",
-             "trace2.process.important_events: data values by key prefix (repeatable)"},
-         o.otlp_important_events, otlp_entry_problem<otlp::important_event_problem>);
-  v.text(Key{"otlp", "outcome_detail", "--otlp-outcome-detail", "LEVEL",
-             "Failed and slow runs at least at this level: summary, process, verbose (\"\": off)"},
-         o.otlp_outcome_detail, otlp_outcome_detail_problem);
-  v.integer(Key{"otlp", "slow_ms", "--otlp-slow-ms", "MS",
-                "With outcome_detail: a run this long is slow (0: no fixed bound)"},
-            o.otlp_slow, Range{0, k_hour_ms});
-
+  exporter::RuleSettings::visit_settings(o.export_rules, v);
   exporter::ExporterOptions::visit_settings(o.exporter, v);
 
-  v.text(
-      Key{"metrics", "listen", "--metrics-listen", "ADDR", "Serve /metrics here (a port alone: loopback; \"\": off)"},
-      o.metrics_listen, metrics_listen_problem);
-  v.list(Key{"metrics", "regions", "--metrics-region", "CAT/LABEL",
-             "Regions timed as histograms, category/label or category/* (repeatable)"},
-         o.metrics_regions, metrics_region_problem);
-  v.text(Key{"metrics", "repository_label", "--metrics-repository-label", "KIND",
-             "A repo label on the command histogram: none, nickname, or worktree (its base name)"},
-         o.metrics_repository_label, metrics_repository_label_problem);
+  metrics::MetricsSettings::visit_settings(o.metrics, v);
 
   v.boolean(Key{"query", "enabled", "--query", "",
                 "Serve trace2ctl to users who may not read the database, each their own sessions"},

@@ -1,6 +1,6 @@
 // SIGHUP: which changed settings apply live, and copying them. Reloadability
-// is a property of each setting in config_file_settings.hpp, so the reload,
-// --check-config and the docs read it from one place.
+// is a property of each setting's declaration (daemon/settings/setting.hpp),
+// so the reload, --check-config and the docs read it from one place.
 
 #include <any>
 #include <vector>

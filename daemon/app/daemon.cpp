@@ -71,17 +71,14 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.db_path = options.db_path;
   o.max_queue_bytes = options.max_queue_bytes;
   o.max_line_bytes = options.max_line_bytes;
-  o.commit_interval = options.commit_interval;
-  o.status_interval = options.stats_interval;
-  o.idle_timeout = options.dgram_idle_timeout;
-  o.status_hook = [&status](db::Database& db) { status.write(db); };
-  o.retention.max_age = parse_duration(options.retention_max_age);
-  o.retention.max_db_bytes = options.retention_max_db_bytes;
-  o.retention.idle_headroom_bytes = options.retention_max_db_bytes / 100 * options.retention_headroom_percent;
-  o.per_uid_lines_per_second = options.per_uid_lines_per_second;
+  o.writer = options.store_writer;
+  o.writer.status_hook = [&status](db::Database& db) { status.write(db); };
+  o.writer.retention.max_age = parse_duration(options.retention_max_age);
+  o.writer.retention.max_db_bytes = options.retention_max_db_bytes;
+  o.writer.retention.idle_headroom_bytes = options.retention_max_db_bytes / 100 * options.retention_headroom_percent;
+  o.worker = options.ingest_worker;
   o.stitcher = options.stitcher;
-  o.stitcher.nickname_key = options.otlp_nickname_key;
-  o.redact_url_credentials = options.redact_url_credentials;
+  o.stitcher.nickname_key = options.export_rules.nickname_key;
   o.batch_scheduling = options.batch_scheduling;
   o.export_url = otlp_export_url(options);
   if (durations != nullptr) {
@@ -93,29 +90,23 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
 // The /metrics histograms, when the endpoint is on (the settings were
 // checked when the configuration was read).
 std::unique_ptr<metrics::DurationMetrics> make_duration_metrics(const DaemonOptions& options) {
-  if (options.metrics_listen.empty()) {
+  if (!options.metrics.enabled()) {
     return nullptr;
   }
-  metrics::DurationMetrics::Options o;
-  o.repo_label = metrics::parse_repo_label(options.metrics_repository_label).value_or(metrics::RepoLabel::none);
-  for (const std::string& region : options.metrics_regions) {
-    std::string error;
-    if (auto selector = metrics::parse_region_selector(region, error)) {
-      o.regions.push_back(std::move(*selector));
-    } else {
-      throw source::StartupError("metrics.regions: " + error);
-    }
+  try {
+    return std::make_unique<metrics::DurationMetrics>(options.metrics.duration_options());
+  } catch (const std::invalid_argument& e) {
+    throw source::StartupError(e.what());
   }
-  return std::make_unique<metrics::DurationMetrics>(std::move(o));
 }
 
 std::unique_ptr<metrics::MetricsServer> make_metrics_server(asio::io_context& io, const DaemonOptions& options,
                                                             HealthFigures figures) {
-  if (options.metrics_listen.empty()) {
+  if (!options.metrics.enabled()) {
     return nullptr;
   }
   std::string error;
-  const auto at = metrics::parse_listen_address(options.metrics_listen, error);
+  const auto at = metrics::parse_listen_address(options.metrics.listen, error);
   if (!at) {
     throw source::StartupError("metrics.listen: " + error);
   }
@@ -166,35 +157,7 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   }
   o.resource = otlp::resource_settings_from_environment();
   o.resource.include_host_name = options.exporter.resource.include_host_name;
-  o.rules.default_level = otlp::parse_detail_level(options.otlp_detail).value_or(otlp::DetailLevel::verbose);
-  for (const std::string& rule : options.otlp_rules) {
-    o.rules.add_rule(rule);  // the configuration's checks refused bad rules already: this does not throw
-  }
-  o.rules.nickname_key = options.otlp_nickname_key;
-  o.rules.important_data.insert(options.otlp_important_data.begin(), options.otlp_important_data.end());
-  // The configuration's checks refused bad entries already: these do not throw.
-  o.rules.ruleset_key = options.otlp_ruleset_key;
-  for (const std::string& entry : options.otlp_nicknames) {
-    o.rules.add_nickname(entry);
-  }
-  for (const std::string& entry : options.otlp_rulesets) {
-    o.rules.add_ruleset(entry);
-  }
-  for (const std::string& entry : options.otlp_summary_messages) {
-    o.rules.add_summary_message(entry);
-  }
-  for (const std::string& entry : options.otlp_summary_regions) {
-    o.rules.add_summary_region(entry);
-  }
-  for (const std::string& entry : options.otlp_important_events) {
-    o.rules.add_important_event(entry);
-  }
-  if (!options.otlp_outcome_detail.empty()) {
-    o.rules.outcome_level = otlp::parse_detail_level(options.otlp_outcome_detail);  // checked already
-  }
-  if (options.otlp_slow.count() > 0) {
-    o.rules.slow_seconds = static_cast<double>(options.otlp_slow.count()) / 1000.0;
-  }
+  options.export_rules.apply(o.rules);  // the configuration's checks refused bad entries already
   o.on_thread_start = [batch = options.batch_scheduling] { use_background_scheduling(batch, "trace2d-otlp"); };
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
@@ -290,7 +253,7 @@ void Daemon::reload(Sources& sources, Backend& backend) {
     sources.reconfigure_directories(*fresh);
   }
   if (changed("dgram.idle_timeout_ms")) {
-    backend.worker().set_idle_timeout(fresh->dgram_idle_timeout);
+    backend.worker().set_idle_timeout(fresh->ingest_worker.idle_timeout);
   }
   if (changed("storage.drop")) {
     backend.worker().set_storage_drop(fresh->stitcher.storage_drop);

@@ -106,8 +106,11 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
   backend_options.db_path = options.db_path;
   backend_options.max_queue_bytes = options.max_queue_bytes;
   backend_options.max_line_bytes = options.max_line_bytes;
-  backend_options.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
-  backend_options.redact_url_credentials = options.redact_url_credentials;
+  backend_options.writer.commit_interval = std::chrono::milliseconds(100);  // nobody waits on an import
+  backend_options.worker.redact_url_credentials = options.ingest_worker.redact_url_credentials;
+  // One sender, reading as fast as the pipeline takes it: the pipeline's
+  // pressure only slows the reading, and nothing is dropped.
+  backend_options.worker.per_uid_lines_per_second = 0;
   Backend backend(backend_options);
   const auto offsets = db::read_file_offsets(options.db_path, "import:");
   auto sink = backend.make_sink();

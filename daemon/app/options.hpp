@@ -12,10 +12,16 @@
 #include <vector>
 
 #include "daemon/export/otlp_exporter.hpp"
+#include "daemon/export/rule_settings.hpp"
 #include "daemon/ingest/line_framer.hpp"
+#include "daemon/metrics/metrics_settings.hpp"
+#include "daemon/pipeline/ingest_worker.hpp"
+#include "daemon/source/dgram_receiver.hpp"
 #include "daemon/source/dir_watcher.hpp"
 #include "daemon/source/socket_options.hpp"
+#include "daemon/source/stream_reader.hpp"
 #include "daemon/stitch/stitcher.hpp"
+#include "daemon/store/store_writer.hpp"
 
 namespace trace2d::app {
 
@@ -23,9 +29,14 @@ struct DaemonOptions {
   std::string db_path;
   source::SocketOptions stream;
   source::SocketOptions dgram;
-  std::size_t dgram_receive_buffer = 8 * 1024 * 1024;
-  // A dgram session has no EOF: without a terminal event for this long it is incomplete.
-  std::chrono::milliseconds dgram_idle_timeout{std::chrono::minutes(5)};
+  // The components' own settings, with the defaults they declare beside
+  // their members (docs/architecture.md, "Where to change what"); what
+  // they share (the framing, the overflow wait, the nickname key) and what
+  // the daemon derives (the bounds on connections) is set where they are made.
+  store::StoreWriter::Options store_writer;       // commit interval, status interval
+  pipeline::IngestWorker::Options ingest_worker;  // rate valve, redaction, dgram idle timeout
+  source::StreamReader::Options stream_reader;    // silent timeout
+  source::DgramReceiver::Options dgram_receiver;  // receive buffer
   // The trace-directory watcher's settings ([directories]), with the
   // defaults it declares (daemon/source/dir_watcher.hpp); its framing is
   // max_line_bytes'.
@@ -35,30 +46,17 @@ struct DaemonOptions {
   std::chrono::milliseconds overflow_wait{2000};
   std::size_t max_line_bytes = ingest::k_default_max_line_bytes;
   std::chrono::milliseconds shutdown_grace{2000};
-  std::chrono::milliseconds commit_interval{100};
   std::chrono::milliseconds store_give_up_after{30000};  // at shutdown, on a failing database
-  std::chrono::milliseconds stats_interval{2000};
   std::string log_level = "info";
   std::string log_target = "stderr";  // stderr, journal, or an absolute file path
-  // The rate valve: lines one uid may send per second (0: no valve) while
-  // it presses on the pipeline (holds its share of the memory bound);
-  // beyond it, lines are dropped and counted on their sessions and per
-  // uid. A safety valve, not the fairness (that is the memory shares):
-  // high enough that one busy host never meets it (trace2d ingests some
-  // 470,000 events/s here, bench/RESULTS.md), and never applied while the
-  // pipeline has room.
-  std::uint64_t per_uid_lines_per_second = 1000000;
   // Stream connections one uid may hold open at once (0: all but a quarter,
   // at most 1024, of the connections trace2d allows itself, from its
   // descriptor limit: those are kept for the other uids).
   std::size_t per_uid_connections = 0;
   // The stitcher's settings (sessions and memory one uid may hold, the
   // storage rule), with the defaults it declares (daemon/stitch/stitcher.hpp);
-  // its nickname_key is otlp_nickname_key's.
+  // its nickname_key is export_rules.nickname_key's.
   stitch::Stitcher::Options stitcher;
-  // A stream connection that sends nothing this long is closed: git writes
-  // its first event as soon as it connects.
-  std::chrono::milliseconds stream_silent_timeout{10000};
   // Retention: sessions and rejects older than this are pruned ("" keeps
   // everything), and while the database is larger than max_db_bytes (0: no
   // bound) the biggest sender's oldest data is. On by default, so that no
@@ -68,8 +66,6 @@ struct DaemonOptions {
   // Percent of max_db_bytes freed once ingest is quiet, so that a burst is
   // stored without deleting at the same time (at least 1%).
   std::uint64_t retention_headroom_percent = 5;
-  // Passwords in URLs (https://user:pass@host) are replaced before storage.
-  bool redact_url_credentials = true;
   // The parse, store and export threads run under SCHED_BATCH
   // (thread_scheduling.hpp), so that git's threads go first.
   bool batch_scheduling = true;
@@ -89,27 +85,10 @@ struct DaemonOptions {
   std::string otlp_ca_file;
   std::string otlp_client_cert;
   std::string otlp_client_key;
-  // Rules for what leaves the host (docs/otlp.md, "Rules").
-  std::string otlp_detail = "verbose";           // commands no rule names
-  std::vector<std::string> otlp_rules;           // "git:status=drop"
-  std::string otlp_nickname_key = "otel.trace2.nickname";  // a def_param; also the sessions.nickname column
-  std::vector<std::string> otlp_important_data;  // "category/key", verbatim at any level
-  // trace2receiver's filter settings (docs/otlp.md, "Rules"): the def_param
-  // naming a repository's ruleset or level, nicknames' rulesets or levels,
-  // named rulesets; its summary and important events; its PII options, and
-  // host.name on the resource (on by default, unlike the PII) are the
-  // exporter's (below).
-  std::string otlp_ruleset_key;                      // "" for none
-  std::vector<std::string> otlp_nicknames;           // "monorepo=verbose", "big=rs:fetch"
-  std::vector<std::string> otlp_rulesets;            // "rs:fetch git:fetch=verbose *=drop"
-  std::vector<std::string> otlp_summary_messages;    // "field=prefix"
-  std::vector<std::string> otlp_summary_regions;     // "category/label=count_field,time_field"
-  std::vector<std::string> otlp_important_events;    // "field=category/key_prefix"
-  // Detail by outcome (docs/otlp.md): failed and slow runs at least at this
-  // level ("": off); slow is at least slow_ms (0: no fixed bound) or, with
-  // the exporter's rules.slow_by_p99, slower than the command's p99.
-  std::string otlp_outcome_detail;
-  std::chrono::milliseconds otlp_slow{0};
+  // What leaves the host (docs/otlp.md, "Rules"), as written; made into
+  // the exporter's rules where it is made (daemon.cpp). Its nickname_key is
+  // the stitcher's too (the sessions.nickname column).
+  exporter::RuleSettings export_rules;
   // The exporter's own settings, with the defaults it declares
   // (daemon/export/otlp_exporter.hpp): delivery (docs/otlp.md, "Delivery":
   // a request's bounds and timeout, the longest wait between attempts, how
@@ -118,13 +97,7 @@ struct DaemonOptions {
   // parsing are turned into its other members where it is made
   // (daemon.cpp).
   exporter::ExporterOptions exporter;
-  // The /metrics endpoint (docs/metrics.md): off while empty; a port alone
-  // means loopback. Histograms for the regions listed ("category/label",
-  // "category/*").
-  std::string metrics_listen;
-  std::vector<std::string> metrics_regions;
-  // The command histogram's `repo` label: "none", "nickname" or "worktree".
-  std::string metrics_repository_label = "none";
+  metrics::MetricsSettings metrics;  // the /metrics endpoint and its histograms (docs/metrics.md)
   // The query service (docs/security.md, "Per-user access"): trace2ctl for
   // users who may not read the database, on their own sessions. The socket
   // "" is trace2ctl.sock beside the stream socket; trace2ctl "" is the one

@@ -14,7 +14,7 @@ ingest::LineFramer::Limits framing_of(const DaemonOptions& options) {
 }
 
 source::StreamServer::Options stream_options(const DaemonOptions& options, std::size_t fd_limit) {
-  source::StreamServer::Options o;
+  source::StreamServer::Options o = options.stream_reader;
   o.framing = framing_of(options);
   o.overflow_wait = options.overflow_wait;
   // Descriptors beyond the connections are kept for the database, trace
@@ -26,7 +26,6 @@ source::StreamServer::Options stream_options(const DaemonOptions& options, std::
   o.max_connections_per_uid = options.per_uid_connections > 0
                                   ? options.per_uid_connections
                                   : o.max_connections - std::min<std::size_t>(o.max_connections / 4, 1024);
-  o.silent_timeout = options.stream_silent_timeout;
   o.max_partial_bytes_per_uid = options.max_line_bytes + 64 * 1024;
   return o;
 }
@@ -52,8 +51,7 @@ Sources::Sources(asio::io_context& io, source::Listeners& listeners, Backend& ba
   }
   if (listeners.dgram) {
     m_dgram_sink = backend.make_sink();
-    source::DgramReceiver::Options o;
-    o.receive_buffer = options.dgram_receive_buffer;
+    source::DgramReceiver::Options o = options.dgram_receiver;
     o.max_line_bytes = options.max_line_bytes;
     o.overflow_wait = options.overflow_wait;
     m_dgram_receiver = std::make_unique<source::DgramReceiver>(std::move(*listeners.dgram), *m_dgram_sink, o);

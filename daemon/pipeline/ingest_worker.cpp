@@ -20,6 +20,7 @@ IngestWorker::IngestWorker(ingest::WorkQueue<ingest::IngestChunk>& input, ingest
       m_consumers(std::move(consumers)),
       m_committed_batch(std::move(committed_batch)),
       m_options(options),
+      m_idle_timeout_ms(options.idle_timeout.count()),
       m_limiter(options.per_uid_lines_per_second) {}
 
 void IngestWorker::reject(const ingest::IngestChunk& chunk, const ingest::Origin& origin,

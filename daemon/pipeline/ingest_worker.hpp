@@ -20,6 +20,7 @@
 #include "daemon/ingest/memory_budget.hpp"
 #include "daemon/ingest/work_queue.hpp"
 #include "daemon/pipeline/uid_rate_limiter.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/stitch/stitched_consumer.hpp"
 #include "daemon/stitch/stitcher.hpp"
 #include "proto/parser.hpp"
@@ -54,9 +55,20 @@ struct IngestCounters {
 class IngestWorker {
  public:
   struct Options {
-    std::size_t max_line_bytes = ingest::k_default_max_line_bytes;  // for the "line too long" reason
-    std::uint64_t per_uid_lines_per_second = 0;  // 0: no limit
+    std::size_t max_line_bytes = ingest::k_default_max_line_bytes;  // for the "line too long" reason; shared
+    // The rate valve (uid_rate_limiter.hpp): lines one uid may send per
+    // second (0: no valve) while it presses on the pipeline (holds its
+    // share of the memory bound); beyond it, lines are dropped and counted
+    // on their sessions and per uid. A safety valve, not the fairness
+    // (that is the memory shares): high enough that one busy host never
+    // meets it (trace2d ingests some 470,000 events/s, bench/RESULTS.md),
+    // and never applied while the pipeline has room.
+    std::uint64_t per_uid_lines_per_second = 1000000;
+    // Passwords in URLs (https://user:pass@host) are replaced before parsing.
     bool redact_url_credentials = true;
+    // A datagram session has no EOF: without a terminal event for this
+    // long it is incomplete (set_idle_timeout changes it while running).
+    std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
     std::chrono::milliseconds uid_stats_interval{2000};
     std::chrono::milliseconds tick{200};       // housekeeping when idle
     // While busy, wake at most this often unless this many chunks wait
@@ -66,6 +78,25 @@ class IngestWorker {
     std::size_t gather_chunks = 32;
     // Lines of one uid parsed before the next uid's turn (take_turns()).
     std::size_t turn_lines = 256;
+
+    // The settings that fill these (docs/configuration.md); `Self` is
+    // Options or const Options.
+    template <typename Self, typename Visitor>
+    static void visit_settings(Self& o, Visitor& v) {
+      using settings::k_day_ms;
+      using settings::Key;
+      using settings::Range;
+      using settings::Reload;
+      v.integer(Key{"dgram", "idle_timeout_ms", "--dgram-idle-timeout-ms", "MS",
+                    "A datagram session silent this long is incomplete", Reload::live},
+                o.idle_timeout, Range{1, 30 * k_day_ms});
+      v.integer(Key{"limits", "per_uid_lines_per_second", "--per-uid-rate", "N",
+                    "The rate valve: lines one uid may send per second while it holds its memory share (0: none)"},
+                o.per_uid_lines_per_second, Range{0, 1LL << 32});
+      v.boolean(Key{"security", "redact_url_credentials", "--redact-url-credentials", "",
+                    "Replace credentials (userinfo) in URLs before storing"},
+                o.redact_url_credentials);
+    }
   };
 
   // `committed_batch` tells which hand-over the store has committed: the
@@ -111,7 +142,7 @@ class IngestWorker {
   std::vector<stitch::StitchedConsumer*> m_consumers;
   std::function<std::uint64_t()> m_committed_batch;
   Options m_options;
-  std::atomic<std::int64_t> m_idle_timeout_ms{300000};
+  std::atomic<std::int64_t> m_idle_timeout_ms;
   std::mutex m_settings_mutex;
   std::vector<std::string> m_new_storage_drop;  // guarded by m_settings_mutex
   std::atomic<bool> m_settings_changed{false};

@@ -2,11 +2,10 @@
 // A setting's declaration: where it is in the configuration file, its flag,
 // what `trace2d --help` says of it, its bounds and whether SIGHUP applies
 // it. A component declares the settings of its own options beside them, as
-// a `visit_settings(options, visitor)` over its members
-// (source::DirWatcher::Options, stitch::Stitcher::Options,
-// exporter::ExporterOptions); the settings
-// that belong to no one component are declared in
-// daemon/app/config_file_settings.hpp, which visits the components' too.
+// a `visit_settings(options, visitor)` over its members (the list is in
+// docs/architecture.md, "Where to change what"); the daemon's own settings
+// are declared in daemon/app/config_file_settings.hpp, which visits the
+// components' too.
 // Loading, flags, checks, rendering, --help and the docs test are visitors
 // over that one list, so a setting declared once is known to all of them.
 //

@@ -15,6 +15,7 @@
 
 #include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/ingest/line_framer.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/source/asio.hpp"
 
 namespace trace2d::source {
@@ -23,8 +24,19 @@ class DgramReceiver {
  public:
   struct Options {
     std::size_t receive_buffer = 8 * 1024 * 1024;
-    std::size_t max_line_bytes = ingest::k_default_max_line_bytes;
-    std::chrono::milliseconds overflow_wait{2000};
+    std::size_t max_line_bytes = ingest::k_default_max_line_bytes;  // limits.max_line_bytes, shared
+    std::chrono::milliseconds overflow_wait{2000};                  // limits.overflow_wait_ms, shared
+
+    // The settings that fill these (docs/configuration.md); `Self` is
+    // Options or const Options.
+    template <typename Self, typename Visitor>
+    static void visit_settings(Self& o, Visitor& v) {
+      using settings::Key;
+      using settings::Range;
+      v.integer(Key{"dgram", "receive_buffer_bytes", "--dgram-receive-buffer-bytes", "BYTES",
+                    "Kernel receive buffer of the datagram socket"},
+                o.receive_buffer, Range{4096, 1LL << 30});
+    }
   };
 
   DgramReceiver(asio::local::datagram_protocol::socket socket, ingest::IngestSink& sink,

@@ -35,6 +35,7 @@
 #include "daemon/ingest/ingest_sink.hpp"
 #include "daemon/ingest/line_framer.hpp"
 #include "daemon/ingest/origin.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/source/unique_fd.hpp"
 
 namespace trace2d::source {
@@ -42,8 +43,8 @@ namespace trace2d::source {
 class StreamReader {
  public:
   struct Options {
-    ingest::LineFramer::Limits framing;
-    std::chrono::milliseconds overflow_wait{2000};
+    ingest::LineFramer::Limits framing;                 // limits.max_line_bytes, shared
+    std::chrono::milliseconds overflow_wait{2000};      // limits.overflow_wait_ms, shared
     std::size_t max_read_per_wakeup = 4 * 1024 * 1024;  // fairness between connections
     // After a read that found less than `trickle_bytes`, the connection is
     // read again no sooner than this (0: at once).
@@ -74,6 +75,19 @@ class StreamReader {
     // child (a hook's `sleep 30`) inherited the descriptor holds the
     // connection open, yet its session is over. 0: never checked.
     std::chrono::milliseconds writer_exit_check{1000};
+
+    // The settings that fill these (docs/configuration.md); the bounds on
+    // connections are the daemon's, from its descriptor limit
+    // (daemon/app/sources.cpp). `Self` is Options or const Options.
+    template <typename Self, typename Visitor>
+    static void visit_settings(Self& o, Visitor& v) {
+      using settings::k_hour_ms;
+      using settings::Key;
+      using settings::Range;
+      v.integer(Key{"stream", "silent_timeout_ms", "--stream-silent-timeout-ms", "MS",
+                    "Close a stream connection that sends nothing this long (0: never)"},
+                o.silent_timeout, Range{0, k_hour_ms});
+    }
   };
 
   // What `on_empty` is told, on the reader's thread: the last open

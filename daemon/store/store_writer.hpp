@@ -27,6 +27,7 @@
 
 #include "daemon/ingest/memory_budget.hpp"
 #include "daemon/ingest/work_queue.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/store/commit_latency.hpp"
 #include "daemon/store/database_file_guard.hpp"
 #include "daemon/store/name_table.hpp"
@@ -59,6 +60,20 @@ class StoreWriter {
     // The names handed out so far, written again into a recreated database
     // (nullptr: there are none to keep).
     const NameTable* names = nullptr;
+
+    // The settings that fill these (docs/configuration.md); `Self` is
+    // Options or const Options.
+    template <typename Self, typename Visitor>
+    static void visit_settings(Self& o, Visitor& v) {
+      using settings::k_hour_ms;
+      using settings::Key;
+      using settings::Range;
+      v.integer(Key{"database", "commit_interval_ms", "--commit-interval-ms", "MS",
+                    "Longest time between commits under load"},
+                o.commit_interval, Range{1, 10000});
+      v.integer(Key{"status", "interval_ms", "--status-interval-ms", "MS", "How often the status tables are written"},
+                o.status_interval, Range{100, k_hour_ms});
+    }
   };
 
   StoreWriter(db::Database db, ingest::WorkQueue<WriteBatch>& input, ingest::MemoryBudget& budget,

@@ -50,8 +50,8 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
     EXPECT_EQ(x->owner, y->owner);
     EXPECT_EQ(x->group, y->group);
   }
-  EXPECT_EQ(a.dgram_receive_buffer, b.dgram_receive_buffer);
-  EXPECT_EQ(a.dgram_idle_timeout.count(), b.dgram_idle_timeout.count());
+  EXPECT_EQ(a.dgram_receiver.receive_buffer, b.dgram_receiver.receive_buffer);
+  EXPECT_EQ(a.ingest_worker.idle_timeout.count(), b.ingest_worker.idle_timeout.count());
   EXPECT_EQ(a.directories.dirs, b.directories.dirs);
   EXPECT_EQ(a.directories.delete_finished, b.directories.delete_finished);
   EXPECT_EQ(a.directories.idle_timeout.count(), b.directories.idle_timeout.count());
@@ -64,16 +64,16 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.overflow_wait.count(), b.overflow_wait.count());
   EXPECT_EQ(a.max_line_bytes, b.max_line_bytes);
   EXPECT_EQ(a.shutdown_grace.count(), b.shutdown_grace.count());
-  EXPECT_EQ(a.commit_interval.count(), b.commit_interval.count());
+  EXPECT_EQ(a.store_writer.commit_interval.count(), b.store_writer.commit_interval.count());
   EXPECT_EQ(a.store_give_up_after.count(), b.store_give_up_after.count());
-  EXPECT_EQ(a.stats_interval.count(), b.stats_interval.count());
+  EXPECT_EQ(a.store_writer.status_interval.count(), b.store_writer.status_interval.count());
   EXPECT_EQ(a.log_level, b.log_level);
   EXPECT_EQ(a.log_target, b.log_target);
-  EXPECT_EQ(a.per_uid_lines_per_second, b.per_uid_lines_per_second);
+  EXPECT_EQ(a.ingest_worker.per_uid_lines_per_second, b.ingest_worker.per_uid_lines_per_second);
   EXPECT_EQ(a.retention_max_age, b.retention_max_age);
   EXPECT_EQ(a.retention_max_db_bytes, b.retention_max_db_bytes);
   EXPECT_EQ(a.retention_headroom_percent, b.retention_headroom_percent);
-  EXPECT_EQ(a.redact_url_credentials, b.redact_url_credentials);
+  EXPECT_EQ(a.ingest_worker.redact_url_credentials, b.ingest_worker.redact_url_credentials);
   EXPECT_EQ(a.otlp_endpoint, b.otlp_endpoint);
   EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
   EXPECT_EQ(a.exporter.max_sessions_per_request, b.exporter.max_sessions_per_request);
@@ -81,12 +81,12 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.exporter.max_bytes_per_request, b.exporter.max_bytes_per_request);
   EXPECT_EQ(a.exporter.max_backoff.count(), b.exporter.max_backoff.count());
   EXPECT_EQ(a.exporter.shutdown_wait.count(), b.exporter.shutdown_wait.count());
-  EXPECT_EQ(a.otlp_ruleset_key, b.otlp_ruleset_key);
-  EXPECT_EQ(a.otlp_nicknames, b.otlp_nicknames);
-  EXPECT_EQ(a.otlp_rulesets, b.otlp_rulesets);
-  EXPECT_EQ(a.otlp_summary_messages, b.otlp_summary_messages);
-  EXPECT_EQ(a.otlp_summary_regions, b.otlp_summary_regions);
-  EXPECT_EQ(a.otlp_important_events, b.otlp_important_events);
+  EXPECT_EQ(a.export_rules.ruleset_key, b.export_rules.ruleset_key);
+  EXPECT_EQ(a.export_rules.nicknames, b.export_rules.nicknames);
+  EXPECT_EQ(a.export_rules.rulesets, b.export_rules.rulesets);
+  EXPECT_EQ(a.export_rules.summary_messages, b.export_rules.summary_messages);
+  EXPECT_EQ(a.export_rules.summary_regions, b.export_rules.summary_regions);
+  EXPECT_EQ(a.export_rules.important_events, b.export_rules.important_events);
   EXPECT_EQ(a.exporter.rules.pii_user_name, b.exporter.rules.pii_user_name);
   EXPECT_EQ(a.exporter.rules.pii_host_name, b.exporter.rules.pii_host_name);
   EXPECT_EQ(a.exporter.resource.include_host_name, b.exporter.resource.include_host_name);
@@ -158,7 +158,7 @@ target = "/var/log/trace2d.log"
 TEST(ConfigFile, ParsesEveryKey) {
   const DaemonOptions o = parse(k_every_key);
   EXPECT_EQ(o.db_path, "/data/t.db");
-  EXPECT_EQ(o.commit_interval.count(), 25);
+  EXPECT_EQ(o.store_writer.commit_interval.count(), 25);
   EXPECT_EQ(o.stream.path, "/srv/t.sock");
   EXPECT_EQ(o.stream.mode, 0660u);
   EXPECT_EQ(o.stream.owner, "trace2d");
@@ -167,8 +167,8 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.dgram.mode, 0600u);
   EXPECT_EQ(o.dgram.owner, "1001");
   EXPECT_EQ(o.dgram.group, "1002");
-  EXPECT_EQ(o.dgram_receive_buffer, 65536u);
-  EXPECT_EQ(o.dgram_idle_timeout.count(), 1234);
+  EXPECT_EQ(o.dgram_receiver.receive_buffer, 65536u);
+  EXPECT_EQ(o.ingest_worker.idle_timeout.count(), 1234);
   EXPECT_EQ(o.directories.dirs, (std::vector<std::string>{"/var/log/git-trace2", "/tmp/traces"}));
   EXPECT_FALSE(o.directories.delete_finished);
   EXPECT_EQ(o.directories.idle_timeout.count(), 4321);
@@ -180,14 +180,14 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.overflow_wait.count(), 0);
   EXPECT_EQ(o.max_line_bytes, 2048u);
   EXPECT_EQ(o.io_threads, 4u);
-  EXPECT_EQ(o.per_uid_lines_per_second, 5000u);
+  EXPECT_EQ(o.ingest_worker.per_uid_lines_per_second, 5000u);
   EXPECT_EQ(o.retention_max_age, "30d");
   EXPECT_EQ(o.retention_max_db_bytes, 1073741824u);
   EXPECT_EQ(o.retention_headroom_percent, 12u);
-  EXPECT_FALSE(o.redact_url_credentials);
+  EXPECT_FALSE(o.ingest_worker.redact_url_credentials);
   EXPECT_EQ(o.shutdown_grace.count(), 500);
   EXPECT_EQ(o.store_give_up_after.count(), 7000);
-  EXPECT_EQ(o.stats_interval.count(), 250);
+  EXPECT_EQ(o.store_writer.status_interval.count(), 250);
   EXPECT_EQ(o.log_level, "debug");
   EXPECT_EQ(o.log_target, "/var/log/trace2d.log");
   EXPECT_EQ(o.otlp_endpoint, "http://collector:4318");
@@ -198,12 +198,13 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.exporter.max_bytes_per_request, 9u << 20);
   EXPECT_EQ(o.exporter.max_backoff.count(), 15000);
   EXPECT_EQ(o.exporter.shutdown_wait.count(), 2500);
-  EXPECT_EQ(o.otlp_ruleset_key, "otel.trace2.ruleset");
-  EXPECT_EQ(o.otlp_nicknames, (std::vector<std::string>{"monorepo=verbose", "big=rs:fetch"}));
-  EXPECT_EQ(o.otlp_rulesets, std::vector<std::string>{"rs:fetch git:fetch=verbose *=drop"});
-  EXPECT_EQ(o.otlp_summary_messages, std::vector<std::string>{"pathspec_errors=pathspec"});
-  EXPECT_EQ(o.otlp_summary_regions, std::vector<std::string>{"index/do_read_index=read_index_count,read_index_seconds"});
-  EXPECT_EQ(o.otlp_important_events, std::vector<std::string>{"negotiation=negotiation_v2/total"});
+  EXPECT_EQ(o.export_rules.ruleset_key, "otel.trace2.ruleset");
+  EXPECT_EQ(o.export_rules.nicknames, (std::vector<std::string>{"monorepo=verbose", "big=rs:fetch"}));
+  EXPECT_EQ(o.export_rules.rulesets, std::vector<std::string>{"rs:fetch git:fetch=verbose *=drop"});
+  EXPECT_EQ(o.export_rules.summary_messages, std::vector<std::string>{"pathspec_errors=pathspec"});
+  EXPECT_EQ(o.export_rules.summary_regions,
+            std::vector<std::string>{"index/do_read_index=read_index_count,read_index_seconds"});
+  EXPECT_EQ(o.export_rules.important_events, std::vector<std::string>{"negotiation=negotiation_v2/total"});
   EXPECT_TRUE(o.exporter.rules.pii_user_name);
   EXPECT_TRUE(o.exporter.rules.pii_host_name);
   EXPECT_FALSE(o.exporter.resource.include_host_name);
@@ -394,20 +395,20 @@ TEST(ConfigFile, ValidateNamesTheSetting) {
   // A nickname naming a ruleset with a typo: its processes would get
   // summary without a word. (Each entry alone is well formed.)
   o = default_options();
-  o.otlp_nicknames = {"big=rs:fetch"};
-  o.otlp_rulesets = {"rs:fech git:fetch=verbose"};
+  o.export_rules.nicknames = {"big=rs:fetch"};
+  o.export_rules.rulesets = {"rs:fech git:fetch=verbose"};
   EXPECT_NE(validate_error(o).find("'otlp.nicknames' (--otlp-nickname): 'big=rs:fetch' names the ruleset "
                                    "'rs:fetch', which no ruleset entry defines"),
             std::string::npos)
       << validate_error(o);
-  o.otlp_rulesets = {"rs:fetch git:fetch=verbose"};
+  o.export_rules.rulesets = {"rs:fetch git:fetch=verbose"};
   EXPECT_EQ(validate_error(o), "");
 }
 
 TEST(ConfigFile, ValidateReportsEveryBadSetting) {
   DaemonOptions o = default_options();
   o.io_threads = 0;
-  o.commit_interval = std::chrono::milliseconds(0);
+  o.store_writer.commit_interval = std::chrono::milliseconds(0);
   o.log_level = "chatty";
   try {
     validate_options(o);
@@ -577,7 +578,7 @@ TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
   DaemonOptions fresh = running;
   fresh.directories.dirs = {"/var/tmp/traces"};
   fresh.log_level = "debug";
-  fresh.commit_interval = std::chrono::milliseconds(250);
+  fresh.store_writer.commit_interval = std::chrono::milliseconds(250);
   fresh.stream.mode = 0600;
 
   const ReloadPlan plan = plan_reload(running, fresh);
@@ -590,7 +591,7 @@ TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
   apply_live_settings(applied, fresh);
   EXPECT_EQ(applied.directories.dirs, fresh.directories.dirs);
   EXPECT_EQ(applied.log_level, "debug");
-  EXPECT_EQ(applied.commit_interval, running.commit_interval);  // needs a restart: unchanged
+  EXPECT_EQ(applied.store_writer.commit_interval, running.store_writer.commit_interval);  // needs a restart: unchanged
   EXPECT_EQ(applied.stream.mode, running.stream.mode);
 }
 

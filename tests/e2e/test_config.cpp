@@ -227,7 +227,7 @@ TEST(Config, FlagsOverrideOnlyWhatTheyName) {
   EXPECT_EQ(printed.stream.mode, 0660u);
   EXPECT_EQ(printed.log_level, "warn");                  // file
   EXPECT_EQ(printed.stream.path, dir.file("c.sock"));    // file
-  EXPECT_EQ(printed.commit_interval.count(), 100);       // embedded default
+  EXPECT_EQ(printed.store_writer.commit_interval.count(), 100);  // embedded default
 
   // A flag's bad value: bad usage when it is not even a number...
   EXPECT_EQ(run_trace2d({"--config", dir.file("c.toml"), "--check-config", "--io-threads", "many"}).exit_code, 2);
