@@ -20,6 +20,7 @@
 #include "daemon/export/http_client.hpp"
 #include "daemon/export/rule_settings.hpp"
 #include "daemon/metrics/metrics_settings.hpp"
+#include "daemon/query/query_service.hpp"
 #include "daemon/settings/setting.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "daemon/stitch/stitcher.hpp"
@@ -108,29 +109,6 @@ inline std::string not_empty(const std::string& value) {
   return value.empty() ? "must not be empty" : std::string();
 }
 
-// Empty disables the socket; otherwise git's rules (see validate_socket_path).
-inline std::string socket_path_problem(const std::string& path) {
-  if (path.empty()) {
-    return {};
-  }
-  if (path.front() != '/') {
-    return fmt::format("is not absolute: '{}' (git requires an absolute socket path)", path);
-  }
-  if (path.size() > source::k_max_socket_path) {
-    return fmt::format("is too long: '{}' is {} bytes; AF_UNIX allows at most {}", path, path.size(),
-                       source::k_max_socket_path);
-  }
-  return {};
-}
-
-inline std::string duration_problem(const std::string& text) {
-  if (text.empty() || parse_duration(text)) {
-    return {};
-  }
-  return fmt::format("must be a duration like \"90s\", \"15m\", \"12h\", \"30d\" or \"2w\" (\"\": none), not '{}'",
-                     text);
-}
-
 inline std::string log_level_problem(const std::string& level) {
   for (const char* known : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
     if (level == known) {
@@ -164,10 +142,6 @@ inline std::string otlp_traces_endpoint_problem(const std::string& url) {
   return fmt::format("is not usable: '{}': {}", url, error);
 }
 
-inline std::string absolute_or_empty_problem(const std::string& path) {
-  return path.empty() || path.front() == '/' ? std::string() : fmt::format("is not absolute: '{}'", path);
-}
-
 inline std::string otlp_protocol_problem(const std::string& protocol) {
   return protocol == "http/protobuf" || protocol == "http/json" || protocol == "grpc"
              ? std::string()
@@ -196,7 +170,7 @@ void visit_settings(Options& o, Visitor& v) {
   store::StoreWriter::Options::visit_settings(o.store_writer, v);
 
   v.text(Key{"stream", "path", "--socket", "PATH", "Stream socket path (absolute; \"\": none)"}, o.stream.path,
-         socket_path_problem);
+         source::socket_path_problem);
   v.mode(Key{"stream", "mode", "--socket-mode", "MODE", "Permissions of the stream socket file (octal)"},
          o.stream.mode);
   v.text(Key{"stream", "owner", "--socket-owner", "USER", "Owner of the stream socket file (name or uid)"},
@@ -206,7 +180,7 @@ void visit_settings(Options& o, Visitor& v) {
   source::StreamReader::Options::visit_settings(o.stream_reader, v);
 
   v.text(Key{"dgram", "path", "--dgram-socket", "PATH", "Datagram socket path (absolute; \"\": none)"}, o.dgram.path,
-         socket_path_problem);
+         source::socket_path_problem);
   v.mode(Key{"dgram", "mode", "--dgram-socket-mode", "MODE", "Permissions of the datagram socket file (octal)"},
          o.dgram.mode);
   v.text(Key{"dgram", "owner", "--dgram-socket-owner", "USER", "Owner of the datagram socket file (name or uid)"},
@@ -235,15 +209,7 @@ void visit_settings(Options& o, Visitor& v) {
             o.per_uid_connections, Range{0, 1LL << 24});
   stitch::Stitcher::Options::visit_settings(o.stitcher, v);
 
-  v.text(Key{"retention", "max_age", "--retention-max-age", "AGE",
-             "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"},
-         o.retention_max_age, duration_problem);
-  v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes", "BYTES",
-                "While the database is larger, delete the biggest sender's oldest data (0: no bound)"},
-            o.retention_max_db_bytes, Range{0, 1LL << 50});
-  v.integer(Key{"retention", "headroom_percent", "--retention-headroom-percent", "PERCENT",
-                "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"},
-            o.retention_headroom_percent, Range{0, 50});
+  store::RetentionSettings::visit_settings(o.retention, v);
 
   v.integer(
       Key{"shutdown", "grace_ms", "--shutdown-grace-ms", "MS", "On SIGTERM, keep reading open connections this long"},
@@ -269,25 +235,17 @@ void visit_settings(Options& o, Visitor& v) {
          o.otlp_headers, otlp_header_problem);
   v.text(Key{"otlp", "ca_file", "--otlp-ca-file", "PATH",
              "https (HTTP or gRPC): PEM file of the CAs to trust (\"\": the system's)"},
-         o.otlp_ca_file, absolute_or_empty_problem);
+         o.otlp_ca_file, settings::absolute_path_or_empty);
   v.text(Key{"otlp", "client_cert", "--otlp-client-cert", "PATH", "https: client certificate (PEM)"},
-         o.otlp_client_cert, absolute_or_empty_problem);
+         o.otlp_client_cert, settings::absolute_path_or_empty);
   v.text(Key{"otlp", "client_key", "--otlp-client-key", "PATH", "https: the client certificate's key (PEM)"},
-         o.otlp_client_key, absolute_or_empty_problem);
+         o.otlp_client_key, settings::absolute_path_or_empty);
   exporter::RuleSettings::visit_settings(o.export_rules, v);
   exporter::ExporterOptions::visit_settings(o.exporter, v);
 
   metrics::MetricsSettings::visit_settings(o.metrics, v);
 
-  v.boolean(Key{"query", "enabled", "--query", "",
-                "Serve trace2ctl to users who may not read the database, each their own sessions"},
-            o.query_enabled);
-  v.text(Key{"query", "socket", "--query-socket", "PATH",
-             "The query service's socket (\"\": trace2ctl.sock beside the stream socket)"},
-         o.query_socket, socket_path_problem);
-  v.text(Key{"query", "trace2ctl", "--query-trace2ctl", "PATH",
-             "The trace2ctl the query service runs (\"\": the one beside trace2d)"},
-         o.query_trace2ctl, absolute_or_empty_problem);
+  query::QuerySettings::visit_settings(o.query, v);
 
   v.text(Key{"log", "level", "--log-level", "LEVEL", "trace, debug, info, warn, error, critical, off", Reload::live},
          o.log_level, log_level_problem);

@@ -73,9 +73,7 @@ BackendOptions backend_options(const DaemonOptions& options, StatusReporter& sta
   o.max_line_bytes = options.max_line_bytes;
   o.writer = options.store_writer;
   o.writer.status_hook = [&status](db::Database& db) { status.write(db); };
-  o.writer.retention.max_age = parse_duration(options.retention_max_age);
-  o.writer.retention.max_db_bytes = options.retention_max_db_bytes;
-  o.writer.retention.idle_headroom_bytes = options.retention_max_db_bytes / 100 * options.retention_headroom_percent;
+  o.writer.retention = options.retention.options();
   o.worker = options.ingest_worker;
   o.stitcher = options.stitcher;
   o.stitcher.nickname_key = options.export_rules.nickname_key;
@@ -166,12 +164,12 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
 // socket (the directory systemd or the configuration made for sockets).
 std::unique_ptr<query::QueryService> make_query_service(const DaemonOptions& options,
                                                         const source::Listeners& listeners) {
-  if (!options.query_enabled) {
+  if (!options.query.enabled) {
     return nullptr;
   }
   query::QueryServiceOptions o;
   o.db_path = options.db_path;
-  o.socket_path = options.query_socket;
+  o.socket_path = options.query.socket;
   if (o.socket_path.empty()) {
     const std::string beside = !listeners.stream_path.empty() ? listeners.stream_path
                                : !listeners.dgram_path.empty() ? listeners.dgram_path
@@ -182,7 +180,7 @@ std::unique_ptr<query::QueryService> make_query_service(const DaemonOptions& opt
       return nullptr;
     }
   }
-  o.trace2ctl_path = options.query_trace2ctl.empty() ? query::default_trace2ctl_path() : options.query_trace2ctl;
+  o.trace2ctl_path = options.query.trace2ctl.empty() ? query::default_trace2ctl_path() : options.query.trace2ctl;
   if (o.trace2ctl_path.empty()) {
     spdlog::warn("query service off: no trace2ctl beside trace2d (set query.trace2ctl); users who may not read "
                  "the database cannot see their sessions");

@@ -36,39 +36,6 @@ std::string default_dgram_socket_path() { return runtime_dir() + "/trace2d-dgram
 
 std::string default_config_path() { return k_default_config_path; }
 
-std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
-  if (text.empty()) {
-    return std::nullopt;
-  }
-  std::int64_t value = 0;
-  std::size_t i = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    if (value > (std::int64_t{1} << 40)) {
-      return std::nullopt;
-    }
-    value = value * 10 + (text[i] - '0');
-  }
-  if (i == 0) {
-    return std::nullopt;
-  }
-  const std::string_view unit = text.substr(i);
-  std::int64_t scale = 0;
-  if (unit.empty() || unit == "s") {
-    scale = 1;
-  } else if (unit == "m") {
-    scale = 60;
-  } else if (unit == "h") {
-    scale = 3600;
-  } else if (unit == "d") {
-    scale = 86400;
-  } else if (unit == "w") {
-    scale = 7 * 86400;
-  } else {
-    return std::nullopt;
-  }
-  return std::chrono::seconds(value * scale);
-}
-
 DaemonOptions default_options() {
   DaemonOptions options;
   options.stream.path = default_socket_path();

@@ -16,6 +16,7 @@
 #include "daemon/ingest/line_framer.hpp"
 #include "daemon/metrics/metrics_settings.hpp"
 #include "daemon/pipeline/ingest_worker.hpp"
+#include "daemon/query/query_service.hpp"
 #include "daemon/source/dgram_receiver.hpp"
 #include "daemon/source/dir_watcher.hpp"
 #include "daemon/source/socket_options.hpp"
@@ -57,15 +58,7 @@ struct DaemonOptions {
   // storage rule), with the defaults it declares (daemon/stitch/stitcher.hpp);
   // its nickname_key is export_rules.nickname_key's.
   stitch::Stitcher::Options stitcher;
-  // Retention: sessions and rejects older than this are pruned ("" keeps
-  // everything), and while the database is larger than max_db_bytes (0: no
-  // bound) the biggest sender's oldest data is. On by default, so that no
-  // user can fill the disk for good.
-  std::string retention_max_age = "30d";
-  std::uint64_t retention_max_db_bytes = 10ULL << 30;
-  // Percent of max_db_bytes freed once ingest is quiet, so that a burst is
-  // stored without deleting at the same time (at least 1%).
-  std::uint64_t retention_headroom_percent = 5;
+  store::RetentionSettings retention;  // by age and by size, on by default
   // The parse, store and export threads run under SCHED_BATCH
   // (thread_scheduling.hpp), so that git's threads go first.
   bool batch_scheduling = true;
@@ -98,13 +91,7 @@ struct DaemonOptions {
   // (daemon.cpp).
   exporter::ExporterOptions exporter;
   metrics::MetricsSettings metrics;  // the /metrics endpoint and its histograms (docs/metrics.md)
-  // The query service (docs/security.md, "Per-user access"): trace2ctl for
-  // users who may not read the database, on their own sessions. The socket
-  // "" is trace2ctl.sock beside the stream socket; trace2ctl "" is the one
-  // beside trace2d (or in ../bin).
-  bool query_enabled = true;
-  std::string query_socket;
-  std::string query_trace2ctl;
+  query::QuerySettings query;        // the query service (docs/security.md, "Per-user access")
 };
 
 // The traces URL of a base endpoint (`otlp_endpoint`): /v1/traces appended.
@@ -126,10 +113,6 @@ struct DaemonOptions {
 // so that a problem with one names where it came from.
 using OtelSettings = std::map<std::string, std::string>;
 OtelSettings apply_otel_environment(DaemonOptions& options);
-
-// "90s", "15m", "12h", "30d", "2w" (a number alone is seconds); nullopt when
-// the text is none of those.
-[[nodiscard]] std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
 // Socket paths for the user running the program: /run/trace2d/... for root,
 // the XDG runtime directory for everyone else (the database's default path is

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/settings/setting.hpp"
 #include "daemon/source/socket_file.hpp"
 #include "daemon/source/unique_fd.hpp"
 
@@ -56,6 +57,32 @@ struct QueryServiceOptions {
 // The trace2ctl beside this executable (or in ../bin beside an sbin), or
 // "" when there is none.
 [[nodiscard]] std::string default_trace2ctl_path();
+
+// The [query] settings (docs/security.md, "Per-user access"): trace2ctl for
+// users who may not read the database, on their own sessions. The socket ""
+// is trace2ctl.sock beside the stream socket, trace2ctl "" the one beside
+// trace2d (default_trace2ctl_path()): the daemon makes QueryServiceOptions
+// from them once its sockets are known.
+struct QuerySettings {
+  bool enabled = true;
+  std::string socket;
+  std::string trace2ctl;
+
+  // `Self` is QuerySettings or const QuerySettings.
+  template <typename Self, typename Visitor>
+  static void visit_settings(Self& o, Visitor& v) {
+    using settings::Key;
+    v.boolean(Key{"query", "enabled", "--query", "",
+                  "Serve trace2ctl to users who may not read the database, each their own sessions"},
+              o.enabled);
+    v.text(Key{"query", "socket", "--query-socket", "PATH",
+               "The query service's socket (\"\": trace2ctl.sock beside the stream socket)"},
+           o.socket, source::socket_path_problem);
+    v.text(Key{"query", "trace2ctl", "--query-trace2ctl", "PATH",
+               "The trace2ctl the query service runs (\"\": the one beside trace2d)"},
+           o.trace2ctl, settings::absolute_path_or_empty);
+  }
+};
 
 // What a request asks for, once checked; the reason when it is refused.
 struct QueryRequest {

@@ -59,4 +59,9 @@ inline std::string any_text(const std::string&) {
   return {};
 }
 
+// A path that is absolute, or "" (the setting's default is used then).
+inline std::string absolute_path_or_empty(const std::string& path) {
+  return path.empty() || path.front() == '/' ? std::string() : fmt::format("is not absolute: '{}'", path);
+}
+
 }  // namespace trace2d::settings

@@ -1,5 +1,6 @@
 #include "daemon/source/socket_file.hpp"
 
+#include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -41,6 +42,20 @@ void validate_socket_path(const std::string& path) {
     throw StartupError("socket path '" + path + "' is " + std::to_string(path.size()) +
                        " bytes; AF_UNIX allows at most " + std::to_string(k_max_socket_path));
   }
+}
+
+std::string socket_path_problem(const std::string& path) {
+  if (path.empty()) {
+    return {};
+  }
+  if (path.front() != '/') {
+    return fmt::format("is not absolute: '{}' (git requires an absolute socket path)", path);
+  }
+  if (path.size() > k_max_socket_path) {
+    return fmt::format("is too long: '{}' is {} bytes; AF_UNIX allows at most {}", path, path.size(),
+                       k_max_socket_path);
+  }
+  return {};
 }
 
 SocketFile::SocketFile(std::string path) : m_path(std::move(path)) {

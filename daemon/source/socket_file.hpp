@@ -26,6 +26,9 @@ inline constexpr std::size_t k_max_socket_path = 107;
 
 // Throws StartupError naming the problem.
 void validate_socket_path(const std::string& path);
+// A socket path setting's check: "" (no socket) or git's rules above; the
+// problem ("is not absolute: ..."), or "" when fine.
+[[nodiscard]] std::string socket_path_problem(const std::string& path);
 
 class SocketFile {
  public:

@@ -1,5 +1,6 @@
 #include "daemon/store/retention.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -325,6 +326,55 @@ bool Retention::step(bool quiet) {
                   doomed.sessions.size(), doomed.events, doomed.rejects.size(), given_back);
   }
   return !doomed.empty() || given_back > 0;
+}
+
+Retention::Options RetentionSettings::options() const {
+  Retention::Options o;
+  o.max_age = parse_age(max_age);
+  o.max_db_bytes = max_db_bytes;
+  o.idle_headroom_bytes = max_db_bytes / 100 * headroom_percent;
+  return o;
+}
+
+std::optional<std::chrono::seconds> RetentionSettings::parse_age(std::string_view text) {
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  std::int64_t value = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (value > (std::int64_t{1} << 40)) {
+      return std::nullopt;
+    }
+    value = value * 10 + (text[i] - '0');
+  }
+  if (i == 0) {
+    return std::nullopt;
+  }
+  const std::string_view unit = text.substr(i);
+  std::int64_t scale = 0;
+  if (unit.empty() || unit == "s") {
+    scale = 1;
+  } else if (unit == "m") {
+    scale = 60;
+  } else if (unit == "h") {
+    scale = 3600;
+  } else if (unit == "d") {
+    scale = 86400;
+  } else if (unit == "w") {
+    scale = 7 * 86400;
+  } else {
+    return std::nullopt;
+  }
+  return std::chrono::seconds(value * scale);
+}
+
+std::string RetentionSettings::age_problem(const std::string& text) {
+  if (text.empty() || parse_age(text)) {
+    return {};
+  }
+  return fmt::format("must be a duration like \"90s\", \"15m\", \"12h\", \"30d\" or \"2w\" (\"\": none), not '{}'",
+                     text);
 }
 
 }  // namespace trace2d::store

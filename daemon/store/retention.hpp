@@ -31,8 +31,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "daemon/settings/setting.hpp"
 #include "daemon/store/row_writer.hpp"
 #include "daemon/store/session_eraser.hpp"
 #include "daemon/store/write_batch.hpp"
@@ -142,6 +144,44 @@ class Retention {
   std::uint64_t m_sessions_deleted = 0;
   std::uint64_t m_events_deleted = 0;
   std::uint64_t m_rejects_deleted = 0;
+};
+
+// The [retention] settings as the configuration writes them (on by
+// default, so that no user can fill the disk for good); options() makes a
+// Retention's options from them.
+struct RetentionSettings {
+  // Sessions and rejects older than this are deleted ("" keeps everything).
+  std::string max_age = "30d";
+  // While the database is larger (0: no bound), the biggest sender's
+  // oldest data is deleted.
+  std::uint64_t max_db_bytes = 10ULL << 30;
+  // Percent of max_db_bytes freed once ingest is quiet, so that a burst is
+  // stored without deleting at the same time (at least 1%).
+  std::uint64_t headroom_percent = 5;
+
+  [[nodiscard]] Retention::Options options() const;
+
+  // "90s", "15m", "12h", "30d", "2w" (a number alone is seconds); nullopt
+  // when the text is none of those.
+  [[nodiscard]] static std::optional<std::chrono::seconds> parse_age(std::string_view text);
+  static std::string age_problem(const std::string& text);
+
+  // The settings that fill these ([retention], docs/configuration.md);
+  // `Self` is RetentionSettings or const RetentionSettings.
+  template <typename Self, typename Visitor>
+  static void visit_settings(Self& o, Visitor& v) {
+    using settings::Key;
+    using settings::Range;
+    v.text(Key{"retention", "max_age", "--retention-max-age", "AGE",
+               "Delete sessions and rejects older than this (90s, 15m, 12h, 30d, 2w; \"\": keep)"},
+           o.max_age, age_problem);
+    v.integer(Key{"retention", "max_db_bytes", "--retention-max-db-bytes", "BYTES",
+                  "While the database is larger, delete the biggest sender's oldest data (0: no bound)"},
+              o.max_db_bytes, Range{0, 1LL << 50});
+    v.integer(Key{"retention", "headroom_percent", "--retention-headroom-percent", "PERCENT",
+                  "Under the size bound, keep this much of it free while idle, for bursts (at least 1)"},
+              o.headroom_percent, Range{0, 50});
+  }
 };
 
 }  // namespace trace2d::store

@@ -70,9 +70,9 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.log_level, b.log_level);
   EXPECT_EQ(a.log_target, b.log_target);
   EXPECT_EQ(a.ingest_worker.per_uid_lines_per_second, b.ingest_worker.per_uid_lines_per_second);
-  EXPECT_EQ(a.retention_max_age, b.retention_max_age);
-  EXPECT_EQ(a.retention_max_db_bytes, b.retention_max_db_bytes);
-  EXPECT_EQ(a.retention_headroom_percent, b.retention_headroom_percent);
+  EXPECT_EQ(a.retention.max_age, b.retention.max_age);
+  EXPECT_EQ(a.retention.max_db_bytes, b.retention.max_db_bytes);
+  EXPECT_EQ(a.retention.headroom_percent, b.retention.headroom_percent);
   EXPECT_EQ(a.ingest_worker.redact_url_credentials, b.ingest_worker.redact_url_credentials);
   EXPECT_EQ(a.otlp_endpoint, b.otlp_endpoint);
   EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
@@ -181,9 +181,9 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.max_line_bytes, 2048u);
   EXPECT_EQ(o.io_threads, 4u);
   EXPECT_EQ(o.ingest_worker.per_uid_lines_per_second, 5000u);
-  EXPECT_EQ(o.retention_max_age, "30d");
-  EXPECT_EQ(o.retention_max_db_bytes, 1073741824u);
-  EXPECT_EQ(o.retention_headroom_percent, 12u);
+  EXPECT_EQ(o.retention.max_age, "30d");
+  EXPECT_EQ(o.retention.max_db_bytes, 1073741824u);
+  EXPECT_EQ(o.retention.headroom_percent, 12u);
   EXPECT_FALSE(o.ingest_worker.redact_url_credentials);
   EXPECT_EQ(o.shutdown_grace.count(), 500);
   EXPECT_EQ(o.store_give_up_after.count(), 7000);

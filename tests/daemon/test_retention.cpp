@@ -498,6 +498,25 @@ TEST_F(RetentionTest, OverTheSizeBoundLongSidsGoBeforeTheVictimsSessions) {
   EXPECT_LT(count("SELECT count(*) FROM sessions WHERE peer_uid = 65534"), 300);
 }
 
+// The [retention] settings as the daemon starts with them: by age and by
+// size, the headroom a share of the bound; ages as the file writes them.
+TEST(RetentionSettings, TheDefaultsBoundAgeAndSizeAndAgesReadAsWritten) {
+  const store::Retention::Options defaults = store::RetentionSettings{}.options();
+  EXPECT_EQ(defaults.max_age, std::chrono::hours(24 * 30));
+  EXPECT_EQ(defaults.max_db_bytes, 10ULL << 30);
+  EXPECT_EQ(defaults.idle_headroom_bytes, (10ULL << 30) / 100 * 5);
+  store::RetentionSettings keep_all{"", 0, 0};
+  EXPECT_EQ(keep_all.options().max_age, std::nullopt);
+  EXPECT_EQ(store::RetentionSettings::parse_age("90"), std::chrono::seconds(90));
+  EXPECT_EQ(store::RetentionSettings::parse_age("15m"), std::chrono::minutes(15));
+  EXPECT_EQ(store::RetentionSettings::parse_age("2w"), std::chrono::hours(24 * 14));
+  for (const char* wrong : {"d", "15x", "-1d", "1.5h", "99999999999999999d"}) {
+    EXPECT_EQ(store::RetentionSettings::parse_age(wrong), std::nullopt) << wrong;
+    EXPECT_NE(store::RetentionSettings::age_problem(wrong).find("must be a duration"), std::string::npos) << wrong;
+  }
+  EXPECT_EQ(store::RetentionSettings::age_problem(""), "");
+}
+
 // Under pressure (its uid holds its share of the memory bound) the valve
 // admits a burst, then the rate.
 TEST(UidRateLimiter, AdmitsABurstThenTheRateUnderPressure) {
