@@ -8,7 +8,7 @@
 
 #include "daemon/app/backend.hpp"
 #include "daemon/app/status_reporter.hpp"
-#include "daemon/export/otlp_exporter.hpp"
+#include "daemon/export/forwarder.hpp"
 #include "daemon/metrics/process_metrics.hpp"
 #include "db/otlp_queue.hpp"
 #include "proto/timestamp.hpp"
@@ -163,7 +163,7 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
                "made.");
     out.value(static_cast<double>(health.rejected_spans));
     out.family("trace2d_otlp_exported_spans", Type::counter, "Spans the collector acknowledged since the daemon started.");
-    out.value(static_cast<double>(f.exporter->exported_spans()));
+    out.value(static_cast<double>(f.exporter->delivered_units()));
     out.family("trace2d_otlp_export_failures", Type::counter,
                "Export attempts that failed (retried later, or dropped as rejected) since the daemon started.");
     out.value(static_cast<double>(f.exporter->failures()));

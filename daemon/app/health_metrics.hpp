@@ -13,7 +13,7 @@
 #include "daemon/metrics/exposition.hpp"
 
 namespace trace2d::exporter {
-class OtlpExporter;
+class Forwarder;
 }
 
 namespace trace2d::app {
@@ -24,7 +24,7 @@ class StatusReporter;
 struct HealthFigures {
   Backend& backend;
   StatusReporter& status;
-  const exporter::OtlpExporter* exporter = nullptr;  // none: export is off
+  const exporter::Forwarder* exporter = nullptr;  // none: export is off
   const metrics::DurationMetrics* durations = nullptr;
   std::string db_path;
 };

@@ -1,48 +1,21 @@
 #pragma once
-// The OTLP exporter: a consumer of committed sessions, on its own thread and
-// its own database connection, never on the ingest path. Each round it takes
-// queued sessions that have finished, the senders (uids) taking turns
-// (db/otlp_queue.hpp), builds their spans from their places in their
-// process trees (model::load_export_rows, otlp/span_builder.hpp), and sends
-// them to the collector through a transport (transport.hpp: OTLP/HTTP,
-// protobuf or JSON, or OTLP/gRPC; gzip optional), blocking only this
-// thread. A session leaves the queue only when the collector accepted it,
-// or rejected it in a way sending it again cannot change (malformed; too
-// large for a single session): dropped, counted by reason. Any other
-// answer, or none, pauses the export and keeps the queue
-// (delivery_policy.hpp): a wrong token or path loses nothing, and fixing it
-// delivers everything. So a restart, a crash or a collector outage neither
-// loses nor repeats what was acknowledged; a request in flight at SIGTERM
-// gets a bounded wait for its answer, and one cut off is sent again
-// (delivery is at least once). Retries wait for the collector's Retry-After
-// (RetryInfo) or back off exponentially with jitter; the queue waits in the
-// database meanwhile, so memory stays bounded by one request, whose sessions
-// are bounded in number, likely spans and stored bytes.
+// The OTLP exporter: the durable forwarder (forwarder.hpp: the queue, the
+// senders' turns, a round's bounds, the collector's answer, backoff,
+// acknowledgements, figures) with the OTLP backend (otlp_sender.hpp: spans
+// from the process trees, under the export's rules, encoded as OTLP and
+// sent over HTTP or gRPC). Its options are the export's settings.
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
-#include <utility>
-#include <vector>
 
-#include "daemon/export/delivery_policy.hpp"
+#include "daemon/export/forwarder.hpp"
 #include "daemon/export/http_client.hpp"
-#include "daemon/export/transport.hpp"
 #include "daemon/settings/setting.hpp"
-#include "db/otlp_queue.hpp"
-#include "db/sqlite.hpp"
-#include "model/process_tree.hpp"
-#include "model/tree_loader.hpp"
 #include "otlp/export_rules.hpp"
 #include "otlp/resource.hpp"
-#include "otlp/span.hpp"
 
 namespace trace2d::exporter {
 
@@ -117,77 +90,13 @@ struct ExporterOptions {
   }
 };
 
-class OtlpExporter {
+class OtlpExporter final : public Forwarder {
  public:
   // Throws std::invalid_argument for a URL, a header or a TLS file it
   // cannot use.
-  OtlpExporter(std::string db_path, ExporterOptions options);
-  ~OtlpExporter();
-  OtlpExporter(const OtlpExporter&) = delete;
-  OtlpExporter& operator=(const OtlpExporter&) = delete;
+  OtlpExporter(std::string db_path, const ExporterOptions& options);
 
-  void start();
-  // Ends the thread: no new request starts; a request in flight gets up to
-  // `shutdown_wait` for its answer (and its acknowledgement is committed),
-  // then is aborted. What is not acknowledged stays queued for the next run.
-  void stop();
-
-  [[nodiscard]] std::uint64_t exported_spans() const { return m_exported_spans.load(); }
-  [[nodiscard]] std::uint64_t failures() const { return m_failures.load(); }
-  // True while the latest attempt failed and the export waits to try again.
-  [[nodiscard]] bool paused() const { return m_paused.load(); }
-  // The queue and the export's totals at the last count (about every
-  // second, also while the export is paused).
-  [[nodiscard]] db::ExportHealth health() const;
-
- private:
-  struct SessionSpans {
-    std::int64_t session_id = 0;
-    std::vector<otlp::Span> spans;
-  };
-  enum class Delivery { acknowledged, dropped, retry_later, stopping };
-  // A round takes at most max_sessions_per_request / this of one uid's
-  // sessions, so at least this many uids have a turn in every round.
-  static constexpr std::size_t k_uids_per_round = 8;
-
-  void run();
-  // One round: true when it sent something (more may wait).
-  bool export_round(db::Database& db, model::ExportRowLoader& loader);
-  // The spans of the next queued sessions; `withheld` gets the sessions
-  // a detail rule dropped (no spans to send: they leave the queue, counted).
-  // The spans are views of the trees they were built from, which `trees`
-  // gets: the caller keeps it until the spans are delivered (a 413's
-  // halves are encoded again from the same spans).
-  std::vector<SessionSpans> build(db::Database& db, model::ExportRowLoader& loader,
-                                  std::vector<std::int64_t>& withheld, std::vector<model::ProcessTree>& trees);
-  Delivery deliver(db::Database& db, std::vector<SessionSpans>& batch);
-  // Sends unless stopping (nullopt then: nothing was sent), marking the
-  // request in flight for stop(). Throws TransportError.
-  std::optional<CollectorAnswer> send(std::string& body);
-  bool wait_for(std::chrono::milliseconds delay);  // false: stopping
-  void count(db::Database& db);  // health(), from the database
-
-  std::string m_db_path;
-  ExporterOptions m_options;
-  otlp::Resource m_resource;
-  otlp::Scope m_scope;
-  std::unique_ptr<Transport> m_transport;
-  std::thread m_thread;
-  std::mutex m_mutex;
-  std::condition_variable m_wake;
-  bool m_stopping = false;
-  bool m_in_flight = false;  // a request was sent and its answer is awaited (under m_mutex)
-  Backoff m_backoff;
-  // The uid whose turn comes first in the next round (db::next_pending).
-  std::int64_t m_next_uid = 0;
-  // The last request's body, whose memory the next one is written into
-  // (deliver()). On the exporter's thread only.
-  std::string m_body;
-  std::atomic<std::uint64_t> m_exported_spans{0};
-  std::atomic<std::uint64_t> m_failures{0};
-  std::atomic<bool> m_paused{false};
-  mutable std::mutex m_health_mutex;
-  db::ExportHealth m_health;  // under m_health_mutex: a scrape reads it on an io thread
+  [[nodiscard]] std::uint64_t exported_spans() const { return delivered_units(); }
 };
 
 }  // namespace trace2d::exporter

@@ -1,0 +1,291 @@
+#include "daemon/export/forwarder.hpp"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+#include <vector>
+
+namespace trace2d::exporter {
+
+Forwarder::Forwarder(std::string db_path, ForwarderOptions options, std::unique_ptr<Sender> sender)
+    : m_db_path(std::move(db_path)),
+      m_options(std::move(options)),
+      m_sender(std::move(sender)),
+      m_backoff(m_options.max_backoff) {}
+
+Forwarder::~Forwarder() {
+  stop();
+}
+
+void Forwarder::start() {
+  m_thread = std::thread([this] {
+    // Named so that `top -H` and perf tell it apart (at most 15 characters).
+    pthread_setname_np(pthread_self(), ("trace2d-" + m_options.name).substr(0, 15).c_str());
+    if (m_options.on_thread_start) {
+      m_options.on_thread_start();
+    }
+    run();
+  });
+}
+
+void Forwarder::stop() {
+  {
+    std::unique_lock lock(m_mutex);
+    m_stopping = true;
+    m_wake.notify_all();
+    // An answer to the request in flight may be on its way: waiting for it
+    // (bounded) lets its acknowledgement be committed, where aborting sent
+    // its sessions again after the restart.
+    if (!m_wake.wait_for(lock, m_options.shutdown_wait, [this] { return !m_in_flight; })) {
+      spdlog::warn(
+          "{}: stopping: no answer from {} within {} ms; the request is abandoned, and its sessions, "
+          "still queued, are sent again at the next start",
+          m_options.name, m_sender->target(), m_options.shutdown_wait.count());
+    }
+  }
+  m_sender->abort();
+  if (m_thread.joinable()) {
+    m_thread.join();
+  }
+}
+
+db::ExportHealth Forwarder::health() const {
+  std::lock_guard lock(m_health_mutex);
+  return m_health;
+}
+
+void Forwarder::count(db::Database& db) {
+  db::ExportHealth health = db::export_health(db);
+  std::lock_guard lock(m_health_mutex);
+  m_health = std::move(health);
+}
+
+bool Forwarder::wait_for(std::chrono::milliseconds delay) {
+  std::unique_lock lock(m_mutex);
+  m_wake.wait_for(lock, delay, [this] { return m_stopping; });
+  return !m_stopping;
+}
+
+std::optional<CollectorAnswer> Forwarder::send(std::string& body) {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_stopping) {
+      return std::nullopt;  // no new request once stopping: it could not be waited for
+    }
+    m_in_flight = true;
+  }
+  // Cleared however the request ends (answered, failed, aborted), and
+  // stop() told.
+  struct Landed {
+    Forwarder& forwarder;
+    ~Landed() {
+      {
+        std::lock_guard lock(forwarder.m_mutex);
+        forwarder.m_in_flight = false;
+      }
+      forwarder.m_wake.notify_all();
+    }
+  } landed{*this};
+  return m_sender->send(body);
+}
+
+void Forwarder::run() {
+  spdlog::info("{}: exporting finished process trees to {} ({})", m_options.name, m_sender->target(),
+               m_sender->describe());
+  auto last_count = std::chrono::steady_clock::time_point{};
+  while (true) {
+    try {
+      db::Database db(m_db_path, db::OpenMode::read_write_create);
+      db.set_busy_timeout(10000);
+      // The forwarder's commits (the queue's acknowledgements, a round's
+      // counters) are as durable as the writer's: synchronous = NORMAL,
+      // which in WAL mode survives a crash of the daemon. An OS crash may
+      // lose the last acknowledgement, and its sessions are sent again, as
+      // when the daemon stops between the collector's answer and the
+      // commit: nothing is lost. SQLite's default, FULL, waited for an
+      // fdatasync of the WAL every round: a fifth of the time export_bench
+      // took (bench/README.md, "Export").
+      db.exec("PRAGMA synchronous = NORMAL");
+      // What the sender prepared on this connection goes before it does.
+      struct Opened {
+        Sender& sender;
+        Opened(Sender& s, db::Database& db) : sender(s) { sender.open(db); }
+        ~Opened() { sender.close(); }
+        Opened(const Opened&) = delete;
+        Opened& operator=(const Opened&) = delete;
+      } opened(*m_sender, db);
+      while (true) {
+        db::set_export_enabled(db, true, m_sender->target());  // again after a recreated database
+        m_sender->begin_round(db);
+        const bool sent = export_round(db);
+        const std::chrono::milliseconds delay = sent && m_backoff.current().count() == 0
+                                                    ? std::chrono::milliseconds(0)
+                                                    : std::max(m_options.poll, m_backoff.current());
+        // Counted here, on the forwarder's connection, so that /metrics
+        // never reads the database on an io thread; also while a backoff
+        // waits (up to a minute), so that the figures stay current.
+        const auto until = std::chrono::steady_clock::now() + delay;
+        do {
+          if (std::chrono::steady_clock::now() - last_count >= std::chrono::seconds(1)) {
+            last_count = std::chrono::steady_clock::now();
+            count(db);
+          }
+          const auto left =
+              std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+          if (!wait_for(std::clamp(left, std::chrono::milliseconds(0), std::chrono::milliseconds(1000)))) {
+            return;
+          }
+        } while (std::chrono::steady_clock::now() < until);
+      }
+    } catch (const std::exception& e) {
+      m_failures.fetch_add(1);
+      spdlog::error("{}: {}; trying again in 5 s", m_options.name, e.what());
+      if (!wait_for(std::chrono::seconds(5))) {
+        return;
+      }
+    }
+  }
+}
+
+bool Forwarder::export_round(db::Database& db) {
+  const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
+  db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
+  // The round offers the sessions, in turn order, whose stored bytes and
+  // likely units (one for two events: an enter and its leave) fit its
+  // bounds, the first always: loading more only to send them next round
+  // cost time, and sessions with big values or many children memory.
+  // The others wait, their uid first in the next round (below).
+  std::size_t taken = 0;
+  {
+    std::int64_t bytes = 0;
+    std::int64_t units = 0;
+    for (; taken < turn.sessions.size(); ++taken) {
+      const db::PendingSession& session = turn.sessions[taken];
+      bytes += std::max<std::int64_t>(0, session.stored_bytes);
+      units += std::max<std::int64_t>(0, session.event_count) / 2 + 1;
+      if (taken > 0 && (bytes > static_cast<std::int64_t>(m_options.max_bytes_per_request) ||
+                        units > static_cast<std::int64_t>(m_options.max_units_per_request))) {
+        break;
+      }
+    }
+  }
+  // Their SIDs move to the sender; uids stay readable in the turn.
+  std::vector<db::PendingSession> offered(
+      std::make_move_iterator(turn.sessions.begin()),
+      std::make_move_iterator(turn.sessions.begin() + static_cast<std::ptrdiff_t>(taken)));
+  m_round = Round{};
+  m_sender->build(db, offered, m_options.max_units_per_request, m_options.max_bytes_per_request, m_round);
+  // The next round starts with the first uid whose session waits for room,
+  // so a uid whose sessions are big cannot keep the others' out.
+  m_next_uid = m_round.first_waiting < turn.sessions.size() ? turn.sessions[m_round.first_waiting].uid : turn.next_uid;
+  if (!m_round.withheld.empty()) {
+    db::withhold(db, m_round.withheld);
+  }
+  if (m_round.items.empty()) {
+    return !m_round.withheld.empty();
+  }
+  const Delivery delivery = deliver(db, 0, m_round.items.size());
+  return delivery == Delivery::acknowledged || delivery == Delivery::dropped;
+}
+
+Forwarder::Delivery Forwarder::deliver(db::Database& db, std::size_t first, std::size_t last) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(last - first);
+  std::size_t units = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    ids.push_back(m_round.items[i].session_id);
+    units += m_round.items[i].units;
+  }
+  if (units == 0) {
+    db::acknowledge(db, ids, 0, 0);  // nothing to send (a session without a process node): done
+    return Delivery::acknowledged;
+  }
+  // The request is written into the memory of the last one (at most what
+  // the round's bounds make, a few MiB): a new string each round was
+  // faulted in afresh, and given back to the kernel when freed.
+  m_sender->encode(first, last, m_body);
+  const std::string& target = m_sender->target();
+  std::string reason;
+  std::optional<std::chrono::milliseconds> retry_after;
+  try {
+    const std::optional<CollectorAnswer> sent = send(m_body);
+    if (!sent) {
+      return Delivery::stopping;
+    }
+    const CollectorAnswer& answer = *sent;
+    const Judgement judgement = judge(answer.answer, ids.size());
+    switch (judgement.verdict) {
+      case Verdict::delivered: {
+        const std::int64_t rejected = answer.rejected_spans;
+        db::acknowledge(db, ids, static_cast<std::int64_t>(units), rejected);
+        m_delivered_units.fetch_add(units);
+        m_backoff.reset();
+        if (m_paused.exchange(false)) {
+          spdlog::info("{}: {} takes the export again", m_options.name, target);
+        }
+        if (rejected > 0) {
+          // Not sent again: the collector decided, and the same spans would
+          // be rejected again (the specification: do not retry).
+          spdlog::warn("{}: the collector accepted the request but rejected {} of its {} spans", m_options.name,
+                       rejected, units);
+        }
+        return Delivery::acknowledged;
+      }
+      case Verdict::split: {
+        // Too large as it is: each half on its own.
+        const std::size_t middle = first + (last - first) / 2;
+        const Delivery first_half = deliver(db, first, middle);
+        if (first_half != Delivery::acknowledged && first_half != Delivery::dropped) {
+          return first_half;
+        }
+        return deliver(db, middle, last);
+      }
+      case Verdict::drop: {
+        // Rejected as malformed (HTTP 400, gRPC INVALID_ARGUMENT), or one
+        // session too large alone (413): sending it again cannot change the
+        // answer. Counted by reason and named, not retried; the export goes on.
+        const std::string failure = answer.status + " from " + target + ": sessions dropped (" +
+                                    std::string(db::to_string(judgement.reason)) + ")";
+        m_failures.fetch_add(1);
+        m_backoff.reset();
+        m_paused.store(false);
+        spdlog::error(
+            "{}: {} rejected {} sessions ({} spans) with {}, which sending them again cannot "
+            "change: dropped ({}): {}",
+            m_options.name, target, ids.size(), units, answer.status, db::to_string(judgement.reason), answer.said);
+        db::drop_pending(db, ids, judgement.reason, failure);
+        return Delivery::dropped;
+      }
+      case Verdict::retry:
+        break;
+    }
+    reason = answer.status + " from " + target;
+    if (!answer.hint.empty()) {
+      reason += ": " + answer.hint;
+    }
+    if (!answer.said.empty()) {
+      reason += " (it said: " + answer.said + ")";
+    }
+    retry_after = answer.retry_after;
+  } catch (const TransportError& e) {
+    reason = e.what();
+  }
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_stopping) {
+      return Delivery::stopping;
+    }
+  }
+  m_failures.fetch_add(1);
+  m_paused.store(true);
+  db::record_failure(db, reason);
+  const std::chrono::milliseconds wait = m_backoff.next(retry_after);
+  spdlog::warn("{}: export paused: {}; the queue is kept ({} sessions in this request); trying again in {} ms",
+               m_options.name, reason, ids.size(), wait.count());
+  return Delivery::retry_later;
+}
+
+}  // namespace trace2d::exporter

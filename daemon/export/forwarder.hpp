@@ -1,0 +1,116 @@
+#pragma once
+// The durable forwarder: everything an export does whatever its backend.
+// On its own thread and its own database connection, never on the ingest
+// path, it takes each round's queued sessions that have finished, the
+// senders (uids) taking turns (db/otlp_queue.hpp), within the round's
+// bounds (sessions, likely units, their stored bytes), has its Sender
+// (sender.hpp) build and send them, and judges the answer
+// (delivery_policy.hpp). A session leaves the queue only when the
+// collector accepted it, or rejected it in a way sending it again cannot
+// change (malformed; too large for a single session): dropped, counted by
+// reason. Any other answer, or none, pauses the export and keeps the queue:
+// a wrong token or path loses nothing, and fixing it delivers everything.
+// So a restart, a crash or a collector outage neither loses nor repeats
+// what was acknowledged; a request in flight at SIGTERM gets a bounded
+// wait for its answer, and one cut off is sent again (delivery is at least
+// once). Retries wait for the collector's Retry-After or back off
+// exponentially with jitter; the queue waits in the database meanwhile, so
+// memory stays bounded by one round.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "daemon/export/delivery_policy.hpp"
+#include "daemon/export/sender.hpp"
+#include "db/otlp_queue.hpp"
+#include "db/sqlite.hpp"
+
+namespace trace2d::exporter {
+
+struct ForwarderOptions {
+  std::size_t max_sessions_per_request = 256;
+  // Units (spans) in one request at most: the round's likely units (one
+  // for two events: an enter and its leave) decide which sessions it
+  // loads, the sender stops building there.
+  std::size_t max_units_per_request = 8192;
+  // The stored bytes of a round's sessions' events at most (a session over
+  // it goes alone, loaded as a slice): the forwarder's memory.
+  std::size_t max_bytes_per_request = 4 << 20;
+  std::chrono::milliseconds poll{500};           // how often the queue is looked at when idle
+  std::chrono::milliseconds max_backoff{60000};  // the longest wait between attempts (Retry-After wins)
+  // At stop(), how long a request in flight may take to be answered, so
+  // that an acknowledged request is not sent again after a restart.
+  std::chrono::milliseconds shutdown_wait{5000};
+  std::string name = "export";            // its log lines' prefix, and its thread's name after "trace2d-"
+  std::function<void()> on_thread_start;  // run first on its thread (its scheduling policy)
+};
+
+class Forwarder {
+ public:
+  Forwarder(std::string db_path, ForwarderOptions options, std::unique_ptr<Sender> sender);
+  ~Forwarder();
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  void start();
+  // Ends the thread: no new request starts; a request in flight gets up to
+  // `shutdown_wait` for its answer (and its acknowledgement is committed),
+  // then is aborted. What is not acknowledged stays queued for the next run.
+  void stop();
+
+  [[nodiscard]] std::uint64_t delivered_units() const { return m_delivered_units.load(); }
+  [[nodiscard]] std::uint64_t failures() const { return m_failures.load(); }
+  // True while the latest attempt failed and the export waits to try again.
+  [[nodiscard]] bool paused() const { return m_paused.load(); }
+  // The queue and the export's totals at the last count (about every
+  // second, also while the export is paused).
+  [[nodiscard]] db::ExportHealth health() const;
+
+ private:
+  enum class Delivery { acknowledged, dropped, retry_later, stopping };
+  // A round takes at most max_sessions_per_request / this of one uid's
+  // sessions, so at least this many uids have a turn in every round.
+  static constexpr std::size_t k_uids_per_round = 8;
+
+  void run();
+  // One round: true when it sent something (more may wait).
+  bool export_round(db::Database& db);
+  // Sends m_round.items [first, last) as one request; halves on "too large".
+  Delivery deliver(db::Database& db, std::size_t first, std::size_t last);
+  // Sends unless stopping (nullopt then: nothing was sent), marking the
+  // request in flight for stop(). Throws TransportError.
+  std::optional<CollectorAnswer> send(std::string& body);
+  bool wait_for(std::chrono::milliseconds delay);  // false: stopping
+  void count(db::Database& db);                    // health(), from the database
+
+  std::string m_db_path;
+  ForwarderOptions m_options;
+  std::unique_ptr<Sender> m_sender;
+  std::thread m_thread;
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  bool m_stopping = false;
+  bool m_in_flight = false;  // a request was sent and its answer is awaited (under m_mutex)
+  Backoff m_backoff;
+  // The uid whose turn comes first in the next round (db::next_pending).
+  std::int64_t m_next_uid = 0;
+  Round m_round;  // the round being delivered; on the forwarder's thread only
+  // The last request's body, whose memory the next one is written into
+  // (deliver()). On the forwarder's thread only.
+  std::string m_body;
+  std::atomic<std::uint64_t> m_delivered_units{0};
+  std::atomic<std::uint64_t> m_failures{0};
+  std::atomic<bool> m_paused{false};
+  mutable std::mutex m_health_mutex;
+  db::ExportHealth m_health;  // under m_health_mutex: a scrape reads it on an io thread
+};
+
+}  // namespace trace2d::exporter
