@@ -280,8 +280,14 @@ int Daemon::run() {
   log_database_setup(m_options.db_path, backend.setup());
   Sources sources(io, listeners, backend, status, m_options, m_fd_limit);
   std::unique_ptr<exporter::OtlpExporter> otlp_exporter = make_exporter(m_options);
-  std::unique_ptr<metrics::MetricsServer> metrics_server = make_metrics_server(
-      io, m_options, HealthFigures{backend, status, otlp_exporter.get(), durations.get(), m_options.db_path});
+  HealthFigures figures{backend, status, otlp_exporter != nullptr, {}, m_options.db_path};
+  for (const metrics::FigureSource* component : {static_cast<const metrics::FigureSource*>(otlp_exporter.get()),
+                                                 static_cast<const metrics::FigureSource*>(durations.get())}) {
+    if (component != nullptr) {
+      figures.components.push_back(component);
+    }
+  }
+  std::unique_ptr<metrics::MetricsServer> metrics_server = make_metrics_server(io, m_options, std::move(figures));
   std::unique_ptr<query::QueryService> query_service = make_query_service(m_options, listeners);
   backend.start();
   sources.start();

@@ -8,9 +8,7 @@
 
 #include "daemon/app/backend.hpp"
 #include "daemon/app/status_reporter.hpp"
-#include "daemon/export/forwarder.hpp"
 #include "daemon/metrics/process_metrics.hpp"
-#include "db/otlp_queue.hpp"
 #include "proto/timestamp.hpp"
 #include "trace2d/version.hpp"
 
@@ -132,45 +130,9 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
   }
 
   out.family("trace2d_otlp_export_enabled", Type::gauge, "1 when finished process trees are exported over OTLP.");
-  out.value(f.exporter != nullptr ? 1 : 0);
-  if (f.exporter != nullptr) {
-    const db::ExportHealth health = f.exporter->health();
-    out.family("trace2d_otlp_backlog_sessions", Type::gauge,
-               "Finished sessions queued for export, waiting to be sent (running ones are not counted), at the "
-               "exporter's last count.");
-    out.value(static_cast<double>(health.finished_sessions));
-    out.family("trace2d_otlp_oldest_queued_age_seconds", Type::gauge,
-               "How long ago the finished session first in the export queue received its last event; 0 when none "
-               "waits.");
-    const double now = static_cast<double>(proto::unix_now_us()) / 1e6;
-    out.value(health.oldest_finished_at ? std::max(0.0, now - *health.oldest_finished_at) : 0.0);
-    out.family("trace2d_otlp_last_success_timestamp_seconds", Type::gauge,
-               "When the collector last acknowledged a request (Unix time; absent before the first).");
-    if (health.last_success_at) {
-      out.value(*health.last_success_at);
-    }
-    out.family("trace2d_otlp_export_paused", Type::gauge,
-               "1 while the latest export attempt failed (refused, unreachable) and the queue waits for the next.");
-    out.value(f.exporter->paused() ? 1 : 0);
-    out.family("trace2d_otlp_dropped_sessions", Type::counter,
-               "Sessions that left the export queue unsent, by reason: bad_request (HTTP 400), too_large (HTTP 413 "
-               "for one session), retention (deleted while queued); since the database was made.");
-    for (const auto& [reason, sessions] : health.dropped) {
-      out.value({{"reason", reason}}, static_cast<double>(sessions));
-    }
-    out.family("trace2d_otlp_rejected_spans", Type::counter,
-               "Spans the collector rejected in requests it accepted (partial_success); since the database was "
-               "made.");
-    out.value(static_cast<double>(health.rejected_spans));
-    out.family("trace2d_otlp_exported_spans", Type::counter, "Spans the collector acknowledged since the daemon started.");
-    out.value(static_cast<double>(f.exporter->delivered_units()));
-    out.family("trace2d_otlp_export_failures", Type::counter,
-               "Export attempts that failed (retried later, or dropped as rejected) since the daemon started.");
-    out.value(static_cast<double>(f.exporter->failures()));
-  }
-
-  if (f.durations != nullptr) {
-    f.durations->write(out);
+  out.value(f.export_enabled ? 1 : 0);
+  for (const metrics::FigureSource* component : f.components) {
+    component->write_figures(out);
   }
   return std::move(out).finish();
 }

@@ -8,13 +8,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "daemon/metrics/duration_metrics.hpp"
 #include "daemon/metrics/exposition.hpp"
-
-namespace trace2d::exporter {
-class Forwarder;
-}
 
 namespace trace2d::app {
 
@@ -24,8 +20,10 @@ class StatusReporter;
 struct HealthFigures {
   Backend& backend;
   StatusReporter& status;
-  const exporter::Forwarder* exporter = nullptr;  // none: export is off
-  const metrics::DurationMetrics* durations = nullptr;
+  bool export_enabled = false;
+  // The parts that write their own families, in this order, after the
+  // daemon's (the export's forwarder, the duration histograms).
+  std::vector<const metrics::FigureSource*> components;
   std::string db_path;
 };
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/timestamp.hpp"
+
 namespace trace2d::exporter {
 
 Forwarder::Forwarder(std::string db_path, ForwarderOptions options, std::unique_ptr<Sender> sender)
@@ -55,6 +57,45 @@ void Forwarder::stop() {
 db::ExportHealth Forwarder::health() const {
   std::lock_guard lock(m_health_mutex);
   return m_health;
+}
+
+void Forwarder::write_figures(metrics::Exposition& out) const {
+  using metrics::Type;
+  const db::ExportHealth health = this->health();
+  const auto family = [&](std::string_view name, Type type, std::string_view help) {
+    out.family("trace2d_" + m_options.name + "_" + std::string(name), type, help);
+  };
+  family("backlog_sessions", Type::gauge,
+         "Finished sessions queued for export, waiting to be sent (running ones are not counted), at the "
+         "exporter's last count.");
+  out.value(static_cast<double>(health.finished_sessions));
+  family("oldest_queued_age_seconds", Type::gauge,
+         "How long ago the finished session first in the export queue received its last event; 0 when none "
+         "waits.");
+  const double now = static_cast<double>(proto::unix_now_us()) / 1e6;
+  out.value(health.oldest_finished_at ? std::max(0.0, now - *health.oldest_finished_at) : 0.0);
+  family("last_success_timestamp_seconds", Type::gauge,
+         "When the collector last acknowledged a request (Unix time; absent before the first).");
+  if (health.last_success_at) {
+    out.value(*health.last_success_at);
+  }
+  family("export_paused", Type::gauge,
+         "1 while the latest export attempt failed (refused, unreachable) and the queue waits for the next.");
+  out.value(paused() ? 1 : 0);
+  family("dropped_sessions", Type::counter,
+         "Sessions that left the export queue unsent, by reason: bad_request (HTTP 400), too_large (HTTP 413 "
+         "for one session), retention (deleted while queued); since the database was made.");
+  for (const auto& [reason, sessions] : health.dropped) {
+    out.value({{"reason", reason}}, static_cast<double>(sessions));
+  }
+  family("rejected_spans", Type::counter,
+         "Spans the collector rejected in requests it accepted (partial_success); since the database was made.");
+  out.value(static_cast<double>(health.rejected_spans));
+  family("exported_spans", Type::counter, "Spans the collector acknowledged since the daemon started.");
+  out.value(static_cast<double>(delivered_units()));
+  family("export_failures", Type::counter,
+         "Export attempts that failed (retried later, or dropped as rejected) since the daemon started.");
+  out.value(static_cast<double>(failures()));
 }
 
 void Forwarder::count(db::Database& db) {

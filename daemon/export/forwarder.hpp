@@ -30,6 +30,7 @@
 
 #include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/sender.hpp"
+#include "daemon/metrics/exposition.hpp"
 #include "db/otlp_queue.hpp"
 #include "db/sqlite.hpp"
 
@@ -53,10 +54,10 @@ struct ForwarderOptions {
   std::function<void()> on_thread_start;  // run first on its thread (its scheduling policy)
 };
 
-class Forwarder {
+class Forwarder : public metrics::FigureSource {
  public:
   Forwarder(std::string db_path, ForwarderOptions options, std::unique_ptr<Sender> sender);
-  ~Forwarder();
+  virtual ~Forwarder();
   Forwarder(const Forwarder&) = delete;
   Forwarder& operator=(const Forwarder&) = delete;
 
@@ -73,6 +74,9 @@ class Forwarder {
   // The queue and the export's totals at the last count (about every
   // second, also while the export is paused).
   [[nodiscard]] db::ExportHealth health() const;
+  // The export's families (trace2d_<name>_backlog_sessions, ...,
+  // docs/metrics.md), from health() and the counters: no database read.
+  void write_figures(metrics::Exposition& out) const override;
 
  private:
   enum class Delivery { acknowledged, dropped, retry_later, stopping };

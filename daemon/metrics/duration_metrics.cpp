@@ -216,7 +216,7 @@ void DurationMetrics::on_region(const stitch::RegionRecord& region, std::int64_t
                     *region.elapsed);
 }
 
-void DurationMetrics::write(Exposition& out) const {
+void DurationMetrics::write_figures(Exposition& out) const {
   std::lock_guard lock(m_mutex);
   std::vector<Label> labels;
   const auto histograms = [&](const Family& family) {

@@ -46,7 +46,7 @@ enum class RepoLabel : std::uint8_t { none, nickname, worktree };
 // "none", "nickname", "worktree"; nothing for anything else.
 [[nodiscard]] std::optional<RepoLabel> parse_repo_label(std::string_view text);
 
-class DurationMetrics final : public stitch::StitchedConsumer {
+class DurationMetrics final : public stitch::StitchedConsumer, public FigureSource {
  public:
   struct Options {
     std::vector<RegionSelector> regions;
@@ -67,7 +67,7 @@ class DurationMetrics final : public stitch::StitchedConsumer {
   void close() override {}
 
   // Appends the families to a scrape (any thread).
-  void write(Exposition& out) const;
+  void write_figures(Exposition& out) const override;
 
  private:
   struct Series {

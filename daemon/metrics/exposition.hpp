@@ -70,6 +70,18 @@ class Exposition {
   Type m_type = Type::gauge;
 };
 
+// A part of the daemon that writes its own families into a scrape (the
+// export's forwarder, the duration histograms): /metrics asks each one it
+// was given, so a figure is declared where it is counted. Called on an io
+// thread: what it reads must be safe to read from there.
+class FigureSource {
+ public:
+  virtual void write_figures(Exposition& out) const = 0;
+
+ protected:
+  ~FigureSource() = default;
+};
+
 // A label value as the formats quote it (backslash, double quote, newline).
 [[nodiscard]] std::string escape_label_value(std::string_view value);
 // A number as both formats write it: integers without a fraction, "+Inf".

@@ -35,7 +35,7 @@ stitch::RegionRecord region(std::int64_t session, std::int64_t seq, std::string 
 
 std::string scrape(const DurationMetrics& metrics) {
   Exposition out(Format::text);
-  metrics.write(out);
+  metrics.write_figures(out);
   return std::move(out).finish();
 }
 
