@@ -9,12 +9,6 @@
 #include "proto/event.hpp"
 
 namespace trace2d::model::loading {
-namespace {
-
-constexpr std::int64_t k_exec = db::stored_type(proto::EventKind::exec);
-
-}  // namespace
-
 std::vector<std::string> string_array(simdjson::dom::element value) {
   simdjson::dom::array array;
   if (value.get(array) != simdjson::SUCCESS) {
@@ -122,7 +116,7 @@ void add_exec_event(std::int64_t type, std::int64_t seq, std::optional<std::stri
   if (obj["exec_id"].get(exec_id) != simdjson::SUCCESS) {
     return;
   }
-  if (type != k_exec) {
+  if (type != db::stored_type(proto::EventKind::exec)) {
     std::int64_t code = -1;
     results.push_back(ExecResult{exec_id, seq, obj["code"].get(code) == simdjson::SUCCESS ? code : -1, t});
     return;
