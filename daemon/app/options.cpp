@@ -1,11 +1,13 @@
 #include "daemon/app/options.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <optional>
 #include <string>
 
+#include "daemon/export/http_client.hpp"
 #include "daemon/source/runtime_dir.hpp"
 #include "db/default_paths.hpp"
 #include "otlp/resource.hpp"
@@ -131,6 +133,58 @@ OtelSettings apply_otel_environment(DaemonOptions& options) {
     }
   }
   return set;
+}
+
+std::string DaemonOptions::log_level_problem(const std::string& level) {
+  for (const char* known : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
+    if (level == known) {
+      return {};
+    }
+  }
+  return fmt::format("must be one of trace, debug, info, warn, error, critical, off; not '{}'", level);
+}
+
+std::string DaemonOptions::log_target_problem(const std::string& target) {
+  if (target == "stderr" || target == "journal" || (!target.empty() && target.front() == '/' && target.back() != '/')) {
+    return {};
+  }
+  return fmt::format("must be stderr, journal or an absolute file path, not '{}'", target);
+}
+
+std::string DaemonOptions::endpoint_problem(const std::string& url) {
+  std::string error;
+  if (url.empty() || exporter::parse_endpoint(otlp_traces_url(url), error)) {
+    return {};
+  }
+  return fmt::format("is not usable: '{}': {}", url, error);
+}
+
+// The traces URL, POSTed to as it is (no /v1/traces appended).
+std::string DaemonOptions::traces_endpoint_problem(const std::string& url) {
+  std::string error;
+  if (url.empty() || exporter::parse_endpoint(url, error)) {
+    return {};
+  }
+  return fmt::format("is not usable: '{}': {}", url, error);
+}
+
+std::string DaemonOptions::protocol_problem(const std::string& protocol) {
+  return protocol == "http/protobuf" || protocol == "http/json" || protocol == "grpc"
+             ? std::string()
+             : fmt::format("must be http/protobuf, http/json or grpc, not '{}'", protocol);
+}
+
+std::string DaemonOptions::compression_problem(const std::string& compression) {
+  return compression == "gzip" || compression == "none" ? std::string()
+                                                        : fmt::format("must be gzip or none, not '{}'", compression);
+}
+
+std::string DaemonOptions::header_problem(const std::string& header) {
+  const auto equals = header.find('=');
+  if (equals == std::string::npos || equals == 0 || header.find_first_of("\r\n") != std::string::npos) {
+    return fmt::format("lists a header that is not name=value on one line: '{}'", header);
+  }
+  return {};
 }
 
 }  // namespace trace2d::app

@@ -17,8 +17,10 @@
 #include "daemon/metrics/metrics_settings.hpp"
 #include "daemon/pipeline/ingest_worker.hpp"
 #include "daemon/query/query_service.hpp"
+#include "daemon/settings/setting.hpp"
 #include "daemon/source/dgram_receiver.hpp"
 #include "daemon/source/dir_watcher.hpp"
+#include "daemon/source/socket_file.hpp"
 #include "daemon/source/socket_options.hpp"
 #include "daemon/source/stream_reader.hpp"
 #include "daemon/stitch/stitcher.hpp"
@@ -92,6 +94,119 @@ struct DaemonOptions {
   exporter::ExporterOptions exporter;
   metrics::MetricsSettings metrics;  // the /metrics endpoint and its histograms (docs/metrics.md)
   query::QuerySettings query;        // the query service (docs/security.md, "Per-user access")
+
+  // Every setting, in the order of the file: the daemon's own, declared
+  // here beside their members (the ones it uses itself, shares between its
+  // parts, or sets from the OTEL_* variables too), and each component's,
+  // declared beside its options. `Self` is DaemonOptions or const
+  // DaemonOptions; the visitor is daemon/settings/setting.hpp's.
+  template <typename Self, typename Visitor>
+  static void visit_settings(Self& o, Visitor& v) {
+    using settings::absolute_path_or_empty;
+    using settings::any_text;
+    using settings::k_day_ms;
+    using settings::k_hour_ms;
+    using settings::k_mib;
+    using settings::Key;
+    using settings::not_empty;
+    using settings::Range;
+    using settings::Reload;
+    using source::socket_path_problem;
+    v.text(Key{"database", "path", "--db", "PATH", "SQLite database path"}, o.db_path, not_empty);
+    store::StoreWriter::Options::visit_settings(o.store_writer, v);
+
+    v.text(Key{"stream", "path", "--socket", "PATH", "Stream socket path (absolute; \"\": none)"}, o.stream.path,
+           socket_path_problem);
+    v.mode(Key{"stream", "mode", "--socket-mode", "MODE", "Permissions of the stream socket file (octal)"},
+           o.stream.mode);
+    v.text(Key{"stream", "owner", "--socket-owner", "USER", "Owner of the stream socket file (name or uid)"},
+           o.stream.owner, any_text);
+    v.text(Key{"stream", "group", "--socket-group", "GROUP", "Group of the stream socket file (name or gid)"},
+           o.stream.group, any_text);
+    source::StreamReader::Options::visit_settings(o.stream_reader, v);
+
+    v.text(Key{"dgram", "path", "--dgram-socket", "PATH", "Datagram socket path (absolute; \"\": none)"}, o.dgram.path,
+           socket_path_problem);
+    v.mode(Key{"dgram", "mode", "--dgram-socket-mode", "MODE", "Permissions of the datagram socket file (octal)"},
+           o.dgram.mode);
+    v.text(Key{"dgram", "owner", "--dgram-socket-owner", "USER", "Owner of the datagram socket file (name or uid)"},
+           o.dgram.owner, any_text);
+    v.text(Key{"dgram", "group", "--dgram-socket-group", "GROUP", "Group of the datagram socket file (name or gid)"},
+           o.dgram.group, any_text);
+    source::DgramReceiver::Options::visit_settings(o.dgram_receiver, v);
+    pipeline::IngestWorker::Options::visit_settings(o.ingest_worker, v);
+
+    source::DirWatcher::Options::visit_settings(o.directories, v);
+
+    v.integer(Key{"limits", "queue_max_mib", "--max-queue-mib", "MIB", "Memory for events read but not yet committed"},
+              o.max_queue_bytes, Range{1, 1LL << 20, k_mib});
+    v.integer(Key{"limits", "overflow_wait_ms", "--overflow-wait-ms", "MS",
+                  "At the memory bound, pause reading this long before dropping"},
+              o.overflow_wait, Range{0, k_hour_ms});
+    v.integer(Key{"limits", "max_line_bytes", "--max-line-bytes", "BYTES",
+                  "Longest event line accepted; longer lines are rejected"},
+              o.max_line_bytes, Range{1024, 1LL << 30});
+    v.integer(Key{"limits", "io_threads", "--io-threads", "N", "Threads reading sockets"}, o.io_threads, Range{1, 64});
+    v.boolean(Key{"limits", "batch_scheduling", "--batch-scheduling", "",
+                  "Run the parse, store and export threads under SCHED_BATCH, so git goes first"},
+              o.batch_scheduling);
+    v.integer(Key{"limits", "per_uid_connections", "--per-uid-connections", "N",
+                  "Stream connections one uid may hold open (0: all but a share kept for other uids)"},
+              o.per_uid_connections, Range{0, 1LL << 24});
+    stitch::Stitcher::Options::visit_settings(o.stitcher, v);
+
+    store::RetentionSettings::visit_settings(o.retention, v);
+
+    v.integer(
+        Key{"shutdown", "grace_ms", "--shutdown-grace-ms", "MS", "On SIGTERM, keep reading open connections this long"},
+        o.shutdown_grace, Range{0, k_hour_ms});
+    v.integer(Key{"shutdown", "give_up_after_ms", "--give-up-after-ms", "MS",
+                  "On SIGTERM, stop retrying a failing database after this long"},
+              o.store_give_up_after, Range{0, k_day_ms});
+
+    v.text(Key{"otlp", "endpoint", "--otlp-endpoint", "URL",
+               "OTLP collector to export process trees to; over HTTP a base URL: /v1/traces is appended (\"\": no "
+               "export)"},
+           o.otlp_endpoint, endpoint_problem);
+    v.text(Key{"otlp", "traces_endpoint", "--otlp-traces-endpoint", "URL",
+               "The collector's traces URL, used as is; wins over otlp.endpoint (\"\": none)"},
+           o.otlp_traces_endpoint, traces_endpoint_problem);
+    v.text(Key{"otlp", "protocol", "--otlp-protocol", "P",
+               "http/protobuf, http/json or grpc (port 4317 when the endpoint names none)"},
+           o.otlp_protocol, protocol_problem);
+    v.text(Key{"otlp", "compression", "--otlp-compression", "C", "none or gzip"}, o.otlp_compression,
+           compression_problem);
+    v.list(Key{"otlp", "headers", "--otlp-header", "NAME=VALUE",
+               "Extra request header, gRPC metadata over grpc (repeatable)"},
+           o.otlp_headers, header_problem);
+    v.text(Key{"otlp", "ca_file", "--otlp-ca-file", "PATH",
+               "https (HTTP or gRPC): PEM file of the CAs to trust (\"\": the system's)"},
+           o.otlp_ca_file, absolute_path_or_empty);
+    v.text(Key{"otlp", "client_cert", "--otlp-client-cert", "PATH", "https: client certificate (PEM)"},
+           o.otlp_client_cert, absolute_path_or_empty);
+    v.text(Key{"otlp", "client_key", "--otlp-client-key", "PATH", "https: the client certificate's key (PEM)"},
+           o.otlp_client_key, absolute_path_or_empty);
+    exporter::RuleSettings::visit_settings(o.export_rules, v);
+    exporter::ExporterOptions::visit_settings(o.exporter, v);
+
+    metrics::MetricsSettings::visit_settings(o.metrics, v);
+
+    query::QuerySettings::visit_settings(o.query, v);
+
+    v.text(Key{"log", "level", "--log-level", "LEVEL", "trace, debug, info, warn, error, critical, off", Reload::live},
+           o.log_level, log_level_problem);
+    v.text(Key{"log", "target", "--log-target", "TARGET", "stderr, journal, or an absolute file path"}, o.log_target,
+           log_target_problem);
+  }
+
+  // The checks of the daemon's own settings: the problem, or "" when fine.
+  static std::string log_level_problem(const std::string& level);
+  static std::string log_target_problem(const std::string& target);
+  static std::string endpoint_problem(const std::string& url);         // a base: /v1/traces is appended
+  static std::string traces_endpoint_problem(const std::string& url);  // POSTed to as it is
+  static std::string protocol_problem(const std::string& protocol);
+  static std::string compression_problem(const std::string& compression);
+  static std::string header_problem(const std::string& header);
 };
 
 // The traces URL of a base endpoint (`otlp_endpoint`): /v1/traces appended.

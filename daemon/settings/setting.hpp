@@ -4,8 +4,8 @@
 // it. A component declares the settings of its own options beside them, as
 // a `visit_settings(options, visitor)` over its members (the list is in
 // docs/architecture.md, "Where to change what"); the daemon's own settings
-// are declared in daemon/app/config_file_settings.hpp, which visits the
-// components' too.
+// are declared beside DaemonOptions' members (daemon/app/options.hpp),
+// whose visit_settings visits the components' too.
 // Loading, flags, checks, rendering, --help and the docs test are visitors
 // over that one list, so a setting declared once is known to all of them.
 //
@@ -57,6 +57,10 @@ inline constexpr std::int64_t k_mib = 1024 * 1024;
 
 inline std::string any_text(const std::string&) {
   return {};
+}
+
+inline std::string not_empty(const std::string& value) {
+  return value.empty() ? "must not be empty" : std::string();
 }
 
 // A path that is absolute, or "" (the setting's default is used then).
