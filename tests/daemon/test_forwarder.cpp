@@ -111,13 +111,15 @@ class ForwarderTest : public ::testing::Test {
     m_requests = sender_view->requests();
   }
 
-  [[nodiscard]] std::int64_t queued() const {
+  // Read while the forwarder writes: a busy database is waited for.
+  [[nodiscard]] std::int64_t query(const std::string& sql) const {
     db::Database check(m_path, db::OpenMode::read_only);
-    return check.query_int("SELECT count(*) FROM otlp_pending").value_or(-1);
+    check.set_busy_timeout(10000);
+    return check.query_int(sql).value_or(-1);
   }
+  [[nodiscard]] std::int64_t queued() const { return query("SELECT count(*) FROM otlp_pending"); }
   [[nodiscard]] std::int64_t status(const std::string& column) const {
-    db::Database check(m_path, db::OpenMode::read_only);
-    return check.query_int("SELECT " + column + " FROM otlp_export").value_or(-1);
+    return query("SELECT " + column + " FROM otlp_export");
   }
 
   test::TempDir m_dir;
@@ -160,8 +162,7 @@ TEST_F(ForwarderTest, WithheldSessionsLeaveUnsentAndAMalformedRequestIsDroppedOn
   EXPECT_EQ(queued(), 0);
   EXPECT_EQ(status("withheld_sessions"), 2);
   EXPECT_EQ(m_forwarder->delivered_units(), 0u);
-  db::Database check(m_path, db::OpenMode::read_only);
-  EXPECT_EQ(check.query_int("SELECT sum(sessions) FROM otlp_dropped WHERE reason = 'bad_request'"), 2);
+  EXPECT_EQ(query("SELECT sum(sessions) FROM otlp_dropped WHERE reason = 'bad_request'"), 2);
 }
 
 }  // namespace
