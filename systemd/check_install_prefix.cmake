@@ -6,7 +6,7 @@
 # Where the machine allows it (root, mount namespaces), the install runs
 # with /etc, /usr and /var as overlays whose changes are kept aside and
 # checked to be empty: that catches a write by any means. Elsewhere, the
-# install manifest and the configuration file's place are checked.
+# files the install names and the configuration file's place are checked.
 #
 #   cmake -D BUILD_DIR=<build> -D WORK_DIR=<scratch> -P check_install_prefix.cmake
 foreach(_var BUILD_DIR WORK_DIR)
@@ -50,7 +50,7 @@ if(_uid STREQUAL "0" AND EXISTS /usr/bin/unshare)
   endif()
 endif()
 if(NOT _staged)
-  message("no mount namespace here (not root, or not allowed): checking the manifest only")
+  message("no mount namespace here (not root, or not allowed): checking the files the install names only")
   execute_process(COMMAND ${_install} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
 endif()
 message("${_out}${_err}")
@@ -74,12 +74,18 @@ if(_staged)
   endforeach()
 endif()
 
-# Every file the install recorded is under the prefix.
-file(STRINGS "${BUILD_DIR}/install_manifest.txt" _manifest)
-foreach(_file IN LISTS _manifest)
+# Every file this install says it wrote is under the prefix. Its own output,
+# not the build directory's install_manifest.txt: another install of the same
+# build directory may have rewritten that meanwhile.
+string(REGEX MATCHALL "-- (Installing|Up-to-date): [^\n]*" _installed "${_out}")
+if(NOT _installed)
+  list(APPEND _wrong "(the install named no file it wrote)")
+endif()
+foreach(_line IN LISTS _installed)
+  string(REGEX REPLACE "^-- [^:]*: " "" _file "${_line}")
   string(FIND "${_file}" "${_prefix}/" _at)
   if(NOT _at EQUAL 0)
-    list(APPEND _wrong "${_file} (in the manifest, outside the prefix)")
+    list(APPEND _wrong "${_file} (installed outside the prefix)")
   endif()
 endforeach()
 # The configuration file is the prefix's own.
