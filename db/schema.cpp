@@ -921,7 +921,28 @@ SELECT e.session, e.seq, e.type, e.thread, e.time_us, e.file, e.line,
   LEFT JOIN names ke ON ke.id = e.key;
 )sql";
 
-constexpr std::array<Migration, 20> k_migrations{{
+// Version 21: the two indexes by parent hold children only. They serve
+// children.child_sid (a parent's child by pid, or by command and start),
+// whose every lookup names a parent (`parent_sid = ...`, which SQLite knows
+// implies NOT NULL); a root session's entries, most of them with a NULL
+// parent, were never read, yet every root paid for them on insert and in
+// pages (3% of a database of short commands: bench/costs.md, "Storage layout").
+// The statistics dropped with the indexes are written back as version 14
+// gave them.
+constexpr std::string_view k_v21 = R"sql(
+DROP INDEX sessions_parent;
+CREATE INDEX sessions_parent ON sessions (parent_sid, sid_pid) WHERE parent_sid IS NOT NULL;
+DROP INDEX sessions_parent_argv;
+CREATE INDEX sessions_parent_argv ON sessions (parent_sid, argv_key, process_start_us)
+  WHERE parent_sid IS NOT NULL;
+DELETE FROM sqlite_stat1 WHERE idx IN ('sessions_parent', 'sessions_parent_argv');
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('sessions', 'sessions_parent', '1000000 4 1'),
+  ('sessions', 'sessions_parent_argv', '1000000 4 2 1');
+ANALYZE sqlite_schema;
+)sql";
+
+constexpr std::array<Migration, 21> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -942,6 +963,7 @@ constexpr std::array<Migration, 20> k_migrations{{
     {18, "sessions: the bytes a session's row and index entries take, charged to its sender", k_v18},
     {19, "otlp export: paused_since, sessions dropped by reason", k_v19},
     {20, "event_store: a data event's key as a names id", k_v20},
+    {21, "sessions: the indexes by parent hold children only", k_v21},
 }};
 
 // Git's event types get the ids EventKind + 1 (event_types.hpp), seeded

@@ -144,10 +144,12 @@ std::uint64_t session_row_bytes(const stitch::SessionRecord& r) {
   entry(by_start.text(time(r.start_time_us)));
   RecordSize by_received;
   entry(by_received.text(k_time_text));
-  RecordSize by_parent;
-  entry(by_parent.text(parent_sid).integer(r.sid_pid));
-  RecordSize by_parent_argv;
-  entry(by_parent_argv.text(parent_sid).text(r.argv_key).integer(r.process_start_us));
+  if (parent_sid) {  // The indexes by parent hold children only (schema 21).
+    RecordSize by_parent;
+    entry(by_parent.text(parent_sid).integer(r.sid_pid));
+    RecordSize by_parent_argv;
+    entry(by_parent_argv.text(parent_sid).text(r.argv_key).integer(r.process_start_us));
+  }
   RecordSize by_uid;
   entry(by_uid.integer(r.peer_uid).text(k_time_text));
   return bytes;

@@ -199,4 +199,42 @@ TEST(Schema, Version16KeepsTheOldTreesInTreeSidAndPutsBackWhatTheSidSays) {
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
 }
 
+// Version 21: the indexes by parent hold children only; children.child_sid
+// still finds a child through them, by pid and by command and start.
+TEST(Schema, Version21KeepsRootsOutOfTheIndexesByParent) {
+  test::TempDir dir;
+  {
+    Database db(dir.file("s.db"), OpenMode::read_write_create);
+    EXPECT_EQ(apply_migrations(db, 20), 20);
+    db.exec(
+        "INSERT INTO sessions (sid, id, parent_sid, root_sid, depth, status, source, first_received,"
+        " last_received, sid_pid, argv_key, process_start_us, peer_uid) VALUES"
+        " ('r', 1, NULL, 'r', 0, 'complete', 'stream', 'x', 'x', 7, 'git fetch', 100, 0),"
+        " ('q', 2, NULL, 'q', 0, 'complete', 'stream', 'x', 'x', 9, 'git status', 100, 0),"
+        " ('r/c-P8', 3, 'r', 'r', 1, 'complete', 'stream', 'x', 'x', 8, 'git gc', 200, 0),"
+        " ('r/s-P5', 4, 'r', 'r', 1, 'complete', 'stream', 'x', 'x', 5, 'git repack', 300, 0)");
+    // Run directly (git knows the pid), and through a shell (its pid is the shell's).
+    db.exec(
+        "INSERT INTO child_store (session, child_id, pid, argv_key, start_us, end_us) VALUES"
+        " (1, 0, 8, 'git gc', 150, 250), (1, 1, 4, 'git repack', 250, 350)");
+    EXPECT_EQ(db.query_int("SELECT sum(ncell) FROM dbstat WHERE name = 'sessions_parent' AND pagetype = 'leaf'"), 4);
+  }
+  Database db = open_for_writing(dir.file("s.db"));
+  EXPECT_EQ(current_schema_version(db), latest_schema_version());
+  for (const char* index : {"sessions_parent", "sessions_parent_argv"}) {
+    EXPECT_EQ(
+        db.query_int(std::string("SELECT sum(ncell) FROM dbstat WHERE name = '") + index + "' AND pagetype = 'leaf'"),
+        2)
+        << index;
+    EXPECT_EQ(db.query_int(std::string("SELECT count(*) FROM sqlite_stat1 WHERE idx = '") + index + "'"), 1) << index;
+  }
+  EXPECT_EQ(db.query_text("SELECT group_concat(child_sid, ' ') FROM (SELECT child_sid FROM children"
+                          " WHERE sid = 'r' ORDER BY child_id)"),
+            "r/c-P8 r/s-P5");
+  const std::string plan = plan_of(db, "SELECT child_sid FROM children WHERE sid = 'r'");
+  EXPECT_NE(plan.find("sessions_parent "), std::string::npos) << plan;
+  EXPECT_NE(plan.find("sessions_parent_argv"), std::string::npos) << plan;
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+}
+
 }  // namespace trace2d::db
