@@ -4,8 +4,15 @@
 // The same nearest-rank percentile as the command_stats view, over a
 // bounded window of recent finished runs, so that the cost of asking stays
 // bounded however large the database grows.
+//
+// Per sender: a uid's runs are measured against that uid's runs only, each
+// sender with its own window. Otherwise one sender's flood of fast runs of
+// a command would make every other user's ordinary runs "slow" (sent in
+// more detail), and a flood of any runs would push the others' out of the
+// window.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -15,13 +22,25 @@ namespace trace2d::model {
 
 struct PercentileWindow {
   int days = 7;                   // runs that started this recently
-  std::int64_t max_runs = 500000;  // the newest this many at most
+  std::int64_t max_runs = 100000;  // each sender's newest this many at most
   std::int64_t min_runs = 20;      // fewer runs of a command give it no p99: one slow run is not a pattern
 };
 
-// cmd_name → p99 of elapsed (seconds), of the runs in the window that
-// exited (as command_stats: those with an elapsed).
-[[nodiscard]] std::unordered_map<std::string, double> command_p99(db::Database& db,
-                                                                   const PercentileWindow& window = {});
+// The p99 of elapsed (seconds) of each sender's commands, of the runs in
+// its window that exited (as command_stats: those with an elapsed).
+class CommandPercentiles {
+ public:
+  // The p99 of `cmd_name` among `uid`'s runs (no uid: `trace2d import`'s
+  // sessions), if it has enough of them.
+  [[nodiscard]] std::optional<double> p99(std::optional<std::int64_t> uid, const std::string& cmd_name) const;
+
+  void set(std::optional<std::int64_t> uid, std::string cmd_name, double p99);
+
+ private:
+  static constexpr std::int64_t k_no_uid = -1;  // never a uid: uid_t is unsigned
+  std::unordered_map<std::int64_t, std::unordered_map<std::string, double>> m_by_uid;
+};
+
+[[nodiscard]] CommandPercentiles command_p99(db::Database& db, const PercentileWindow& window = {});
 
 }  // namespace trace2d::model

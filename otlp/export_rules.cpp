@@ -310,8 +310,8 @@ bool ExportRules::is_slow(const model::ProcessInfo& process) const {
   if (!slow_by_p99) {
     return false;
   }
-  const auto p99 = command_p99.find(process.cmd_name);
-  return p99 != command_p99.end() && *process.elapsed > p99->second;
+  const auto p99 = command_p99.p99(process.owner.uid, process.cmd_name);
+  return p99 && *process.elapsed > *p99;
 }
 
 std::string_view ExportRules::raised_by(const model::ProcessInfo& process, DetailLevel chosen, bool failed) const {

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "model/command_percentiles.hpp"
 #include "model/process_tree.hpp"
 #include "proto/command_name.hpp"
 
@@ -116,11 +117,11 @@ struct ExportRules {
   std::optional<DetailLevel> outcome_level;
   // Slow: it took at least this many seconds (nullopt: no fixed bound)...
   std::optional<double> slow_seconds;
-  // ...or longer than its command's p99 (when slow_by_p99; cmd_name →
-  // seconds, filled by whoever reads the store, only for the commands with
-  // enough runs to have one: model/command_percentiles.hpp).
+  // ...or longer than its command's p99 among its sender's runs (when
+  // slow_by_p99; filled by whoever reads the store, only for the commands
+  // with enough runs to have one: model/command_percentiles.hpp).
   bool slow_by_p99 = false;
-  std::unordered_map<std::string, double> command_p99;
+  model::CommandPercentiles command_p99;
 
   // Adds a "pattern=level" rule ("git:status=drop"); throws
   // std::invalid_argument saying what is wrong with it.

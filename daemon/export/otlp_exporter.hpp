@@ -70,7 +70,7 @@ struct ExporterOptions {
                   "Send this host's name on the resource (host.name)"},
               o.resource.include_host_name);
     v.boolean(Key{"otlp", "slow_p99", "--otlp-slow-p99", "",
-                  "With outcome_detail: a run slower than its command's p99 (last 7 days) is slow"},
+                  "With outcome_detail: a run slower than its command's p99 (its sender's runs, last 7 days) is slow"},
               o.rules.slow_by_p99);
     v.integer(
         Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions", "N", "Sessions in one export request at most"},

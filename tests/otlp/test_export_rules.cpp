@@ -307,11 +307,17 @@ TEST(DetailByOutcome, FailedOrSlowRaisesTheLevelADropStays) {
   EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "slow");  // at least the bound
   rules.slow_seconds = 0.6;
   EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");
-  rules.command_p99 = {{"fetch", 0.4}, {"status", 0.9}};
+  fetch.owner.uid = 1000;
+  rules.command_p99.set(1001, "fetch", 0.1);  // another sender's fetches
+  rules.command_p99.set(1000, "status", 0.1);
+  rules.slow_by_p99 = true;
+  EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");  // no p99 of its sender's fetches
+  rules.command_p99.set(1000, "fetch", 0.4);
+  rules.slow_by_p99 = false;
   EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");  // p99s not asked for
   rules.slow_by_p99 = true;
   EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "slow");  // over its command's
-  rules.command_p99 = {{"fetch", 0.5}};
+  rules.command_p99.set(1000, "fetch", 0.5);
   EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");  // at the p99 is not over it
   fetch.elapsed.reset();  // never said how long it ran
   EXPECT_EQ(rules.raised_by(fetch, DetailLevel::summary, false), "");
