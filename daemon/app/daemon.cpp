@@ -156,7 +156,9 @@ std::unique_ptr<exporter::OtlpExporter> make_exporter(const DaemonOptions& optio
   o.resource = otlp::resource_settings_from_environment();
   o.resource.include_host_name = options.exporter.resource.include_host_name;
   options.export_rules.apply(o.rules);  // the configuration's checks refused bad entries already
-  o.on_thread_start = [batch = options.batch_scheduling] { use_background_scheduling(batch, "trace2d-otlp"); };
+  o.forwarding.on_thread_start = [batch = options.batch_scheduling] {
+    use_background_scheduling(batch, "trace2d-otlp");
+  };
   return std::make_unique<exporter::OtlpExporter>(options.db_path, std::move(o));
 }
 

@@ -8,15 +8,8 @@ namespace trace2d::exporter {
 namespace {
 
 ForwarderOptions forwarder_options(const ExporterOptions& options) {
-  ForwarderOptions o;
-  o.max_sessions_per_request = options.max_sessions_per_request;
-  o.max_units_per_request = options.max_spans_per_request;
-  o.max_bytes_per_request = options.max_bytes_per_request;
-  o.poll = options.poll;
-  o.max_backoff = options.max_backoff;
-  o.shutdown_wait = options.shutdown_wait;
-  o.name = "otlp";
-  o.on_thread_start = options.on_thread_start;
+  ForwarderOptions o = options.forwarding;
+  o.name = "otlp";  // its figures are trace2d_otlp_*, its thread trace2d-otlp
   return o;
 }
 

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -33,21 +32,11 @@ struct ExporterOptions {
   HttpClient::Headers headers;  // extra headers ("Authorization", ...); gRPC metadata for grpc
   TlsFiles tls;                 // for https
   std::optional<Proxy> proxy;   // the HTTP proxy the environment names for the endpoint (proxy.hpp)
-  std::size_t max_sessions_per_request = 256;
-  std::size_t max_spans_per_request = 8192;
-  // What one round loads, in the stored bytes of its sessions' events
-  // (sessions.stored_bytes): their rows, spans and the request are made
-  // from them, so this bounds the exporter's memory whatever the sessions
-  // hold. A session over it goes alone.
-  std::size_t max_bytes_per_request = 4 << 20;
-  std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
-  std::chrono::milliseconds max_backoff{60000};  // the longest wait between attempts (Retry-After wins)
-  // At stop(), how long a request in flight may take to be answered, so
-  // that an acknowledged request is not sent again after a restart.
-  std::chrono::milliseconds shutdown_wait{5000};
   otlp::ResourceSettings resource;
   otlp::ExportRules rules;  // detail levels, nickname, important data
-  std::function<void()> on_thread_start;  // run first on the exporter's thread (its scheduling policy)
+  // The forwarder's: a round's bounds (its units are spans), polling,
+  // backoff, the wait at stop, the thread's start (its scheduling policy).
+  ForwarderOptions forwarding;
 
   // The settings ([otlp], docs/configuration.md) that fill these members as
   // they are; the daemon makes the others from the [otlp] settings that
@@ -74,19 +63,19 @@ struct ExporterOptions {
               o.rules.slow_by_p99);
     v.integer(
         Key{"otlp", "batch_max_sessions", "--otlp-batch-max-sessions", "N", "Sessions in one export request at most"},
-        o.max_sessions_per_request, Range{1, 65536});
+        o.forwarding.max_sessions_per_request, Range{1, 65536});
     v.integer(Key{"otlp", "batch_max_spans", "--otlp-batch-max-spans", "N",
                   "Spans in one export request at most (a bigger session sends its first ones)"},
-              o.max_spans_per_request, Range{64, 1 << 20});
+              o.forwarding.max_units_per_request, Range{64, 1 << 20});
     v.integer(Key{"otlp", "batch_max_stored_mib", "--otlp-batch-max-stored-mib", "MIB",
                   "Stored bytes of the sessions one export request is made from, at most (the exporter's memory)"},
-              o.max_bytes_per_request, Range{1, 1024, settings::k_mib});
+              o.forwarding.max_bytes_per_request, Range{1, 1024, settings::k_mib});
     v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
                   "Longest wait between export attempts while the collector fails (Retry-After wins)"},
-              o.max_backoff, Range{100, k_hour_ms});
+              o.forwarding.max_backoff, Range{100, k_hour_ms});
     v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms", "MS",
                   "On SIGTERM, wait this long for the answer to an export request in flight"},
-              o.shutdown_wait, Range{0, 60000});
+              o.forwarding.shutdown_wait, Range{0, 60000});
   }
 };
 

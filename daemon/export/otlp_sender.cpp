@@ -26,7 +26,7 @@ std::unique_ptr<Transport> make_transport(const ExporterOptions& options) {
     o.timeout = options.timeout;
     o.headers = options.headers;
     o.tls = options.tls;
-    o.max_backoff = options.max_backoff;
+    o.max_backoff = options.forwarding.max_backoff;
     o.user_agent = "trace2d/" + options.resource.trace2d_version;
     return std::make_unique<OtlpGrpcTransport>(std::move(o));
   }

@@ -76,11 +76,11 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.ingest_worker.redact_url_credentials, b.ingest_worker.redact_url_credentials);
   EXPECT_EQ(a.otlp_endpoint, b.otlp_endpoint);
   EXPECT_EQ(a.otlp_traces_endpoint, b.otlp_traces_endpoint);
-  EXPECT_EQ(a.exporter.max_sessions_per_request, b.exporter.max_sessions_per_request);
-  EXPECT_EQ(a.exporter.max_spans_per_request, b.exporter.max_spans_per_request);
-  EXPECT_EQ(a.exporter.max_bytes_per_request, b.exporter.max_bytes_per_request);
-  EXPECT_EQ(a.exporter.max_backoff.count(), b.exporter.max_backoff.count());
-  EXPECT_EQ(a.exporter.shutdown_wait.count(), b.exporter.shutdown_wait.count());
+  EXPECT_EQ(a.exporter.forwarding.max_sessions_per_request, b.exporter.forwarding.max_sessions_per_request);
+  EXPECT_EQ(a.exporter.forwarding.max_units_per_request, b.exporter.forwarding.max_units_per_request);
+  EXPECT_EQ(a.exporter.forwarding.max_bytes_per_request, b.exporter.forwarding.max_bytes_per_request);
+  EXPECT_EQ(a.exporter.forwarding.max_backoff.count(), b.exporter.forwarding.max_backoff.count());
+  EXPECT_EQ(a.exporter.forwarding.shutdown_wait.count(), b.exporter.forwarding.shutdown_wait.count());
   EXPECT_EQ(a.export_rules.ruleset_key, b.export_rules.ruleset_key);
   EXPECT_EQ(a.export_rules.nicknames, b.export_rules.nicknames);
   EXPECT_EQ(a.export_rules.rulesets, b.export_rules.rulesets);
@@ -193,11 +193,11 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.otlp_endpoint, "http://collector:4318");
   EXPECT_EQ(o.otlp_traces_endpoint, "https://gateway.example/custom/traces");
   EXPECT_EQ(otlp_export_url(o), "https://gateway.example/custom/traces");  // as is, over the base
-  EXPECT_EQ(o.exporter.max_sessions_per_request, 64u);
-  EXPECT_EQ(o.exporter.max_spans_per_request, 2048u);
-  EXPECT_EQ(o.exporter.max_bytes_per_request, 9u << 20);
-  EXPECT_EQ(o.exporter.max_backoff.count(), 15000);
-  EXPECT_EQ(o.exporter.shutdown_wait.count(), 2500);
+  EXPECT_EQ(o.exporter.forwarding.max_sessions_per_request, 64u);
+  EXPECT_EQ(o.exporter.forwarding.max_units_per_request, 2048u);
+  EXPECT_EQ(o.exporter.forwarding.max_bytes_per_request, 9u << 20);
+  EXPECT_EQ(o.exporter.forwarding.max_backoff.count(), 15000);
+  EXPECT_EQ(o.exporter.forwarding.shutdown_wait.count(), 2500);
   EXPECT_EQ(o.export_rules.ruleset_key, "otel.trace2.ruleset");
   EXPECT_EQ(o.export_rules.nicknames, (std::vector<std::string>{"monorepo=verbose", "big=rs:fetch"}));
   EXPECT_EQ(o.export_rules.rulesets, std::vector<std::string>{"rs:fetch git:fetch=verbose *=drop"});

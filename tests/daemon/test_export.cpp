@@ -608,7 +608,7 @@ TEST(OtlpExporter, ARoundHoldsSessionsUpToItsBoundInStoredBytesABigOneAlone) {
   ExporterOptions options;
   options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
   options.resource.host_name = "test-host";
-  options.max_bytes_per_request = 1024 * 1024;  // three sessions of 300 KiB, not four
+  options.forwarding.max_bytes_per_request = 1024 * 1024;  // three sessions of 300 KiB, not four
   OtlpExporter exporter(path, options);
   exporter.start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -667,7 +667,7 @@ TEST(OtlpExporter, AHugeSessionIsSentAsItsFirstEventsWithinTheRoundsBounds) {
   ExporterOptions options;
   options.url = "http://127.0.0.1:" + std::to_string(collector.port) + "/v1/traces";
   options.resource.host_name = "test-host";
-  options.max_bytes_per_request = 1 << 20;
+  options.forwarding.max_bytes_per_request = 1 << 20;
   options.protocol = Protocol::http_json;  // the attribute's name is in the body as text
   OtlpExporter exporter(path, options);
   exporter.start();
