@@ -118,6 +118,11 @@ std::optional<std::int64_t> integer(simdjson::dom::element e, std::string_view k
   return e[key].get(n) == simdjson::SUCCESS ? std::optional<std::int64_t>(n) : std::nullopt;
 }
 
+double real(simdjson::dom::element e, std::string_view key) {
+  double x = 0;
+  return e[key].get(x) == simdjson::SUCCESS ? x : 0;
+}
+
 std::string minified(simdjson::dom::element e, std::string_view key) {
   simdjson::dom::element v;
   return e[key].get(v) == simdjson::SUCCESS ? std::string(simdjson::minify(v)) : std::string();
@@ -301,6 +306,7 @@ struct Region {
   Nested data;
   double start_us = 0;
   double end_us = 0;
+  double t_rel = 0;   // git's own elapsed (region_leave's t_rel, the monotonic clock)
   bool left = false;  // closed by its region_leave
 };
 
@@ -332,9 +338,12 @@ double time_us(const std::string& time) {
   return (h * 3600.0 + m * 60.0) * 1e6 + std::round(s * 1e6);
 }
 
+// `clock_gap`: how far the summary's region seconds, from the events' wall
+// clock times as trace2receiver takes them, are from git's own elapsed.
 std::vector<Expected> expected_spans(const std::string& sid, const std::vector<std::string>& events,
                                      const Settings& settings, const EmitRules& rules,
-                                     std::map<std::string, std::string>& resource, std::set<std::string>& known_threads) {
+                                     std::map<std::string, std::string>& resource, std::set<std::string>& known_threads,
+                                     double& clock_gap) {
   simdjson::dom::parser parser;
   std::string version;
   std::vector<std::string> argv;
@@ -455,6 +464,7 @@ std::vector<Expected> expected_spans(const std::string& sid, const std::vector<s
       Region r = std::move(found->second.back());
       found->second.pop_back();
       r.end_us = time_us(str(e, "time"));
+      r.t_rel = real(e, "t_rel");
       r.left = true;
       regions.push_back(std::move(r));
     } else if (event == "data" || event == "data_json") {
@@ -624,6 +634,7 @@ std::vector<Expected> expected_spans(const std::string& sid, const std::vector<s
       if (r.left && r.category == settings.summary_region_category && r.label == settings.summary_region_label) {
         ++count;
         seconds += (r.end_us - r.start_us) / 1e6;
+        clock_gap += std::abs((r.end_us - r.start_us) / 1e6 - r.t_rel);
       }
     }
     if (count > 0) {
@@ -919,12 +930,14 @@ void expect_like_trace2receiver(const std::string& level, bool pii) {
   std::size_t compared = 0;
   std::map<std::string, double> expected_seconds;
   std::map<std::string, double> actual_seconds;
+  std::map<std::string, double> clock_gaps;
   std::set<std::string> keys_compared;
   for (const auto& [sid, lines] : events) {
     SCOPED_TRACE("sid " + sid);
     std::map<std::string, std::string> resource;
     std::set<std::string> known_threads;
-    const std::vector<Expected> expected = expected_spans(sid, lines, settings, rules, resource, known_threads);
+    const std::vector<Expected> expected =
+        expected_spans(sid, lines, settings, rules, resource, known_threads, clock_gaps[sid]);
     const auto found = actual_by_sid.find(sid);
     ASSERT_NE(found, actual_by_sid.end()) << "no spans for " << sid;
     std::multiset<std::string> want;
@@ -1001,8 +1014,13 @@ void expect_like_trace2receiver(const std::string& level, bool pii) {
     EXPECT_TRUE(keys_compared.contains(key)) << key << " was never compared";
   }
   for (const auto& [sid, seconds] : expected_seconds) {
-    // git's region times (wall clock) and elapsed (monotonic) differ by a few microseconds.
-    EXPECT_NEAR(actual_seconds[sid], seconds, 1e-4) << sid << ": the summary's region seconds";
+    // trace2d sums git's own elapsed (monotonic), trace2receiver the
+    // difference of the events' wall clock times. They differ by a few
+    // microseconds, and on a loaded host by however long git waited
+    // between reading the two clocks for an event (1.4 ms seen under ASan):
+    // the gap the events themselves show is allowed, nothing more.
+    EXPECT_NEAR(actual_seconds[sid], seconds, 1e-4 + clock_gaps[sid])
+        << sid << ": the summary's region seconds (clocks " << clock_gaps[sid] << " s apart)";
   }
   EXPECT_EQ(daemon.stop().exit_code, 0);
 }
