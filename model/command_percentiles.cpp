@@ -39,12 +39,7 @@ CommandPercentiles command_p99(db::Database& db, const PercentileWindow& window)
   // command is done here, where SQLite would sort the whole window by
   // (cmd_name, elapsed).
   db::Statement next_uid = db.prepare("SELECT min(peer_uid) FROM sessions WHERE peer_uid > ?1");
-  db::Statement runs = db.prepare(
-      "SELECT cmd_name, elapsed FROM sessions"
-      " WHERE peer_uid IS ?1 AND first_received >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)"
-      "   AND start_time >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)"
-      "   AND elapsed IS NOT NULL AND cmd_name IS NOT NULL"
-      " ORDER BY first_received DESC LIMIT ?3");
+  db::Statement runs = db.prepare(k_sender_runs_sql);
   const std::string since = "-" + std::to_string(window.days) + " days";
   CommandPercentiles percentiles;
   const auto measure = [&](std::optional<std::int64_t> uid) {
@@ -67,19 +62,18 @@ CommandPercentiles command_p99(db::Database& db, const PercentileWindow& window)
     }
   };
   measure(std::nullopt);
-  std::int64_t after = -1;
-  while (true) {
+  for (std::int64_t after = -1;;) {
     next_uid.bind_int(1, after);
     const bool found = next_uid.step() && !next_uid.column_is_null(0);
-    const std::int64_t uid = found ? next_uid.column_int(0) : 0;
+    if (found) {
+      after = next_uid.column_int(0);
+    }
     next_uid.reset();
     if (!found) {
-      break;
+      return percentiles;
     }
-    measure(uid);
-    after = uid;
+    measure(after);
   }
-  return percentiles;
 }
 
 }  // namespace trace2d::model

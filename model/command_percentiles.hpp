@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "db/sqlite.hpp"
@@ -40,6 +41,18 @@ class CommandPercentiles {
   static constexpr std::int64_t k_no_uid = -1;  // never a uid: uid_t is unsigned
   std::unordered_map<std::int64_t, std::unordered_map<std::string, double>> m_by_uid;
 };
+
+// One sender's runs in its window, newest first, by the index
+// (peer_uid, first_received): ?1 the uid (NULL: no uid), ?2 the window's
+// age ("-7 days"), ?3 its bound in runs. A command name over 128 bytes is
+// not a command git runs (git's are words like "fetch"): those runs have no
+// p99, so that a window never holds more than 128 bytes of name a run.
+inline constexpr std::string_view k_sender_runs_sql =
+    "SELECT cmd_name, elapsed FROM sessions"
+    " WHERE peer_uid IS ?1 AND first_received >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)"
+    "   AND start_time >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)"
+    "   AND elapsed IS NOT NULL AND length(cmd_name) <= 128"
+    " ORDER BY first_received DESC LIMIT ?3";
 
 [[nodiscard]] CommandPercentiles command_p99(db::Database& db, const PercentileWindow& window = {});
 

@@ -90,12 +90,32 @@ TEST(CommandPercentiles, EachSenderIsMeasuredAgainstItsOwnRuns) {
   EXPECT_FALSE(p99.p99(1002, "status"));
   EXPECT_FALSE(p99.p99(std::nullopt, "status"));  // the sample's own: too few
   // Each sender's runs by the index of its sessions, not a scan of all.
-  db::Statement plan = db.prepare(
-      "EXPLAIN QUERY PLAN SELECT cmd_name, elapsed FROM sessions WHERE peer_uid IS 1000"
-      " AND first_received >= '2026' ORDER BY first_received DESC LIMIT 10");
+  db::Statement plan = db.prepare("EXPLAIN QUERY PLAN " + std::string(model::k_sender_runs_sql));
   ASSERT_TRUE(plan.step());
   EXPECT_NE(std::string(plan.column_text(3)).find("USING INDEX sessions_uid"), std::string::npos)
       << plan.column_text(3);
+}
+
+// A command name no git sends (over 128 bytes, up to the 64 KiB a value may
+// keep) gets no p99: a sender cannot make the window hold its runs' long
+// names.
+TEST(CommandPercentiles, ACommandNameOver128BytesHasNone) {
+  SampleDatabase sample;
+  db::Database& db = sample.writer();
+  db::Statement owned =
+      db.prepare("UPDATE sessions SET elapsed = 1, status = 'complete', peer_uid = 1000 WHERE id = ?1");
+  for (const std::size_t length : {128, 129}) {
+    for (std::int64_t i = 0; i < 30; ++i) {
+      const std::int64_t id = static_cast<std::int64_t>(length) * 100 + i;
+      sample.insert_session(id, "long-" + std::to_string(id), std::string(length, 'x'), "running",
+                            sample.time_ago(k_hour_us), sample.time_ago(k_hour_us));
+      owned.bind_int(1, id);
+      owned.run();
+    }
+  }
+  const auto p99 = model::command_p99(db);
+  EXPECT_EQ(p99.p99(1000, std::string(128, 'x')), 1.0);
+  EXPECT_FALSE(p99.p99(1000, std::string(129, 'x')));
 }
 
 }  // namespace
