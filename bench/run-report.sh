@@ -508,12 +508,13 @@ on (into the same kind of receiver) against the same run's ingest without it.
 | | median (min–max) |
 |---|---|
 | spans/s | $(values export RESULT spans_per_s | cell int) |
-| spans per CPU-second of the exporter thread (\`trace2d-otlp\`) | $(values export RESULT spans_per_cpu_s | cell int) |
+| spans per CPU-second of the exporter's two threads (\`trace2d-otlp\` delivering, \`t2d-otlp-load\` loading) | $(values export RESULT spans_per_cpu_s | cell int) |
+| spans per CPU-second of the busier of the two (the rate two free cores allow) | $(values export RESULT spans_per_busier_thread_cpu_s | cell int) |
 | spans exported | $(values export RESULT spans | cell int) |
 | sessions exported | $(values export RESULT exported_sessions | cell int) |
 | spans per request | $(ratios export spans export requests | cell %.0f) |
 | spans/s over OTLP/gRPC (\`--protocol grpc\`, into \`otlp_grpc_sink\`) | $(values export-grpc RESULT spans_per_s | cell int) |
-| spans per CPU-second of the exporter thread, over OTLP/gRPC | $(values export-grpc RESULT spans_per_cpu_s | cell int) |
+| spans per CPU-second of the exporter's two threads, over OTLP/gRPC | $(values export-grpc RESULT spans_per_cpu_s | cell int) |
 | shape (i): events/s with the export on | $(values short-export RESULT events_per_s | cell int) |
 | shape (i): with / without the export, same run | $(ratios short-export events_per_s short-trace2d events_per_s | cell pct) |
 | shape (ii): events/s with the export on | $(values long-export RESULT events_per_s | cell int) |

@@ -28,7 +28,8 @@ void set_export_enabled(Database& db, bool enabled, const std::string& endpoint)
   update.run();
 }
 
-PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid) {
+PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid,
+                         const std::unordered_set<std::int64_t>& claimed) {
   Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
   Statement select = db.prepare(
       "SELECT p.session_id, s.sid, coalesce(s.tree_sid, s.root_sid), s.stored_bytes, s.event_count"
@@ -73,9 +74,13 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
       select.reset();
       select.bind_int(1, *uid);
       select.bind_int(2, sessions.empty() ? std::numeric_limits<std::int64_t>::min() : sessions.back().session_id);
-      select.bind_int(3, static_cast<std::int64_t>(std::min(per_uid, limit - taken)));
+      const std::size_t wanted = std::min(per_uid, limit - taken);
+      select.bind_int(3, static_cast<std::int64_t>(wanted + claimed.size()));
       const std::size_t before = sessions.size();
-      while (select.step()) {
+      while (sessions.size() - before < wanted && select.step()) {
+        if (claimed.contains(select.column_int(0))) {
+          continue;
+        }
         sessions.push_back({select.column_int(0), std::string(select.column_text(1)),
                             std::string(select.column_text(2)), *uid, select.column_int(3), select.column_int(4)});
       }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -47,8 +48,10 @@ struct PendingTurn {
 // and its sessions read, through the index otlp_pending (uid, session_id):
 // a round reads of the queue what it takes, and of each uid's its running
 // sessions at the head of its queue (which the stitcher bounds per uid).
-[[nodiscard]] PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid,
-                                       std::int64_t first_uid);
+// Sessions in `claimed` (a round already loaded or in flight: at most two
+// rounds' worth) are passed over, so a uid reads at most that many more.
+[[nodiscard]] PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid,
+                                       const std::unordered_set<std::int64_t>& claimed = {});
 
 // Where a session too big to load whole is cut for its export: its first
 // events (by seq), at most `max_events` of them and, the first whatever

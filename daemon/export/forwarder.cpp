@@ -22,14 +22,39 @@ Forwarder::~Forwarder() {
   stop();
 }
 
+namespace {
+
+// Names the calling thread, so that `top -H` and perf tell it apart (at
+// most 15 characters), and runs the options' start hook.
+void begin_thread(const std::string& name, const ForwarderOptions& options) {
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+  if (options.on_thread_start) {
+    options.on_thread_start();
+  }
+}
+
+// What the sender prepared on a connection goes before the connection does.
+class OpenedSender {
+ public:
+  OpenedSender(Sender& sender, db::Database& db) : m_sender(sender) { m_sender.open(db); }
+  ~OpenedSender() { m_sender.close(); }
+  OpenedSender(const OpenedSender&) = delete;
+  OpenedSender& operator=(const OpenedSender&) = delete;
+
+ private:
+  Sender& m_sender;
+};
+
+}  // namespace
+
 void Forwarder::start() {
   m_thread = std::thread([this] {
-    // Named so that `top -H` and perf tell it apart (at most 15 characters).
-    pthread_setname_np(pthread_self(), ("trace2d-" + m_options.name).substr(0, 15).c_str());
-    if (m_options.on_thread_start) {
-      m_options.on_thread_start();
-    }
+    begin_thread("trace2d-" + m_options.name, m_options);
     run();
+  });
+  m_loader_thread = std::thread([this] {
+    begin_thread("t2d-" + m_options.name + "-load", m_options);
+    load_rounds();
   });
 }
 
@@ -51,6 +76,9 @@ void Forwarder::stop() {
   m_sender->abort();
   if (m_thread.joinable()) {
     m_thread.join();
+  }
+  if (m_loader_thread.joinable()) {
+    m_loader_thread.join();
   }
 }
 
@@ -133,6 +161,18 @@ std::optional<CollectorAnswer> Forwarder::send(std::string& body) {
   return m_sender->send(body);
 }
 
+void Forwarder::restart_pipeline() {
+  std::optional<Loaded> dropped;  // freed outside the lock
+  {
+    std::lock_guard lock(m_mutex);
+    m_claimed.clear();
+    dropped = std::move(m_loaded);
+    m_loaded.reset();
+    ++m_generation;
+  }
+  m_wake.notify_all();
+}
+
 void Forwarder::run() {
   spdlog::info("{}: exporting finished process trees to {} ({})", m_options.name, m_sender->target(),
                m_sender->describe());
@@ -150,19 +190,13 @@ void Forwarder::run() {
       // fdatasync of the WAL every round: a fifth of the time export_bench
       // took (bench/README.md, "Export").
       db.exec("PRAGMA synchronous = NORMAL");
-      // What the sender prepared on this connection goes before it does.
-      struct Opened {
-        Sender& sender;
-        Opened(Sender& s, db::Database& db) : sender(s) { sender.open(db); }
-        ~Opened() { sender.close(); }
-        Opened(const Opened&) = delete;
-        Opened& operator=(const Opened&) = delete;
-      } opened(*m_sender, db);
       while (true) {
         db::set_export_enabled(db, true, m_sender->target());  // again after a recreated database
         m_sender->begin_round(db);
-        const bool sent = export_round(db);
-        const std::chrono::milliseconds delay = sent && m_backoff.current().count() == 0
+        const RoundOutcome outcome = export_round(db);
+        // The next round at once, unless this one failed (or found nothing
+        // to send): export_round() waited for the loader already.
+        const std::chrono::milliseconds delay = m_backoff.current().count() == 0 && outcome != RoundOutcome::not_sent
                                                     ? std::chrono::milliseconds(0)
                                                     : std::max(m_options.poll, m_backoff.current());
         // Counted here, on the forwarder's connection, so that /metrics
@@ -183,6 +217,7 @@ void Forwarder::run() {
       }
     } catch (const std::exception& e) {
       m_failures.fetch_add(1);
+      restart_pipeline();  // the round being delivered is given back
       spdlog::error("{}: {}; trying again in 5 s", m_options.name, e.what());
       if (!wait_for(std::chrono::seconds(5))) {
         return;
@@ -191,9 +226,50 @@ void Forwarder::run() {
   }
 }
 
-bool Forwarder::export_round(db::Database& db) {
+void Forwarder::load_rounds() {
+  while (true) {
+    try {
+      db::Database db(m_db_path, db::OpenMode::read_write_create);
+      db.set_busy_timeout(10000);
+      const OpenedSender opened(*m_sender, db);
+      while (true) {
+        {
+          // One round ahead at most: the next is read once this one is taken.
+          std::unique_lock lock(m_mutex);
+          m_wake.wait(lock, [this] { return m_stopping || !m_loaded; });
+          if (m_stopping) {
+            return;
+          }
+        }
+        if (!load_round(db) && !wait_for(m_options.poll)) {
+          return;
+        }
+      }
+    } catch (const std::exception& e) {
+      m_failures.fetch_add(1);
+      spdlog::error("{}: loading: {}; trying again in 5 s", m_options.name, e.what());
+      if (!wait_for(std::chrono::seconds(5))) {
+        return;
+      }
+    }
+  }
+}
+
+bool Forwarder::load_round(db::Database& db) {
+  std::unordered_set<std::int64_t> claimed;
+  std::int64_t first_uid = 0;
+  std::uint64_t generation = 0;
+  {
+    std::lock_guard lock(m_mutex);
+    claimed = m_claimed;  // the round being delivered: at most max_sessions_per_request
+    first_uid = m_next_uid;
+    generation = m_generation;
+  }
   const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
-  db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, m_next_uid);
+  db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, first_uid, claimed);
+  if (turn.sessions.empty()) {
+    return false;
+  }
   // The round offers the sessions, in turn order, whose stored bytes and
   // likely units (one for two events: an enter and its leave) fit its
   // bounds, the first always: loading more only to send them next round
@@ -213,23 +289,81 @@ bool Forwarder::export_round(db::Database& db) {
       }
     }
   }
-  // Their SIDs move to the sender; uids stay readable in the turn.
-  std::vector<db::PendingSession> offered(
-      std::make_move_iterator(turn.sessions.begin()),
-      std::make_move_iterator(turn.sessions.begin() + static_cast<std::ptrdiff_t>(taken)));
-  m_round = Round{};
-  m_sender->build(db, offered, m_options.max_units_per_request, m_options.max_bytes_per_request, m_round);
   // The next round starts with the first uid whose session waits for room,
   // so a uid whose sessions are big cannot keep the others' out.
-  m_next_uid = m_round.first_waiting < turn.sessions.size() ? turn.sessions[m_round.first_waiting].uid : turn.next_uid;
+  const std::int64_t next_uid = taken < turn.sessions.size() ? turn.sessions[taken].uid : turn.next_uid;
+  Loaded loaded;
+  loaded.session_ids.reserve(taken);
+  loaded.uids.reserve(taken);
+  for (std::size_t i = 0; i < taken; ++i) {
+    loaded.session_ids.push_back(turn.sessions[i].session_id);
+    loaded.uids.push_back(turn.sessions[i].uid);
+  }
+  turn.sessions.resize(taken);
+  loaded.round =
+      m_sender->load(db, std::move(turn.sessions), m_options.max_units_per_request, m_options.max_bytes_per_request);
+  {
+    std::lock_guard lock(m_mutex);
+    if (generation != m_generation) {
+      return true;  // the pipeline started over while this was read: read again
+    }
+    m_claimed.insert(loaded.session_ids.begin(), loaded.session_ids.end());
+    m_next_uid = next_uid;
+    m_loaded = std::move(loaded);
+  }
+  m_wake.notify_all();
+  return true;
+}
+
+Forwarder::RoundOutcome Forwarder::export_round(db::Database& db) {
+  Loaded loaded;
+  std::uint64_t generation = 0;
+  {
+    // Up to a second (when /metrics' figures are counted again) for the
+    // loader to read a round.
+    std::unique_lock lock(m_mutex);
+    if (!m_wake.wait_for(lock, std::chrono::seconds(1), [this] { return m_stopping || m_loaded; }) || m_stopping) {
+      return RoundOutcome::none_loaded;
+    }
+    loaded = std::move(*m_loaded);
+    m_loaded.reset();
+    generation = m_generation;
+  }
+  m_wake.notify_all();  // the loader reads the next round meanwhile
+  // Whatever this round did not take out of the queue (sessions waiting
+  // for room, or not found in their trees) the loader may offer again once
+  // the round is over; not after a restart, whose claims are new.
+  struct Released {
+    Forwarder& forwarder;
+    const std::vector<std::int64_t>& ids;
+    std::uint64_t generation;
+    ~Released() {
+      std::lock_guard lock(forwarder.m_mutex);
+      if (generation == forwarder.m_generation) {
+        for (const std::int64_t id : ids) {
+          forwarder.m_claimed.erase(id);
+        }
+      }
+    }
+  } released{*this, loaded.session_ids, generation};
+  m_round = Round{};
+  m_sender->build(std::move(loaded.round), m_options.max_units_per_request, m_round);
+  if (m_round.first_waiting < loaded.uids.size()) {
+    std::lock_guard lock(m_mutex);
+    m_next_uid = loaded.uids[m_round.first_waiting];  // its uid first in the next round picked
+  }
   if (!m_round.withheld.empty()) {
     db::withhold(db, m_round.withheld);
   }
   if (m_round.items.empty()) {
-    return !m_round.withheld.empty();
+    return m_round.withheld.empty() ? RoundOutcome::not_sent : RoundOutcome::sent;
   }
   const Delivery delivery = deliver(db, 0, m_round.items.size());
-  return delivery == Delivery::acknowledged || delivery == Delivery::dropped;
+  if (delivery == Delivery::retry_later) {
+    restart_pipeline();  // the round waits to be sent again, and the one loaded after it to be read again
+  }
+  return delivery == Delivery::acknowledged || delivery == Delivery::dropped ? RoundOutcome::sent
+                                                                             : RoundOutcome::not_sent;
 }
 
 Forwarder::Delivery Forwarder::deliver(db::Database& db, std::size_t first, std::size_t last) {

@@ -15,7 +15,15 @@
 // wait for its answer, and one cut off is sent again (delivery is at least
 // once). Retries wait for the collector's Retry-After or back off
 // exponentially with jitter; the queue waits in the database meanwhile, so
-// memory stays bounded by one round.
+// memory stays bounded by two rounds.
+//
+// Two threads make a pipeline: a loading thread picks the next round and
+// reads it from the database (on its own connection) while the delivering
+// thread builds, encodes and sends the round before, and commits its
+// answer. The sessions of both rounds are claimed, so the loader passes
+// them over; a round that is not delivered (the collector refused it, or
+// stopping) gives its sessions back, and the round loaded after it is read
+// again, as the whole pipeline starts over.
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +35,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/sender.hpp"
@@ -50,8 +60,10 @@ struct ForwarderOptions {
   // At stop(), how long a request in flight may take to be answered, so
   // that an acknowledged request is not sent again after a restart.
   std::chrono::milliseconds shutdown_wait{5000};
-  std::string name = "export";            // its log lines' prefix, and its thread's name after "trace2d-"
-  std::function<void()> on_thread_start;  // run first on its thread (its scheduling policy)
+  // Its log lines' prefix, and its threads' names ("trace2d-export",
+  // "t2d-export-load").
+  std::string name = "export";
+  std::function<void()> on_thread_start;  // run first on each of its threads (their scheduling policy)
 };
 
 class Forwarder : public metrics::FigureSource {
@@ -84,9 +96,21 @@ class Forwarder : public metrics::FigureSource {
   // sessions, so at least this many uids have a turn in every round.
   static constexpr std::size_t k_uids_per_round = 8;
 
+  // A round the loading thread has read, for the delivering thread.
+  struct Loaded {
+    std::vector<std::int64_t> session_ids;  // as offered, in the loaded round's order
+    std::vector<std::int64_t> uids;         // of each
+    std::unique_ptr<LoadedRound> round;
+  };
+  enum class RoundOutcome { sent, not_sent, none_loaded };
+
   void run();
-  // One round: true when it sent something (more may wait).
-  bool export_round(db::Database& db);
+  void load_rounds();  // the loading thread
+  // Reads the next round on the loading thread's connection; false when
+  // the queue has no unclaimed session to offer.
+  bool load_round(db::Database& db);
+  // One round: the next loaded one, waited for up to `poll`.
+  RoundOutcome export_round(db::Database& db);
   // Sends m_round.items [first, last) as one request; halves on "too large".
   Delivery deliver(db::Database& db, std::size_t first, std::size_t last);
   // Sends unless stopping (nullopt then: nothing was sent), marking the
@@ -94,21 +118,32 @@ class Forwarder : public metrics::FigureSource {
   std::optional<CollectorAnswer> send(std::string& body);
   bool wait_for(std::chrono::milliseconds delay);  // false: stopping
   void count(db::Database& db);                    // health(), from the database
+  // The pipeline starts over: every claim is given back and a loaded
+  // round not yet built is dropped (read again, as it may have changed).
+  void restart_pipeline();
 
   std::string m_db_path;
   ForwarderOptions m_options;
   std::unique_ptr<Sender> m_sender;
-  std::thread m_thread;
+  std::thread m_thread;         // delivering
+  std::thread m_loader_thread;  // loading
   std::mutex m_mutex;
   std::condition_variable m_wake;
   bool m_stopping = false;
   bool m_in_flight = false;  // a request was sent and its answer is awaited (under m_mutex)
   Backoff m_backoff;
-  // The uid whose turn comes first in the next round (db::next_pending).
+  // The pipeline, under m_mutex: the sessions of the round loaded and of
+  // the round being delivered (at most 2 * max_sessions_per_request); the
+  // loaded round, waiting to be built; the uid whose turn comes first in
+  // the next round the loader picks (db::next_pending); and a count of
+  // restarts, so that a round loaded before one is not used.
+  std::unordered_set<std::int64_t> m_claimed;
+  std::optional<Loaded> m_loaded;
   std::int64_t m_next_uid = 0;
-  Round m_round;  // the round being delivered; on the forwarder's thread only
+  std::uint64_t m_generation = 0;
+  Round m_round;  // the round being delivered; on the delivering thread only
   // The last request's body, whose memory the next one is written into
-  // (deliver()). On the forwarder's thread only.
+  // (deliver()). On the delivering thread only.
   std::string m_body;
   std::atomic<std::uint64_t> m_delivered_units{0};
   std::atomic<std::uint64_t> m_failures{0};

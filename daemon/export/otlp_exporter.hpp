@@ -68,7 +68,7 @@ struct ExporterOptions {
                   "Spans in one export request at most (a bigger session sends its first ones)"},
               o.forwarding.max_units_per_request, Range{64, 1 << 20});
     v.integer(Key{"otlp", "batch_max_stored_mib", "--otlp-batch-max-stored-mib", "MIB",
-                  "Stored bytes of the sessions one export request is made from, at most (the exporter's memory)"},
+                  "Stored bytes of the sessions one export request is made from, at most (two rounds in memory)"},
               o.forwarding.max_bytes_per_request, Range{1, 1024, settings::k_mib});
     v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
                   "Longest wait between export attempts while the collector fails (Retry-After wins)"},

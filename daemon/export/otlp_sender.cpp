@@ -70,8 +70,8 @@ void OtlpSender::open(db::Database& db) {
 }
 
 void OtlpSender::close() {
-  m_spans.clear();
-  m_trees.clear();
+  // Only what is on the loading thread: the round built stays with the
+  // delivering thread until its next build().
   m_loader.reset();
 }
 
@@ -86,29 +86,27 @@ void OtlpSender::begin_round(db::Database& db) {
   }
 }
 
-void OtlpSender::build(db::Database& db, std::vector<db::PendingSession>& offered, std::size_t max_spans,
-                       std::size_t max_bytes, Round& round) {
-  // The last round's spans are views of its trees: they go first.
-  m_spans.clear();
-  m_trees.clear();
-  round.items.clear();
-  round.withheld.clear();
-  round.first_waiting = offered.size();
-  if (offered.empty()) {
-    return;
-  }
-  const std::size_t taken = offered.size();
-  // The round's sessions are loaded together; each tree is built once, its
-  // sessions' spans in one walk, in the order the turns gave them.
-  std::vector<model::ExportSession> wanted;
-  wanted.reserve(taken);
-  std::unordered_map<std::int64_t, std::size_t> index_of;  // session id -> index in offered
-  for (std::size_t i = 0; i < taken; ++i) {
-    // Its SID moves (nothing below reads it); the root is compared below.
-    wanted.push_back({std::move(offered[i].sid), offered[i].tree_sid, owner_of(offered[i]), std::nullopt, 0});
-    index_of.emplace(offered[i].session_id, i);
-  }
+namespace {
+
+// A round as read: the sessions offered, in their order, and their trees' rows.
+struct OtlpLoadedRound final : LoadedRound {
+  std::vector<db::PendingSession> offered;
   std::vector<model::TreeRows> trees;
+};
+
+}  // namespace
+
+std::unique_ptr<LoadedRound> OtlpSender::load(db::Database& db, std::vector<db::PendingSession> offered,
+                                              std::size_t max_spans, std::size_t max_bytes) {
+  auto loaded = std::make_unique<OtlpLoadedRound>();
+  // The round's sessions are loaded together: one execution of each query
+  // for all of them.
+  std::vector<model::ExportSession> wanted;
+  wanted.reserve(offered.size());
+  for (db::PendingSession& session : offered) {
+    // Its SID moves (build() does not read it); the root is compared there.
+    wanted.push_back({std::move(session.sid), session.tree_sid, owner_of(session), std::nullopt, 0});
+  }
   {
     const db::ReadTransaction snapshot(db);
     // A session over a round's bounds (it goes alone) is loaded as a slice,
@@ -117,7 +115,7 @@ void OtlpSender::build(db::Database& db, std::vector<db::PendingSession>& offere
     // KiB took 778 MB loaded whole), and it always leaves the queue.
     const auto max_events = static_cast<std::int64_t>(2 * max_spans);
     const auto max_stored = static_cast<std::int64_t>(max_bytes);
-    for (std::size_t i = 0; i < taken; ++i) {
+    for (std::size_t i = 0; i < offered.size(); ++i) {
       if (offered[i].event_count > max_events || offered[i].stored_bytes > max_stored) {
         if (const auto slice = db::export_slice(db, offered[i].session_id, max_events, max_stored)) {
           wanted[i].before_seq = slice->before_seq;
@@ -125,7 +123,31 @@ void OtlpSender::build(db::Database& db, std::vector<db::PendingSession>& offere
         }
       }
     }
-    trees = m_loader->load(wanted);
+    loaded->trees = m_loader->load(wanted);
+  }
+  loaded->offered = std::move(offered);
+  return loaded;
+}
+
+void OtlpSender::build(std::unique_ptr<LoadedRound> loaded_round, std::size_t max_spans, Round& round) {
+  // The last round's spans are views of its trees: they go first.
+  m_spans.clear();
+  m_trees.clear();
+  round.items.clear();
+  round.withheld.clear();
+  auto& loaded = dynamic_cast<OtlpLoadedRound&>(*loaded_round);
+  const std::vector<db::PendingSession>& offered = loaded.offered;
+  std::vector<model::TreeRows>& trees = loaded.trees;
+  round.first_waiting = offered.size();
+  if (offered.empty()) {
+    return;
+  }
+  const std::size_t taken = offered.size();
+  // Each tree is built once, its sessions' spans in one walk, in the order
+  // the turns gave them.
+  std::unordered_map<std::int64_t, std::size_t> index_of;  // session id -> index in offered
+  for (std::size_t i = 0; i < taken; ++i) {
+    index_of.emplace(offered[i].session_id, i);
   }
   struct SessionSpans {
     std::int64_t session_id = 0;

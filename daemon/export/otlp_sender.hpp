@@ -34,9 +34,10 @@ class OtlpSender final : public Sender {
 
   void open(db::Database& db) override;
   void close() override;
+  [[nodiscard]] std::unique_ptr<LoadedRound> load(db::Database& db, std::vector<db::PendingSession> offered,
+                                                  std::size_t units, std::size_t bytes) override;
   void begin_round(db::Database& db) override;
-  void build(db::Database& db, std::vector<db::PendingSession>& offered, std::size_t units, std::size_t bytes,
-             Round& round) override;
+  void build(std::unique_ptr<LoadedRound> loaded, std::size_t units, Round& round) override;
   void encode(std::size_t first, std::size_t last, std::string& body) override;
   CollectorAnswer send(std::string& body) override { return m_transport->send(body); }
   void abort() override { m_transport->abort(); }
@@ -50,7 +51,7 @@ class OtlpSender final : public Sender {
   otlp::Resource m_resource;
   otlp::Scope m_scope;
   std::unique_ptr<Transport> m_transport;
-  std::unique_ptr<model::ExportRowLoader> m_loader;  // on the open connection
+  std::unique_ptr<model::ExportRowLoader> m_loader;  // on the loading thread's open connection
   std::chrono::steady_clock::time_point m_last_percentiles{};
   // The round built: the trees, and each item's spans (views of the trees'
   // strings), kept until the next build (a 413's halves are encoded again

@@ -7,10 +7,15 @@
 // (otlp_sender.hpp, over HTTP or gRPC through transport.hpp); docs/
 // architecture.md, "Where to change what", says what another one touches.
 //
-// All of it runs on the forwarder's thread, but abort().
+// Two threads use it, as a pipeline: the forwarder's loading thread reads
+// a round from the database (open, load, close, on that thread's own
+// connection) while its delivering thread builds, encodes and sends the
+// round before (begin_round, build, encode, send); abort() from any thread.
+// Loading is about half of an export's work (bench/costs.md).
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,22 +42,34 @@ struct Round {
   std::size_t first_waiting = 0;
 };
 
+// What load() read of a round's sessions, for build(): the backend's own.
+class LoadedRound {
+ public:
+  virtual ~LoadedRound() = default;
+};
+
 class Sender {
  public:
   virtual ~Sender() = default;
 
-  // A (re)opened connection to the database: what the sender reads with it
-  // is prepared again.
+  // On the loading thread: a (re)opened connection to the database, which
+  // load() reads with (what it reads with is prepared again).
   virtual void open(db::Database& db) = 0;
-  // Before that connection closes: what was prepared on it goes.
+  // On the loading thread, before that connection closes: what was
+  // prepared on it goes.
   virtual void close() = 0;
-  // Before each round (the sender's own periodic reads).
+  // On the loading thread: reads the offered sessions (the first always,
+  // each bounded by `bytes` of stored events, the round by `units`), from
+  // one snapshot of the database.
+  [[nodiscard]] virtual std::unique_ptr<LoadedRound> load(db::Database& db, std::vector<db::PendingSession> offered,
+                                                          std::size_t units, std::size_t bytes) = 0;
+  // On the delivering thread, before each round, with that thread's
+  // connection (the sender's own periodic reads).
   virtual void begin_round(db::Database& db) = 0;
-  // Builds the offered sessions (their loading bounded by `bytes` of
-  // stored events each, and the round by `units`), the first always, and
-  // keeps what it built until the next build(). Fills `round`.
-  virtual void build(db::Database& db, std::vector<db::PendingSession>& offered, std::size_t units, std::size_t bytes,
-                     Round& round) = 0;
+  // Builds a loaded round (at most `units`) and keeps what it built until
+  // the next build(). Fills `round`; its first_waiting counts the offered
+  // sessions in the order load() was given them.
+  virtual void build(std::unique_ptr<LoadedRound> loaded, std::size_t units, Round& round) = 0;
   // Encodes round.items [first, last) as one request into `body` (cleared).
   virtual void encode(std::size_t first, std::size_t last, std::string& body) = 0;
   // Sends one encoded request and waits for the answer; throws

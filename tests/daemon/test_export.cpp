@@ -10,17 +10,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <chrono>
+#include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
-#include <utility>
 #include <set>
 #include <string>
 #include <string_view>
-#include <vector>
-#include <cstdlib>
 #include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "daemon/app/config_file.hpp"
 #include "daemon/app/options.hpp"
@@ -247,6 +248,31 @@ TEST(ExportQueue, ManyUidsShareARoundAndTheNextStartsWhereItStopped) {
   // The next round begins with the uids that had no turn.
   turn = db::next_pending(db, 256, 32, turn.next_uid);
   EXPECT_EQ(turn.sessions.front().uid, 1008);
+}
+
+// The round being delivered is still queued while the next is picked:
+// its sessions, claimed, are passed over, and each uid still gets its share.
+TEST(ExportQueue, ClaimedSessionsArePassedOverAndEachUidStillTakesItsShare) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  add_sessions(db, 1000, 1, 10);
+  add_sessions(db, 1001, 100, 10);
+  const db::PendingTurn first = db::next_pending(db, 8, 4, 0);
+  ASSERT_EQ(first.sessions.size(), 8u);
+  std::unordered_set<std::int64_t> claimed;
+  for (const db::PendingSession& s : first.sessions) {
+    claimed.insert(s.session_id);
+  }
+  const db::PendingTurn second = db::next_pending(db, 8, 4, first.next_uid, claimed);
+  ASSERT_EQ(second.sessions.size(), 8u);
+  std::map<std::int64_t, std::vector<std::int64_t>> ids;
+  for (const db::PendingSession& s : second.sessions) {
+    EXPECT_FALSE(claimed.contains(s.session_id)) << s.session_id;
+    ids[s.uid].push_back(s.session_id);
+  }
+  EXPECT_EQ(ids[1000], (std::vector<std::int64_t>{5, 6, 7, 8}));
+  EXPECT_EQ(ids[1001], (std::vector<std::int64_t>{104, 105, 106, 107}));
 }
 
 TEST(ExportQueue, RetentionTakesQueuedSessionsAlongAndCountsThem) {
