@@ -1,10 +1,10 @@
 #pragma once
 // The durable forwarder: everything an export does whatever its backend.
-// On its own thread and its own database connection, never on the ingest
+// On threads and database connections of its own, never on the ingest
 // path, it takes each round's queued sessions that have finished, the
 // senders (uids) taking turns (db/otlp_queue.hpp), within the round's
 // bounds (sessions, likely units, their stored bytes), has its Sender
-// (sender.hpp) build and send them, and judges the answer
+// (sender.hpp) load, build and send them, and judges the answer
 // (delivery_policy.hpp). A session leaves the queue only when the
 // collector accepted it, or rejected it in a way sending it again cannot
 // change (malformed; too large for a single session): dropped, counted by
