@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <iterator>
-#include <limits>
 
 #include "daemon/ingest/lost_lines.hpp"
 #include "proto/redact.hpp"
@@ -156,18 +155,13 @@ void IngestWorker::lost_at_memory_bound(const ingest::IngestChunk& chunk) {
   }
 }
 
-// Whose turn a chunk waits for: its sender's uid. Datagrams of all senders
-// share one queue (a chunk mixes senders, and a session's datagrams must
-// keep their order across chunks).
+// Whose turn a chunk waits for: its sender's uid. (The datagram receiver
+// hands each sender uid's datagrams over in chunks of their own.)
 std::int64_t IngestWorker::turn_key(const ingest::IngestChunk& chunk) {
   if (chunk.origins.empty()) {
     return UidRateLimiter::k_unknown_uid;
   }
-  const ingest::Origin& origin = chunk.channel_origin();
-  if (origin.kind == ingest::SourceKind::dgram) {
-    return std::numeric_limits<std::int64_t>::min();
-  }
-  return origin.peer_uid.value_or(UidRateLimiter::k_unknown_uid);
+  return chunk.channel_origin().peer_uid.value_or(UidRateLimiter::k_unknown_uid);
 }
 
 // Every local user can send, and a flood must delay only its sender: the

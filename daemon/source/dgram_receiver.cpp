@@ -189,17 +189,35 @@ asio::awaitable<void> DgramReceiver::run() {
 
 bool DgramReceiver::drain() {
   const int fd = m_socket.native_handle();
-  ingest::IngestChunk chunk;
+  // One chunk per sender uid: the pipeline gives each uid's chunks their
+  // own turn, so another user's datagrams are parsed and stored after at
+  // most a turn of a flood's, not behind all it has queued. A session's
+  // datagrams come from one process, so they keep their order.
+  struct SenderChunk {
+    std::int64_t uid = -1;
+    ingest::IngestChunk chunk;
+  };
+  std::vector<SenderChunk> chunks;
   std::uint64_t received = 0;
-  const auto submit = [&] {
+  const auto submit = [&](ingest::IngestChunk& chunk) {
     if (chunk.lines.empty() && chunk.dropped_lines == 0) {
       return;
     }
-    if (chunk.origins.empty()) {
-      chunk.origins.push_back(ingest::Origin{ingest::SourceKind::dgram, m_channel, {}, {}});
-    }
     m_sink.submit(std::move(chunk));
     chunk = ingest::IngestChunk();
+  };
+  const auto submit_all = [&] {
+    for (SenderChunk& sender : chunks) {
+      submit(sender.chunk);
+    }
+  };
+  const auto chunk_of = [&](std::int64_t uid) -> ingest::IngestChunk& {
+    for (SenderChunk& sender : chunks) {
+      if (sender.uid == uid) {
+        return sender.chunk;
+      }
+    }
+    return chunks.emplace_back(SenderChunk{uid, {}}).chunk;
   };
   // Whether a uid's datagrams are dropped: asked once per uid and batch of
   // messages (not per datagram). A lone uid over the whole bound is not
@@ -255,7 +273,7 @@ bool DgramReceiver::drain() {
         continue;
       }
       spdlog::error("dgram: recvmmsg: {}", std::strerror(errno));
-      submit();
+      submit_all();
       return false;
     }
     for (int i = 0; i < n; ++i) {
@@ -277,6 +295,7 @@ bool DgramReceiver::drain() {
           }
         }
       }
+      ingest::IngestChunk& chunk = chunk_of(origin.peer_uid.value_or(-1));
       // Consecutive datagrams from one sender share an origin entry.
       if (chunk.origins.empty() || chunk.origins.back().peer_pid != origin.peer_pid ||
           chunk.origins.back().peer_uid != origin.peer_uid) {
@@ -309,14 +328,16 @@ bool DgramReceiver::drain() {
         payload.remove_prefix(newline + 1);
       }
     }
-    if (chunk.bytes.size() >= 1024 * 1024 || pause) {
-      submit();
+    for (SenderChunk& sender : chunks) {
+      if (sender.chunk.bytes.size() >= 1024 * 1024 || pause) {
+        submit(sender.chunk);
+      }
     }
     if (pause) {
       break;
     }
   }
-  submit();
+  submit_all();
   return true;
 }
 
