@@ -122,7 +122,8 @@ void Forwarder::write_figures(metrics::Exposition& out) const {
   family("exported_spans", Type::counter, "Spans the collector acknowledged since the daemon started.");
   out.value(static_cast<double>(delivered_units()));
   family("export_failures", Type::counter,
-         "Export attempts that failed (retried later, or dropped as rejected) since the daemon started.");
+         "Export attempts that failed (retried later, or dropped as rejected), and errors reading or updating the "
+         "export queue in the database (retried in 5 s), since the daemon started.");
   out.value(static_cast<double>(failures()));
 }
 

@@ -124,16 +124,11 @@ class ScriptedSender final : public Sender {
 class ForwarderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    db::Database db = db::open_for_writing(m_path);
-    db::set_export_enabled(db, true, "scripted://collector");
-    db::Statement insert = db.prepare(
-        "INSERT INTO sessions (sid, id, root_sid, depth, status, source, peer_uid, first_received, last_received)"
-        " VALUES ('s' || ?1, ?1, 's' || ?1, 0, 'complete', 'stream', 1000, 'x', 'x')");
-    for (std::int64_t id = 1; id <= 4; ++id) {
-      insert.bind_int(1, id);
-      insert.run();
-      insert.reset();
+    {
+      db::Database db = db::open_for_writing(m_path);
+      db::set_export_enabled(db, true, "scripted://collector");
     }
+    add_sessions(1, 4, 1000);
   }
 
   // Queues `count` more finished sessions of `uid`, ids from `first`.
