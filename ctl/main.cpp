@@ -131,8 +131,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bool utc = false;
   cli.add_flag("--utc", utc,
-               "Times in tables in UTC (by default local time, TZ's zone, with its name); JSON, CSV and TSV always "
-               "have UTC");
+               "Times in tables and the HTML report in UTC (by default local time, TZ's zone, with its name); JSON, "
+               "CSV and TSV always have UTC");
   bool no_trunc = false;
   cli.add_flag("-l,--no-trunc", no_trunc,
                "Whole cells (argv, reasons, values) on a terminal too; by default a table is cut to the terminal's "

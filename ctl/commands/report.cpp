@@ -23,6 +23,7 @@
 #include "ctl/commands/number_flags.hpp"
 #include "ctl/commands/session_columns.hpp"
 #include "ctl/commands/window_flags.hpp"
+#include "ctl/output/display.hpp"
 #include "ctl/output/file_output.hpp"
 #include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
@@ -71,9 +72,9 @@ struct ReportOptions {
 };
 
 std::string describe_window(const Window& window) {
-  std::string text = window.since ? "sessions since " + *window.since : std::string("all sessions");
+  std::string text = window.since ? "sessions since " + display_time(*window.since) : std::string("all sessions");
   if (window.until) {
-    text += " until " + *window.until;
+    text += " until " + display_time(*window.until);
   }
   for (std::size_t i = 0; i < window.cmds.size(); ++i) {
     text += (i == 0 ? " of command " : ", ") + window.cmds[i];
@@ -220,7 +221,7 @@ std::vector<render::FailedRun> failed_runs(db::Database& db, const Window& windo
   std::vector<render::FailedRun> runs;
   for (const Row& row : failed.rows) {
     render::FailedRun run;
-    run.started = text_of(row[started]);
+    run.started = display_time(text_of(row[started]));
     run.command = text_of(row[command]);
     run.reason = text_of(row[reason]);
     if (const auto ms = seconds_of(row[elapsed])) {
@@ -234,12 +235,10 @@ std::vector<render::FailedRun> failed_runs(db::Database& db, const Window& windo
   return runs;
 }
 
-// "2026-11-20 17:05 UTC" of a stored time.
+// "2026-11-20 18:05 CET" of a stored time, as the tables show times
+// (local, or --utc).
 std::string minute_of(const std::optional<std::string>& time) {
-  if (!time || time->size() < 16) {
-    return time.value_or("?");
-  }
-  return time->substr(0, 10) + " " + time->substr(11, 5) + " UTC";
+  return time ? display_minute(*time) : "?";
 }
 
 // `trace2ctl compare` with its defaults, ending where the report's window
@@ -353,7 +352,7 @@ void run_report(const Context& ctx, const ReportOptions& options) {
   const Window window = to_window(options.window);
   render::HtmlReport report;
   report.database = ctx.global.db_path;
-  report.generated_at = proto::format_utc_timestamp(proto::unix_now_us());
+  report.generated_at = display_time(proto::format_utc_timestamp(proto::unix_now_us()));
   report.window = describe_window(window);
   report.all_processes = !window.top_level;
   {

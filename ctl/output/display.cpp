@@ -18,6 +18,43 @@ Display& current() {
   return display;
 }
 
+// A stored time in the display's zone, to the millisecond or the minute.
+std::string shown_time(std::string_view stored, bool to_the_minute) {
+  // Only git's own shape, as trace2d stores times: anything else is shown
+  // as it is, so nothing is made up.
+  constexpr std::size_t k_stored_size = 27;  // YYYY-MM-DDTHH:MM:SS.ffffffZ
+  if (stored.size() != k_stored_size || stored[10] != 'T' || stored.back() != 'Z') {
+    return std::string(stored);
+  }
+  const std::optional<std::int64_t> us = proto::parse_utc_timestamp(stored);
+  if (!us) {
+    return std::string(stored);
+  }
+  const std::time_t seconds = static_cast<std::time_t>(*us / 1'000'000);
+  const int millis = static_cast<int>((*us % 1'000'000) / 1000);
+  std::tm tm{};
+  const bool utc = current().utc;
+  if (utc ? ::gmtime_r(&seconds, &tm) == nullptr : ::localtime_r(&seconds, &tm) == nullptr) {
+    return std::string(stored);
+  }
+  char date[32];
+  if (std::strftime(date, sizeof date, to_the_minute ? "%Y-%m-%d %H:%M" : "%Y-%m-%d %H:%M:%S", &tm) == 0) {
+    return std::string(stored);
+  }
+  const char* zone = utc ? "UTC" : (tm.tm_zone != nullptr ? tm.tm_zone : "");
+  char text[96];
+  if (to_the_minute) {
+    std::snprintf(text, sizeof text, "%s %s", date, zone);
+  } else {
+    std::snprintf(text, sizeof text, "%s.%03d %s", date, millis, zone);
+  }
+  std::string out(text);
+  while (out.ends_with(' ')) {
+    out.pop_back();
+  }
+  return out;
+}
+
 }  // namespace
 
 void set_display(const Display& display) { current() = display; }
@@ -46,35 +83,11 @@ std::optional<std::size_t> terminal_columns(int fd) {
 }
 
 std::string display_time(std::string_view stored) {
-  // Only git's own shape, as trace2d stores times: anything else is shown
-  // as it is, so nothing is made up.
-  constexpr std::size_t k_stored_size = 27;  // YYYY-MM-DDTHH:MM:SS.ffffffZ
-  if (stored.size() != k_stored_size || stored[10] != 'T' || stored.back() != 'Z') {
-    return std::string(stored);
-  }
-  const std::optional<std::int64_t> us = proto::parse_utc_timestamp(stored);
-  if (!us) {
-    return std::string(stored);
-  }
-  const std::time_t seconds = static_cast<std::time_t>(*us / 1'000'000);
-  const int millis = static_cast<int>((*us % 1'000'000) / 1000);
-  std::tm tm{};
-  const bool utc = current().utc;
-  if (utc ? ::gmtime_r(&seconds, &tm) == nullptr : ::localtime_r(&seconds, &tm) == nullptr) {
-    return std::string(stored);
-  }
-  char date[32];
-  if (std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm) == 0) {
-    return std::string(stored);
-  }
-  char text[96];
-  std::snprintf(text, sizeof text, "%s.%03d %s", date, millis,
-                utc ? "UTC" : (tm.tm_zone != nullptr ? tm.tm_zone : ""));
-  std::string out(text);
-  while (out.ends_with(' ')) {
-    out.pop_back();
-  }
-  return out;
+  return shown_time(stored, false);
+}
+
+std::string display_minute(std::string_view stored) {
+  return shown_time(stored, true);
 }
 
 bool is_time_column(std::string_view name) {

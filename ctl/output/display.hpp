@@ -35,6 +35,8 @@ void set_display(const Display& display);
 // "2026-11-27 12:36:03.393 EST" in local time, "… UTC" with --utc, both of
 // which --since reads back. Text that is not such a time is returned as it is.
 [[nodiscard]] std::string display_time(std::string_view stored);
+// The same to the minute: "2026-11-27 12:36 EST" (the report's windows).
+[[nodiscard]] std::string display_minute(std::string_view stored);
 
 // Whether a column of that name holds stored times (start_time, time,
 // first_received, ...).

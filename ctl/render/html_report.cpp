@@ -4,6 +4,7 @@
 
 #include <variant>
 
+#include "ctl/output/display.hpp"
 #include "ctl/render/describe.hpp"
 #include "ctl/render/flame_layout.hpp"
 #include "ctl/render/flame_svg.hpp"
@@ -85,7 +86,7 @@ void append_tree_list(std::string& out, const std::vector<model::ProcessTree>& t
     out += "</td><td class=\"num\">" + human_duration(trees[i].processes.front().elapsed) + "</td><td>";
     append_html_escaped(out, process_outcome(*process));
     out += "</td><td class=\"num\">" + std::to_string(model::count_processes(trees[i])) + "</td><td class=\"time\">";
-    append_html_escaped(out, process->start_time.value_or(""));
+    append_html_escaped(out, process->start_time ? display_time(*process->start_time) : "");
     out += "</td><td class=\"argv\">";
     append_cut_text(out, join_argv(process->argv), 160);
     out += "</td></tr>\n";
@@ -119,7 +120,7 @@ void append_tree_section(std::string& out, const model::ProcessTree& tree, std::
   out += " &middot; ";
   append_html_escaped(out, process_outcome(*process));
   out += " &middot; started ";
-  append_html_escaped(out, process->start_time.value_or("?"));
+  append_html_escaped(out, process->start_time ? display_time(*process->start_time) : "?");
   out += " &middot; sid <code>";
   append_html_escaped(out, tree.root);
   out += "</code></p>\n";

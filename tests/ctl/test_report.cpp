@@ -146,6 +146,38 @@ TEST(Trace2ctlReport, FailedRunsSayWhyAndLinkToTheirTrees) {
   EXPECT_NE(failed.find("ambiguous argument"), std::string::npos);
 }
 
+// Times read as the tables show them: local, with the zone's name, or UTC
+// with --utc (the failing checkout started at 2026-11-22T00:04:30.470844Z).
+TEST(Trace2ctlReport, TimesAreLocalWithTheirZoneOrUtc) {
+  TempDir dir;
+  const std::string file = dir.file("report.html");
+  ASSERT_EQ(run_ctl({"--db", imported_traces_db(), "report", "--html", file, "--since", "2026-11-21 12:00"},
+                    {{"TZ", "America/New_York"}})
+                .exit_code,
+            0);
+  const std::string local = read_file(file);
+  EXPECT_NE(section_of(local, "failed-runs").find("<span class=\"time\">2026-11-21 19:04:30.470 EST</span>"),
+            std::string::npos)
+      << section_of(local, "failed-runs");
+  EXPECT_NE(local.find("sessions since 2026-11-21 12:00:00.000 EST"), std::string::npos);
+  EXPECT_EQ(local.find("2026-11-22T00:04:30"), std::string::npos) << "no stored UTC text on the page";
+  EXPECT_TRUE(std::regex_search(local, std::regex(R"(generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} E[SD]T)")));
+  // What got slower: its windows to the minute.
+  EXPECT_TRUE(
+      std::regex_search(section_of(local, "regressions"),
+                        std::regex(R"(\d{4}-\d\d-\d\d \d\d:\d\d E[SD]T \.\. \d{4}-\d\d-\d\d \d\d:\d\d E[SD]T)")))
+      << section_of(local, "regressions");
+
+  ASSERT_EQ(run_ctl({"--db", imported_traces_db(), "--utc", "report", "--html", file, "--since", "2026-11-21 12:00"},
+                    {{"TZ", "America/New_York"}})
+                .exit_code,
+            0);
+  const std::string utc = read_file(file);
+  EXPECT_NE(section_of(utc, "failed-runs").find("<span class=\"time\">2026-11-22 00:04:30.470 UTC</span>"),
+            std::string::npos);
+  EXPECT_NE(utc.find("sessions since 2026-11-21 17:00:00.000 UTC"), std::string::npos);
+}
+
 TEST(Trace2ctlReport, FlameChartOfAFetchHoldsItsRegionsAndChildren) {
   TempDir dir;
   const std::string file = dir.file("fetch.html");
@@ -175,7 +207,7 @@ TEST(Trace2ctlReport, EmptyWindowAndJsonSummary) {
   TempDir dir;
   const std::string file = dir.file("empty.html");
   const ProcessResult result =
-      run_ctl({"--db", db.path(), "--json", "report", "--html", file, "--since", "2099-01-01"});
+      run_ctl({"--db", db.path(), "--json", "--utc", "report", "--html", file, "--since", "2099-01-01"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   simdjson::dom::parser parser;
   simdjson::dom::object summary;
@@ -185,7 +217,7 @@ TEST(Trace2ctlReport, EmptyWindowAndJsonSummary) {
   EXPECT_EQ(summary["trees"].get_array().value().size(), 0u);
   const std::string html = read_file(file);
   EXPECT_NE(html.find("No sessions in this window."), std::string::npos);
-  EXPECT_NE(html.find("sessions since 2099-01-01T00:00:00.000000Z"), std::string::npos);
+  EXPECT_NE(html.find("sessions since 2099-01-01 00:00:00.000 UTC"), std::string::npos);
 
   const ProcessResult missing = run_ctl({"--db", db.path(), "report"});
   EXPECT_EQ(missing.exit_code, 2);
