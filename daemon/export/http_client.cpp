@@ -12,6 +12,8 @@
 #include <boost/beast/ssl.hpp>
 #include <charconv>
 
+#include "daemon/export/host_lookup.hpp"
+
 namespace trace2d::exporter {
 
 namespace asio = boost::asio;
@@ -26,6 +28,18 @@ std::string authority_of(const Endpoint& endpoint) {
   const bool v6 = endpoint.host.find(':') != std::string::npos;
   return (v6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" + endpoint.port;
 }
+
+// One asynchronous operation's outcome, set by its handler.
+struct Completion {
+  beast::error_code ec;
+  bool done = false;
+  auto handler() {
+    return [this](const beast::error_code& result, std::size_t = 0) {
+      ec = result;
+      done = true;
+    };
+  }
+};
 
 }  // namespace
 
@@ -142,18 +156,33 @@ void HttpClient::disconnect() {
   m_connection->buffer.clear();
 }
 
+bool HttpClient::complete(const bool& done) {
+  Connection& c = *m_connection;
+  c.io.restart();
+  while (!done && !m_aborted.load() && c.io.run_one() > 0) {
+  }
+  if (done) {
+    return true;
+  }
+  disconnect();  // ends the operation; its handler runs before `done` goes
+  c.io.restart();
+  c.io.run();
+  return false;
+}
+
 void HttpClient::connect() {
   Connection& c = *m_connection;
   beast::error_code ec;
-  asio::ip::tcp::resolver resolver(c.io);
   // Through a proxy, the connection is to the proxy; the collector's name
   // is the proxy's to resolve.
   const std::string& host = m_proxy ? m_proxy->host : m_endpoint.host;
   const std::string& port = m_proxy ? m_proxy->port : m_endpoint.port;
   const std::string via = m_proxy ? " (the proxy, from the environment)" : "";
-  const auto addresses = resolver.resolve(host, port, ec);
-  if (ec) {
-    throw TransportError("cannot resolve " + host + via + ": " + ec.message());
+  std::vector<asio::ip::tcp::endpoint> addresses;
+  try {
+    addresses = look_up(host, port, m_timeout, m_aborted);
+  } catch (const TransportError& e) {
+    throw TransportError("cannot resolve " + host + via + ": " + e.what());
   }
   if (m_endpoint.tls) {
     c.secure = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(c.io, c.tls);
@@ -168,13 +197,7 @@ void HttpClient::connect() {
     ec = result;
     done = true;
   });
-  c.io.restart();
-  while (!done && !m_aborted.load() && c.io.run_one() > 0) {
-  }
-  if (!done) {
-    disconnect();  // ends the attempt; its handler runs before `done` goes
-    c.io.restart();
-    c.io.run();
+  if (!complete(done)) {
     throw TransportError("cannot connect to " + host + ":" + port + via + ": stopping");
   }
   if (ec) {
@@ -198,10 +221,12 @@ void HttpClient::connect() {
     }
     c.secure->set_verify_callback(ssl::host_name_verification(m_endpoint.host));
     c.tcp().expires_after(m_timeout);
-    c.secure->handshake(ssl::stream_base::client, ec);
-    if (ec) {
+    Completion handshake;
+    c.secure->async_handshake(ssl::stream_base::client, handshake.handler());
+    if (!complete(handshake.done) || handshake.ec) {
+      const std::string why = m_aborted.load() ? std::string("stopping") : handshake.ec.message();
       disconnect();
-      throw TransportError("TLS handshake with " + m_endpoint.host + ":" + m_endpoint.port + " failed: " + ec.message());
+      throw TransportError("TLS handshake with " + m_endpoint.host + ":" + m_endpoint.port + " failed: " + why);
     }
   }
   c.connected = true;
@@ -216,15 +241,18 @@ void HttpClient::open_tunnel() {
   if (!m_proxy->authorization.empty()) {
     request.set(http::field::proxy_authorization, m_proxy->authorization);
   }
-  beast::error_code ec;
   c.tcp().expires_after(m_timeout);
-  http::write(c.tcp(), request, ec);
+  Completion written;
+  http::async_write(c.tcp(), request, written.handler());
+  beast::error_code ec = complete(written.done) ? written.ec : asio::error::operation_aborted;
   // A 2xx answer to CONNECT has no body: the tunnel starts right after its
   // headers, so the parser must not wait for one.
   http::response_parser<http::empty_body> parser;
   parser.skip(true);
   if (!ec) {
-    http::read(c.tcp(), c.buffer, parser, ec);
+    Completion read;
+    http::async_read(c.tcp(), c.buffer, parser, read.handler());
+    ec = complete(read.done) ? read.ec : asio::error::operation_aborted;
   }
   if (ec) {
     const std::string why = m_aborted.load() ? std::string("stopping") : ec.message();
@@ -274,21 +302,29 @@ HttpResponse HttpClient::post(const Headers& headers, std::string& body) {
   };
   http::response_parser<http::string_body> parser;
   parser.body_limit(1024 * 1024);  // an answer is a status, not data
+  // One deadline for the request, written and answered: asynchronous
+  // operations, as connect()'s, since Beast times out no blocking one (a
+  // collector that took the connection and never answered held the
+  // exporter for good).
   c.tcp().expires_after(m_timeout);
+  Completion written;
   if (c.secure) {
-    http::write(*c.secure, request, ec);
+    http::async_write(*c.secure, request, written.handler());
   } else {
-    http::write(c.plain, request, ec);
+    http::async_write(c.plain, request, written.handler());
   }
+  ec = complete(written.done) ? written.ec : asio::error::operation_aborted;
   body = std::move(request.body());
   if (ec) {
     throw fail("sending to " + m_endpoint.host + ":" + m_endpoint.port);
   }
+  Completion read;
   if (c.secure) {
-    http::read(*c.secure, c.buffer, parser, ec);
+    http::async_read(*c.secure, c.buffer, parser, read.handler());
   } else {
-    http::read(c.plain, c.buffer, parser, ec);
+    http::async_read(c.plain, c.buffer, parser, read.handler());
   }
+  ec = complete(read.done) ? read.ec : asio::error::operation_aborted;
   if (ec) {
     throw fail("reading the answer of " + m_endpoint.host + ":" + m_endpoint.port);
   }

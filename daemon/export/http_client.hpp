@@ -78,6 +78,11 @@ class HttpClient {
 
  private:
   struct Connection;
+  // Runs the connection's io_context on this thread until the operation
+  // started last sets `done` (its handler ran: completed, failed, or timed
+  // out by the stream's deadline) or abort() is called; then false, the
+  // operation cancelled and the connection closed.
+  bool complete(const bool& done);
   void connect();
   void disconnect();
   // Asks the proxy for a tunnel to the endpoint (CONNECT), on the

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "daemon/app/options.hpp"
 #include "daemon/export/delivery_policy.hpp"
 #include "daemon/export/gzip.hpp"
+#include "daemon/export/host_lookup.hpp"
 #include "daemon/export/http_client.hpp"
 #include "daemon/export/otlp_exporter.hpp"
 #include "db/database_setup.hpp"
@@ -449,6 +451,126 @@ TEST(HttpClient, AbortEndsAConnectInProgressAtOnce) {
   poster.join();
   const auto took = std::chrono::steady_clock::now() - aborted;
   EXPECT_LT(took, std::chrono::seconds(2)) << "stop() waited for the connect's timeout";
+  EXPECT_NE(error.find("stopping"), std::string::npos) << error;
+}
+
+TEST(HostLookup, FindsAddressesAndSaysWhyNot) {
+  const std::atomic<bool> running{false};
+  const auto numeric = look_up("127.0.0.1", "4318", std::chrono::seconds(5), running);
+  ASSERT_EQ(numeric.size(), 1u);
+  EXPECT_EQ(numeric[0].address().to_string(), "127.0.0.1");
+  EXPECT_EQ(numeric[0].port(), 4318);
+  try {
+    (void)look_up("collector.invalid", "4318", std::chrono::seconds(5), running,
+                  [](const char*, const char*, const addrinfo*, addrinfo**) { return EAI_NONAME; });
+    ADD_FAILURE() << "a name without addresses was looked up";
+  } catch (const TransportError& e) {
+    EXPECT_EQ(std::string(e.what()), ::gai_strerror(EAI_NONAME));
+  }
+}
+
+// A DNS server that never answers: getaddrinfo() waits its timeouts out.
+int unanswered_lookup(const char*, const char*, const addrinfo*, addrinfo**) {
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  return EAI_AGAIN;
+}
+
+TEST(HostLookup, AnUnansweredLookupEndsAtItsDeadlineOrAtOnceWhenStopping) {
+  const std::atomic<bool> running{false};
+  auto started = std::chrono::steady_clock::now();
+  try {
+    (void)look_up("collector.example", "4318", std::chrono::milliseconds(200), running, unanswered_lookup);
+    ADD_FAILURE() << "no address came, yet the lookup returned";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+
+  std::atomic<bool> stopping{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stopping.store(true);
+  });
+  started = std::chrono::steady_clock::now();
+  try {
+    (void)look_up("collector.example", "4318", std::chrono::seconds(30), stopping, unanswered_lookup);
+    ADD_FAILURE() << "no address came, yet the lookup returned";
+  } catch (const TransportError& e) {
+    EXPECT_EQ(std::string(e.what()), "stopping");
+  }
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2)) << "the stop waited for the lookup";
+}
+
+// A collector that takes the connection (the kernel does, from the
+// listener's queue) and never reads or answers: no TLS handshake, no
+// CONNECT answer, no HTTP answer.
+class SilentListener {
+ public:
+  SilentListener() {
+    sockaddr_in address{};
+    m_listener = listen_on_loopback(8, address);
+    port = ntohs(address.sin_port);
+  }
+  ~SilentListener() { ::close(m_listener); }
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+
+  int port = 0;
+
+ private:
+  int m_listener = -1;
+};
+
+// Posts once and returns the TransportError's text ("" when an answer
+// came), and how long it took.
+std::pair<std::string, std::chrono::steady_clock::duration> post_once(HttpClient& client) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    std::string body = "x";
+    (void)client.post({}, body);
+  } catch (const TransportError& e) {
+    error = e.what();
+  }
+  return {error, std::chrono::steady_clock::now() - started};
+}
+
+TEST(HttpClient, ARequestNobodyAnswersEndsAtItsTimeoutAtEveryStep) {
+  const SilentListener silent;
+  const std::string port = std::to_string(silent.port);
+  struct Case {
+    std::string name;
+    Endpoint endpoint;
+    std::optional<Proxy> proxy;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"the answer", Endpoint{false, "127.0.0.1", port, "/v1/traces"}, std::nullopt, "reading the answer"},
+      {"the TLS handshake", Endpoint{true, "127.0.0.1", port, "/v1/traces"}, std::nullopt, "TLS handshake"},
+      {"a proxy's tunnel", Endpoint{true, "collector.example", "4318", "/v1/traces"}, Proxy{"127.0.0.1", port, ""},
+       "no tunnel"},
+  };
+  for (const Case& c : cases) {
+    HttpClient client(c.endpoint, std::chrono::milliseconds(300), {}, c.proxy);
+    const auto [error, took] = post_once(client);
+    EXPECT_NE(error.find(c.expected), std::string::npos) << c.name << ": " << error;
+    EXPECT_NE(error.find("timeout"), std::string::npos) << c.name << ": " << error;
+    EXPECT_GE(took, std::chrono::milliseconds(250)) << c.name;
+    EXPECT_LT(took, std::chrono::seconds(5)) << c.name << ": the request waited past its timeout";
+  }
+}
+
+TEST(HttpClient, AbortEndsARequestWaitingForItsAnswerAtOnce) {
+  const SilentListener silent;
+  HttpClient client(Endpoint{false, "127.0.0.1", std::to_string(silent.port), "/v1/traces"}, std::chrono::seconds(30));
+  std::string error;
+  std::thread poster([&] { error = post_once(client).first; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto aborted = std::chrono::steady_clock::now();
+  client.abort();
+  poster.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - aborted, std::chrono::seconds(2)) << "stop() waited for the timeout";
   EXPECT_NE(error.find("stopping"), std::string::npos) << error;
 }
 
