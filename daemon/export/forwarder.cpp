@@ -263,7 +263,8 @@ bool Forwarder::load_round(db::Database& db) {
   {
     std::lock_guard lock(m_mutex);
     claimed = m_claimed;  // the round being delivered: at most max_sessions_per_request
-    first_uid = m_next_uid;
+    first_uid = m_waiting_uid.value_or(m_next_uid);
+    m_waiting_uid.reset();
     generation = m_generation;
   }
   const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
@@ -351,7 +352,7 @@ Forwarder::RoundOutcome Forwarder::export_round(db::Database& db) {
   m_sender->build(std::move(loaded.round), m_options.max_units_per_request, m_round);
   if (m_round.first_waiting < loaded.uids.size()) {
     std::lock_guard lock(m_mutex);
-    m_next_uid = loaded.uids[m_round.first_waiting];  // its uid first in the next round picked
+    m_waiting_uid = loaded.uids[m_round.first_waiting];  // its uid first in the next round picked
   }
   if (!m_round.withheld.empty()) {
     db::withhold(db, m_round.withheld);

@@ -135,11 +135,14 @@ class Forwarder : public metrics::FigureSource {
   // The pipeline, under m_mutex: the sessions of the round loaded and of
   // the round being delivered (at most 2 * max_sessions_per_request); the
   // loaded round, waiting to be built; the uid whose turn comes first in
-  // the next round the loader picks (db::next_pending); and a count of
-  // restarts, so that a round loaded before one is not used.
+  // the next round the loader picks (db::next_pending), and apart from it
+  // the uid of a session the delivering thread found no room for, which
+  // goes before it once (one written over the other lost a turn's place);
+  // and a count of restarts, so that a round loaded before one is not used.
   std::unordered_set<std::int64_t> m_claimed;
   std::optional<Loaded> m_loaded;
   std::int64_t m_next_uid = 0;
+  std::optional<std::int64_t> m_waiting_uid;
   std::uint64_t m_generation = 0;
   Round m_round;  // the round being delivered; on the delivering thread only
   // The last request's body, whose memory the next one is written into
