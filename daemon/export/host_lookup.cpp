@@ -34,11 +34,27 @@ struct Lookup {
   }
 };
 
+// Lookups given up on whose thread still waits for getaddrinfo(): a DNS
+// server that never answers would otherwise leave one more thread behind
+// at each retry. Past this many, a lookup fails at once (the export backs
+// off and retries) until one of them returns.
+constexpr int k_most_unfinished = 4;
+std::atomic<int> g_unfinished{0};
+
 }  // namespace
+
+int lookups_unfinished() {
+  return g_unfinished.load();
+}
 
 std::vector<boost::asio::ip::tcp::endpoint> look_up(const std::string& host, const std::string& port,
                                                     std::chrono::milliseconds deadline,
                                                     const std::atomic<bool>& aborted, const AddressLookup& lookup) {
+  if (g_unfinished.fetch_add(1) >= k_most_unfinished) {
+    g_unfinished.fetch_sub(1);
+    throw TransportError(std::to_string(k_most_unfinished) +
+                         " lookups given up on still wait for an answer (the name server does not answer)");
+  }
   const auto shared = std::make_shared<Lookup>();
   try {
     std::thread([shared, host, port, lookup] {
@@ -54,8 +70,10 @@ std::vector<boost::asio::ip::tcp::endpoint> look_up(const std::string& host, con
       shared->error_number = error_number;
       shared->found = found;
       shared->done.notify_all();
+      g_unfinished.fetch_sub(1);
     }).detach();
   } catch (const std::system_error& e) {
+    g_unfinished.fetch_sub(1);
     throw TransportError(std::string("no thread to look it up on: ") + e.what());
   }
   const auto until = std::chrono::steady_clock::now() + deadline;

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -500,6 +502,67 @@ TEST(HostLookup, AnUnansweredLookupEndsAtItsDeadlineOrAtOnceWhenStopping) {
   }
   stopper.join();
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2)) << "the stop waited for the lookup";
+}
+
+TEST(HostLookup, LookupsGivenUpOnLeaveAtMostFourThreadsBehind) {
+  const std::atomic<bool> running{false};
+  // The threads left behind outlive this test's frame: they hold what
+  // they wait on.
+  struct NameServer {
+    std::mutex mutex;
+    std::condition_variable answer;
+    bool answering = false;
+  };
+  const auto server = std::make_shared<NameServer>();
+  const auto none_unfinished = [] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (lookups_unfinished() != 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return lookups_unfinished() == 0;
+  };
+  ASSERT_TRUE(none_unfinished()) << "an earlier test's lookups still run";
+  const AddressLookup held_lookup = [server](const char*, const char*, const addrinfo*, addrinfo**) {
+    std::unique_lock lock(server->mutex);
+    server->answer.wait(lock, [&] { return server->answering; });
+    return EAI_AGAIN;
+  };
+  for (int i = 0; i < 4; ++i) {
+    try {
+      (void)look_up("collector.example", "4318", std::chrono::milliseconds(20), running, held_lookup);
+      ADD_FAILURE() << "no address came, yet the lookup returned";
+    } catch (const TransportError& e) {
+      EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    }
+  }
+  std::atomic<int> calls{0};
+  const AddressLookup counted_lookup = [&](const char*, const char*, const addrinfo*, addrinfo**) {
+    ++calls;
+    return EAI_NONAME;
+  };
+  try {
+    (void)look_up("collector.example", "4318", std::chrono::seconds(5), running, counted_lookup);
+    ADD_FAILURE() << "a fifth thread was started";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("4 lookups given up on still wait"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(lookups_unfinished(), 4);
+  {
+    const std::lock_guard lock(server->mutex);
+    server->answering = true;
+  }
+  server->answer.notify_all();
+  // Once the name server answers the four, their threads end and lookups
+  // start again.
+  ASSERT_TRUE(none_unfinished());
+  try {
+    (void)look_up("collector.example", "4318", std::chrono::seconds(5), running, counted_lookup);
+    ADD_FAILURE() << "a name without addresses was looked up";
+  } catch (const TransportError& e) {
+    EXPECT_EQ(std::string(e.what()), ::gai_strerror(EAI_NONAME));
+  }
+  EXPECT_EQ(calls, 1);
 }
 
 // A collector that takes the connection (the kernel does, from the
