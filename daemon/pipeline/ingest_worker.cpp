@@ -279,8 +279,9 @@ void IngestWorker::run() {
     if (behind) {
       open = open && m_input.pop_all(chunks, std::chrono::milliseconds(0));
     } else {
+      const bool holds_nothing = m_pending.empty() && m_stitcher.live_sessions() == 0;
       open = trickling ? m_input.pop_all(chunks, m_options.gather, m_options.gather_chunks)
-                       : m_input.pop_all(chunks, m_options.tick);
+                       : m_input.pop_all(chunks, holds_nothing ? m_options.idle_tick : m_options.tick);
       trickling = !chunks.empty() && chunks.size() < m_options.gather_chunks;
     }
     // After the wait: chunks read after a reload's change are placed by it.

@@ -71,6 +71,10 @@ class IngestWorker {
     std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
     std::chrono::milliseconds uid_stats_interval{2000};
     std::chrono::milliseconds tick{200};       // housekeeping when idle
+    // ...and when nothing at all is held (no session in memory, no line
+    // waiting): nothing to expire or forget, so wake seldom (an idle
+    // service's wake-ups are CPU and power taken from the host).
+    std::chrono::milliseconds idle_tick{1000};
     // While busy, wake at most this often unless this many chunks wait
     // (or a channel ends). Short, since a line waits here before it can be
     // committed: at most this long, on an idle host.

@@ -27,6 +27,7 @@ class DatabaseFileGuard {
 
   // Whether a second has gone by since the last look.
   [[nodiscard]] bool due() const { return std::chrono::steady_clock::now() >= m_next_check; }
+  [[nodiscard]] std::chrono::steady_clock::time_point next_check() const { return m_next_check; }
   // Whether the path named another file (or none) at the last look.
   [[nodiscard]] bool moved() const { return m_moved; }
 

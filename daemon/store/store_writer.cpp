@@ -239,7 +239,11 @@ void StoreWriter::run() {
   while (true) {
     m_heartbeat.store(clock::now().time_since_epoch().count());
     // Wait for input, but never past the moment the open transaction is due.
-    auto wait = std::chrono::milliseconds(200);
+    // Idle, when the file check is due (once a second, the heartbeat's
+    // pace too): every other wake-up of an idle service is CPU and power
+    // for nothing.
+    auto wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(m_file_guard.next_check() - clock::now()),
+                           std::chrono::milliseconds(1), std::chrono::milliseconds(1000));
     if (m_in_transaction) {
       // Group commit: the transaction closes once the input has been quiet
       // for `idle_commit_gap` (nobody else waits to join it), or at the
