@@ -119,6 +119,9 @@ std::size_t IngestWorker::process(const ingest::IngestChunk& chunk, std::size_t 
   }
   if (chunk.end_of_channel) {
     m_stitcher.end_of_channel(chunk.channel_origin().channel);
+    for (stitch::StitchedConsumer* consumer : m_consumers) {
+      consumer->on_channel_end();
+    }
   }
   return end;
 }

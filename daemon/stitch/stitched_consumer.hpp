@@ -54,6 +54,8 @@ class StitchedConsumer {
   virtual void on_reject(const RejectedInput& reject) = 0;
   // A trace file's position after the lines passed on so far.
   virtual void on_file_progress(const ingest::IngestChunk::FileProgress& /*progress*/, std::int64_t /*received_us*/) {}
+  // A channel's input ended (its process exited) with the lines passed on so far.
+  virtual void on_channel_end() {}
   // A uid's lines since the daemon started, and how many of them the rate limit dropped.
   virtual void on_uid_counts(std::int64_t /*uid*/, std::uint64_t /*lines*/, std::uint64_t /*dropped*/) {}
   // Sessions, regions and children that changed since the last hand-over;

@@ -28,6 +28,7 @@ class StoreConsumer final : public stitch::StitchedConsumer {
   void on_event(const stitch::StitchedEvent& stitched) override;
   void on_reject(const stitch::RejectedInput& reject) override;
   void on_file_progress(const ingest::IngestChunk::FileProgress& progress, std::int64_t received_us) override;
+  void on_channel_end() override { m_batch.ends_channel = true; }
   void on_uid_counts(std::int64_t uid, std::uint64_t lines, std::uint64_t dropped) override;
   void on_changes(const stitch::StitchChanges& changes, std::uint64_t number) override;
   bool hand_on(std::uint64_t number) override;

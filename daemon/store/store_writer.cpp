@@ -299,8 +299,14 @@ void StoreWriter::run() {
     }
     // A batch that finishes trace files is committed at once: git may be
     // waiting for room in its trace directory.
+    // So is one that ends a process, when nothing else waits to join the
+    // transaction: its user may ask about it the moment git returns
+    // (`git status; trace2ctl sessions --last`), and the 2 ms of quiet would
+    // often lose that race.
     const bool urgent = std::any_of(m_pending.begin(), m_pending.end(),
-                                    [](const WriteBatch& b) { return !b.remove_after_commit.empty(); });
+                                    [](const WriteBatch& b) { return !b.remove_after_commit.empty(); }) ||
+                        (m_input.empty() && std::any_of(m_pending.begin(), m_pending.end(),
+                                                        [](const WriteBatch& b) { return b.ends_channel; }));
     // Memory is released only by a commit: when half the budget is held,
     // commit now rather than let the readers stall until the interval ends.
     const bool memory_pressed = m_budget.used() >= m_budget.limit() / 2;

@@ -134,6 +134,9 @@ class WriteBatch {
   std::vector<stitch::WithheldRecord> withheld;
   // Files to delete once this batch is committed (finished trace files).
   std::vector<std::string> remove_after_commit;
+  // It holds the last lines of a connection (a process that has ended):
+  // its user may ask about it the moment git returns.
+  bool ends_channel = false;
   // When the oldest line in this batch was read, for the commit latency.
   std::int64_t oldest_received_us = 0;
 
