@@ -108,6 +108,7 @@ bool StoreWriter::commit() {
     return false;
   }
   m_in_transaction = false;
+  m_last_commit = std::chrono::steady_clock::now();
   if (m_failing) {
     m_failing = false;
     spdlog::info("store: writing again to '{}' after {} ms ({} failed attempts)", m_conn->db.path(),
@@ -302,15 +303,18 @@ void StoreWriter::run() {
     // So is one that ends a process, when nothing else waits to join the
     // transaction: its user may ask about it the moment git returns
     // (`git status; trace2ctl sessions --last`), and the 2 ms of quiet would
-    // often lose that race.
-    const bool urgent = std::any_of(m_pending.begin(), m_pending.end(),
-                                    [](const WriteBatch& b) { return !b.remove_after_commit.empty(); }) ||
-                        (m_input.empty() && std::any_of(m_pending.begin(), m_pending.end(),
-                                                        [](const WriteBatch& b) { return b.ends_channel; }));
+    // often lose that race. At most one such commit per quiet gap, as
+    // before: connections that end one after the other (anyone may open
+    // them) cannot make the writer commit more often than that.
+    const auto now = clock::now();
+    const bool urgent =
+        std::any_of(m_pending.begin(), m_pending.end(),
+                    [](const WriteBatch& b) { return !b.remove_after_commit.empty(); }) ||
+        (m_input.empty() && now - m_last_commit >= m_options.idle_commit_gap &&
+         std::any_of(m_pending.begin(), m_pending.end(), [](const WriteBatch& b) { return b.ends_channel; }));
     // Memory is released only by a commit: when half the budget is held,
     // commit now rather than let the readers stall until the interval ends.
     const bool memory_pressed = m_budget.used() >= m_budget.limit() / 2;
-    const auto now = clock::now();
     const bool due = m_in_transaction &&
                      (!input_open || urgent || memory_pressed ||
                       m_rows_in_transaction >= m_options.max_rows_per_transaction ||

@@ -152,6 +152,7 @@ class StoreWriter {
   bool m_in_transaction = false;
   std::chrono::steady_clock::time_point m_transaction_started;
   std::chrono::steady_clock::time_point m_last_input{};  // when batches last arrived and were written
+  std::chrono::steady_clock::time_point m_last_commit{};
 
   std::atomic<std::uint64_t> m_committed_batch{0};
   std::atomic<std::uint64_t> m_committed_events{0};
