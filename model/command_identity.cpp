@@ -73,12 +73,12 @@ std::string_view text_argument(sqlite3_value* value) {
 }
 
 void sql_display_name(sqlite3_context* ctx, int /*argc*/, sqlite3_value** args) {
-  if (sqlite3_value_type(args[0]) == SQLITE_NULL) {
-    sqlite3_result_null(ctx);
-    return;
-  }
   try {
     const std::string name = display_name_from_json(text_argument(args[0]), text_argument(args[1]));
+    if (name.empty() && sqlite3_value_type(args[0]) == SQLITE_NULL) {
+      sqlite3_result_null(ctx);  // nothing names it
+      return;
+    }
     sqlite3_result_text(ctx, name.data(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
   } catch (const std::exception& error) {
     sqlite3_result_error(ctx, error.what(), -1);
@@ -109,6 +109,12 @@ std::string descendants(std::string_view a, std::string_view d) {
 bool is_internal_name(std::string_view cmd_name) { return contains(k_internal_names, cmd_name); }
 
 std::string display_name(std::string_view cmd_name, const std::vector<std::string>& argv) {
+  if (cmd_name.empty()) {
+    // git died before it named the command (`git -C /nowhere status`:
+    // "cannot change to"): the run is still the `status` the user typed.
+    const bool typed_git = !argv.empty() && (base_name(argv.front()) == "git" || base_name(argv.front()) == "git.exe");
+    return typed_git ? typed_word(cmd_name, argv) : std::string();
+  }
   if (!is_internal_name(cmd_name)) {
     return std::string(cmd_name);
   }
@@ -117,7 +123,7 @@ std::string display_name(std::string_view cmd_name, const std::vector<std::strin
 }
 
 std::string display_name_from_json(std::string_view cmd_name, std::string_view argv_json) {
-  if (!is_internal_name(cmd_name)) {
+  if (!cmd_name.empty() && !is_internal_name(cmd_name)) {
     return std::string(cmd_name);
   }
   return display_name(cmd_name, argv_json.empty() ? std::vector<std::string>{} : parse_string_array(argv_json));

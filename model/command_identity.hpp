@@ -25,7 +25,9 @@ namespace trace2d::model {
 
 // The name a person knows the command by: cmd_name, or for git's internal
 // names the dashed command, alias or queried option from `argv` (a JSON
-// array, as stored). Empty when cmd_name is empty and argv says nothing.
+// array, as stored). Without a cmd_name (git stopped at its options or
+// repository, before naming the command) the word the user typed after
+// `git` and its options; empty when argv says nothing either.
 [[nodiscard]] std::string display_name(std::string_view cmd_name, const std::vector<std::string>& argv);
 [[nodiscard]] std::string display_name_from_json(std::string_view cmd_name, std::string_view argv_json);
 

@@ -507,7 +507,7 @@ class Builder {
       // parent id (the dropped span's), as a trace2receiver fleet has it.
       if (parent_id) {
         Owner owner{p.session_id};
-        inner(node, p, parent_id, start, DetailLevel::drop, false, owner);
+        inner(node, p, parent_id, start, process_end(p, node, start), DetailLevel::drop, false, owner);
       } else {
         inner_derived(node, start);
       }
@@ -535,7 +535,7 @@ class Builder {
                         owner.thread_figures),
            owner);
     }
-    inner(node, p, id, start, level, emit, owner);
+    inner(node, p, id, start, process_end(p, node, start), level, emit, owner);
   }
 
   [[nodiscard]] BuildStats stats() const {
@@ -795,9 +795,13 @@ class Builder {
   // build: ids are derived, not looked up. A node the level leaves out
   // (regions and threads below verbose, children below process) gives its
   // contents to its parent.
+  //
+  // A region or child whose end git never sent ends with what holds it: a
+  // git that dies (die(), exit 128) sends no region_leave and no child_exit,
+  // and its child may have run to the end all the same.
   void inner(const model::Node& parent_node, const model::ProcessInfo& process_info,
-             const std::optional<SpanId>& parent, std::uint64_t parent_start, DetailLevel level, bool emit,
-             Owner& owner) {
+             const std::optional<SpanId>& parent, std::uint64_t parent_start, std::uint64_t parent_end,
+             DetailLevel level, bool emit, Owner& owner) {
     const std::string& sid = process_info.sid;
     for (const model::Node& node : parent_node.children) {
       if (node.process() != nullptr) {
@@ -811,14 +815,15 @@ class Builder {
         if (!start && shown && emit) {
           ++m_stats.untimed;  // nothing to place it by: no span, its children go to its parent
         }
-        inner(node, process_info, parent, start.value_or(parent_start), level, emit, owner);
+        inner(node, process_info, parent, start.value_or(parent_start), parent_end, level, emit, owner);
         continue;
       }
       Span span;
       span.trace_id = trace_of(process_info);
       span.parent_span_id = parent;
       span.start_time_unix_nano = *start;
-      span.end_time_unix_nano = after(*start, node.elapsed);
+      span.end_time_unix_nano = node.elapsed ? after(*start, node.elapsed) : std::max(*start, parent_end);
+      const std::uint64_t end = span.end_time_unix_nano;
       auto& a = span.attributes;
       if (emit) {
         a.reserve(8);  // a region's or child's; growing one by one cost more
@@ -894,7 +899,7 @@ class Builder {
       if (emit) {
         push(std::move(span), owner);
       }
-      inner(node, process_info, id, *start, level, emit, owner);
+      inner(node, process_info, id, *start, end, level, emit, owner);
     }
   }
 

@@ -13,6 +13,7 @@ namespace {
 // Parameters ?1..?3 are window_condition()'s.
 constexpr int k_version_parameter = 4;
 constexpr int k_repo_parameter = 5;
+constexpr int k_repo_path_parameter = 6;
 
 // window_condition()'s rule (a session's start, else when trace2d first saw
 // it), with both bounds on the same column in each branch: SQLite then
@@ -35,7 +36,9 @@ std::string population_condition(const Population& population) {
   if (population.repo) {
     // As the listings' --repo: an alias or `git submodule` opens no
     // repository itself, the git under it does.
-    sql += " AND (" + model::worktree_sql("s") + " = ?5 OR " + model::nickname_sql("s") + " = ?5)";
+    const std::string worktree = model::worktree_sql("s");
+    sql += " AND (" + model::nickname_sql("s") + " = ?5 OR " + worktree + " = ?5 OR " + worktree + " = ?6 OR substr(" +
+           worktree + ", -length(?5) - 1) = '/' || ?5)";
   }
   return sql;
 }
@@ -113,6 +116,7 @@ CommandSamples load_command_samples(db::Database& db, const Population& populati
   }
   if (population.repo) {
     stmt.bind_text(k_repo_parameter, *population.repo);
+    stmt.bind_text(k_repo_path_parameter, population.repo_path.empty() ? *population.repo : population.repo_path);
   }
   static_assert(k_command_identity_column_count == 2, "read every column of k_command_identity_columns");
   CommandSamples samples;

@@ -30,8 +30,11 @@ struct Population {
   Window window;
   std::optional<std::string> version;  // sessions.exe
   // The worktree or nickname: a run's own, else the first git's under it
-  // (model::worktree_sql(), as the listings' --repo).
+  // (model::worktree_sql()), matched as the listings' --repo matches it:
+  // the nickname, the worktree, its last components, or `repo_path` (the
+  // value made an absolute path, when it is one).
   std::optional<std::string> repo;
+  std::string repo_path;
 };
 
 struct CommandSamples {

@@ -90,10 +90,12 @@ CompareRequest to_request(const CompareOptions& options) {
   request.baseline.window.until = time_as_text(baseline.until);
   request.baseline.version = options.baseline_version;
   request.baseline.repo = options.baseline_repo;
+  request.baseline.repo_path = repo_path_of(options.baseline_repo.value_or(""));
   request.target.window.since = time_as_text(target.since);
   request.target.window.until = time_as_text(target.until);
   request.target.version = options.target_version;
   request.target.repo = options.target_repo;
+  request.target.repo_path = repo_path_of(options.target_repo.value_or(""));
   request.commands = options.commands;
   const std::string regions = options.regions.empty() ? (options.commands.empty() ? "changed" : "all") : options.regions;
   request.detail = regions == "all" ? DetailScope::all : regions == "none" ? DetailScope::none : DetailScope::changed;
@@ -285,7 +287,8 @@ Command add_compare_command(CLI::App& cli) {
   app->add_option("--baseline-version", options->baseline_version, "Only runs of this git version (exe) in the baseline");
   app->add_option("--target-version", options->target_version, "Only runs of this git version (exe) in the target");
   app->add_option("--baseline-repo", options->baseline_repo,
-                  "Only runs in this repository in the baseline: its worktree path as git reports it, or its nickname");
+                  "Only runs in this repository in the baseline: its nickname, its worktree's path, or the path's "
+                  "last components as the repository column shows them");
   app->add_option("--target-repo", options->target_repo, "Only runs in this repository in the target (as --baseline-repo)");
   add_cmd_option(*app, options->commands);
   add_all_flag(*app, options->all);

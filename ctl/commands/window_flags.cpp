@@ -39,21 +39,27 @@ void add_listing_flags(CLI::App& app, WindowFlags& flags) {
                  "components as the repository column shows them");
 }
 
+std::string repo_path_of(const std::string& repo) {
+  std::string path;
+  if (!repo.empty() && (repo.find('/') != std::string::npos || repo.starts_with('.'))) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::weakly_canonical(std::filesystem::absolute(repo, ec), ec);
+    if (!ec) {
+      path = absolute.string();
+      while (path.size() > 1 && path.ends_with('/')) {
+        path.pop_back();
+      }
+    }
+  }
+  return path;
+}
+
 Window to_window(const WindowFlags& flags) {
   Window window;
   window.cmds = flags.cmds;
   window.top_level = flags.listing && !flags.all;
   window.repo = flags.repo;
-  if (!flags.repo.empty() && (flags.repo.find('/') != std::string::npos || flags.repo.starts_with('.'))) {
-    std::error_code ec;
-    const std::filesystem::path absolute = std::filesystem::weakly_canonical(std::filesystem::absolute(flags.repo, ec), ec);
-    if (!ec) {
-      window.repo_path = absolute.string();
-      while (window.repo_path.size() > 1 && window.repo_path.ends_with('/')) {
-        window.repo_path.pop_back();
-      }
-    }
-  }
+  window.repo_path = repo_path_of(flags.repo);
   const std::int64_t now = proto::unix_now_us();
   const auto parse = [now](const std::string& text) -> std::optional<std::string> {
     if (text.empty()) {

@@ -33,6 +33,10 @@ void add_all_flag(CLI::App& app, bool& all);
 // show what the user ran unless --all.
 void add_listing_flags(CLI::App& app, WindowFlags& flags);
 
+// A --repo value that is a path (it holds a `/` or starts with `.`) made
+// absolute, as git reports worktrees; empty for a name.
+[[nodiscard]] std::string repo_path_of(const std::string& repo);
+
 // The window the flags describe, "now" being the current time. Throws
 // CommandError for an unreadable --since (CLI11 has checked it already).
 [[nodiscard]] Window to_window(const WindowFlags& flags);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "ctl/query/analysis_queries.hpp"
+#include "ctl/query/restricted_database.hpp"
 #include "proto/timestamp.hpp"
 
 namespace trace2d::ctl {
@@ -160,8 +161,11 @@ std::string latest_sid(db::Database& db, const std::vector<std::string>& cmds) {
     for (const std::string& cmd : cmds) {
       names += (names.empty() ? "'" : ", '") + cmd + "'";
     }
-    throw std::runtime_error(cmds.empty() ? std::string("the database holds no sessions yet")
-                                          : "no session of command " + names);
+    // A user behind the query service sees only their own sessions: that
+    // the database is empty would send them looking at the wrong problem.
+    const std::string none = is_restricted(db) ? "you have no sessions in the database yet (only your own are visible)"
+                                               : "the database holds no sessions yet";
+    throw std::runtime_error(cmds.empty() ? none : "no session of command " + names);
   }
   return std::string(stmt.column_text(0));
 }

@@ -237,8 +237,11 @@ class ChromeWriter {
     }
   }
 
-  // Child spans on as few "child processes" tracks as nest properly: a span
-  // goes to the first lane whose open spans all contain it.
+  // Child spans on as few "child processes" tracks as keep them apart: a
+  // span goes to the first lane where nothing still runs. The children of
+  // one process are siblings; one drawn inside another (a viewer nests the
+  // slices of a track by their times) would look like its child, as fetch's
+  // unpack-objects inside its transport's upload-pack did.
   void child_lanes(ProcessTrack& track) {
     std::stable_sort(track.children.begin(), track.children.end(), [](const auto& a, const auto& b) {
       return a.second.start != b.second.start ? a.second.start < b.second.start : a.second.end > b.second.end;
@@ -252,7 +255,7 @@ class ChromeWriter {
       for (; lane < lanes.size(); ++lane) {
         std::vector<Span>& open = lanes[lane];
         std::erase_if(open, [&](const Span& s) { return s.end <= span.start; });
-        if (open.empty() || open.back().end >= span.end) {
+        if (open.empty()) {
           break;
         }
       }

@@ -107,7 +107,7 @@ std::string child_name(const model::ChildInfo& child) {
   return name;
 }
 
-std::string child_outcome(const model::ChildInfo& child) {
+std::string child_outcome(const model::ChildInfo& child, bool process_ended) {
   std::string out = child.use_shell ? "shell, " : "";
   // git says pid -1 (with code -1) for a child it could not start. pid 0
   // is a child whose pid its parent did not know (system(), as the client
@@ -123,7 +123,7 @@ std::string child_outcome(const model::ChildInfo& child) {
   } else if (!child.ready.empty()) {
     out += child.ready;
   } else {
-    out += "running";
+    out += process_ended ? "no exit recorded" : "running";
   }
   return out;
 }
@@ -140,7 +140,7 @@ std::string exec_outcome(const model::ExecInfo& exec) {
   return exec.code ? "failed, code " + std::to_string(*exec.code) : std::string("replaced the process");
 }
 
-std::string node_label(const model::Node& node, bool with_argv, bool with_sid) {
+std::string node_label(const model::Node& node, bool with_argv, bool with_sid, bool process_ended) {
   std::string label;
   if (const auto* process = node.process()) {
     label = process_name(*process);
@@ -164,7 +164,8 @@ std::string node_label(const model::Node& node, bool with_argv, bool with_sid) {
       label += "  [unclosed]";
     }
   } else if (const auto* child = node.child()) {
-    label = child_name(*child) + ": " + join_argv(child->argv, child->use_shell) + "  [" + child_outcome(*child) + "]";
+    label = child_name(*child) + ": " + join_argv(child->argv, child->use_shell) + "  [" +
+            child_outcome(*child, process_ended) + "]";
   } else if (const auto* exec = node.exec()) {
     label = exec_name(*exec) + ": " + join_argv(exec->argv) + "  [" + exec_outcome(*exec) + "]";
   } else if (const auto* thread = node.thread()) {

@@ -31,7 +31,9 @@ namespace trace2d::ctl::render {
 [[nodiscard]] std::string child_name(const model::ChildInfo& child);
 
 // "shell, pid 5387, exit 0"; "not started" when git could not run it.
-[[nodiscard]] std::string child_outcome(const model::ChildInfo& child);
+// Without a child_exit: "running" while the process that ran it runs, "no
+// exit recorded" once it has ended (a git that dies sends no child_exit).
+[[nodiscard]] std::string child_outcome(const model::ChildInfo& child, bool process_ended);
 
 // "exec 0" / "exec 0 git" (its exe, when the event names one).
 [[nodiscard]] std::string exec_name(const model::ExecInfo& exec);
@@ -41,6 +43,7 @@ namespace trace2d::ctl::render {
 
 // One line describing any node (what `tree` prints after the connectors).
 // `with_argv`: a process's argv too (not needed under its child_start).
-[[nodiscard]] std::string node_label(const model::Node& node, bool with_argv, bool with_sid);
+// `process_ended`: whether the process the node belongs to has ended.
+[[nodiscard]] std::string node_label(const model::Node& node, bool with_argv, bool with_sid, bool process_ended);
 
 }  // namespace trace2d::ctl::render

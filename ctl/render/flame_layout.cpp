@@ -32,7 +32,10 @@ class FlameBuilder {
   }
 
  private:
-  void place(const model::Node& node, int parent_row, std::optional<Interval> parent) {
+  // `process_ended`: whether the process `node` belongs to has ended (a
+  // process node says it of itself).
+  void place(const model::Node& node, int parent_row, std::optional<Interval> parent, bool process_ended = false) {
+    const bool ended = node.process() != nullptr ? node.process()->status != "running" : process_ended;
     if (m_layout.bars.size() >= m_max_bars) {
       m_layout.folded += 1 + count_below(node);
       return;
@@ -41,7 +44,7 @@ class FlameBuilder {
     if (!node.offset || !std::isfinite(*node.offset) || (node.elapsed && !std::isfinite(*node.end()))) {
       m_layout.untimed += 1;
       for (const model::Node& child : node.children) {
-        place(child, parent_row, parent);
+        place(child, parent_row, parent, ended);
       }
       return;
     }
@@ -55,7 +58,7 @@ class FlameBuilder {
       bar.end = parent ? parent->end : latest_end(node, bar.start);
     }
     bar.end = std::max(bar.end, bar.start);
-    describe(node, bar);
+    describe(node, ended, bar);
     bar.row = free_row(parent_row + 1, {bar.start, bar.end});
     m_rows[static_cast<std::size_t>(bar.row)].insert({bar.start, bar.end});
     m_layout.span = std::max(m_layout.span, bar.end);
@@ -63,7 +66,7 @@ class FlameBuilder {
     const Interval self{bar.start, bar.end};
     m_layout.bars.push_back(std::move(bar));
     for (const model::Node& child : node.children) {
-      place(child, row, self);
+      place(child, row, self, ended);
     }
   }
 
@@ -113,7 +116,7 @@ class FlameBuilder {
     return end;
   }
 
-  static void describe(const model::Node& node, Bar& bar) {
+  static void describe(const model::Node& node, bool process_ended, Bar& bar) {
     const std::string times = "start " + format_ms(node.offset) + " ms, " +
                               (node.elapsed ? format_ms(node.elapsed) + " ms" : std::string("never closed"));
     if (const auto* process = node.process()) {
@@ -131,7 +134,7 @@ class FlameBuilder {
       bar.kind = BarKind::child;
       const std::string command = join_argv(child->argv, child->use_shell);
       bar.label = command;
-      bar.tooltip = child_name(*child) + ": " + command + "\n[" + child_outcome(*child) + "]\n" + times;
+      bar.tooltip = child_name(*child) + ": " + command + "\n[" + child_outcome(*child, process_ended) + "]\n" + times;
     } else if (const auto* exec = node.exec()) {
       bar.kind = BarKind::child;  // drawn as a child process: another program, run for this one
       const std::string command = join_argv(exec->argv);

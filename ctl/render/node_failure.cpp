@@ -26,6 +26,31 @@ bool ended_by_exec(const model::Node& node) {
   return false;
 }
 
+const model::ErrorInfo* first_error(const model::ProcessInfo& process) {
+  for (const model::ErrorInfo& error : process.errors) {
+    if (!error.msg.empty()) {
+      return &error;
+    }
+  }
+  return nullptr;
+}
+
+// The first error of the first process below `node` (in SID order, the
+// order git started them) that reported one, as model::first_error_sql()
+// finds it for `sessions --failed` and `show`.
+void first_descendant_error(const model::Node& node, const model::ProcessInfo*& owner, const model::ErrorInfo*& error) {
+  for (const model::Node& child : node.children) {
+    if (const auto* process = child.process()) {
+      const model::ErrorInfo* own = first_error(*process);
+      if (own != nullptr && (owner == nullptr || process->sid < owner->sid)) {
+        owner = process;
+        error = own;
+      }
+    }
+    first_descendant_error(child, owner, error);
+  }
+}
+
 }  // namespace
 
 bool failed(const model::Node& node) {
@@ -47,9 +72,15 @@ std::string failure_reason(const model::Node& node) {
   if (process == nullptr || !failed(node)) {
     return {};
   }
-  return model::failure_reason(
-      process->exit_code, process->signo, process->status,
-      process->errors.empty() ? std::nullopt : std::optional<std::string_view>(process->errors.front().msg));
+  const model::ErrorInfo* error = first_error(*process);
+  if (error == nullptr) {
+    // A failed alias, `git pull` or dashed command reports nothing itself:
+    // the git it ran said why.
+    const model::ProcessInfo* owner = nullptr;
+    first_descendant_error(node, owner, error);
+  }
+  return model::failure_reason(process->exit_code, process->signo, process->status,
+                               error == nullptr ? std::nullopt : std::optional<std::string_view>(error->msg));
 }
 
 }  // namespace trace2d::ctl::render

@@ -15,8 +15,9 @@ namespace trace2d::ctl::render {
 [[nodiscard]] bool failed(const model::Node& node);
 
 // Why a process node failed, in a few words (model::failure_reason(), from
-// its own first error message); empty for one that did not fail or that is
-// no process.
+// its own first error message, else the first of the processes below it
+// that reported one, as `sessions --failed` says); empty for one that did
+// not fail or that is no process.
 [[nodiscard]] std::string failure_reason(const model::Node& node);
 
 }  // namespace trace2d::ctl::render

@@ -36,11 +36,14 @@ class TreeLines {
  public:
   explicit TreeLines(const TreeTextOptions& options) : m_options(options) {}
 
-  // `parent`: the node this one hangs under, if any.
-  void add(const model::Node& node, const std::string& lead, const std::string& connector,
-           const model::Node* parent) {
+  // `parent`: the node this one hangs under, if any; `process_ended`:
+  // whether the process it belongs to has ended (a process node says it
+  // of itself).
+  void add(const model::Node& node, const std::string& lead, const std::string& connector, const model::Node* parent,
+           bool process_ended = false) {
     const bool with_argv = node.process() != nullptr && !shown_by_parent(*node.process(), parent);
-    std::string label = node_label(node, with_argv, m_options.sids);
+    const bool ended = node.process() != nullptr ? node.process()->status != "running" : process_ended;
+    std::string label = node_label(node, with_argv, m_options.sids, ended);
     // Why it failed, beside it.
     if (const std::string reason = failure_reason(node); !reason.empty()) {
       label += "  (" + reason + ")";
@@ -58,7 +61,7 @@ class TreeLines {
     }
     for (std::size_t i = 0; i < node.children.size(); ++i) {
       const bool last = i + 1 == node.children.size();
-      add(node.children[i], next_lead, last ? k_last : k_middle, &node);
+      add(node.children[i], next_lead, last ? k_last : k_middle, &node, ended);
     }
   }
 

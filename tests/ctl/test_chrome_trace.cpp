@@ -68,5 +68,51 @@ TEST(ChromeTrace, ThousandsOfOverlappingChildrenUseBoundedLanesThatStillNest) {
   }
 }
 
+// fetch's unpack-objects runs while its transport's upload-pack still
+// does: siblings, so not one slice inside the other on one track (a viewer
+// would draw the second as the first's child), and the lane after that is
+// free again for the next child.
+TEST(ChromeTrace, AChildInsideASiblingsTimeGoesOnAnotherLane) {
+  model::ProcessRows rows;
+  rows.info.sid = "p";
+  rows.info.start_us = 1'800'000'000'000'000;
+  rows.info.elapsed = 1.0;
+  rows.info.status = "complete";
+  const auto add_child = [&rows](int id, double start, double elapsed) {
+    model::ChildInfo& c = rows.children.emplace_back();
+    c.child_id = id;
+    c.start_seq = id;
+    c.thread = "main";
+    c.t_start = start;
+    c.elapsed = elapsed;
+  };
+  add_child(0, 0.001, 0.014);  // the transport: 1..15 ms
+  add_child(1, 0.011, 0.003);  // unpack-objects: 11..14 ms, inside it
+  add_child(2, 0.020, 0.005);  // after both
+  std::string trace;
+  ctl::render::append_chrome_trace(trace, model::build_process_tree("p", {rows}));
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_EQ(parser.parse(trace).get(root), simdjson::SUCCESS);
+  std::map<std::int64_t, std::string> lane_names;  // tid -> its name
+  std::map<std::string, std::int64_t> tid_of;      // child slice -> tid
+  for (simdjson::dom::element event : root["traceEvents"].get_array()) {
+    const std::string_view ph = event["ph"].get_string().value();
+    if (ph == "M" && event["name"].get_string().value() == "thread_name") {
+      lane_names[event["tid"].get_int64().value()] = std::string(event["args"]["name"].get_string().value());
+    }
+    if (ph == "X" && event["cat"].get_string().value() == "child") {
+      const std::string name(event["name"].get_string().value());
+      tid_of[name.substr(0, name.find(':'))] = event["tid"].get_int64().value();
+    }
+  }
+  ASSERT_EQ(tid_of.size(), 3U);
+  EXPECT_NE(tid_of.at("child 0"), tid_of.at("child 1"));
+  EXPECT_EQ(tid_of.at("child 2"), tid_of.at("child 0"));
+  EXPECT_EQ(lane_names[tid_of.at("child 0")], "child processes");
+  EXPECT_EQ(lane_names[tid_of.at("child 1")], "child processes (2)");
+}
+
 }  // namespace
 }  // namespace trace2d::test

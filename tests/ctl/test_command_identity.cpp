@@ -38,6 +38,14 @@ TEST(CommandIdentity, DisplayNamesAreWhatTheUserTyped) {
   EXPECT_EQ(display_name("_run_dashed_", {}), "_run_dashed_");
   EXPECT_EQ(model::display_name_from_json("_run_git_alias_", R"(["git","co","main"])"), "co");
   EXPECT_EQ(model::display_name_from_json("_run_git_alias_", "not json"), "_run_git_alias_");
+  // No cmd_name: git stopped before naming the command (a bad -C or
+  // --git-dir); the user still ran `status`. Not so for what is not git.
+  EXPECT_EQ(display_name("", {"git", "-C", "/nowhere", "status"}), "status");
+  EXPECT_EQ(display_name("", {"/usr/bin/git", "--git-dir=/nope", "status", "-s"}), "status");
+  EXPECT_EQ(display_name("", {"git"}), "");
+  EXPECT_EQ(display_name("", {"git-upload-pack", "/srv/repo.git"}), "");
+  EXPECT_EQ(display_name("", {"ide", "build"}), "");
+  EXPECT_EQ(model::display_name_from_json("", R"(["git","-C","/nowhere","log"])"), "log");
 }
 
 TEST(CommandIdentity, GitProcessesAreToldFromOtherProducers) {
@@ -73,6 +81,8 @@ TEST(CommandIdentity, SqlFunctionsAgreeWithTheCpp) {
   EXPECT_EQ(db.query_text(R"(SELECT t2_display_name('_run_dashed_', '["git","submodule","status"]'))"), "submodule");
   EXPECT_EQ(db.query_text("SELECT t2_display_name('fetch', NULL)"), "fetch");
   EXPECT_EQ(db.query_int("SELECT t2_display_name(NULL, '[]') IS NULL"), 1);
+  EXPECT_EQ(db.query_int("SELECT t2_display_name(NULL, NULL) IS NULL"), 1);
+  EXPECT_EQ(db.query_text(R"(SELECT t2_display_name(NULL, '["git","-C","/nowhere","status"]'))"), "status");
   EXPECT_EQ(db.query_int(R"(SELECT t2_is_git('2.39.5', '["git","status"]'))"), 1);
   EXPECT_EQ(db.query_int(R"(SELECT t2_is_git('ide', '["ide"]'))"), 0);
   EXPECT_EQ(db.query_int("SELECT t2_is_git(NULL, NULL)"), 0);

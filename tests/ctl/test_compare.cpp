@@ -289,7 +289,9 @@ TEST(Trace2ctlCompare, TwoRepositoriesByPathOrNickname) {
     db.add("status", (1 + i) * k_hour_us, 0.020 + 0.001 * i, 0, "2.39.5", "/src/small");
     db.add("status", (1 + i) * k_hour_us + k_minute_us, 0.400 + 0.001 * i, 0, "2.39.5", "/src/big", "monorepo");
   }
-  for (const std::string big : {"/src/big", "monorepo"}) {
+  // As the listings' --repo: the nickname, the path, or its last
+  // components as the repository column shows them.
+  for (const std::string big : {"/src/big", "monorepo", "big", "src/big"}) {
     const ProcessResult result = run_ctl({"--db", db.path(), "--json", "compare", "--baseline-repo", "/src/small",
                                           "--target-repo", big, "--since", "-1d"});
     ASSERT_EQ(result.exit_code, 0) << result.err;

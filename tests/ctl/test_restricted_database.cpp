@@ -219,6 +219,20 @@ TEST_F(RestrictedDatabase, LookupsOfOneSessionStayLookups) {
   EXPECT_NE(sessions.find("sessions_uid"), std::string::npos) << sessions;
 }
 
+// A user with no session of their own is told so, not that trace2d
+// recorded nothing (the database holds others' sessions).
+TEST(Trace2ctlOnlyUid, ALastWithNothingOfTheUsersSaysSoNotThatTheDatabaseIsEmpty) {
+  SampleDatabase sample;
+  for (const std::string command : {"tree", "show", "export"}) {
+    const ProcessResult r = run_ctl({"--db", sample.path(), "--only-uid=4242", command, "--last"});
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.out;
+    EXPECT_NE(r.err.find("you have no sessions in the database yet (only your own are visible)"), std::string::npos)
+        << command << ": " << r.err;
+  }
+  const ProcessResult all = run_ctl({"--db", sample.path(), "tree", "--last"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+}
+
 TEST(Trace2ctlOnlyUid, EveryCommandSeesOnlyTheUsersSessions) {
   SampleDatabase sample;
   sample.writer().exec("UPDATE sessions SET peer_uid = CASE WHEN id IN (1, 2, 3) THEN 1000 ELSE 0 END");
