@@ -61,7 +61,7 @@ Window to_window(const WindowFlags& flags) {
   window.repo = flags.repo;
   window.repo_path = repo_path_of(flags.repo);
   const std::int64_t now = proto::unix_now_us();
-  const auto parse = [now](const std::string& text) -> std::optional<std::string> {
+  const auto parse = [now](const std::string& text) -> std::optional<std::int64_t> {
     if (text.empty()) {
       return std::nullopt;
     }
@@ -69,10 +69,21 @@ Window to_window(const WindowFlags& flags) {
     if (!us) {
       throw CommandError(describe_time_error(text));
     }
-    return time_as_text(*us);
+    return us;
   };
-  window.since = parse(flags.since);
-  window.until = parse(flags.until);
+  const std::optional<std::int64_t> since = parse(flags.since);
+  const std::optional<std::int64_t> until = parse(flags.until);
+  if (since && until && *since >= *until) {
+    // An empty answer would read as "nothing ran then".
+    throw CommandError("the window is empty: --since " + time_as_text(*since) + " is not before --until " +
+                       time_as_text(*until));
+  }
+  if (since) {
+    window.since = time_as_text(*since);
+  }
+  if (until) {
+    window.until = time_as_text(*until);
+  }
   return window;
 }
 

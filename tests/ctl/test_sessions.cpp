@@ -133,6 +133,22 @@ TEST(Trace2ctlSessions, RejectsBadFilterValuesAsUsageErrors) {
   }
 }
 
+// A window that ends before it begins is a mistake, not "nothing ran".
+TEST(Trace2ctlSessions, AWindowEndingBeforeItBeginsIsRefused) {
+  SampleDatabase db;
+  for (const std::string command : {"sessions", "stats", "top"}) {
+    const ProcessResult result = run_ctl({"--db", db.path(), command, "--since", "-1h", "--until", "-2h"});
+    EXPECT_NE(result.exit_code, 0) << command << ": " << result.out;
+    EXPECT_NE(result.err.find("the window is empty: --since"), std::string::npos) << command << ": " << result.err;
+    EXPECT_EQ(result.out, "") << command;
+  }
+  const ProcessResult same =
+      run_ctl({"--db", db.path(), "sessions", "--since", "@1800000000", "--until", "@1800000000"});
+  EXPECT_NE(same.exit_code, 0) << same.out;
+  const ProcessResult ordered = run_ctl({"--db", db.path(), "sessions", "--since", "-2h", "--until", "-1h"});
+  EXPECT_EQ(ordered.exit_code, 0) << ordered.err;
+}
+
 TEST(Trace2ctlSessions, JsonIsAnArrayOfTypedObjects) {
   SampleDatabase db;
   // --json works after the command name as well as before it.
