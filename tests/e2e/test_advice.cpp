@@ -363,7 +363,8 @@ TEST_F(AdviceTest, StatusOfASmallWorktreeIsNotAFinding) {
 // One wide repository (slow to make), two daemons: the untracked cache off
 // for one, on for the other.
 TEST_F(AdviceTest, StatusReadingManyDirectoriesIsFoundUnlessTheUntrackedCacheIsOn) {
-  const std::string repo = tree_repo(dir, "wide", 8000, 1);
+  // 16,000 directories: git 2.39 reads 8,000 in 0.09 s on a fast host, under the rule's 0.1 s median.
+  const std::string repo = tree_repo(dir, "wide", 16000, 1);
   std::map<std::string, std::string> env = trace;
   env["GIT_TRACE2_CONFIG_PARAMS"] = "core.untrackedCache";
   env["GIT_CONFIG_PARAMETERS"] = "'core.untrackedcache'='false'";

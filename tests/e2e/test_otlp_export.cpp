@@ -320,6 +320,18 @@ TEST(OtlpExport, DetailLevelsRulesAndTheNickname) {
               {{"GIT_TRACE2_EVENT", daemon.git_target()}, {"GIT_TRACE2_CONFIG_PARAMS", "otel.trace2.nickname"}});
   ASSERT_EQ(fetch.exit_code, 0) << fetch.err;
   const std::string sid = finished_root(daemon.db_path(), "fetch", 3);
+  // Every child of the tree is a git: counted once each has its session
+  // (under load the last can come after the first three).
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path())
+               .query_int("SELECT count(*) FROM children c JOIN sessions s ON s.sid = c.sid WHERE s.root_sid = '" +
+                          sid + "' AND c.child_sid IS NULL")
+               .value_or(1) == 0;
+  }));
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path()).query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) ==
+           0;
+  }));
   const std::int64_t sessions =
       open_db(daemon.db_path()).query_int("SELECT count(*) FROM sessions WHERE root_sid = '" + sid + "'").value_or(0);
   // The column is filled as the def_param arrives (the stitcher), for each
