@@ -94,7 +94,9 @@ void check_target(const TraceTarget& target, const std::string& default_socket, 
         return;
       }
       out.push_back({Verdict::problem, "target",
-                     "git appends every process's events to the file " + target.path + ", which trace2d does not read",
+                     "git appends every process's events to the file " + target.path +
+                         ", which trace2d reads only in a directory it watches (as a log every git appends to, "
+                         "kept for good)",
                      use + ", or a directory trace2d watches"});
       return;
     }

@@ -179,8 +179,8 @@ int run_import(const DaemonOptions& options, const std::vector<std::string>& pat
         has_event = static_cast<bool>(parser.parse(line, 0, event));
       }
     };
-    const auto read =
-        reader.read(*sink, UINT64_MAX, source::TraceFileReader::FinishAt::end, false, wait_for_room, check_line);
+    const auto read = reader.read(*sink, UINT64_MAX, source::TraceFileReader::FinishAt::end,
+                                  source::TraceFileReader::Removal::keep, wait_for_room, check_line);
     total_bytes += read.bytes;
     if (!has_event && read.bytes > 0) {
       ++not_traces;

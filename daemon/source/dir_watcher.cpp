@@ -83,6 +83,8 @@ struct DirWatcher::TracedFile {
   bool closing = false;
   bool removed = false;  // the path is gone or someone else's now: never unlinked
   bool more_queued = false;
+  bool silent_too_long = false;  // past max_silence: even a shared log is finished
+  bool shared_logged = false;
 
   TracedFile(std::string dir_, std::string name_, TraceFileReader reader_)
       : dir(std::move(dir_)), name(std::move(name_)), reader(std::move(reader_)) {}
@@ -326,8 +328,9 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
     return;
   }
   const auto uid = static_cast<std::int64_t>(before.st_uid);
-  if (const auto done = m_finished.find(path);
-      done != m_finished.end() && done->second == file_key(before.st_ino, path)) {
+  if (const auto done = m_finished.find(path); done != m_finished.end() &&
+                                               done->second.key == file_key(before.st_ino, path) &&
+                                               static_cast<std::uint64_t>(before.st_size) <= done->second.size) {
     return;  // finished in this run; removed once committed, if at all
   }
   const auto open = m_open_per_uid.find(uid);
@@ -350,8 +353,13 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
     return;
   }
   const std::string key = file_key(st.st_ino, path);
-  if (const auto done = m_finished.find(path); done != m_finished.end() && done->second == key) {
-    return;
+  std::optional<std::uint64_t> grown_from;  // finished before, appended to since: read on from there
+  if (const auto done = m_finished.find(path); done != m_finished.end() && done->second.key == key) {
+    if (static_cast<std::uint64_t>(st.st_size) <= done->second.size) {
+      return;
+    }
+    grown_from = done->second.size;
+    m_finished.erase(done);
   }
   auto file = std::make_unique<TracedFile>(
       dir, name,
@@ -360,8 +368,11 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
                       m_options.framing));
   file->sentinel = name == k_discard_sentinel;
   file->closing = closed_by_writer;
-  if (const auto saved = m_committed.find(key); saved != m_committed.end()) {
-    if (saved->second.finished) {
+  if (grown_from) {
+    file->reader.resume_at(*grown_from);
+  } else if (const auto saved = m_committed.find(key); saved != m_committed.end()) {
+    const bool grown = static_cast<std::uint64_t>(st.st_size) > saved->second.offset;
+    if (saved->second.finished && !grown) {
       // Finished and committed in an earlier run, its removal cut short.
       if (m_options.delete_finished || file->sentinel) {
         ::unlink(path.c_str());
@@ -473,11 +484,21 @@ DirWatcher::ReadOutcome DirWatcher::read_file(TracedFile& file) {
     }
     return false;
   };
-  const auto finish_at = file.closing ? TraceFileReader::FinishAt::atexit_or_end : TraceFileReader::FinishAt::atexit;
-  const TraceFileReader::ReadResult result =
-      file.reader.read(m_sink, k_slice_bytes, finish_at, remove_when_finished(file), pause);
+  // A shared log ends only when it is gone or silent past max_silence.
+  const bool log_ends = file.reader.shared() && (file.removed || file.silent_too_long);
+  const auto finish_at = log_ends       ? TraceFileReader::FinishAt::end
+                         : file.closing ? TraceFileReader::FinishAt::atexit_or_end
+                                        : TraceFileReader::FinishAt::atexit;
+  const TraceFileReader::ReadResult result = file.reader.read(m_sink, k_slice_bytes, finish_at, removal(file), pause);
   if (result.bytes > 0) {
     file.last_growth = std::chrono::steady_clock::now();
+  }
+  if (file.reader.shared() && !file.shared_logged) {
+    file.shared_logged = true;
+    spdlog::warn(
+        "dir: '{}' holds the events of more than one git process (GIT_TRACE2_EVENT names a file, "
+        "not the directory): read as a log they all append to, kept, never removed",
+        file.path());
   }
   if (result.finished) {
     return ReadOutcome::finished;
@@ -492,13 +513,20 @@ bool DirWatcher::remove_when_finished(const TracedFile& file) const {
   return (m_options.delete_finished || file.sentinel) && !file.removed;
 }
 
+TraceFileReader::Removal DirWatcher::removal(const TracedFile& file) const {
+  if (!remove_when_finished(file)) {
+    return TraceFileReader::Removal::keep;
+  }
+  return file.sentinel ? TraceFileReader::Removal::always : TraceFileReader::Removal::own_file;
+}
+
 void DirWatcher::refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid) {
   spdlog::debug("dir: {}", reason);  // the reject row says it; a log line per file would be a flood
   file.reader.refuse(m_sink, reason, peer_uid, remove_when_finished(file));
 }
 
 void DirWatcher::forget(FileMap::iterator found) {
-  m_finished[found->first] = found->second->reader.identity().key;
+  m_finished[found->first] = Finished{found->second->reader.identity().key, found->second->reader.read_offset()};
   const std::int64_t uid = found->second->owner_uid();
   if (auto open = m_open_per_uid.find(uid); open != m_open_per_uid.end() && --open->second == 0) {
     m_open_per_uid.erase(open);
@@ -617,6 +645,7 @@ asio::awaitable<void> DirWatcher::tick() {
     std::vector<std::string> done;
     for (auto& [path, file] : m_files) {
       const auto silent = now - file->last_growth;
+      file->silent_too_long = silent >= m_options.max_silence;
       if (!file->closing && silent >= m_options.idle_timeout &&
           (silent >= m_options.max_silence || !writer_running(*file))) {
         spdlog::debug("dir: finished '{}' (silent)", path);

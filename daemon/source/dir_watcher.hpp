@@ -7,9 +7,12 @@
 //
 // A file is finished when its writer closes it (IN_CLOSE_WRITE) or its
 // process's `atexit` arrives; then it is removed once committed (unless
-// configured otherwise). A file silent for the idle timeout is finished too,
-// unless the pid in its name runs and (where /proc shows it) belongs to the
-// file's owner; after `max_silence` it is finished whatever its name claims.
+// configured otherwise) if it is its process's own, named after its SID as
+// git names it; a file named otherwise may be a log others append to. A file silent for the idle timeout is finished
+// too, unless the pid in its name runs and (where /proc shows it) belongs to the file's owner; after `max_silence` it
+// is finished whatever its name claims. A file that grows after it was finished is read on from where it ended. A file
+// that holds more than one session (GIT_TRACE2_EVENT naming a file: every git appends to it) is a log, not a process:
+// no process's end finishes it, it is never removed, and it stays open until it is removed or silent for `max_silence`.
 // The `git-trace2-discard` sentinel is ingested like any trace and always
 // removed, so that git resumes tracing. Symbolic links, directories, FIFOs
 // and dot-files are never opened.
@@ -37,6 +40,7 @@
 #include "daemon/ingest/line_framer.hpp"
 #include "daemon/settings/setting.hpp"
 #include "daemon/source/asio.hpp"
+#include "daemon/source/trace_file_reader.hpp"
 #include "db/file_offsets.hpp"
 
 namespace trace2d::source {
@@ -138,6 +142,9 @@ class DirWatcher {
   void refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid);
   void forget(FileMap::iterator found);
   [[nodiscard]] bool remove_when_finished(const TracedFile& file) const;
+  // What read() is told: a finished file goes only if it is its process's
+  // own (a shared log, or a file named otherwise, stays); the sentinel goes.
+  [[nodiscard]] TraceFileReader::Removal removal(const TracedFile& file) const;
   // Whether the pid in the file's name vouches for a writer still at work.
   [[nodiscard]] bool writer_running(const TracedFile& file) const;
   [[nodiscard]] std::size_t open_file_cap() const;
@@ -182,9 +189,14 @@ class DirWatcher {
   bool m_read_more_posted = false;
   // Positions committed by earlier runs, by key.
   std::map<std::string, db::SavedFileOffset> m_committed;
-  // Files finished in this run, path -> key (their removal waits for the
-  // commit; the entry goes when the file does).
-  std::map<std::string, std::string> m_finished;
+  // Files finished in this run, by path: their key and the size read (their
+  // removal waits for the commit; the entry goes when the file does). One
+  // that grows again is read on from there.
+  struct Finished {
+    std::string key;
+    std::uint64_t size = 0;
+  };
+  std::map<std::string, Finished> m_finished;
   bool m_stopping = false;
   std::atomic<std::uint64_t> m_sentinels{0};
   std::atomic<std::size_t> m_open_files{0};

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -20,6 +21,23 @@ constexpr std::size_t k_chunk_bytes = 1024 * 1024;
 std::vector<char>& read_buffer() {
   thread_local std::vector<char> buffer(k_read_bytes);
   return buffer;
+}
+
+// The value of a line's "sid" as written (escapes and all: it is only
+// compared), or empty. git writes `"sid":"` right after `"event"`, so the
+// search ends early.
+std::string_view sid_text(std::string_view line) {
+  constexpr std::string_view k_key = "\"sid\":\"";
+  const std::size_t key = line.find(k_key);
+  if (key == std::string_view::npos) {
+    return {};
+  }
+  const std::size_t start = key + k_key.size();
+  std::size_t end = start;
+  while (end < line.size() && line[end] != '"') {
+    end += line[end] == '\\' ? 2 : 1;
+  }
+  return end < line.size() ? line.substr(start, end - start) : std::string_view();
 }
 
 }  // namespace
@@ -49,8 +67,21 @@ std::optional<std::string> TraceFileReader::unfit(std::uint64_t max_bytes) const
   return oversized_or_sparse(st, max_bytes);
 }
 
+bool TraceFileReader::own_file() const {
+  if (m_shared || m_first_sid.empty()) {
+    return false;
+  }
+  const std::string_view path = m_identity.path;
+  std::string_view name = path.substr(path.find_last_of('/') + 1);
+  if (name.size() > 2 && name[name.size() - 2] == '.' && name.back() >= '1' && name.back() <= '9') {
+    name.remove_suffix(2);
+  }
+  const std::string_view sid = m_first_sid;
+  return name == sid.substr(sid.find_last_of('/') + 1);
+}
+
 TraceFileReader::ReadResult TraceFileReader::read(ingest::IngestSink& sink, std::uint64_t slice_bytes,
-                                                  FinishAt finish_at, bool remove_after_commit,
+                                                  FinishAt finish_at, Removal removal,
                                                   const std::function<bool()>& pause,
                                                   const std::function<void(std::string_view)>& on_line) {
   std::vector<char>& buffer = read_buffer();
@@ -59,6 +90,13 @@ TraceFileReader::ReadResult TraceFileReader::read(ingest::IngestSink& sink, std:
     chunk.add_line(line, full_size);
     if (!m_saw_atexit && line.find("\"event\":\"atexit\"") != std::string_view::npos) {
       m_saw_atexit = true;
+    }
+    if (const std::string_view sid = m_shared ? std::string_view() : sid_text(line); !sid.empty()) {
+      if (m_first_sid.empty()) {
+        m_first_sid = sid;
+      } else if (sid != m_first_sid) {
+        m_shared = true;
+      }
     }
     if (on_line) {
       on_line(line);
@@ -98,12 +136,16 @@ TraceFileReader::ReadResult TraceFileReader::read(ingest::IngestSink& sink, std:
     }
   }
   const bool at_end = result.stop == Stop::at_end;
-  result.finished = (finish_at != FinishAt::end && m_saw_atexit) || (finish_at != FinishAt::atexit && at_end);
+  result.finished = m_shared
+                        ? finish_at == FinishAt::end && at_end
+                        : (finish_at != FinishAt::end && m_saw_atexit) || (finish_at != FinishAt::atexit && at_end);
   if (result.finished) {
     // The last lines and "finished" travel in one chunk, so they commit
     // together: a restart never finds the last line read but the file open.
     m_framer.finish(add_line);
-    submit(sink, std::move(chunk), true, remove_after_commit);
+    // A log others append to (a name the user chose) is not ours to remove,
+    // and one that looked like a process's file may yet be appended to.
+    submit(sink, std::move(chunk), true, removal == Removal::always || (removal == Removal::own_file && own_file()));
   } else if (!chunk.lines.empty() || m_framer.discarding()) {
     submit(sink, std::move(chunk), false, false);
   }
@@ -116,6 +158,9 @@ void TraceFileReader::refuse(ingest::IngestSink& sink, const std::string& reason
   ingest::IngestChunk chunk;
   chunk.refused = reason;
   chunk.refused_bytes = ::fstat(m_fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  // Handled up to its size: a finished file that grows is read on from its
+  // position, and what was refused must not be.
+  m_read_offset = std::max(m_read_offset, chunk.refused_bytes);
   chunk.origins.assign(1, ingest::Origin{m_identity.kind, m_identity.channel, std::nullopt, peer_uid});
   chunk.progress = ingest::IngestChunk::FileProgress{m_identity.key, m_identity.path, m_read_offset, true,
                                                      remove_after_commit, false};

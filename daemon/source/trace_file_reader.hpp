@@ -48,7 +48,14 @@ class TraceFileReader {
   enum class Stop { at_end, slice_full, paused };
   // When the file is complete: git's trace file ends with its `atexit`
   // event, but an imported file may hold many processes and ends at its end.
+  // A file found to hold more than one process (shared()) ends only at
+  // `end`: its other writers may append at any time.
   enum class FinishAt { atexit, atexit_or_end, end };
+  // Whether a finished file goes once its lines are committed: never, only
+  // when it is its process's own (named after its session, as git names
+  // its files in a trace directory, and holding no other session), or in
+  // any case (git's discard sentinel).
+  enum class Removal { keep, own_file, always };
   struct ReadResult {
     Stop stop = Stop::at_end;
     std::uint64_t bytes = 0;
@@ -60,12 +67,12 @@ class TraceFileReader {
   // unless the file is complete (`finish_at`), when it goes too, with the
   // position marked finished in the same chunk (committed together).
   // `on_line` (may be empty) sees every line handed on.
-  ReadResult read(ingest::IngestSink& sink, std::uint64_t slice_bytes, FinishAt finish_at,
-                  bool remove_after_commit, const std::function<bool()>& pause,
-                  const std::function<void(std::string_view)>& on_line = {});
+  ReadResult read(ingest::IngestSink& sink, std::uint64_t slice_bytes, FinishAt finish_at, Removal removal,
+                  const std::function<bool()>& pause, const std::function<void(std::string_view)>& on_line = {});
 
   // The rest of the file is refused: one reject with `reason`, and the file
-  // finished at what was read, so a restart neither reads it again nor from 0.
+  // finished at its size, so that neither a restart nor its growth reads
+  // what was refused (what is appended later is read, and checked, anew).
   void refuse(ingest::IngestSink& sink, const std::string& reason, std::optional<std::int64_t> peer_uid,
               bool remove_after_commit);
 
@@ -74,6 +81,13 @@ class TraceFileReader {
   [[nodiscard]] std::uint64_t read_offset() const { return m_read_offset; }
   // git's last event: the file is complete even if its writer keeps it open.
   [[nodiscard]] bool saw_atexit() const { return m_saw_atexit; }
+  // Lines of two sessions read from it: not one git's file in a trace
+  // directory but a log many append to (GIT_TRACE2_EVENT naming a file).
+  [[nodiscard]] bool shared() const { return m_shared; }
+  // Named after the session it holds (its SID's last component, or that
+  // with ".1".."9": git's and the client library's names in a trace
+  // directory), and holding no other.
+  [[nodiscard]] bool own_file() const;
 
  private:
   void submit(ingest::IngestSink& sink, ingest::IngestChunk&& chunk, bool finished, bool remove_after_commit);
@@ -84,6 +98,8 @@ class TraceFileReader {
   std::uint64_t m_read_offset = 0;       // bytes read from the file
   std::uint64_t m_submitted_offset = 0;  // position handed on with the last chunk
   bool m_saw_atexit = false;
+  std::string m_first_sid;  // of the first line that names one
+  bool m_shared = false;
 };
 
 }  // namespace trace2d::source

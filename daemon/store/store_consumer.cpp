@@ -60,7 +60,7 @@ void StoreConsumer::on_file_progress(const ingest::IngestChunk::FileProgress& pr
   row.forget = progress.forget;
   m_batch.file_offsets.push_back(row);
   if (progress.remove_after_commit) {
-    m_batch.remove_after_commit.push_back(progress.path);
+    m_batch.remove_after_commit.push_back({progress.path, progress.offset});
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -136,7 +137,11 @@ void StoreWriter::after_commit(std::int64_t now_us) {
   // Finished trace files: their last lines are committed now, so removing
   // them can no longer lose anything.
   for (const WriteBatch& batch : m_pending) {
-    for (const std::string& path : batch.remove_after_commit) {
+    for (const auto& [path, size] : batch.remove_after_commit) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > size) {
+        continue;  // appended to since: kept, and read on
+      }
       if (::unlink(path.c_str()) == 0) {
         m_files_removed.fetch_add(1);
       } else if (errno != ENOENT) {

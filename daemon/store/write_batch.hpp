@@ -132,8 +132,14 @@ class WriteBatch {
   // Sessions the storage rule withholds: counted, and their rows (written
   // before their command was known) deleted after everything else.
   std::vector<stitch::WithheldRecord> withheld;
-  // Files to delete once this batch is committed (finished trace files).
-  std::vector<std::string> remove_after_commit;
+  // Finished trace files to delete once this batch is committed, with
+  // the size they were finished at: one that has grown since is kept
+  // (another git appended to it; the watcher reads it on).
+  struct FinishedFile {
+    std::string path;
+    std::uint64_t size = 0;
+  };
+  std::vector<FinishedFile> remove_after_commit;
   // It holds the last lines of a connection (a process that has ended):
   // its user may ask about it the moment git returns.
   bool ends_channel = false;

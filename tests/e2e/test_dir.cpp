@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "tests/e2e/daemon_fixture.hpp"
 
@@ -199,6 +201,74 @@ TEST_F(DirTest, KeptFilesAreNotReadTwiceAfterARestart) {
   }
   EXPECT_TRUE(fs::exists(m_watched + "/kept-session"));
   EXPECT_EQ(stored_counts(m_dir.file("t.db")), (std::map<std::string, long>{{"kept-session", static_cast<long>(lines.size())}}));
+}
+
+// Events per SID in a trace file, as git wrote them.
+std::map<std::string, long> counts_in_file(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::string, long> counts;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto begin = line.find("\"sid\":\"") + 7;
+    ++counts[line.substr(begin, line.find('"', begin) - begin)];
+  }
+  return counts;
+}
+
+// GIT_TRACE2_EVENT naming a file in a watched directory: every git appends
+// to it, many at once. It is a log, not one process's file: the first git's
+// end neither finishes nor removes it, and no git's lines are lost.
+TEST_F(DirTest, AFileEveryGitAppendsToIsReadAsASharedLogAndKept) {
+  RunningDaemon daemon(m_dir, {"--watch", m_watched});  // delete_finished on, as by default
+  const std::string repo = make_repo(m_dir, "repo", 2);
+  const std::string log = m_watched + "/all.log";
+  const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", log}};
+  std::vector<std::unique_ptr<Process>> gits;
+  for (int i = 0; i < 20; ++i) {
+    gits.push_back(std::make_unique<Process>(git_spec(repo, {"rev-parse", "--git-dir"}, trace)));
+  }
+  for (auto& git : gits) {
+    EXPECT_EQ(git->wait().exit_code, 0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(run_git(repo, {"rev-parse", "--git-dir"}, trace).exit_code, 0);
+  }
+  const std::map<std::string, long> written = counts_in_file(log);
+  ASSERT_EQ(written.size(), 23U);
+  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 23));
+  const ProcessResult stopped = daemon.stop();
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(stored_counts(daemon.db_path()), written);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE status != 'complete'"), 0);
+  EXPECT_TRUE(fs::exists(log));  // others' log: never removed
+  EXPECT_NE(stopped.err.find("holds the events of more than one git process"), std::string::npos) << stopped.err;
+}
+
+// A kept file finished at its git's end that another git appends to later
+// is read on from where it ended, in this run and after a restart, and
+// nothing is read twice.
+TEST_F(DirTest, AFinishedFileThatGrowsAgainIsReadOnFromItsEnd) {
+  const std::string repo = make_repo(m_dir, "repo", 2);
+  const std::string log = m_watched + "/all.log";
+  const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", log}};
+  {
+    RunningDaemon daemon(m_dir, {"--watch", m_watched, "--no-delete-finished"});
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(run_git(repo, {"rev-parse", "--git-dir"}, trace).exit_code, 0);
+      ASSERT_TRUE(wait_for_sessions(daemon.db_path(), i + 1));  // finished at its atexit before the next
+    }
+    const ProcessResult stopped = daemon.stop();
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  }
+  EXPECT_EQ(run_git(repo, {"rev-parse", "--git-dir"}, trace).exit_code, 0);  // while trace2d is down
+  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--no-delete-finished"});
+  EXPECT_EQ(run_git(repo, {"rev-parse", "--git-dir"}, trace).exit_code, 0);
+  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 5));
+  const ProcessResult stopped = daemon.stop();
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  const std::map<std::string, long> written = counts_in_file(log);
+  ASSERT_EQ(written.size(), 5U);
+  EXPECT_EQ(stored_counts(daemon.db_path()), written);
 }
 
 }  // namespace
