@@ -8,11 +8,15 @@
 // A file is finished when its writer closes it (IN_CLOSE_WRITE) or its
 // process's `atexit` arrives; then it is removed once committed (unless
 // configured otherwise) if it is its process's own, named after its SID as
-// git names it; a file named otherwise may be a log others append to. A file silent for the idle timeout is finished
-// too, unless the pid in its name runs and (where /proc shows it) belongs to the file's owner; after `max_silence` it
-// is finished whatever its name claims. A file that grows after it was finished is read on from where it ended. A file
-// that holds more than one session (GIT_TRACE2_EVENT naming a file: every git appends to it) is a log, not a process:
-// no process's end finishes it, it is never removed, and it stays open until it is removed or silent for `max_silence`.
+// git names it; a file named otherwise may be a log others append to. A
+// file silent for the idle timeout is finished too, unless the pid in its
+// name runs and (where /proc shows it) belongs to the file's owner; after
+// `max_silence` it is finished whatever its name claims. A file that grows
+// after it was finished is read on from where it ended. A file that holds
+// more than one session (GIT_TRACE2_EVENT naming a file: every git appends
+// to it) is a log, not a process: no process's end finishes it, it is
+// never removed, and it stays open until it is removed or silent for
+// `max_silence`.
 // The `git-trace2-discard` sentinel is ingested like any trace and always
 // removed, so that git resumes tracing. Symbolic links, directories, FIFOs
 // and dot-files are never opened.
