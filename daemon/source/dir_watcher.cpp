@@ -84,6 +84,7 @@ struct DirWatcher::TracedFile {
   bool removed = false;  // the path is gone or someone else's now: never unlinked
   bool more_queued = false;
   bool silent_too_long = false;  // past max_silence: even a shared log is finished
+  bool refused = false;          // never read on in this run, however it grows
   bool shared_logged = false;
 
   TracedFile(std::string dir_, std::string name_, TraceFileReader reader_)
@@ -522,11 +523,16 @@ TraceFileReader::Removal DirWatcher::removal(const TracedFile& file) const {
 
 void DirWatcher::refuse(TracedFile& file, const std::string& reason, std::optional<std::int64_t> peer_uid) {
   spdlog::debug("dir: {}", reason);  // the reject row says it; a log line per file would be a flood
+  file.refused = true;
   file.reader.refuse(m_sink, reason, peer_uid, remove_when_finished(file));
 }
 
 void DirWatcher::forget(FileMap::iterator found) {
-  m_finished[found->first] = Finished{found->second->reader.identity().key, found->second->reader.read_offset()};
+  // A refused file is not read on when it grows: a hard link to a file
+  // someone else writes would otherwise cost a reject row per write.
+  const TracedFile& file = *found->second;
+  m_finished[found->first] =
+      Finished{file.reader.identity().key, file.refused ? UINT64_MAX : file.reader.read_offset()};
   const std::int64_t uid = found->second->owner_uid();
   if (auto open = m_open_per_uid.find(uid); open != m_open_per_uid.end() && --open->second == 0) {
     m_open_per_uid.erase(open);

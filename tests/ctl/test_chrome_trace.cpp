@@ -17,12 +17,18 @@
 namespace trace2d::test {
 namespace {
 
-TEST(ChromeTrace, ThousandsOfOverlappingChildrenUseBoundedLanesThatStillNest) {
+// One finished process "p" that ran `elapsed` seconds.
+model::ProcessRows finished_process(double elapsed) {
   model::ProcessRows rows;
   rows.info.sid = "p";
   rows.info.start_us = 1'800'000'000'000'000;
-  rows.info.elapsed = 1000.0;
+  rows.info.elapsed = elapsed;
   rows.info.status = "complete";
+  return rows;
+}
+
+TEST(ChromeTrace, ThousandsOfOverlappingChildrenUseBoundedLanesThatStillNest) {
+  model::ProcessRows rows = finished_process(1000.0);
   for (int i = 0; i < 5000; ++i) {  // each starts after the last and ends after it: no two nest
     model::ChildInfo& c = rows.children.emplace_back();
     c.child_id = i;
@@ -73,11 +79,7 @@ TEST(ChromeTrace, ThousandsOfOverlappingChildrenUseBoundedLanesThatStillNest) {
 // would draw the second as the first's child), and the lane after that is
 // free again for the next child.
 TEST(ChromeTrace, AChildInsideASiblingsTimeGoesOnAnotherLane) {
-  model::ProcessRows rows;
-  rows.info.sid = "p";
-  rows.info.start_us = 1'800'000'000'000'000;
-  rows.info.elapsed = 1.0;
-  rows.info.status = "complete";
+  model::ProcessRows rows = finished_process(1.0);
   const auto add_child = [&rows](int id, double start, double elapsed) {
     model::ChildInfo& c = rows.children.emplace_back();
     c.child_id = id;

@@ -328,5 +328,29 @@ TEST_F(HostileFiles, HardLinkedFileIsRefusedNotStoredAsItsOwner) {
             1);
 }
 
+// Kept (--no-delete-finished), the refused link stays in the directory
+// while its file grows: a refused file is never read on, so each write
+// costs neither a read nor a reject row.
+TEST_F(HostileFiles, AKeptHardLinkStaysRefusedWhileItsFileGrows) {
+  const std::string victim_file = m_dir.file("victim-trace");
+  const std::string sid = "victim-P00000001";
+  write_file(victim_file, version_line(sid));
+  ::chmod(victim_file.c_str(), 0666);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched, "--no-delete-finished"}, k_service_fd_limit);
+  fs::create_hard_link(victim_file, m_watched + "/" + sid);
+  const std::string refused = "SELECT count(*) FROM rejects WHERE reason LIKE '%refused: it has 2 hard links%'";
+  ASSERT_TRUE(wait_until([&] { return query_count(daemon.db_path(), refused) == 1; }, 5s));
+  for (int i = 0; i < 20; ++i) {
+    // Through the link, which the directory's watch sees (its file is world-writable).
+    std::ofstream(m_watched + "/" + sid, std::ios::app)
+        << event(sid, "data", R"(,"category":"c","key":"k","value":"v")");
+    std::this_thread::sleep_for(20ms);
+  }
+  const ProcessResult stopped = daemon.stop();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(query_count(daemon.db_path(), refused), 1);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM events"), 0);
+}
+
 }  // namespace
 }  // namespace trace2d::test
