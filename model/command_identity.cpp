@@ -64,6 +64,23 @@ std::string typed_word(std::string_view cmd_name, const std::vector<std::string>
   return {};
 }
 
+// git's commands whose operand is a repository (git.c runs them in no
+// repository of their own: a server's bare repository is opened by path).
+constexpr std::array<std::string_view, 3> k_repository_commands{"upload-pack", "receive-pack", "upload-archive"};
+
+// `path` seen from `base` (a directory, maybe relative, maybe empty): as
+// git's chdir() of -C sees it.
+std::string joined(std::string_view base, std::string_view path) {
+  if (base.empty() || path.starts_with('/')) {
+    return std::string(path);
+  }
+  std::string out(base);
+  if (!out.ends_with('/')) {
+    out += '/';
+  }
+  return out + std::string(path);
+}
+
 std::string_view text_argument(sqlite3_value* value) {
   const unsigned char* text = sqlite3_value_text(value);
   if (text == nullptr) {
@@ -80,6 +97,19 @@ void sql_display_name(sqlite3_context* ctx, int /*argc*/, sqlite3_value** args) 
       return;
     }
     sqlite3_result_text(ctx, name.data(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
+  } catch (const std::exception& error) {
+    sqlite3_result_error(ctx, error.what(), -1);
+  }
+}
+
+void sql_argv_repository(sqlite3_context* ctx, int /*argc*/, sqlite3_value** args) {
+  try {
+    const std::string repository = repository_in_argv_json(text_argument(args[0]));
+    if (repository.empty()) {
+      sqlite3_result_null(ctx);
+      return;
+    }
+    sqlite3_result_text(ctx, repository.data(), static_cast<int>(repository.size()), SQLITE_TRANSIENT);
   } catch (const std::exception& error) {
     sqlite3_result_error(ctx, error.what(), -1);
   }
@@ -129,6 +159,65 @@ std::string display_name_from_json(std::string_view cmd_name, std::string_view a
   return display_name(cmd_name, argv_json.empty() ? std::vector<std::string>{} : parse_string_array(argv_json));
 }
 
+std::string repository_in_argv(const std::vector<std::string>& argv) {
+  if (argv.empty()) {
+    return {};
+  }
+  const std::string_view program = base_name(argv.front());
+  std::string directory;  // where git's -C options left it
+  std::string git_dir;
+  std::string work_tree;
+  std::size_t command = 1;  // the command word's index in argv
+  bool server = false;
+  if (program.starts_with("git-")) {
+    // A dashed command (sshd runs `git-upload-pack '/srv/r.git'`): its
+    // operands follow at once.
+    server = contains(k_repository_commands, program.substr(4));
+    command = 0;
+  } else if (program == "git" || program == "git.exe") {
+    for (; command < argv.size(); ++command) {
+      const std::string_view word = argv[command];
+      if (word.empty() || word.front() != '-') {
+        break;
+      }
+      const std::size_t equals = word.find('=');
+      const std::string_view option = word.substr(0, equals);
+      const bool separate = option == word && contains(k_options_with_value, word);
+      if (separate && command + 1 >= argv.size()) {
+        return {};  // git refuses an option without its value
+      }
+      const std::string_view value = separate                           ? std::string_view(argv[command + 1])
+                                     : equals == std::string_view::npos ? std::string_view()
+                                                                        : word.substr(equals + 1);
+      if (option == "-C" && separate && !value.empty()) {
+        directory = joined(directory, value);
+      } else if (option == "--git-dir") {
+        git_dir = joined(directory, value);
+      } else if (option == "--work-tree") {
+        work_tree = joined(directory, value);
+      }
+      command += separate ? 1 : 0;
+    }
+    server = command < argv.size() && contains(k_repository_commands, argv[command]);
+  } else {
+    return {};
+  }
+  if (server) {
+    // The repository is the operand: the last word that is not an option.
+    for (std::size_t i = argv.size(); i > command + 1; --i) {
+      const std::string_view word = argv[i - 1];
+      if (!word.empty() && word.front() != '-') {
+        return joined(directory, word);
+      }
+    }
+  }
+  return !work_tree.empty() ? work_tree : !git_dir.empty() ? git_dir : directory;
+}
+
+std::string repository_in_argv_json(std::string_view argv_json) {
+  return argv_json.empty() ? std::string() : repository_in_argv(parse_string_array(argv_json));
+}
+
 bool is_git_process(std::string_view exe, const std::vector<std::string>& argv) {
   if (exe.empty() || exe.front() < '0' || exe.front() > '9' || argv.empty()) {
     return false;
@@ -176,8 +265,12 @@ void register_sql_functions(db::Database& db) {
     rc = sqlite3_create_function_v2(db.handle(), "t2_is_git", 2, flags, nullptr, sql_is_git, nullptr, nullptr,
                                     nullptr);
   }
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_create_function_v2(db.handle(), "t2_argv_repository", 1, flags, nullptr, sql_argv_repository, nullptr,
+                                    nullptr, nullptr);
+  }
   if (rc != SQLITE_OK) {
-    db.fail(rc, "registering the SQL functions t2_display_name and t2_is_git");
+    db.fail(rc, "registering the SQL functions t2_display_name, t2_is_git and t2_argv_repository");
   }
 }
 
@@ -191,8 +284,19 @@ std::string display_name_sql(std::string_view a) {
 }
 
 std::string worktree_sql(std::string_view a) {
-  return "coalesce(" + quoted(a, "worktree") + ", (SELECT wt_d.worktree FROM sessions wt_d WHERE " +
-         descendants(a, "wt_d") + " AND wt_d.worktree IS NOT NULL ORDER BY wt_d.sid LIMIT 1))";
+  // A server command's repository, named by its absolute path, comes before
+  // the descendants' worktrees: a receive-pack's hook may check out into
+  // another (`git --work-tree=/var/www checkout`). What else argv names
+  // comes after them: `git -C /repo/sub st` ran in the worktree /repo, as
+  // its child says.
+  const std::string named = "t2_argv_repository(" + quoted(a, "argv") + ")";
+  std::string server_commands;
+  for (const std::string_view command : k_repository_commands) {
+    server_commands += (server_commands.empty() ? "'" : ", '") + std::string(command) + "'";
+  }
+  return "coalesce(" + quoted(a, "worktree") + ", CASE WHEN " + quoted(a, "cmd_name") + " IN (" + server_commands +
+         ") AND " + named + " LIKE '/%' THEN " + named + " END, (SELECT wt_d.worktree FROM sessions wt_d WHERE " +
+         descendants(a, "wt_d") + " AND wt_d.worktree IS NOT NULL ORDER BY wt_d.sid LIMIT 1), " + named + ")";
 }
 
 std::string nickname_sql(std::string_view a) {

@@ -31,6 +31,16 @@ namespace trace2d::model {
 [[nodiscard]] std::string display_name(std::string_view cmd_name, const std::vector<std::string>& argv);
 [[nodiscard]] std::string display_name_from_json(std::string_view cmd_name, std::string_view argv_json);
 
+// The repository `argv` names, for a process that reported none (git sends
+// no def_repo for a bare repository): a server command's operand
+// (`git-upload-pack '/srv/r.git'`, `git receive-pack /srv/r.git`,
+// upload-archive), else git's `--work-tree`, `--git-dir` or `-C` (`git
+// --git-dir=/srv/r.git gc`, `git -C /nowhere status`), each seen from the
+// -C directories before it. As typed: a relative path stays relative (to a
+// directory trace2d does not know). Empty when argv names none.
+[[nodiscard]] std::string repository_in_argv(const std::vector<std::string>& argv);
+[[nodiscard]] std::string repository_in_argv_json(std::string_view argv_json);
+
 // Whether cmd_name is one of git's internal names that display_name()
 // replaces (`_run_dashed_`, `_run_git_alias_`, `_run_shell_alias_`, `_query_`).
 [[nodiscard]] bool is_internal_name(std::string_view cmd_name);
@@ -53,6 +63,7 @@ namespace trace2d::model {
 // Registers on `db`'s connection the SQL functions
 //   t2_display_name(cmd_name, argv) -> TEXT   (display_name_from_json)
 //   t2_is_git(exe, argv)            -> 0 or 1 (is_git_process_json)
+//   t2_argv_repository(argv)        -> TEXT or NULL (repository_in_argv_json)
 // that the conditions below use. Deterministic and side-effect free.
 void register_sql_functions(db::Database& db);
 
@@ -63,7 +74,10 @@ void register_sql_functions(db::Database& db);
 // registered): the display name; the worktree and nickname of the
 // repository a session worked in (its own, else the first of its
 // descendants': `git submodule` and a git alias open no repository
-// themselves, their children do); the first error message of the session,
+// themselves, their children do; a bare repository's processes send no
+// worktree: the path their argv names stands in, a server command's
+// absolute operand before the descendants', the rest after them); the
+// first error message of the session,
 // else of its descendants.
 [[nodiscard]] std::string display_name_sql(std::string_view a);
 [[nodiscard]] std::string worktree_sql(std::string_view a);

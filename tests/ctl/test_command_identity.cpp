@@ -59,6 +59,33 @@ TEST(CommandIdentity, GitProcessesAreToldFromOtherProducers) {
   EXPECT_FALSE(model::is_git_process_json("2.39.5", ""));
 }
 
+TEST(CommandIdentity, ARepositoryNamedInArgvStandsInForAWorktreeGitDidNotSend) {
+  using model::repository_in_argv;
+  // Server commands in a bare repository (as git 2.39 runs them: no def_repo).
+  EXPECT_EQ(repository_in_argv({"git-upload-pack", "/srv/r.git"}), "/srv/r.git");
+  EXPECT_EQ(repository_in_argv({"git-receive-pack", "/srv/r.git"}), "/srv/r.git");
+  EXPECT_EQ(repository_in_argv({"git", "upload-pack", "--stateless-rpc", "--advertise-refs", "/srv/r.git"}),
+            "/srv/r.git");
+  EXPECT_EQ(repository_in_argv({"/usr/lib/git-core/git", "-C", "/srv", "upload-archive", "r.git"}), "/srv/r.git");
+  EXPECT_EQ(repository_in_argv({"git-upload-pack", "r.git"}), "r.git") << "relative to sshd's home: as typed";
+  EXPECT_EQ(repository_in_argv({"git-upload-pack", "--strict"}), "");
+  // git's options, each seen from the -C before it.
+  EXPECT_EQ(repository_in_argv({"/usr/lib/git-core/git", "--git-dir=/srv/r.git", "for-each-ref"}), "/srv/r.git");
+  EXPECT_EQ(repository_in_argv({"git", "-C", "/srv", "--git-dir", "r.git", "gc"}), "/srv/r.git");
+  EXPECT_EQ(repository_in_argv({"git", "-C", "/a", "-C", "b", "-C", "", "status"}), "/a/b");
+  EXPECT_EQ(repository_in_argv({"git", "-C", "/a", "-C", "/b", "status"}), "/b");
+  EXPECT_EQ(repository_in_argv({"git", "--git-dir=/g", "--work-tree=/w", "status"}), "/w");
+  // Options after the command are the command's; other programs name none.
+  EXPECT_EQ(repository_in_argv({"git", "log", "-C", "/x"}), "");
+  EXPECT_EQ(repository_in_argv({"git", "clone", "/srv/r.git"}), "");
+  EXPECT_EQ(repository_in_argv({"git-remote-https", "origin", "https://h/r"}), "");
+  EXPECT_EQ(repository_in_argv({"ide", "-C", "/x"}), "");
+  EXPECT_EQ(repository_in_argv({"git", "-C"}), "");
+  EXPECT_EQ(repository_in_argv({}), "");
+  EXPECT_EQ(model::repository_in_argv_json(R"(["git-receive-pack","/srv/r.git"])"), "/srv/r.git");
+  EXPECT_EQ(model::repository_in_argv_json(""), "");
+}
+
 TEST(CommandIdentity, FailureReasons) {
   EXPECT_EQ(model::failure_reason(1, std::nullopt, "complete", "pathspec 'nope' did not match any file(s) known to git"),
             "pathspec 'nope' did not match any file(s) known to git");
@@ -86,6 +113,9 @@ TEST(CommandIdentity, SqlFunctionsAgreeWithTheCpp) {
   EXPECT_EQ(db.query_int(R"(SELECT t2_is_git('2.39.5', '["git","status"]'))"), 1);
   EXPECT_EQ(db.query_int(R"(SELECT t2_is_git('ide', '["ide"]'))"), 0);
   EXPECT_EQ(db.query_int("SELECT t2_is_git(NULL, NULL)"), 0);
+  EXPECT_EQ(db.query_text(R"(SELECT t2_argv_repository('["git-upload-pack","/srv/r.git"]'))"), "/srv/r.git");
+  EXPECT_EQ(db.query_int(R"(SELECT t2_argv_repository('["git","status"]') IS NULL)"), 1);
+  EXPECT_EQ(db.query_int("SELECT t2_argv_repository(NULL) IS NULL"), 1);
 }
 
 TEST(CommandIdentity, ShortestUniquePaths) {
@@ -184,6 +214,37 @@ TEST_F(ListingFlags, RepositoryColumnFilterAndGroups) {
     const ProcessResult bad = run_ctl({"--db", m_db.path(), "stats", "--by", by});
     EXPECT_EQ(bad.exit_code, 2) << by;
   }
+}
+
+// A bare repository's processes send no worktree: a push's receive-pack
+// whose post-receive hook checks out into /var/www, `git -C` into a
+// worktree's subdirectory for an alias, and a gc by --git-dir.
+TEST(RepositoryColumn, ArgvNamesTheRepositoriesOfProcessesThatSentNone) {
+  SampleDatabase db;
+  db.writer().exec(
+      "DELETE FROM sessions;"
+      "INSERT INTO sessions (id, sid, parent_sid, root_sid, depth, exe, argv, cmd_name, worktree, status, source,"
+      " start_time, first_received, last_received, time_base_us) VALUES"
+      " (1, 'R', NULL, 'R', 0, '2.39.5', '[\"git-receive-pack\",\"/srv/r.git\"]', 'receive-pack', NULL,"
+      "  'complete', 'stream', '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z', 0),"
+      " (2, 'R/H', 'R', 'R', 1, '2.39.5', '[\"git\",\"--work-tree=/var/www\",\"checkout\",\"-f\"]',"
+      "  'checkout', '/var/www', 'complete', 'stream', '2026-01-01T00:00:02Z', '2026-01-01T00:00:02Z',"
+      "  '2026-01-01T00:00:02Z', 0),"
+      " (3, 'S', NULL, 'S', 0, '2.39.5', '[\"git\",\"-C\",\"/w/one/sub\",\"st\"]', '_run_git_alias_', NULL,"
+      "  'complete', 'stream', '2026-01-01T00:00:03Z', '2026-01-01T00:00:03Z', '2026-01-01T00:00:03Z', 0),"
+      " (4, 'S/T', 'S', 'S', 1, '2.39.5', '[\"git\",\"status\"]', 'status', '/w/one', 'complete', 'stream',"
+      "  '2026-01-01T00:00:04Z', '2026-01-01T00:00:04Z', '2026-01-01T00:00:04Z', 0),"
+      " (5, 'G', NULL, 'G', 0, '2.39.5', '[\"git\",\"--git-dir=/srv/g.git\",\"gc\"]', 'gc', NULL,"
+      "  'complete', 'stream', '2026-01-01T00:00:05Z', '2026-01-01T00:00:05Z', '2026-01-01T00:00:05Z', 0)");
+  const ProcessResult listed =
+      run_ctl({"--db", db.path(), "--format", "tsv", "sql",
+               "SELECT s.sid, " + model::worktree_sql("s") + " AS repository FROM sessions s ORDER BY s.sid"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_EQ(listed.out, "sid\trepository\nG\t/srv/g.git\nR\t/srv/r.git\nR/H\t/var/www\nS\t/w/one\nS/T\t/w/one\n");
+  const ProcessResult by_repo = run_ctl({"--db", db.path(), "--format", "tsv", "sessions", "--repo", "r.git"});
+  ASSERT_EQ(by_repo.exit_code, 0) << by_repo.err;
+  EXPECT_NE(by_repo.out.find("receive-pack"), std::string::npos) << by_repo.out;
+  EXPECT_EQ(by_repo.out.find("checkout"), std::string::npos) << by_repo.out;
 }
 
 }  // namespace

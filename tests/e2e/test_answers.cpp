@@ -242,6 +242,54 @@ TEST_F(Answers, RepositoriesAreAColumnAFilterAndAGrouping) {
   EXPECT_NE(bad.err.find("colour"), std::string::npos) << bad.err;
 }
 
+// git sends no worktree for a bare repository: a server's upload-pack and
+// receive-pack, a gc run by --git-dir. Their repository is the one their
+// argv names, in every listing, filter and grouping.
+TEST(BareRepositoryAnswers, ServerCommandsAndGitDirRunsAreInTheBareRepository) {
+  TempDir dir;
+  const std::string work = make_repo(dir, "work", 2);
+  const std::string bare = dir.file("srv.git");
+  ASSERT_EQ(run_git(dir.path(), {"clone", "-q", "--bare", work, bare}).exit_code, 0);
+  ASSERT_EQ(run_git(work, {"remote", "add", "origin", bare}).exit_code, 0);
+  write_file(std::filesystem::path(work) / "file1.txt", "pushed\n");
+  ASSERT_EQ(run_git(work, {"commit", "-qam", "to push"}).exit_code, 0);
+  RunningDaemon daemon(dir);
+  const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", daemon.git_target()}};
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"push", "-q", "origin", "main"}, std::vector<std::string>{"fetch", "-q", "origin"},
+        std::vector<std::string>{"--git-dir=" + bare, "count-objects"}}) {
+    const ProcessResult r = run_git(work, args, trace);
+    ASSERT_EQ(r.exit_code, 0) << args.front() << ": " << r.err;
+  }
+  ASSERT_TRUE(wait_for_sessions(daemon.db_path(), 5));  // push, receive-pack, fetch, upload-pack, count-objects
+
+  const ProcessResult all = ctl(daemon.db_path(), {"--format", "json", "sessions", "--all", "--limit", "0"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  std::map<std::string, std::set<std::string>> repositories;  // by command
+  for (const auto& row : json_rows(all.out)) {
+    repositories[row.at("command")].insert(row.at("repository"));
+  }
+  EXPECT_EQ(repositories["receive-pack"], std::set<std::string>{bare}) << all.out;
+  EXPECT_EQ(repositories["upload-pack"], std::set<std::string>{bare}) << all.out;
+  EXPECT_EQ(repositories["count-objects"], std::set<std::string>{bare}) << all.out;
+  EXPECT_EQ(repositories["push"], std::set<std::string>{work}) << all.out;
+  EXPECT_EQ(repositories["fetch"], std::set<std::string>{work}) << all.out;
+
+  const ProcessResult filtered = ctl(daemon.db_path(), {"--format", "json", "sessions", "--all", "--repo", "srv.git"});
+  ASSERT_EQ(filtered.exit_code, 0) << filtered.err;
+  std::multiset<std::string> in_bare;
+  for (const auto& row : json_rows(filtered.out)) {
+    if (row.at("command") != "pack-objects" && row.at("command") != "unpack-objects" &&
+        row.at("command") != "rev-list" && row.at("command") != "gc" && row.at("command") != "for-each-ref") {
+      in_bare.insert(row.at("command"));
+    }
+  }
+  EXPECT_EQ(in_bare, (std::multiset<std::string>{"receive-pack", "upload-pack", "count-objects"})) << filtered.out;
+  const ProcessResult stats = ctl(daemon.db_path(), {"--format", "json", "stats", "--by", "repo"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(column(json_rows(stats.out), "repository"), (std::multiset<std::string>{work, bare})) << stats.out;
+}
+
 TEST_F(Answers, AUserReadingOnlyTheirOwnSessionsGetsTheSameAnswers) {
   // As the query service runs trace2ctl for a user not in the group.
   const std::string only = "--only-uid=" + std::to_string(::getuid());
