@@ -45,9 +45,14 @@ void StoreConsumer::on_reject(const stitch::RejectedInput& reject) {
   row.peer_pid = reject.peer_pid;
   row.peer_uid = reject.peer_uid;
   row.reason = m_batch.add_text(reject.reason);
-  row.raw = m_batch.add_text(reject.raw.substr(0, k_reject_raw_bytes));
+  const std::string_view raw = reject.raw.substr(0, k_reject_raw_bytes);
+  row.raw = m_batch.add_text(raw);
   row.size = reject.size;
   m_batch.rejects.push_back(row);
+  // A reject row is its sender's as an event is: uncharged, a flood of
+  // lines trace2d refuses (not JSON, another user's SID) was held without
+  // bound while the store caught up, and never paused its sender.
+  count_for(reject.peer_uid.value_or(-1), reject.reason.size() + raw.size() + sizeof(RejectRow));
 }
 
 void StoreConsumer::on_file_progress(const ingest::IngestChunk::FileProgress& progress, std::int64_t received_us) {
@@ -77,7 +82,7 @@ bool StoreConsumer::hand_on(std::uint64_t number) {
     return false;
   }
   m_batch.number = number;
-  // Each sender's events count in its share of the memory bound until
+  // Each sender's events and rejects count in its share of the memory bound until
   // committed (a flood parked here fills only its own share); the rest of
   // the batch counts in the total.
   const std::size_t total = m_batch.memory_bytes();
@@ -95,7 +100,8 @@ bool StoreConsumer::hand_on(std::uint64_t number) {
 }
 
 bool StoreConsumer::wants_hand_on() const {
-  return m_batch.events.size() >= m_options.batch_rows || m_batch.memory_bytes() >= m_options.batch_bytes;
+  return m_batch.events.size() + m_batch.rejects.size() >= m_options.batch_rows ||
+         m_batch.memory_bytes() >= m_options.batch_bytes;
 }
 
 void StoreConsumer::close() { m_output.close(); }

@@ -119,7 +119,7 @@ class WriteBatch {
   std::vector<FileOffsetRow> file_offsets;
   std::vector<UidStatRow> uid_stats;
   // Not rows: what of memory_bytes() the memory bound counts in each
-  // sender's share (its events' bytes, StoreConsumer::hand_on); the rest
+  // sender's share (its events' and rejects' bytes, StoreConsumer::hand_on); the rest
   // counts in the total only. Released alike once committed.
   std::vector<std::pair<std::int64_t, std::size_t>> charged_uids;
   [[nodiscard]] std::size_t charged_to_uids() const {
