@@ -8,12 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ctl/commands/command.hpp"
@@ -215,18 +216,21 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (!only_uid && ctl::database_forbidden(global.db_path)) {
-      // Not root, not in the group: trace2d's query service runs the
-      // command on the user's own sessions (docs/security.md).
+    // Not root, not in the group: trace2d's query service runs the command
+    // on the user's own sessions (docs/security.md). Asking for one's own
+    // uid is asking for what the service shows; another's is refused here,
+    // rather than sent to read the database and told to start the service.
+    const bool own_uid_only = only_uid && std::cmp_equal(*only_uid, ::getuid());
+    if ((!only_uid || own_uid_only) && ctl::database_forbidden(global.db_path)) {
       std::vector<std::string> args;
       bool colour_given = false;
       for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
-        if (arg == "--db" && i + 1 < argc) {
+        if ((arg == "--db" || arg == "--only-uid") && i + 1 < argc) {
           ++i;
           continue;
         }
-        if (arg.starts_with("--db=")) {
+        if (arg.starts_with("--db=") || arg.starts_with("--only-uid=")) {
           continue;
         }
         colour_given = colour_given || arg.starts_with("--color");
@@ -245,6 +249,12 @@ int main(int argc, char** argv) {
         }
       }
       return ctl::run_through_query_service(std::move(args), global.db_path);
+    }
+    if (only_uid && !own_uid_only && ctl::database_forbidden(global.db_path)) {
+      throw ctl::UsageError("--only-uid " + std::to_string(*only_uid) + ": you may read only your own sessions (uid " +
+                            std::to_string(::getuid()) +
+                            "); run trace2ctl without --only-uid, and trace2d's query "
+                            "service shows you those");
     }
     // Declared before the commands run and destroyed after the flush below:
     // the pager gets all of the output, then trace2ctl waits for it.

@@ -217,13 +217,32 @@ TEST_F(PerUserAccess, WaysToWidenTheViewAreRefused) {
   const ProcessResult uids = ctl_as_user({"--format", "tsv", "sql", "SELECT DISTINCT peer_uid FROM sessions"});
   EXPECT_EQ(last_line(uids.out), std::to_string(m_user.uid)) << uids.out;
 
-  // Options that would widen it, or make the service touch files.
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--only-uid", "0", "sessions"}, std::vector<std::string>{"sessions", "--timeout", "0"},
-        std::vector<std::string>{"sessions", "--only-uid=0"}}) {
+  // Options that would widen it, or make the service touch files: refused,
+  // saying why (another's uid was once sent to read the database, and told
+  // to start the service that was running).
+  const ProcessResult timeout = ctl_as_user({"sessions", "--timeout", "0"});
+  EXPECT_EQ(timeout.exit_code, 1) << timeout.out;
+  EXPECT_NE(timeout.err.find("sets --timeout itself"), std::string::npos) << timeout.err;
+  expect_only_mine(timeout.out, "--timeout");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--only-uid", "0", "sessions"},
+                                               std::vector<std::string>{"sessions", "--only-uid=0"}}) {
     const ProcessResult r = ctl_as_user(args);
-    EXPECT_EQ(r.exit_code, 1) << args[0] << ":\n" << r.out;
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ":\n" << r.out;
+    EXPECT_NE(r.err.find("you may read only your own sessions (uid " + std::to_string(m_user.uid) + ")"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("must run"), std::string::npos) << r.err;
     expect_only_mine(r.out, args[0]);
+  }
+  // One's own uid is what the service shows anyway.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--format", "tsv", "--only-uid", std::to_string(m_user.uid), "sql",
+                                 "SELECT DISTINCT peer_uid FROM sessions"},
+        std::vector<std::string>{"--format", "tsv", "sql", "--only-uid=" + std::to_string(m_user.uid),
+                                 "SELECT DISTINCT peer_uid FROM sessions"}}) {
+    const ProcessResult own = ctl_as_user(args);
+    EXPECT_EQ(own.exit_code, 0) << own.err;
+    EXPECT_EQ(last_line(own.out), std::to_string(m_user.uid)) << own.out;
   }
   // A file the user may not read stays unread: --db elsewhere is answered
   // by the service for its own database only.
