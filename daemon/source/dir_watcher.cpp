@@ -371,6 +371,7 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
   file->closing = closed_by_writer;
   if (grown_from) {
     file->reader.resume_at(*grown_from);
+    file->reader.appended_after_its_end();
   } else if (const auto saved = m_committed.find(key); saved != m_committed.end()) {
     const bool grown = static_cast<std::uint64_t>(st.st_size) > saved->second.offset;
     if (saved->second.finished && !grown) {
@@ -381,6 +382,9 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
       return;
     }
     file->reader.resume_at(saved->second.offset);
+    if (saved->second.finished) {
+      file->reader.appended_after_its_end();
+    }
   }
   if (file->sentinel) {
     m_sentinels.fetch_add(1);

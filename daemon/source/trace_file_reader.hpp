@@ -39,6 +39,9 @@ class TraceFileReader {
   // the length limit (the position moves on with discarded bytes), the rest
   // of that line is discarded.
   void resume_at(std::uint64_t offset);
+  // The file grew after it was finished (git's atexit, or its writer gone):
+  // another process appends to it, so it is read as a shared log.
+  void appended_after_its_end() { m_shared = true; }
 
   // Why the file must not be read now (it grew over `max_bytes`, or became
   // sparse), or nullopt. Checked at every read, not only at open: a file can

@@ -259,6 +259,9 @@ TEST_F(DirTest, AFinishedFileThatGrowsAgainIsReadOnFromItsEnd) {
     }
     const ProcessResult stopped = daemon.stop();
     ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+    // Never two sessions in one read, yet a file that grows after its git's
+    // atexit is another git's too.
+    EXPECT_NE(stopped.err.find("holds the events of more than one git process"), std::string::npos) << stopped.err;
   }
   EXPECT_EQ(run_git(repo, {"rev-parse", "--git-dir"}, trace).exit_code, 0);  // while trace2d is down
   RunningDaemon daemon(m_dir, {"--watch", m_watched, "--no-delete-finished"});
