@@ -141,6 +141,7 @@ TEST_F(AdviceRules, SlowHookNeedsThreeRunsAMedianOf200msAndAFifthOfTheTime) {
   EXPECT_EQ(found[0].sids, (std::vector<std::string>{"a", "b", "c"})) << "most time first";
   EXPECT_EQ(found[0].fix, "git commit --no-verify");
   EXPECT_NE(found[0].evidence.find("3 of 4 runs of `commit`"), std::string::npos) << found[0].evidence;
+  EXPECT_NE(found[0].finding.find("pre-commit hook in /home/u/repo (3 runs), "), std::string::npos) << found[0].finding;
 
   EXPECT_TRUE(of_rule(advise({commit_with_hook("a", 0.5), commit_with_hook("b", 0.5)}), "slow-hook").empty())
       << "two runs are not enough";
@@ -154,6 +155,24 @@ TEST_F(AdviceRules, SlowHookNeedsThreeRunsAMedianOf200msAndAFifthOfTheTime) {
                       "slow-hook")
                   .empty())
       << "15% of the time is below a fifth";
+}
+
+// A hook is a repository's, or one core.hooksPath's for many: the runs are
+// pooled per hook (one run in each of five repositories is a finding) and
+// the finding names where they ran, most runs first.
+TEST_F(AdviceRules, ASlowHookNamesTheRepositoriesItsRunsWereIn) {
+  std::vector<GitRun> runs;
+  for (const auto& [sid, repo] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "/w/app"}, {"b", "/w/app"}, {"c", "/w/lib"}, {"d", "/w/doc"}, {"e", "/w/web"}, {"f", "/w/cli"}}) {
+    runs.push_back(commit_with_hook(sid, 0.5));
+    runs.back().worktree = repo;
+  }
+  const auto found = of_rule(advise(runs), "slow-hook");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].runs, 6);
+  EXPECT_NE(found[0].finding.find("pre-commit hook in /w/app (2 runs), /w/cli (1 run), /w/doc (1 run) and 2 more, "),
+            std::string::npos)
+      << found[0].finding;
 }
 
 GitRun credential_fill(const std::string& sid, double helper_seconds, const std::string& helper) {
