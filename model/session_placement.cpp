@@ -19,17 +19,32 @@ std::optional<std::string> parent_of(const std::string& sid) {
 
 // The child of `parent` that claims no session and ran while `session`
 // started (the latest such, for nested runs); nullopt when none did.
+// In brief mode (trace2.eventBrief) git's child_start and child_exit carry
+// no time: when none of the parent's children has one, the one unclaimed
+// child that could hold the session (not shorter than it) is taken, and
+// none when several could.
 std::optional<std::int64_t> running_child(const ProcessRows& parent, const ProcessRows& session,
                                           const std::set<std::pair<std::size_t, std::int64_t>>& claimed_children,
                                           std::size_t parent_index) {
-  if (!parent.info.start_us || !session.info.start_us) {
+  if (!parent.info.start_us || !session.info.start_us || *session.info.start_us < *parent.info.start_us) {
     return std::nullopt;
   }
   const double at = static_cast<double>(*session.info.start_us - *parent.info.start_us) / 1e6;
   std::optional<std::int64_t> best;
   double best_start = 0;
+  std::optional<std::int64_t> timeless;
+  int timeless_count = 0;
+  bool any_timed = false;
   for (const ChildInfo& child : parent.children) {
-    if (!child.t_start || claimed_children.contains({parent_index, child.child_id})) {
+    any_timed = any_timed || child.t_start.has_value();
+    if (claimed_children.contains({parent_index, child.child_id})) {
+      continue;
+    }
+    if (!child.t_start) {
+      if (!child.elapsed || !session.info.elapsed || *child.elapsed >= *session.info.elapsed) {
+        timeless = child.child_id;
+        ++timeless_count;
+      }
       continue;
     }
     const bool started = *child.t_start <= at;
@@ -38,6 +53,9 @@ std::optional<std::int64_t> running_child(const ProcessRows& parent, const Proce
       best = child.child_id;
       best_start = *child.t_start;
     }
+  }
+  if (!any_timed && timeless_count == 1) {
+    return timeless;
   }
   return best;
 }

@@ -8,7 +8,8 @@
 //     SID's pid is its parent's (exec keeps the pid);
 //   - else under a child_start of its parent that claims no session and was
 //     running when it started: a hook or script whose git commands git
-//     cannot link by pid;
+//     cannot link by pid (in brief mode, where child_start has no time,
+//     the only such child not shorter than the session);
 //   - else at the top level of its nearest ancestor session in the tree;
 //   - else at the top of the tree.
 // Parent and ancestors are found from the session's stored parent_sid, and

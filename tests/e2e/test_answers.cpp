@@ -290,6 +290,57 @@ TEST(BareRepositoryAnswers, ServerCommandsAndGitDirRunsAreInTheBareRepository) {
   EXPECT_EQ(column(json_rows(stats.out), "repository"), (std::multiset<std::string>{work, bare})) << stats.out;
 }
 
+// Brief mode (trace2.eventBrief): git's child_start has no time, so which
+// child ran a hook's or shell alias's git cannot be read from the clock.
+// The tree puts it under the only child that claims no session.
+TEST(BriefModeAnswers, AHooksAndAShellAliassGitsAreUnderTheChildThatRanThem) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo", 2);
+  ASSERT_EQ(run_git(repo, {"config", "alias.both", "!git rev-parse --short HEAD && git diff --quiet"}).exit_code, 0);
+  const std::filesystem::path hook = std::filesystem::path(repo) / ".git/hooks/pre-commit";
+  write_file(hook, "#!/bin/sh\ngit diff --cached --name-only >/dev/null\n");
+  ::chmod(hook.c_str(), 0755);
+  write_file(std::filesystem::path(repo) / "file1.txt", "changed\n");
+  RunningDaemon daemon(dir);
+  const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", daemon.git_target()},
+                                                 {"GIT_TRACE2_EVENT_BRIEF", "1"}};
+  ASSERT_EQ(run_git(repo, {"commit", "-qam", "brief"}, trace).exit_code, 0);
+  ASSERT_EQ(run_git(repo, {"both"}, trace).exit_code, 0);
+  ASSERT_TRUE(wait_until([&] {
+    return open_db(daemon.db_path()).query_int("SELECT count(*) FROM sessions WHERE status = 'complete'").value_or(0) >=
+           5;
+  }));
+  db::Database db = open_db(daemon.db_path());
+  ASSERT_EQ(db.query_int("SELECT count(*) FROM children WHERE t_start IS NOT NULL"), 0);  // brief indeed
+  // Each top-level run's tree (the commit's, then the alias's): the
+  // placement of each process a child ran, in tree order.
+  std::vector<std::string> tops;
+  db::Statement top_sids = db.prepare("SELECT sid FROM sessions WHERE parent_sid IS NULL ORDER BY id");
+  while (top_sids.step()) {
+    tops.emplace_back(top_sids.column_text(0));
+  }
+  ASSERT_EQ(tops.size(), 2U);
+  for (const auto& [sid, expected] : std::vector<std::pair<std::string, std::string>>{
+           {tops[0], "diff child_window"}, {tops[1], "rev-parse child_window, diff child_window"}}) {
+    const ProcessResult tree = ctl(daemon.db_path(), {"tree", sid});
+    ASSERT_EQ(tree.exit_code, 0) << tree.err;
+    const ProcessResult tree_json = ctl(daemon.db_path(), {"--json", "tree", sid});
+    ASSERT_EQ(tree_json.exit_code, 0) << tree_json.err;
+    std::string placements;
+    for (std::size_t at = tree_json.out.find("\"placed_by\":\""); at != std::string::npos;
+         at = tree_json.out.find("\"placed_by\":\"", at + 1)) {
+      const std::size_t begin = at + 13;
+      const std::string how = tree_json.out.substr(begin, tree_json.out.find('"', begin) - begin);
+      const std::size_t cmd = tree_json.out.rfind("\"cmd_name\":\"", at);
+      const std::string name = tree_json.out.substr(cmd + 12, tree_json.out.find('"', cmd + 12) - cmd - 12);
+      if (how != "root" && how != "child_sid") {
+        placements += (placements.empty() ? "" : ", ") + name + " " + how;
+      }
+    }
+    EXPECT_EQ(placements, expected) << tree.out << tree_json.out;
+  }
+}
+
 TEST_F(Answers, AUserReadingOnlyTheirOwnSessionsGetsTheSameAnswers) {
   // As the query service runs trace2ctl for a user not in the group.
   const std::string only = "--only-uid=" + std::to_string(::getuid());

@@ -145,6 +145,43 @@ TEST(ProcessTree, UnclaimedSessionsHangUnderARunningChildOrTheirNearestAncestor)
             "  process:p/missing/g(parent_sid)\n");
 }
 
+// Brief mode (trace2.eventBrief): git's child_start and child_exit carry no
+// time, only the child's elapsed. A hook's git goes under the one child that
+// claims no session and could hold it; with two such, under neither.
+TEST(ProcessTree, InBriefModeAGitGoesUnderTheOnlyUnclaimedChildThatCouldHoldIt) {
+  const auto timeless = [](std::int64_t id, std::int64_t seq, double elapsed,
+                           std::optional<std::string> sid = std::nullopt) {
+    ChildInfo c = child(id, seq, 0, elapsed, std::move(sid));
+    c.t_start.reset();
+    return c;
+  };
+  {
+    ProcessRows commit = process("p");
+    // The pre-commit hook (0.5 s), a pager too short to hold a 0.1 s git,
+    // and maintenance, linked by its SID.
+    commit.children = {timeless(0, 1, 0.5), timeless(1, 2, 0.01), timeless(2, 3, 0.2, "p/maint")};
+    const ProcessTree tree =
+        model::build_process_tree("p", {commit, process("p/diff", 100000, 0.1), process("p/maint", 700000, 0.15)});
+    EXPECT_EQ(outline(tree),
+              "process:p(root)\n"
+              "  child:0\n"
+              "    process:p/diff(child_window)\n"
+              "  child:1\n"
+              "  child:2\n"
+              "    process:p/maint(child_sid)\n");
+  }
+  {
+    ProcessRows commit = process("p");
+    commit.children = {timeless(0, 1, 0.5), timeless(1, 2, 0.5)};  // pre-commit and commit-msg hooks
+    const ProcessTree tree = model::build_process_tree("p", {commit, process("p/diff", 100000, 0.1)});
+    EXPECT_EQ(outline(tree),
+              "process:p(root)\n"
+              "  child:0\n"
+              "  child:1\n"
+              "  process:p/diff(parent_sid)\n");
+  }
+}
+
 model::ExecInfo exec(std::int64_t id, std::int64_t seq, double t_start, std::optional<std::int64_t> code = std::nullopt) {
   model::ExecInfo e;
   e.exec_id = id;
