@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "daemon/export/http_client.hpp"
 #include "daemon/source/runtime_dir.hpp"
@@ -183,6 +186,26 @@ std::string DaemonOptions::header_problem(const std::string& header) {
   const auto equals = header.find('=');
   if (equals == std::string::npos || equals == 0 || header.find_first_of("\r\n") != std::string::npos) {
     return fmt::format("lists a header that is not name=value on one line: '{}'", header);
+  }
+  // What a collector's HTTP parser takes (RFC 9110): a name that is a
+  // token, a value without control characters (but gRPC's binary
+  // metadata, "-bin"). Sent as typed, a space in a name was answered 400,
+  // which drops what the request carried.
+  const std::string_view name(header.data(), equals);
+  const auto token = [](unsigned char c) {
+    return std::isalnum(c) != 0 ||
+           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  if (!std::all_of(name.begin(), name.end(), token)) {
+    return fmt::format("lists a header whose name is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~): '{}'",
+                       header);
+  }
+  const std::string_view value = std::string_view(header).substr(equals + 1);
+  const bool grpc_binary =
+      name.size() > 4 && (name.substr(name.size() - 4) == "-bin" || name.substr(name.size() - 4) == "-BIN");
+  if (!grpc_binary &&
+      std::any_of(value.begin(), value.end(), [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; })) {
+    return fmt::format("lists a header whose value holds a control character: '{}'", name);
   }
   return {};
 }
