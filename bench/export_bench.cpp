@@ -112,7 +112,10 @@ int run_daemon(const Options& options, const std::string& work) {
   if (port.empty()) {
     throw std::runtime_error("otlp_sink did not start: " + read_file(work + "/sink.err"));
   }
-  std::vector<std::string> args = {"--otlp-endpoint", "http://127.0.0.1:" + port};
+  // The backlog was imported a moment ago; one left by an outage is long
+  // quiet. Settling (otlp.settle_ms) only delays a session, it costs no
+  // work, so it is off here: the time is the export's.
+  std::vector<std::string> args = {"--otlp-endpoint", "http://127.0.0.1:" + port, "--otlp-settle-ms", "0"};
   if (grpc) {
     args.insert(args.end(), {"--otlp-protocol", "grpc"});
   }

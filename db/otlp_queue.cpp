@@ -29,10 +29,12 @@ void set_export_enabled(Database& db, bool enabled, const std::string& endpoint)
 }
 
 PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid,
-                         const std::unordered_set<std::int64_t>& claimed) {
+                         const std::unordered_set<std::int64_t>& claimed, const Settling& settling) {
   Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
   Statement select = db.prepare(
-      "SELECT p.session_id, s.sid, coalesce(s.tree_sid, s.root_sid), s.stored_bytes, s.event_count"
+      "SELECT p.session_id, s.sid, coalesce(s.tree_sid, s.root_sid), s.stored_bytes, s.event_count,"
+      "       ?4 != '' AND coalesce(s.last_received > ?4 OR (s.status = 'complete' AND s.last_received > ?5 AND"
+      "         EXISTS (SELECT 1 FROM child_store c WHERE c.session = s.id AND c.end_seq IS NULL)), 0)"
       "  FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
       " WHERE p.uid = ?1 AND p.session_id > ?2 AND s.status != 'running' ORDER BY p.session_id LIMIT ?3");
   const auto uid_from = [&](std::int64_t from) -> std::optional<std::int64_t> {
@@ -75,10 +77,19 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
       select.bind_int(1, *uid);
       select.bind_int(2, sessions.empty() ? std::numeric_limits<std::int64_t>::min() : sessions.back().session_id);
       const std::size_t wanted = std::min(per_uid, limit - taken);
-      select.bind_int(3, static_cast<std::int64_t>(wanted + claimed.size()));
+      select.bind_int(3, static_cast<std::int64_t>(wanted + claimed.size() + settling.max_passed));
+      select.bind_text(4, settling.quiet_before);
+      select.bind_text(5, settling.open_child_quiet_before);
       const std::size_t before = sessions.size();
+      std::size_t passed = 0;
       while (sessions.size() - before < wanted && select.step()) {
         if (claimed.contains(select.column_int(0))) {
+          continue;
+        }
+        if (select.column_int(5) != 0) {
+          if (++passed > settling.max_passed) {
+            break;  // the rest of this uid's queue waits for those to settle
+          }
           continue;
         }
         sessions.push_back({select.column_int(0), std::string(select.column_text(1)),

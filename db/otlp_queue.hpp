@@ -41,6 +41,25 @@ struct PendingTurn {
   std::int64_t next_uid = 0;
 };
 
+// When a finished session may go. git's atexit does not always end what
+// its session sends: `git gc --auto` forks and goes on in the background
+// (gc.autoDetach) under the same SID, on the same connection, after its
+// parent's atexit. A session sent at once would leave that out, and the
+// spans of the git processes it runs would name a parent never sent. So a
+// session goes once it has been quiet (sessions.last_received) since
+// `quiet_before`, or, complete (an incomplete one's connection is gone),
+// since `open_child_quiet_before` while a child it started has not ended
+// (a detached gc's repack; a daemon git never waits for, as
+// credential-cache's, ends it too). Times in the format of last_received;
+// empty: every finished session may go.
+struct Settling {
+  std::string quiet_before;
+  std::string open_child_quiet_before;
+  // Sessions not yet settled that a uid's turn passes over at most: past
+  // them its turn ends, so a round reads little of a queue that waits.
+  std::size_t max_passed = 64;
+};
+
 // The next queued sessions that are no longer running, at most `limit`:
 // starting with the first uid >= `first_uid` that has sessions queued, each
 // uid in turn takes up to `per_uid` of its oldest; room left when every uid
@@ -49,9 +68,11 @@ struct PendingTurn {
 // a round reads of the queue what it takes, and of each uid's its running
 // sessions at the head of its queue (which the stitcher bounds per uid).
 // Sessions in `claimed` (a round already loaded or in flight: at most two
-// rounds' worth) are passed over, so a uid reads at most that many more.
+// rounds' worth) are passed over, so a uid reads at most that many more,
+// and so are its sessions not yet settled (`settling`), up to its bound.
 [[nodiscard]] PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid,
-                                       const std::unordered_set<std::int64_t>& claimed = {});
+                                       const std::unordered_set<std::int64_t>& claimed = {},
+                                       const Settling& settling = {});
 
 // Where a session too big to load whole is cut for its export: its first
 // events (by seq), at most `max_events` of them and, the first whatever

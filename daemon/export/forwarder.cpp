@@ -268,7 +268,18 @@ bool Forwarder::load_round(db::Database& db) {
     generation = m_generation;
   }
   const std::size_t per_uid = std::max<std::size_t>(1, m_options.max_sessions_per_request / k_uids_per_round);
-  db::PendingTurn turn = db::next_pending(db, m_options.max_sessions_per_request, per_uid, first_uid, claimed);
+  db::Settling settling;
+  if (m_options.settle.count() > 0) {
+    const std::int64_t now_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    settling.quiet_before = proto::format_utc_timestamp(
+        now_us - std::chrono::duration_cast<std::chrono::microseconds>(m_options.settle).count());
+    settling.open_child_quiet_before = proto::format_utc_timestamp(
+        now_us - std::chrono::duration_cast<std::chrono::microseconds>(k_open_child_settle).count());
+  }
+  db::PendingTurn turn =
+      db::next_pending(db, m_options.max_sessions_per_request, per_uid, first_uid, claimed, settling);
   if (turn.sessions.empty()) {
     return false;
   }

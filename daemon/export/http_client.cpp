@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 #include <charconv>
 
 #include "daemon/export/host_lookup.hpp"
@@ -269,11 +270,23 @@ void HttpClient::open_tunnel() {
   c.buffer.clear();  // nothing of the collector's can have come before the handshake
 }
 
+bool HttpClient::closed_while_idle() {
+  // Asked before writing, not learned by a failed request: one written to
+  // a connection the collector had closed fails, and might have been
+  // taken. A TLS connection's close_notify is bytes: unasked, too.
+  char byte = 0;
+  const ssize_t n = ::recv(m_connection->tcp().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 HttpResponse HttpClient::post(const Headers& headers, std::string& body) {
   if (m_aborted.load()) {
     throw TransportError("stopping");
   }
   Connection& c = *m_connection;
+  if (c.connected && closed_while_idle()) {
+    disconnect();
+  }
   if (!c.connected) {
     connect();
   }

@@ -71,7 +71,9 @@ class HttpClient {
 
   // Throws TransportError when no answer came. `body` is sent as it is,
   // and moved back into `body` once written, so that its memory serves
-  // the caller's next request.
+  // the caller's next request. A kept-alive connection the collector
+  // closed while idle (as servers and load balancers do) is opened again
+  // before the request, not found dead by it.
   HttpResponse post(const Headers& headers, std::string& body);
   // Unblocks a post() in progress on another thread; later posts fail at once.
   void abort();
@@ -85,6 +87,9 @@ class HttpClient {
   bool complete(const bool& done);
   void connect();
   void disconnect();
+  // The kept-alive connection ended, or sent something unasked, since the
+  // last answer: it cannot carry a request.
+  [[nodiscard]] bool closed_while_idle();
   // Asks the proxy for a tunnel to the endpoint (CONNECT), on the
   // connection just opened to it.
   void open_tunnel();

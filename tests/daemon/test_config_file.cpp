@@ -81,6 +81,7 @@ void expect_same(const DaemonOptions& a, const DaemonOptions& b) {
   EXPECT_EQ(a.exporter.forwarding.max_bytes_per_request, b.exporter.forwarding.max_bytes_per_request);
   EXPECT_EQ(a.exporter.forwarding.max_backoff.count(), b.exporter.forwarding.max_backoff.count());
   EXPECT_EQ(a.exporter.forwarding.shutdown_wait.count(), b.exporter.forwarding.shutdown_wait.count());
+  EXPECT_EQ(a.exporter.forwarding.settle.count(), b.exporter.forwarding.settle.count());
   EXPECT_EQ(a.export_rules.ruleset_key, b.export_rules.ruleset_key);
   EXPECT_EQ(a.export_rules.nicknames, b.export_rules.nicknames);
   EXPECT_EQ(a.export_rules.rulesets, b.export_rules.rulesets);
@@ -141,6 +142,7 @@ batch_max_spans = 2048
 batch_max_stored_mib = 9
 max_backoff_ms = 15000
 shutdown_wait_ms = 2500
+settle_ms = 750
 ruleset_key = "otel.trace2.ruleset"
 nicknames = ["monorepo=verbose", "big=rs:fetch"]
 rulesets = ["rs:fetch git:fetch=verbose *=drop"]
@@ -198,6 +200,7 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.exporter.forwarding.max_bytes_per_request, 9u << 20);
   EXPECT_EQ(o.exporter.forwarding.max_backoff.count(), 15000);
   EXPECT_EQ(o.exporter.forwarding.shutdown_wait.count(), 2500);
+  EXPECT_EQ(o.exporter.forwarding.settle.count(), 750);
   EXPECT_EQ(o.export_rules.ruleset_key, "otel.trace2.ruleset");
   EXPECT_EQ(o.export_rules.nicknames, (std::vector<std::string>{"monorepo=verbose", "big=rs:fetch"}));
   EXPECT_EQ(o.export_rules.rulesets, std::vector<std::string>{"rs:fetch git:fetch=verbose *=drop"});
@@ -476,7 +479,7 @@ TEST(ConfigFile, EverySettingHasAKeyAndAFlag) {
     EXPECT_NE(rendered.find("\n" + name + " = "), std::string::npos) << setting.key;
     EXPECT_EQ(render_setting(default_options(), setting.key).empty(), false);
   }
-  EXPECT_EQ(describe_settings().size(), 75u);
+  EXPECT_EQ(describe_settings().size(), 76u);
   EXPECT_EQ(render_setting(default_options(), "stream.mode"), "\"0666\"");
 }
 
@@ -572,6 +575,18 @@ TEST(ConfigFile, ShippedFileIsTheRootDefaults) {
   expect_same(load_config_file(shipped, default_options()), root);
 }
 
+// An OTLP header a collector's HTTP parser would refuse (answering 400,
+// which drops what the request carried) is refused at start instead.
+TEST(ConfigFile, AnOtlpHeaderIsAnHttpTokenEqualsAValueWithoutControlCharacters) {
+  EXPECT_EQ(DaemonOptions::header_problem("X-Scope-OrgID=tenant1"), "");
+  EXPECT_EQ(DaemonOptions::header_problem("authorization=Bearer a.b+c/d=="), "");
+  EXPECT_EQ(DaemonOptions::header_problem("x-note=tab\tand caf\xc3\xa9"), "");
+  EXPECT_NE(DaemonOptions::header_problem("X Scope-OrgID=tenant1").find("not an HTTP token"), std::string::npos);
+  EXPECT_NE(DaemonOptions::header_problem("x(y)=1").find("not an HTTP token"), std::string::npos);
+  EXPECT_NE(DaemonOptions::header_problem("x-a=b\x01c").find("control character"), std::string::npos);
+  EXPECT_NE(DaemonOptions::header_problem("x-a=b\rc").find("not name=value on one line"), std::string::npos);
+  EXPECT_NE(DaemonOptions::header_problem("=v").find("not name=value"), std::string::npos);
+}
 
 TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
   const DaemonOptions running = default_options();

@@ -186,7 +186,7 @@ void add_sessions(db::Database& db, std::int64_t uid, std::int64_t first_id, std
   db::Transaction txn(db);
   db::Statement insert = db.prepare(
       "INSERT INTO sessions (sid, id, root_sid, depth, status, source, peer_uid, first_received, last_received)"
-      " VALUES (?1, ?2, ?1, 0, 'complete', ?4, ?3, 'x', 'x')");
+      " VALUES (?1, ?2, ?1, 0, 'complete', ?4, ?3, 'x', '2000-01-01T00:00:00.000000Z')");
   for (std::int64_t id = first_id; id < first_id + count; ++id) {
     insert.bind_text(1, "sid-" + std::to_string(id));
     insert.bind_int(2, id);
@@ -277,6 +277,39 @@ TEST(ExportQueue, ClaimedSessionsArePassedOverAndEachUidStillTakesItsShare) {
   }
   EXPECT_EQ(ids[1000], (std::vector<std::int64_t>{5, 6, 7, 8}));
   EXPECT_EQ(ids[1001], (std::vector<std::int64_t>{104, 105, 106, 107}));
+}
+
+// A finished session goes once quiet: a detached gc sends more after its
+// atexit. One heard from lately, or with a child not ended and heard from
+// within the longer bound, is passed over; past `max_passed` of them a
+// uid's turn ends.
+TEST(ExportQueue, AFinishedSessionWaitsUntilQuietAndLongerWithAChildNotEnded) {
+  test::TempDir dir;
+  db::Database db = db::open_for_writing(dir.file("t.db"));
+  db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
+  add_sessions(db, 1000, 1, 5);
+  db.exec("UPDATE sessions SET last_received = '2026-12-07T12:00:00.000000Z' WHERE id = 2");  // just now
+  db.exec("UPDATE sessions SET last_received = '2026-12-07T11:55:00.000000Z' WHERE id IN (3, 4)");
+  db.exec("INSERT INTO child_store (session, child_id, start_seq) VALUES (3, 0, 5)");  // never ended
+  db.exec("INSERT INTO child_store (session, child_id, start_seq, end_seq) VALUES (4, 0, 5, 6)");
+  // Cut off while its child ran (a killed git): its connection is gone, nothing more comes.
+  db.exec("UPDATE sessions SET status = 'incomplete', last_received = '2026-12-07T11:55:00.000000Z' WHERE id = 5");
+  db.exec("INSERT INTO child_store (session, child_id, start_seq) VALUES (5, 0, 5)");
+  const auto ids = [](const db::PendingTurn& turn) {
+    std::vector<std::int64_t> out;
+    for (const db::PendingSession& s : turn.sessions) {
+      out.push_back(s.session_id);
+    }
+    return out;
+  };
+  EXPECT_EQ(ids(db::next_pending(db, 8, 8, 0)), (std::vector<std::int64_t>{1, 2, 3, 4, 5})) << "no settling";
+  db::Settling settling{"2026-12-07T11:59:58.000000Z", "2026-12-07T11:50:00.000000Z"};
+  EXPECT_EQ(ids(db::next_pending(db, 8, 8, 0, {}, settling)), (std::vector<std::int64_t>{1, 4, 5}));
+  settling.max_passed = 1;
+  EXPECT_EQ(ids(db::next_pending(db, 8, 8, 0, {}, settling)), (std::vector<std::int64_t>{1}))
+      << "2 and 3 wait: the turn ends";
+  settling = {"2026-12-07T11:59:58.000000Z", "2026-12-07T11:56:00.000000Z"};  // the child's 10 min are over
+  EXPECT_EQ(ids(db::next_pending(db, 8, 8, 0, {}, settling)), (std::vector<std::int64_t>{1, 3, 4, 5}));
 }
 
 TEST(ExportQueue, RetentionTakesQueuedSessionsAlongAndCountsThem) {
@@ -621,6 +654,82 @@ TEST(HttpClient, ARequestNobodyAnswersEndsAtItsTimeoutAtEveryStep) {
     EXPECT_NE(error.find("timeout"), std::string::npos) << c.name << ": " << error;
     EXPECT_GE(took, std::chrono::milliseconds(250)) << c.name;
     EXPECT_LT(took, std::chrono::seconds(5)) << c.name << ": the request waited past its timeout";
+  }
+}
+
+// A collector that closes each connection once it has answered (or, when
+// `answer` is false, as soon as a request came, answering nothing): a
+// kept-alive connection it closed while idle, as servers and load
+// balancers do after a few seconds.
+class ClosingCollector {
+ public:
+  explicit ClosingCollector(bool answer) : m_answer(answer) {
+    sockaddr_in address{};
+    m_listener = listen_on_loopback(8, address);
+    port = ntohs(address.sin_port);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~ClosingCollector() {
+    ::shutdown(m_listener, SHUT_RDWR);
+    m_thread.join();
+    ::close(m_listener);
+  }
+  ClosingCollector(const ClosingCollector&) = delete;
+  ClosingCollector& operator=(const ClosingCollector&) = delete;
+
+  int port = 0;
+  std::atomic<int> connections{0};
+
+ private:
+  void serve() {
+    while (true) {
+      const int fd = ::accept(m_listener, nullptr, nullptr);
+      if (fd < 0) {
+        return;
+      }
+      ++connections;
+      std::string request;
+      char buffer[4096];
+      // The client's requests here have a one-byte body.
+      while (request.find("\r\n\r\n") == std::string::npos || request.size() < request.find("\r\n\r\n") + 5) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n <= 0) {
+          break;
+        }
+        request.append(buffer, static_cast<std::size_t>(n));
+      }
+      if (m_answer) {
+        const std::string_view ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        EXPECT_EQ(::write(fd, ok.data(), ok.size()), static_cast<ssize_t>(ok.size()));
+        ::usleep(50000);  // the client is idle when the connection ends
+      }
+      ::close(fd);
+    }
+  }
+
+  bool m_answer;
+  int m_listener = -1;
+  std::thread m_thread;
+};
+
+TEST(HttpClient, AConnectionTheCollectorClosedWhileIdleIsOpenedAgainNotAFailure) {
+  {
+    ClosingCollector collector(true);
+    HttpClient client(Endpoint{false, "127.0.0.1", std::to_string(collector.port), "/v1/traces"},
+                      std::chrono::seconds(5));
+    for (int i = 0; i < 3; ++i) {
+      ::usleep(100000);  // closed by now
+      EXPECT_EQ(post_once(client).first, "") << "request " << i;
+    }
+    EXPECT_EQ(collector.connections, 3);
+  }
+  {
+    // A new connection closed without an answer is a failure: not sent again.
+    ClosingCollector collector(false);
+    HttpClient client(Endpoint{false, "127.0.0.1", std::to_string(collector.port), "/v1/traces"},
+                      std::chrono::seconds(5));
+    EXPECT_NE(post_once(client).first.find("reading the answer"), std::string::npos);
+    EXPECT_EQ(collector.connections, 1);
   }
 }
 

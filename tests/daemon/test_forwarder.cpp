@@ -149,6 +149,7 @@ class ForwarderTest : public ::testing::Test {
   void forward(ScriptedSender* sender_view, std::unique_ptr<Sender> sender, std::size_t sessions_per_request = 256) {
     ForwarderOptions options;
     options.poll = std::chrono::milliseconds(10);
+    options.settle = std::chrono::milliseconds(0);  // the sessions here are written finished: no more comes
     options.max_backoff = std::chrono::milliseconds(50);
     options.max_sessions_per_request = sessions_per_request;
     options.name = "test";

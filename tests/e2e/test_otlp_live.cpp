@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -609,6 +610,85 @@ Stopped stop_mid_request(const TempDir& dir, const Receiver& collector, const st
 // and a restart sends nothing again. Past the wait, the request is
 // abandoned and its sessions stay queued: sent again at the next start
 // (at least once).
+// `git gc --auto` goes on in the background (gc.autoDetach): git forks, the
+// parent's atexit comes first, and the detached gc sends the rest of the
+// same session on the same connection, running its children. The session
+// is sent once quiet (otlp.settle_ms; while a child runs, up to 10 min), so
+// its spans hold all of it and its children's gits find their child spans.
+TEST(OtlpLive, ADetachedGcIsSentWholeWithItsChildrenUnderIt) {
+  TempDir dir;
+  const std::string repo = make_repo(dir, "repo", 2);
+  std::string paths;                // loose objects enough for gc.auto = 1
+  for (int i = 0; i < 2000; ++i) {  // objects/17 holds more than one (gc.auto = 1's bound) all but never
+    const std::string blob = dir.file("blob" + std::to_string(i));
+    write_file(blob, "blob " + std::to_string(i) + "\n");
+    paths += blob + "\n";
+  }
+  ProcessSpec hash = git_spec(repo, {"hash-object", "-w", "--stdin-paths"});
+  hash.stdin_data = paths;
+  ASSERT_EQ(run_process(hash).exit_code, 0);
+  // The detached gc's repack takes a second (a `git` in git's exec path
+  // that waits, then runs git): the gc's session is sent neither before
+  // nor while.
+  std::string real_git;
+  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  for (std::size_t at = 0; real_git.empty() && at <= path.size();) {
+    const std::size_t end = std::min(path.find(':', at), path.size());
+    const std::string candidate = path.substr(at, end - at) + "/git";
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      real_git = candidate;
+    }
+    at = end + 1;
+  }
+  ASSERT_FALSE(real_git.empty());
+  const std::string slow_bin = dir.file("slow-bin");
+  std::filesystem::create_directories(slow_bin);
+  write_file(slow_bin + "/git", "#!/bin/sh\n[ \"$1\" = repack ] && sleep 1\nexec " + real_git + " \"$@\"\n");
+  std::filesystem::permissions(slow_bin + "/git", std::filesystem::perms::owner_all);
+  Receiver receiver(dir, "200");
+  RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint()});
+  const ProcessResult gc = run_git(repo, {"gc", "--auto"},
+                                   {{"GIT_TRACE2_EVENT", daemon.git_target()},
+                                    {"GIT_CONFIG_PARAMETERS", "'gc.auto'='1' 'gc.autodetach'='true'"},
+                                    {"GIT_EXEC_PATH", slow_bin},  // git puts it first in PATH for its children
+                                    {"PATH", slow_bin + ":" + path}});
+  ASSERT_EQ(gc.exit_code, 0) << gc.err;
+  ASSERT_NE(gc.err.find("in background"), std::string::npos) << gc.err;  // "Auto packing ... in background"
+  // Done when the detached gc has sent its own atexit and all is sent.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        db::Database db = open_db(daemon.db_path());
+        return db.query_int(
+                     "SELECT count(*) FROM events WHERE event = 'atexit' AND sid = (SELECT sid FROM sessions "
+                     "WHERE cmd_name = 'gc')")
+                       .value_or(0) == 2 &&
+               db.query_int("SELECT count(*) FROM sessions WHERE status = 'running'").value_or(1) == 0 &&
+               queued(daemon.db_path()) == 0;
+      },
+      std::chrono::seconds(60)))
+      << daemon.process().err_so_far();
+  const std::int64_t children = open_db(daemon.db_path())
+                                    .query_int(
+                                        "SELECT count(*) FROM children WHERE sid = (SELECT sid FROM sessions "
+                                        "WHERE cmd_name = 'gc')")
+                                    .value_or(0);
+  EXPECT_GE(children, 3);  // pack-refs, reflog, repack, prune, ...: all after the parent's atexit
+  simdjson::dom::parser parser;
+  const std::string tree = checked_tree(receiver);
+  std::int64_t child_spans = 0;
+  for (simdjson::dom::element span : parser.parse(tree)["spans"].get_array()) {
+    std::string_view type;
+    std::string_view parent;
+    if (span["type"].get(type) == simdjson::SUCCESS && span["parent"].get(parent) == simdjson::SUCCESS &&
+        type == "child" && parent == "git:gc") {
+      ++child_spans;
+    }
+  }
+  EXPECT_EQ(child_spans, children) << tree;
+  EXPECT_EQ(tree_problems(receiver), std::vector<std::string>{});
+  EXPECT_EQ(daemon.stop().exit_code, 0);
+}
+
 TEST(OtlpLive, SigtermWaitsForTheAnswerInFlightSoNothingIsSentTwice) {
   TempDir dir;
   Receiver receiver(dir, "slow1500,200");
@@ -749,9 +829,10 @@ void expect_huge_session_sent_in_bounded_memory(const std::string& event_kind, i
   Receiver receiver(dir, "200");
   // Without the rate limit (issue 24's finding 2 is another change's), and
   // with readers waiting at the memory bound rather than dropping (a loaded
-  // machine's store is slow): all of the session is stored, then exported.
+  // machine's store is slow): all of the session is stored, then exported;
+  // at once (its child_starts never end: settled, it would wait 10 min).
   RunningDaemon daemon(dir, {"--otlp-endpoint", receiver.endpoint(), "--per-uid-rate", "0", "--overflow-wait-ms",
-                             "600000"});
+                             "600000", "--otlp-settle-ms", "0"});
   std::string lines =
       R"({"event":"version","sid":"huge-session","thread":"main","time":"2026-11-27T10:00:00.000000Z","evt":"3","exe":"2.39.5"})" "\n"
       R"({"event":"start","sid":"huge-session","thread":"main","time":"2026-11-27T10:00:00.000000Z","t_abs":0.0,"argv":["git","huge"]})" "\n";
