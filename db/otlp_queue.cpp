@@ -33,8 +33,12 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
   Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
   Statement select = db.prepare(
       "SELECT p.session_id, s.sid, coalesce(s.tree_sid, s.root_sid), s.stored_bytes, s.event_count,"
-      "       ?4 != '' AND coalesce(s.last_received > ?4 OR (s.status = 'complete' AND s.last_received > ?5 AND"
-      "         EXISTS (SELECT 1 FROM child_store c WHERE c.session = s.id AND c.end_seq IS NULL)), 0)"
+      // Not yet settled (Settling); a CASE, so that the children are looked
+      // at only for a session quiet for less than the longer bound.
+      "       CASE WHEN ?4 = '' OR s.last_received IS NULL THEN 0 WHEN s.last_received > ?4 THEN 1"
+      "            WHEN s.status = 'complete' AND s.last_received > ?5"
+      "            THEN EXISTS (SELECT 1 FROM child_store c WHERE c.session = s.id AND c.end_seq IS NULL)"
+      "            ELSE 0 END"
       "  FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
       " WHERE p.uid = ?1 AND p.session_id > ?2 AND s.status != 'running' ORDER BY p.session_id LIMIT ?3");
   const auto uid_from = [&](std::int64_t from) -> std::optional<std::int64_t> {
