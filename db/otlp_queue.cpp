@@ -4,6 +4,10 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
+
+#include "db/event_types.hpp"
+#include "proto/event.hpp"
 
 namespace trace2d::db {
 namespace {
@@ -31,13 +35,20 @@ void set_export_enabled(Database& db, bool enabled, const std::string& endpoint)
 PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, std::int64_t first_uid,
                          const std::unordered_set<std::int64_t>& claimed, const Settling& settling) {
   Statement next_uid = db.prepare("SELECT uid FROM otlp_pending WHERE uid >= ?1 ORDER BY uid LIMIT 1");
+  // Not yet settled (Settling): a CASE, so that the last event is looked
+  // up (by the primary key) only for a session quiet for less than the
+  // longer bound.
+  const std::string ended = std::to_string(stored_type(proto::EventKind::exit)) + "," +
+                            std::to_string(stored_type(proto::EventKind::atexit)) + "," +
+                            std::to_string(stored_type(proto::EventKind::signal));
   Statement select = db.prepare(
       "SELECT p.session_id, s.sid, coalesce(s.tree_sid, s.root_sid), s.stored_bytes, s.event_count,"
-      // Not yet settled (Settling); a CASE, so that the children are looked
-      // at only for a session quiet for less than the longer bound.
       "       CASE WHEN ?4 = '' OR s.last_received IS NULL THEN 0 WHEN s.last_received > ?4 THEN 1"
       "            WHEN s.status = 'complete' AND s.last_received > ?5"
-      "            THEN EXISTS (SELECT 1 FROM child_store c WHERE c.session = s.id AND c.end_seq IS NULL)"
+      "            THEN coalesce((SELECT e.type NOT IN (" +
+      ended +
+      ") FROM event_store e"
+      "                           WHERE e.session = s.id ORDER BY e.seq DESC LIMIT 1), 0)"
       "            ELSE 0 END"
       "  FROM otlp_pending p JOIN sessions s ON s.id = p.session_id"
       " WHERE p.uid = ?1 AND p.session_id > ?2 AND s.status != 'running' ORDER BY p.session_id LIMIT ?3");
@@ -83,7 +94,7 @@ PendingTurn next_pending(Database& db, std::size_t limit, std::size_t per_uid, s
       const std::size_t wanted = std::min(per_uid, limit - taken);
       select.bind_int(3, static_cast<std::int64_t>(wanted + claimed.size() + settling.max_passed));
       select.bind_text(4, settling.quiet_before);
-      select.bind_text(5, settling.open_child_quiet_before);
+      select.bind_text(5, settling.detached_quiet_before);
       const std::size_t before = sessions.size();
       std::size_t passed = 0;
       while (sessions.size() - before < wanted && select.step()) {

@@ -47,14 +47,16 @@ struct PendingTurn {
 // parent's atexit. A session sent at once would leave that out, and the
 // spans of the git processes it runs would name a parent never sent. So a
 // session goes once it has been quiet (sessions.last_received) since
-// `quiet_before`, or, complete (an incomplete one's connection is gone),
-// since `open_child_quiet_before` while a child it started has not ended
-// (a detached gc's repack; a daemon git never waits for, as
-// credential-cache's, ends it too). Times in the format of last_received;
-// empty: every finished session may go.
+// `quiet_before`; and one that is complete yet whose last event is not
+// one that ends a process (exit, atexit, signal: it went on after its
+// atexit, and has not ended again) only once quiet since
+// `detached_quiet_before` (the detached gc's repack, or a long step of its
+// own). An incomplete one's connection is gone: nothing more comes.
+// Times in the format of last_received; empty: every finished session may
+// go.
 struct Settling {
   std::string quiet_before;
-  std::string open_child_quiet_before;
+  std::string detached_quiet_before;
   // Sessions not yet settled that a uid's turn passes over at most: past
   // them its turn ends, so a round reads little of a queue that waits.
   std::size_t max_passed = 64;

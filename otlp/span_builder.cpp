@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "otlp/pii.hpp"
 #include "otlp/receiver_json.hpp"
@@ -738,15 +739,40 @@ class Builder {
     return start + static_cast<std::uint64_t>(*elapsed * 1e9);
   }
 
-  // A process that never said how long it ran ends at its last event.
-  static std::uint64_t process_end(const model::ProcessInfo& p, const model::Node& node, std::uint64_t start) {
+  // A process that never said how long it ran (killed, cut off) ends at
+  // its last event, or later where a git it ran ends: a SIGKILLed commit's
+  // hook goes on, and its gits must lie within the hook's span, which ends
+  // with the process. Each process's end is worked out once a build (the
+  // walk below a process visits its nodes once; nested cut-off processes
+  // would otherwise walk their subtrees again and again).
+  std::uint64_t process_end(const model::ProcessInfo& p, const model::Node& node, std::uint64_t start) {
     if (node.elapsed) {
       return after(start, node.elapsed);
     }
-    if (p.last_event_us && static_cast<std::uint64_t>(*p.last_event_us) * 1000 > start) {
-      return static_cast<std::uint64_t>(*p.last_event_us) * 1000;
+    if (const auto known = m_unended_ends.find(&node); known != m_unended_ends.end()) {
+      return known->second;
     }
-    return start;
+    std::uint64_t end = start;
+    if (p.last_event_us && static_cast<std::uint64_t>(*p.last_event_us) * 1000 > start) {
+      end = static_cast<std::uint64_t>(*p.last_event_us) * 1000;
+    }
+    end = std::max(end, latest_process_end_below(node, start));
+    m_unended_ends.emplace(&node, end);
+    return end;
+  }
+
+  // The latest end of the processes under `node` (0 when none).
+  std::uint64_t latest_process_end_below(const model::Node& node, std::uint64_t node_start) {
+    std::uint64_t latest = 0;
+    for (const model::Node& child : node.children) {
+      const std::uint64_t child_start = time_of(child.offset).value_or(node_start);
+      if (const model::ProcessInfo* process = child.process()) {
+        latest = std::max(latest, process_end(*process, child, child_start));
+      } else {
+        latest = std::max(latest, latest_process_end_below(child, child_start));
+      }
+    }
+    return latest;
   }
 
   // The processes below a dropped top process: each derives its parent from
@@ -950,6 +976,7 @@ class Builder {
   RegionTimers m_timers;  // a process span's, reused
   std::string m_host_name;  // trace2.pii.hostname's, looked up once
   std::map<std::int64_t, std::optional<std::string>> m_users;  // trace2.pii.username's, by uid
+  std::unordered_map<const model::Node*, std::uint64_t> m_unended_ends;  // process_end() of unended processes
 };
 
 }  // namespace

@@ -275,8 +275,8 @@ bool Forwarder::load_round(db::Database& db) {
             .count();
     settling.quiet_before = proto::format_utc_timestamp(
         now_us - std::chrono::duration_cast<std::chrono::microseconds>(m_options.settle).count());
-    settling.open_child_quiet_before = proto::format_utc_timestamp(
-        now_us - std::chrono::duration_cast<std::chrono::microseconds>(k_open_child_settle).count());
+    settling.detached_quiet_before = proto::format_utc_timestamp(
+        now_us - std::chrono::duration_cast<std::chrono::microseconds>(k_detached_settle).count());
   }
   db::PendingTurn turn =
       db::next_pending(db, m_options.max_sessions_per_request, per_uid, first_uid, claimed, settling);

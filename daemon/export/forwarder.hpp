@@ -57,9 +57,8 @@ struct ForwarderOptions {
   std::size_t max_bytes_per_request = 4 << 20;
   std::chrono::milliseconds poll{500};  // how often the queue is looked at when idle
   // A finished session goes once it has been quiet this long, or
-  // k_open_child_settle while a child it started has not ended
-  // (db::Settling: a detached `git gc --auto` goes on after its atexit);
-  // zero: at once.
+  // k_detached_settle when it went on after its atexit and has not ended
+  // again (db::Settling: a detached `git gc --auto`); zero: at once.
   std::chrono::milliseconds settle{2000};
   std::chrono::milliseconds max_backoff{60000};  // the longest wait between attempts (Retry-After wins)
   // At stop(), how long a request in flight may take to be answered, so
@@ -100,10 +99,10 @@ class Forwarder : public metrics::FigureSource {
   // A round takes at most max_sessions_per_request / this of one uid's
   // sessions, so at least this many uids have a turn in every round.
   static constexpr std::size_t k_uids_per_round = 8;
-  // How long a finished session with a child not ended waits while quiet
-  // (ForwarderOptions::settle): a detached gc's repack sends nothing of
-  // its own while it runs.
-  static constexpr std::chrono::minutes k_open_child_settle{10};
+  // How long a session that went on after its atexit (a detached gc) and
+  // has not ended again waits while quiet (ForwarderOptions::settle): its
+  // repack, or a long step of its own, sends nothing meanwhile.
+  static constexpr std::chrono::minutes k_detached_settle{10};
 
   // A round the loading thread has read, for the delivering thread.
   struct Loaded {

@@ -73,9 +73,10 @@ struct ExporterOptions {
     v.integer(Key{"otlp", "max_backoff_ms", "--otlp-max-backoff-ms", "MS",
                   "Longest wait between export attempts while the collector fails (Retry-After wins)"},
               o.forwarding.max_backoff, Range{100, k_hour_ms});
-    v.integer(Key{"otlp", "settle_ms", "--otlp-settle-ms", "MS",
-                  "A finished session is sent once quiet this long (10 min with a child not ended); 0: at once"},
-              o.forwarding.settle, Range{0, 600000});
+    v.integer(
+        Key{"otlp", "settle_ms", "--otlp-settle-ms", "MS",
+            "A finished session is sent once quiet this long (10 min if it went on after its atexit); 0: at once"},
+        o.forwarding.settle, Range{0, 600000});
     v.integer(Key{"otlp", "shutdown_wait_ms", "--otlp-shutdown-wait-ms", "MS",
                   "On SIGTERM, wait this long for the answer to an export request in flight"},
               o.forwarding.shutdown_wait, Range{0, 60000});

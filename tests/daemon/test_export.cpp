@@ -34,7 +34,9 @@
 #include "daemon/export/http_client.hpp"
 #include "daemon/export/otlp_exporter.hpp"
 #include "db/database_setup.hpp"
+#include "db/event_types.hpp"
 #include "db/otlp_queue.hpp"
+#include "proto/event.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace trace2d::exporter {
@@ -280,21 +282,33 @@ TEST(ExportQueue, ClaimedSessionsArePassedOverAndEachUidStillTakesItsShare) {
 }
 
 // A finished session goes once quiet: a detached gc sends more after its
-// atexit. One heard from lately, or with a child not ended and heard from
-// within the longer bound, is passed over; past `max_passed` of them a
-// uid's turn ends.
-TEST(ExportQueue, AFinishedSessionWaitsUntilQuietAndLongerWithAChildNotEnded) {
+// atexit. One heard from lately, or one that went on after its atexit (its
+// last event does not end a process) heard from within the longer bound,
+// is passed over; past `max_passed` of them a uid's turn ends.
+TEST(ExportQueue, AFinishedSessionWaitsUntilQuietAndLongerWhenItWentOnAfterItsEnd) {
   test::TempDir dir;
   db::Database db = db::open_for_writing(dir.file("t.db"));
   db::set_export_enabled(db, true, "http://collector:4318/v1/traces");
   add_sessions(db, 1000, 1, 5);
   db.exec("UPDATE sessions SET last_received = '2026-12-07T12:00:00.000000Z' WHERE id = 2");  // just now
-  db.exec("UPDATE sessions SET last_received = '2026-12-07T11:55:00.000000Z' WHERE id IN (3, 4)");
-  db.exec("INSERT INTO child_store (session, child_id, start_seq) VALUES (3, 0, 5)");  // never ended
-  db.exec("INSERT INTO child_store (session, child_id, start_seq, end_seq) VALUES (4, 0, 5, 6)");
-  // Cut off while its child ran (a killed git): its connection is gone, nothing more comes.
-  db.exec("UPDATE sessions SET status = 'incomplete', last_received = '2026-12-07T11:55:00.000000Z' WHERE id = 5");
-  db.exec("INSERT INTO child_store (session, child_id, start_seq) VALUES (5, 0, 5)");
+  db.exec("UPDATE sessions SET last_received = '2026-12-07T11:55:00.000000Z' WHERE id IN (3, 4, 5)");
+  const auto last_event = [&](std::int64_t session, proto::EventKind kind) {
+    db::Statement insert = db.prepare("INSERT INTO event_store (session, seq, type, body) VALUES (?1, ?2, ?3, '{}')");
+    insert.bind_int(1, session);
+    insert.bind_int(2, 0);
+    insert.bind_int(3, db::stored_type(proto::EventKind::atexit));
+    insert.run();
+    insert.reset();
+    insert.bind_int(1, session);
+    insert.bind_int(2, 1);
+    insert.bind_int(3, db::stored_type(kind));
+    insert.run();
+  };
+  last_event(3, proto::EventKind::child_exit);  // a detached gc between its steps
+  last_event(4, proto::EventKind::atexit);      // the detached gc ended again
+  // Cut off after its atexit (a killed detached gc): its connection is gone, nothing more comes.
+  last_event(5, proto::EventKind::child_start);
+  db.exec("UPDATE sessions SET status = 'incomplete' WHERE id = 5");
   const auto ids = [](const db::PendingTurn& turn) {
     std::vector<std::int64_t> out;
     for (const db::PendingSession& s : turn.sessions) {
@@ -308,7 +322,7 @@ TEST(ExportQueue, AFinishedSessionWaitsUntilQuietAndLongerWithAChildNotEnded) {
   settling.max_passed = 1;
   EXPECT_EQ(ids(db::next_pending(db, 8, 8, 0, {}, settling)), (std::vector<std::int64_t>{1}))
       << "2 and 3 wait: the turn ends";
-  settling = {"2026-12-07T11:59:58.000000Z", "2026-12-07T11:56:00.000000Z"};  // the child's 10 min are over
+  settling = {"2026-12-07T11:59:58.000000Z", "2026-12-07T11:56:00.000000Z"};  // quiet for 10 min now
   EXPECT_EQ(ids(db::next_pending(db, 8, 8, 0, {}, settling)), (std::vector<std::int64_t>{1, 3, 4, 5}));
 }
 

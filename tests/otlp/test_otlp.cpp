@@ -199,6 +199,55 @@ model::ProcessTree sample_tree(std::optional<std::int64_t> child_code = 0) {
   return model::build_process_tree("ROOT-P00000010", std::move(rows));
 }
 
+// A commit SIGKILLed while its post-commit hook ran: no exit, its last
+// event the hook's child_start. The hook went on and ran a git 4 s later:
+// the commit's span, and the hook's, which ends with it, last until that
+// git ends, so it lies within them (not after a span of no length).
+TEST(SpanBuilder, AKilledGitsSpanLastsUntilTheGitsItsUnendedChildRanEnd) {
+  const std::int64_t t0 = 1'700'000'000'000'000;  // µs
+  model::ProcessRows commit;
+  commit.info.session_id = 1;
+  commit.info.sid = "C-P00000010";
+  commit.info.cmd_name = "commit";
+  commit.info.argv = {"git", "commit"};
+  commit.info.start_us = t0;
+  commit.info.status = "incomplete";
+  commit.info.last_event_us = t0 + 100'000;
+  model::ChildInfo hook;
+  hook.child_id = 0;
+  hook.start_seq = 5;
+  hook.thread = "main";
+  hook.child_class = "hook";
+  hook.hook_name = "post-commit";
+  hook.argv = {".git/hooks/post-commit"};
+  hook.t_start = 0.1;  // never ended
+  commit.children.push_back(hook);
+  model::ProcessRows log;
+  log.info.session_id = 2;
+  log.info.sid = "C-P00000010/L-P00000012";
+  log.info.parent_sid = "C-P00000010";
+  log.info.depth = 1;
+  log.info.cmd_name = "log";
+  log.info.argv = {"git", "log", "-1"};
+  log.info.start_us = t0 + 4'100'000;
+  log.info.elapsed = 0.05;
+  log.info.status = "complete";
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(commit));
+  rows.push_back(std::move(log));
+  const model::ProcessTree tree = model::build_process_tree("C-P00000010", std::move(rows));
+  std::vector<Span> spans;
+  (void)append_spans(tree, spans);
+  const Span& commit_span = named(spans, "git:commit");
+  const Span& hook_span = named(spans, "child(hook:post-commit)");
+  const Span& log_span = named(spans, "git:log");
+  EXPECT_EQ(log_span.parent_span_id, hook_span.span_id);
+  EXPECT_EQ(log_span.end_time_unix_nano, 1'700'000'004'150'000'000ULL);
+  EXPECT_GE(log_span.start_time_unix_nano, hook_span.start_time_unix_nano);
+  EXPECT_EQ(hook_span.end_time_unix_nano, log_span.end_time_unix_nano);
+  EXPECT_EQ(commit_span.end_time_unix_nano, log_span.end_time_unix_nano);
+}
+
 TEST(SpanBuilder, ProcessesRegionsAndChildrenWithTheChildGitUnderItsChildSpan) {
   std::vector<Span> spans;
   const model::ProcessTree tree = sample_tree();  // the spans refer to it
