@@ -64,6 +64,7 @@ struct IngestChunk {
     bool finished = false;
     bool remove_after_commit = false;
     bool forget = false;  // the file is gone: drop its remembered position
+    bool refused = false;  // never read: removed (when asked) even if it grew since
   };
   std::optional<FileProgress> progress;
 

@@ -407,6 +407,17 @@ void DirWatcher::open_file(const std::string& dir, const std::string& name, bool
     forget(it);
     return;
   }
+  // A file every user may write (git made it under umask 000) may hold
+  // anyone's lines after its git's: stored, they would be its owner's.
+  if ((st.st_mode & S_IWOTH) != 0) {
+    refuse(opened,
+           fmt::format("trace file '{}' refused: every user may write it (mode {:04o}), so its lines are not "
+                       "necessarily its owner's",
+                       path, st.st_mode & 07777),
+           static_cast<std::int64_t>(st.st_uid));  // the owner may see why their git's trace was not stored
+    forget(it);
+    return;
+  }
   if (read_file(opened) == ReadOutcome::finished) {
     forget(it);
   }

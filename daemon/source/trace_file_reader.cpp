@@ -162,8 +162,14 @@ void TraceFileReader::refuse(ingest::IngestSink& sink, const std::string& reason
   // position, and what was refused must not be.
   m_read_offset = std::max(m_read_offset, chunk.refused_bytes);
   chunk.origins.assign(1, ingest::Origin{m_identity.kind, m_identity.channel, std::nullopt, peer_uid});
-  chunk.progress = ingest::IngestChunk::FileProgress{m_identity.key, m_identity.path, m_read_offset, true,
-                                                     remove_after_commit, false};
+  chunk.progress = ingest::IngestChunk::FileProgress{
+      .key = m_identity.key,
+      .path = m_identity.path,
+      .offset = m_read_offset,
+      .finished = true,
+      .remove_after_commit = remove_after_commit,
+      .refused = true,
+  };
   chunk.end_of_channel = true;
   sink.submit(std::move(chunk));
 }

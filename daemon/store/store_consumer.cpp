@@ -1,6 +1,7 @@
 #include "daemon/store/store_consumer.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace trace2d::store {
 namespace {
@@ -65,7 +66,10 @@ void StoreConsumer::on_file_progress(const ingest::IngestChunk::FileProgress& pr
   row.forget = progress.forget;
   m_batch.file_offsets.push_back(row);
   if (progress.remove_after_commit) {
-    m_batch.remove_after_commit.push_back({progress.path, progress.offset});
+    // A refused file is never read, so it goes even if its git wrote on
+    // after the refusal (one every user may write is refused as it appears).
+    m_batch.remove_after_commit.push_back(
+        {progress.path, progress.refused ? std::numeric_limits<std::uint64_t>::max() : progress.offset});
   }
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -326,6 +327,37 @@ TEST_F(HostileFiles, HardLinkedFileIsRefusedNotStoredAsItsOwner) {
   EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM rejects WHERE source = 'dir' AND peer_uid IS NULL AND "
                                     "reason LIKE '%" + sid + "'' refused: it has 2 hard links%'"),
             1);
+}
+
+// git makes its trace file with mode 0666 less the umask: under umask 000
+// every user may write it, and what another appends would be stored as its
+// owner's. The file is refused unread, its owner told why; a git run under
+// the usual umask, in the same directory, is stored.
+TEST_F(HostileFiles, AWorldWritableTraceFileOfRealGitIsRefusedAndItsOwnerToldWhy) {
+  const std::string repo = make_repo(m_dir, "repo", 2);
+  RunningDaemon daemon(m_dir, {"--watch", m_watched}, k_service_fd_limit);
+  const std::map<std::string, std::string> trace{{"GIT_TRACE2_EVENT", m_watched}};
+  ProcessSpec open_to_all = git_spec(repo, {"status", "--porcelain"}, trace);
+  open_to_all.argv.insert(open_to_all.argv.begin(), {"sh", "-c", "umask 000 && exec \"$@\"", "sh"});
+  const ProcessResult refused_git = run_process(open_to_all);
+  ASSERT_EQ(refused_git.exit_code, 0) << refused_git.err;
+  ASSERT_EQ(run_git(repo, {"rev-parse", "HEAD"}, trace).exit_code, 0);
+  const std::string refused =
+      "SELECT count(*) FROM rejects WHERE source = 'dir' AND peer_uid = " + std::to_string(::getuid()) +
+      " AND reason LIKE '%refused: every user may write it (mode 0666)%'";
+  ASSERT_TRUE(wait_until([&] {
+    return query_count(daemon.db_path(), refused) == 1 &&
+           query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE status = 'complete'") == 1;
+  }));
+  const ProcessResult stopped = daemon.stop();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE cmd_name = 'status'"), 0);
+  EXPECT_EQ(query_count(daemon.db_path(), "SELECT count(*) FROM sessions WHERE cmd_name = 'rev-parse'"), 1);
+  std::string left;
+  for (const fs::directory_entry& entry : fs::directory_iterator(m_watched)) {
+    left += entry.path().filename().string() + "\n";
+  }
+  EXPECT_EQ(left, "");  // both files finished and removed
 }
 
 // Kept (--no-delete-finished), the refused link stays in the directory
