@@ -19,9 +19,10 @@ void append_key(std::string& out, std::string_view name) {
   out += "\":";
 }
 
-// printf('%d.%06d', us / 1000000, us % 1000000), as the view writes it:
+}  // namespace
+
 // %06d is six wide with the sign, zeros after it (-5 is "-00005").
-void append_micros(std::string& out, std::int64_t us) {
+void append_stored_micros(std::string& out, std::int64_t us) {
   append_integer(out, us / 1000000);
   out += '.';
   const std::int64_t fraction = us % 1000000;
@@ -36,6 +37,8 @@ void append_micros(std::string& out, std::int64_t us) {
   out.append(text.size() < width ? width - text.size() : 0, '0');
   out += text;
 }
+
+namespace {
 
 constexpr std::array<bool, 256> k_needs_escape = [] {
   std::array<bool, 256> table{};
@@ -312,7 +315,7 @@ void append_stored_event_object(std::string& out, std::string_view body, const L
         break;
       case MemberValue::microseconds:
         append_key(out, member.key);
-        append_micros(out, *columns[i]);
+        append_stored_micros(out, *columns[i]);
         break;
       case MemberValue::name:
         append_key(out, member.key);

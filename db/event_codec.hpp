@@ -103,6 +103,10 @@ std::string_view take_leading_members(std::string_view body, LeadingColumns& col
 void bind_leading_columns(Statement& stmt, int first_index, const LeadingColumns& columns);
 [[nodiscard]] LeadingColumns read_leading_columns(const Statement& stmt, int first_column);
 
+// A leading time member's text as the view writes it back:
+// printf('%d.%06d', us / 1000000, us % 1000000).
+void append_stored_micros(std::string& out, std::int64_t us);
+
 // The event's members as one JSON object, as the event_parts view's `obj`
 // gives it: `body` as it is when it holds the whole event, else the leading
 // members (times as printf('%d.%06d'), names as json_quote()) and the rest,

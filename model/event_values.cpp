@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <charconv>
 #include <cstdlib>
 
 #include "db/event_codec.hpp"
@@ -18,7 +19,84 @@ std::string real_text(double value) {
   return buffer.data();
 }
 
+// Whether the view writes each leading time back as a number: below zero
+// with a fraction, printf('%d.%06d') of -1.5 s is "-1.-500000", and the
+// view's obj is not JSON (the encoder keeps such a time in the body).
+bool leading_times_are_numbers(const db::LeadingColumns& columns) {
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i] && db::k_leading_members[i].value == db::MemberValue::microseconds && *columns[i] < 0 &&
+        *columns[i] % 1000000 != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+bool StoredEventMembers::parse(std::string_view body, const db::LeadingColumns& columns, db::NameTexts& names,
+                               simdjson::dom::parser& parser, std::string& scratch) {
+  m_names = &names;
+  m_columns = {};
+  scratch.clear();
+  if (!body.empty() && body.front() == '{') {
+    scratch += body;  // the whole event: no member in a column
+  } else if ((body.empty() || body.front() == ',') && leading_times_are_numbers(columns)) {
+    m_columns = columns;
+    scratch += '{';
+    if (!body.empty()) {
+      scratch += body.substr(1);  // the first member's comma
+    }
+    scratch += '}';
+  } else {
+    // As the view gives it, for simdjson to refuse it as SQLite does.
+    db::append_stored_event_object(scratch, body, columns, names);
+  }
+  scratch.reserve(scratch.size() + simdjson::SIMDJSON_PADDING);
+  return parser.parse(scratch).get(m_rest) == simdjson::SUCCESS;
+}
+
+SqlValue StoredEventMembers::operator[](std::string_view key) const {
+  for (std::size_t i = 0; i < m_columns.size(); ++i) {
+    const db::LeadingMember& leading = db::k_leading_members[i];
+    if (leading.key != key) {
+      continue;
+    }
+    if (!m_columns[i]) {
+      break;  // in the body, or absent
+    }
+    const std::int64_t column = *m_columns[i];
+    SqlValue v;
+    switch (leading.value) {
+      case db::MemberValue::integer:
+        v.kind = SqlValue::Kind::integer;
+        v.integer = column;
+        break;
+      case db::MemberValue::microseconds: {
+        // The text the view writes, read as simdjson reads it (both round
+        // to the nearest double).
+        std::string text;
+        db::append_stored_micros(text, column);
+        v.kind = SqlValue::Kind::real;
+        std::from_chars(text.data(), text.data() + text.size(), v.real);
+        break;
+      }
+      case db::MemberValue::name:
+        if (const std::optional<std::string_view> text = m_names->text(column)) {
+          v.kind = SqlValue::Kind::text;
+          v.text = *text;
+        }
+        break;
+    }
+    return v;
+  }
+  return member(m_rest, key);
+}
+
+std::optional<std::int64_t> StoredEventMembers::integer(std::string_view key) const {
+  const SqlValue v = (*this)[key];
+  return v.kind == SqlValue::Kind::integer ? std::optional<std::int64_t>(v.integer) : std::nullopt;
+}
 
 std::string as_json(std::string_view text, simdjson::dom::parser& parser) {
   simdjson::dom::element element;

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "db/event_codec.hpp"
+
 namespace trace2d::model::loading {
 
 // A member of an event as the views' json_extract() gives it to SQL
@@ -34,6 +36,34 @@ struct SqlValue {
 // An integer member of an event (the obj has the members kept in columns
 // written back), nullopt when it has none or another type.
 std::optional<std::int64_t> integer_member(const simdjson::dom::object& obj, std::string_view key);
+// One stored event's members as the event_parts view's `obj` gives them,
+// without that object rebuilt and parsed: the leading members from their
+// columns (db/event_codec.hpp), the others from the body parsed alone.
+// Rebuilding and parsing the whole object cost the export's loading 5% of
+// its instructions, and refused a whole event whose category's name was
+// not UTF-8, which the views give.
+class StoredEventMembers {
+ public:
+  // Parses the event of event_store's `body` and leading `columns` with
+  // `parser`, in `scratch`; false when the view's obj would not be JSON
+  // (nothing of the event is then read). `names` gives the names' texts;
+  // it and `scratch` must outlive the values read.
+  [[nodiscard]] bool parse(std::string_view body, const db::LeadingColumns& columns, db::NameTexts& names,
+                           simdjson::dom::parser& parser, std::string& scratch);
+
+  // A member (a missing one: null), as member() of the view's obj gives it.
+  [[nodiscard]] SqlValue operator[](std::string_view key) const;
+  // An integer member, nullopt when there is none or it has another type.
+  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key) const;
+  // The members not kept in columns (argv, exec_id, ...).
+  [[nodiscard]] const simdjson::dom::object& rest() const { return m_rest; }
+
+ private:
+  simdjson::dom::object m_rest;
+  db::LeadingColumns m_columns{};
+  db::NameTexts* m_names = nullptr;
+};
+
 // sqlite3_column_text() of the value; nullopt for NULL.
 [[nodiscard]] std::optional<std::string> as_text(const SqlValue& v);
 [[nodiscard]] std::string text_or_empty(const SqlValue& v);

@@ -107,23 +107,23 @@ struct EventScan {
 // An annotation's members every kind has: its thread, and the category and
 // name (`name_key`: "key" for data, "name" for counters and timers).
 Annotation& add_annotation(std::vector<Annotation>& annotations, const char* kind,
-                           std::optional<std::string_view> thread, const simdjson::dom::object& obj,
+                           std::optional<std::string_view> thread, const StoredEventMembers& event,
                            std::string_view name_key) {
   Annotation& a = annotations.emplace_back();
   a.kind = kind;
   a.thread = thread ? std::string(*thread) : std::string();
-  a.category = text_or_empty(member(obj, "category"));
-  a.name = text_or_empty(member(obj, name_key));
+  a.category = text_or_empty(event["category"]);
+  a.name = text_or_empty(event[name_key]);
   return a;
 }
 
 // data and data_json as the data view and the annotations query gave them:
 // `value_type` 'json' for an array or object (or a data_json's value that
 // is not a string), 'integer', else 'string', which is JSON-quoted.
-void add_data(std::int64_t type, const simdjson::dom::object& obj, std::optional<std::string_view> thread,
+void add_data(std::int64_t type, const StoredEventMembers& event, std::optional<std::string_view> thread,
               std::vector<Annotation>& annotations, simdjson::dom::parser& value_parser) {
-  Annotation& a = add_annotation(annotations, "data", thread, obj, "key");
-  const SqlValue value = member(obj, "value");
+  Annotation& a = add_annotation(annotations, "data", thread, event, "key");
+  const SqlValue value = event["value"];
   const bool json = value.kind == SqlValue::Kind::json ||
                     (type == k_data_json && value.kind != SqlValue::Kind::text && value.kind != SqlValue::Kind::null);
   if (json) {
@@ -138,7 +138,7 @@ void add_data(std::int64_t type, const simdjson::dom::object& obj, std::optional
     a.json_value = as_json(sql_json(value), value_parser);
     a.text = text_or_empty(value);
   }
-  a.t_abs = as_double(member(obj, "t_abs"));
+  a.t_abs = as_double(event["t_abs"]);
 }
 
 }  // namespace
@@ -356,19 +356,16 @@ class FullLoader::Impl {
     if (!wanted) {
       return;
     }
-    // The event_parts view's obj, as the codec rebuilds it (k_events_sql's
-    // body, then the leading columns from column 5). A category's and a
-    // label's names come from the cache: a lookup in SQL for each row cost
-    // more than the rest of the row.
-    const std::string_view body = stmt.column_text(3);
-    m_obj.clear();
-    m_obj.reserve(body.size() + 128 + simdjson::SIMDJSON_PADDING);  // parsed in place
-    db::append_stored_event_object(m_obj, body, db::read_leading_columns(stmt, 5), m_name_texts);
-    simdjson::dom::object obj;
-    const bool parsed = m_parser.parse(m_obj).get(obj) == simdjson::SUCCESS;
+    // The event_parts view's obj's members (k_events_sql's body, the
+    // leading columns from column 5). A category's and a label's names
+    // come from the cache: a lookup in SQL for each row cost more than the
+    // rest of the row.
+    StoredEventMembers event;
+    const bool parsed =
+        event.parse(stmt.column_text(3), db::read_leading_columns(stmt, 5), m_name_texts, m_parser, m_obj);
     if (type == k_thread_exit) {  // a thread's first exit ends it
       if (thread_id && !scan.thread_exits.contains(*thread_id)) {
-        scan.thread_exits.emplace(*thread_id, parsed ? as_double(member(obj, "t_rel")) : std::nullopt);
+        scan.thread_exits.emplace(*thread_id, parsed ? as_double(event["t_rel"]) : std::nullopt);
       }
       return;
     }
@@ -378,14 +375,14 @@ class FullLoader::Impl {
     switch (type) {
       case k_exec:
       case k_exec_result:
-        add_exec_event(type, seq, thread, obj, t, rows, scan.exec_results);
+        add_exec_event(type, seq, thread, event.rest(), t, rows, scan.exec_results);
         break;
       case k_error: {
         ErrorInfo& e = rows.info.errors.emplace_back();
         e.seq = seq;
         e.thread = thread ? std::string(*thread) : std::string();
-        e.msg = text_or_empty(member(obj, "msg"));
-        e.fmt = text_or_empty(member(obj, "fmt"));
+        e.msg = text_or_empty(event["msg"]);
+        e.fmt = text_or_empty(event["fmt"]);
         if (time_us && time_base) {
           e.time_us = *time_base + *time_us;
         }
@@ -393,41 +390,41 @@ class FullLoader::Impl {
       }
       case k_def_param: {
         ParamInfo& param = rows.info.params.emplace_back(
-            ParamInfo{text_or_empty(member(obj, "param")), text_or_empty(member(obj, "value")), std::nullopt});
-        param.scope = as_text(member(obj, "scope"));
+            ParamInfo{text_or_empty(event["param"]), text_or_empty(event["value"]), std::nullopt});
+        param.scope = as_text(event["scope"]);
         break;
       }
       case k_cmd_ancestry:
-        if (simdjson::dom::element ancestry; obj["ancestry"].get(ancestry) == simdjson::SUCCESS) {
+        if (simdjson::dom::element ancestry; event.rest()["ancestry"].get(ancestry) == simdjson::SUCCESS) {
           rows.info.ancestry = string_array(ancestry);
         }
         break;
       case k_alias:
-        rows.info.alias = text_or_empty(member(obj, "alias"));
-        if (simdjson::dom::element argv; obj["argv"].get(argv) == simdjson::SUCCESS) {
+        rows.info.alias = text_or_empty(event["alias"]);
+        if (simdjson::dom::element argv; event.rest()["argv"].get(argv) == simdjson::SUCCESS) {
           rows.info.alias_argv = string_array(argv);
         }
         break;
       case k_def_repo:
-        if (const std::optional<std::int64_t> repo = integer_member(obj, "repo")) {  // none: not a repository git named
-          rows.info.repos.push_back(RepoInfo{*repo, text_or_empty(member(obj, "worktree"))});
+        if (const std::optional<std::int64_t> repo = event.integer("repo")) {  // none: not a repository git named
+          rows.info.repos.push_back(RepoInfo{*repo, text_or_empty(event["worktree"])});
         }
         break;
       case k_printf:
-        rows.info.printf_messages.push_back(text_or_empty(member(obj, "msg")));
+        rows.info.printf_messages.push_back(text_or_empty(event["msg"]));
         break;
       case k_data:
       case k_data_json: {
-        add_data(type, obj, thread, rows.info.annotations, m_value_parser);
+        add_data(type, event, thread, rows.info.annotations, m_value_parser);
         Annotation& a = rows.info.annotations.back();
         a.seq = seq;
-        a.nesting = integer_member(obj, "nesting");
+        a.nesting = event.integer("nesting");
         break;
       }
       case k_counter:
       case k_th_counter: {
-        Annotation& a = add_annotation(rows.info.annotations, "counter", thread, obj, "name");
-        const std::optional<std::string> count = as_text(member(obj, "count"));
+        Annotation& a = add_annotation(rows.info.annotations, "counter", thread, event, "name");
+        const std::optional<std::string> count = as_text(event["count"]);
         a.json_value = count ? as_json(*count, m_value_parser) : std::string("null");
         a.seq = seq;
         a.per_thread = type == k_th_counter;
@@ -435,7 +432,7 @@ class FullLoader::Impl {
       }
       case k_timer:
       case k_th_timer: {
-        Annotation& a = add_annotation(rows.info.annotations, "timer", thread, obj, "name");
+        Annotation& a = add_annotation(rows.info.annotations, "timer", thread, event, "name");
         std::string value = "{";
         for (const std::string_view key : {"intervals", "t_total", "t_min", "t_max"}) {
           if (value.size() > 1) {
@@ -444,7 +441,7 @@ class FullLoader::Impl {
           value += '"';
           value += key;
           value += "\":";
-          SqlValue member_value = member(obj, key);
+          SqlValue member_value = event[key];
           if (member_value.kind == SqlValue::Kind::json) {
             // Through the view an array is text to json_object(): quoted.
             member_value.kind = SqlValue::Kind::text;

@@ -353,6 +353,21 @@ TEST(TreeLoaderViews, OddValuesGiveWhatTheViewsGive) {
       " (1, 52, 26, 1000, 52000, ',\"name\":\"t\",\"intervals\":1,\"t_total\":0.5,\"t_min\":0.5,\"t_max\":0.5',"
       "  NULL, 12000001, NULL, 1, 1003, 1000),"
       " (1, 53, 7, 1000, 53000, ',\"msg\":\"m\",\"fmt\":\"f\"', 3, 7, 8, NULL, NULL, NULL)");
+  // Leading members the loader reads from their columns, not from a
+  // rebuilt object: a name that is not UTF-8 (git's raw bytes), a time
+  // below zero; a thread's exit, a repository, a data key from their
+  // columns.
+  db.exec("INSERT INTO names (id, text) VALUES (1005, 'bad ' || CAST(X'FF' AS TEXT)), (1006, 'dup')");
+  db.exec(
+      "INSERT INTO event_store (session, seq, type, thread, time_us, body, repo, t_abs_us, t_rel_us, nesting,"
+      " category, label, key) VALUES"
+      " (1, 60, 24, 1000, 60000, ',\"value\":1', NULL, 100, NULL, NULL, 1005, NULL, 1006),"
+      " (1, 62, 24, 1000, 62000, ',\"value\":3', NULL, -2000000, NULL, -4, 1006, NULL, 1006),"
+      " (1, 64, 24, 1000, 64000, ',\"category\":\"body\",\"value\":5', NULL, NULL, NULL, NULL, NULL, NULL, 1006),"
+      " (1, 65, 16, 1001, 65000, '', NULL, NULL, NULL, NULL, NULL, NULL, NULL),"
+      " (1, 66, 17, 1001, 66000, '', NULL, NULL, 1250000, NULL, NULL, NULL, NULL),"
+      " (1, 67, 22, 1000, 67000, ',\"worktree\":\"/w\"', 5, NULL, NULL, NULL, NULL, NULL, NULL),"
+      " (1, 68, 28, 1000, 68000, ',\"name\":\"n\",\"count\":1', NULL, NULL, 999999, NULL, 1005, NULL, NULL)");
   // Children found by pid, through a shell (by command, in the window), or
   // not at all, from threads with and without a name.
   db.exec(
