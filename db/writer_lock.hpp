@@ -2,8 +2,9 @@
 // One writer per database. Two writers would each mark the other's running
 // sessions incomplete at start-up and hand out the same session ids from
 // the same maximum, so every writer (the daemon, `trace2d import`) holds
-// this lock, `<database>.lock` beside the database, for as long as it
-// writes. Readers (trace2ctl, sqlite3) never take it.
+// this lock, `<database>.lock` beside the database (its path with symlinks
+// resolved), for as long as it writes. Readers (trace2ctl, sqlite3) never
+// take it.
 
 #include <string>
 

@@ -83,6 +83,26 @@ TEST(WriterLock, ASecondWriterIsToldWhoWritesTheDatabase) {
   }
 }
 
+// Through a symlink to the database, or to its directory, the same file:
+// the same lock.
+TEST(WriterLock, ASecondWriterThroughASymlinkIsRefused) {
+  test::TempDir dir;
+  const std::string db = dir.file("real/t.db");
+  const WriterLock first(db);
+  std::filesystem::create_symlink(db, dir.file("link.db"));
+  std::filesystem::create_directory_symlink(dir.file("real"), dir.file("linked-dir"));
+  for (const std::string& other : {dir.file("link.db"), dir.file("linked-dir/t.db"), dir.file("real/../real/t.db")}) {
+    try {
+      const WriterLock second(other);
+      ADD_FAILURE() << "a second writer was allowed through '" << other << "'";
+    } catch (const DatabaseInUse& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("'" + other + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("lock file '" + db + ".lock'"), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(WriterLock, OtherDatabasesAreIndependent) {
   test::TempDir dir;
   const WriterLock first(dir.file("a.db"));

@@ -51,6 +51,23 @@ TEST(OneWriter, ASecondDaemonOnTheSameDatabaseIsRefusedWithThePid) {
   EXPECT_EQ(first.stop().exit_code, 0);
 }
 
+// The same file by another name (a symlink, as /var/lib/trace2d often is):
+// both daemons ran, and each lost the other's sessions.
+TEST(OneWriter, ASecondDaemonOnASymlinkToTheDatabaseIsRefused) {
+  TempDir dir;
+  RunningDaemon first(dir);
+  fs::create_symlink(first.db_path(), dir.file("linked.db"));
+  const ProcessResult second =
+      run_trace2d({"--socket", dir.file("other.sock"), "--dgram-socket", "", "--db", dir.file("linked.db")});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_NE(second.err.find("another trace2d (pid " + std::to_string(first.pid()) + ") is writing database '" +
+                            dir.file("linked.db") + "'"),
+            std::string::npos)
+      << second.err;
+  EXPECT_FALSE(fs::exists(dir.file("other.sock")));
+  EXPECT_EQ(first.stop().exit_code, 0);
+}
+
 TEST(OneWriter, AnImportIntoADatabaseADaemonWritesIsRefused) {
   TempDir dir;
   RunningDaemon daemon(dir);
