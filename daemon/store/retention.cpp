@@ -336,20 +336,32 @@ Retention::Options RetentionSettings::options() const {
   return o;
 }
 
-std::optional<std::chrono::seconds> RetentionSettings::parse_age(std::string_view text) {
-  if (text.empty()) {
-    return std::nullopt;
-  }
+namespace {
+
+// At most 100 years: more would overflow the microseconds of the cutoff.
+constexpr std::int64_t k_max_age_seconds = std::int64_t{100} * 366 * 86400;
+
+struct ParsedAge {
+  std::optional<std::chrono::seconds> age;
+  std::string problem;  // when not `age`
+};
+
+ParsedAge parse_age_text(std::string_view text) {
+  const auto not_a_duration = [&] {
+    return ParsedAge{std::nullopt,
+                     fmt::format("must be a duration like \"90s\", \"15m\", \"12h\", \"30d\" or \"2w\" (\"\": "
+                                 "none), not '{}'",
+                                 text)};
+  };
   std::int64_t value = 0;
   std::size_t i = 0;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    if (value > (std::int64_t{1} << 40)) {
-      return std::nullopt;
+    if (value <= k_max_age_seconds) {  // past it, too big whatever the unit: said below
+      value = value * 10 + (text[i] - '0');
     }
-    value = value * 10 + (text[i] - '0');
   }
   if (i == 0) {
-    return std::nullopt;
+    return not_a_duration();
   }
   const std::string_view unit = text.substr(i);
   std::int64_t scale = 0;
@@ -364,17 +376,35 @@ std::optional<std::chrono::seconds> RetentionSettings::parse_age(std::string_vie
   } else if (unit == "w") {
     scale = 7 * 86400;
   } else {
+    return not_a_duration();
+  }
+  if (value == 0) {
+    // Read as "no bound" by some: here it deleted every session as soon as
+    // it was stored.
+    return {std::nullopt, fmt::format("must be more than 0, not '{}' (which would delete every session as soon "
+                                      "as it is stored); \"\" keeps everything",
+                                      text)};
+  }
+  if (value > k_max_age_seconds / scale) {
+    return {std::nullopt, fmt::format("must be at most 100 years, not '{}'; \"\" keeps everything", text)};
+  }
+  return {std::chrono::seconds(value * scale), {}};
+}
+
+}  // namespace
+
+std::optional<std::chrono::seconds> RetentionSettings::parse_age(std::string_view text) {
+  if (text.empty()) {
     return std::nullopt;
   }
-  return std::chrono::seconds(value * scale);
+  return parse_age_text(text).age;
 }
 
 std::string RetentionSettings::age_problem(const std::string& text) {
-  if (text.empty() || parse_age(text)) {
+  if (text.empty()) {
     return {};
   }
-  return fmt::format("must be a duration like \"90s\", \"15m\", \"12h\", \"30d\" or \"2w\" (\"\": none), not '{}'",
-                     text);
+  return parse_age_text(text).problem;
 }
 
 }  // namespace trace2d::store

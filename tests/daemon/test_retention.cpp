@@ -510,9 +510,21 @@ TEST(RetentionSettings, TheDefaultsBoundAgeAndSizeAndAgesReadAsWritten) {
   EXPECT_EQ(store::RetentionSettings::parse_age("90"), std::chrono::seconds(90));
   EXPECT_EQ(store::RetentionSettings::parse_age("15m"), std::chrono::minutes(15));
   EXPECT_EQ(store::RetentionSettings::parse_age("2w"), std::chrono::hours(24 * 14));
-  for (const char* wrong : {"d", "15x", "-1d", "1.5h", "99999999999999999d"}) {
+  EXPECT_EQ(store::RetentionSettings::parse_age("5200w"), std::chrono::hours(24 * 7 * 5200));
+  for (const char* wrong : {"d", "15x", "-1d", "1.5h"}) {
     EXPECT_EQ(store::RetentionSettings::parse_age(wrong), std::nullopt) << wrong;
     EXPECT_NE(store::RetentionSettings::age_problem(wrong).find("must be a duration"), std::string::npos) << wrong;
+  }
+  // 0 deleted every session as soon as it was stored (some read it as "no
+  // bound", as max_db_bytes = 0 is); past 100 years the cutoff's
+  // microseconds overflowed.
+  for (const char* zero : {"0", "0s", "0d", "00w"}) {
+    EXPECT_EQ(store::RetentionSettings::parse_age(zero), std::nullopt) << zero;
+    EXPECT_NE(store::RetentionSettings::age_problem(zero).find("must be more than 0"), std::string::npos) << zero;
+  }
+  for (const char* huge : {"99999999999999999d", "999999999d", "5300w", "3200000000"}) {
+    EXPECT_EQ(store::RetentionSettings::parse_age(huge), std::nullopt) << huge;
+    EXPECT_NE(store::RetentionSettings::age_problem(huge).find("at most 100 years"), std::string::npos) << huge;
   }
   EXPECT_EQ(store::RetentionSettings::age_problem(""), "");
 }
