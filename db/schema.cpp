@@ -942,7 +942,37 @@ INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
 ANALYZE sqlite_schema;
 )sql";
 
-constexpr std::array<Migration, 21> k_migrations{{
+// A wrapper that replaced itself with git through the client library's
+// execvp() ends with the unknown code -1 and git's session (same pid) under
+// it: no more a failure than git's own exec, which ends incomplete.
+constexpr std::string_view k_v22 = R"sql(
+DROP VIEW command_stats;
+CREATE VIEW command_stats AS
+WITH timed AS (
+  SELECT cmd_name, elapsed,
+         row_number() OVER (PARTITION BY cmd_name ORDER BY elapsed) AS rank,
+         count(*) OVER (PARTITION BY cmd_name) AS n
+    FROM sessions WHERE cmd_name IS NOT NULL AND elapsed IS NOT NULL),
+pct AS (
+  SELECT cmd_name,
+         max(CASE WHEN rank = (n * 50 + 99) / 100 THEN elapsed END) AS p50,
+         max(CASE WHEN rank = (n * 90 + 99) / 100 THEN elapsed END) AS p90,
+         max(CASE WHEN rank = (n * 99 + 99) / 100 THEN elapsed END) AS p99,
+         max(elapsed) AS max
+    FROM timed GROUP BY cmd_name)
+SELECT s.cmd_name, count(*) AS runs,
+       coalesce(sum((s.exit_code != 0 AND NOT (s.exit_code = -1 AND EXISTS
+                       (SELECT 1 FROM sessions x WHERE x.parent_sid = s.sid AND x.sid_pid = s.sid_pid)))
+                    OR s.signo IS NOT NULL), 0) AS failures,
+       sum(s.status = 'incomplete') AS incomplete,
+       p.p50 AS p50_elapsed, p.p90 AS p90_elapsed, p.p99 AS p99_elapsed, p.max AS max_elapsed,
+       sum(s.elapsed) AS total_elapsed
+  FROM sessions s LEFT JOIN pct p ON p.cmd_name = s.cmd_name
+ WHERE s.cmd_name IS NOT NULL
+ GROUP BY s.cmd_name;
+)sql";
+
+constexpr std::array<Migration, 22> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -964,6 +994,7 @@ constexpr std::array<Migration, 21> k_migrations{{
     {19, "otlp export: paused_since, sessions dropped by reason", k_v19},
     {20, "event_store: a data event's key as a names id", k_v20},
     {21, "sessions: the indexes by parent hold children only", k_v21},
+    {22, "command_stats: a process that exec'd a traced program with the unknown code -1 did not fail", k_v22},
 }};
 
 // Git's event types get the ids EventKind + 1 (event_types.hpp), seeded

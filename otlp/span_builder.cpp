@@ -95,7 +95,9 @@ constexpr std::int64_t k_max_signal = 64;
 // Why a process span is ERROR (docs/otlp.md, "Status"); "" when it is not.
 std::string process_error(const model::Node& node, const model::ProcessInfo& p,
                           std::optional<std::int64_t> launcher_code) {
-  if (p.exit_code && *p.exit_code != 0) {
+  // -1, the unknown code the client library's execvp() sends, is not an
+  // error when the process replaced itself (git's exec sends no code).
+  if (p.exit_code && *p.exit_code != 0 && !(*p.exit_code == -1 && replaced_itself(node))) {
     return fmt::format("exit code {}", *p.exit_code);
   }
   if (p.signo) {

@@ -143,12 +143,12 @@ std::string percentiles_cte(const std::string& keys, const std::string& source) 
 
 ResultSet grouped_stats(db::Database& db, const Window& window, const std::vector<GroupKey>& keys, Units units) {
   const KeySql k = key_sql(keys);
-  const std::string sql = "WITH w AS (SELECT " + k.select +
-                          ", s.elapsed, s.exit_code, s.signo, s.status FROM sessions s"
+  const std::string sql = "WITH w AS (SELECT " + k.select + ", s.elapsed, " + std::string(k_failure_count_condition) +
+                          " AS failed, s.status FROM sessions s"
                           " WHERE (s.cmd_name IS NOT NULL OR " +
                           model::display_name_sql("s") + " IS NOT NULL)" + window_condition(window) + "), " +
                           percentiles_cte(k.names, "w") + " SELECT " + k.of_w +
-                          ", count(*) AS runs, coalesce(sum(w.exit_code != 0 OR w.signo IS NOT NULL), 0) AS failures,"
+                          ", count(*) AS runs, coalesce(sum(w.failed), 0) AS failures,"
                           " sum(w.status = 'incomplete') AS incomplete, " +
                           duration("p.p50", "p50_elapsed", units) + ", " + duration("p.p90", "p90_elapsed", units) +
                           ", " + duration("p.p99", "p99_elapsed", units) + ", " +

@@ -3,7 +3,8 @@
 // report's "failed runs"): a session that exited non-zero, was killed by a
 // signal, or never finished (status incomplete: its process vanished
 // without an exit event). A process that replaced itself by exec sends no
-// exit either; when the program it became traced itself (a git: a child
+// exit either (git), or the unknown code -1 (the client library's
+// execvp()); when the program it became traced itself (a git: a child
 // session with the same pid), it did not fail. `stats` counts the first two
 // as failures and the third apart, as incomplete.
 
@@ -15,8 +16,17 @@ namespace trace2d::ctl {
 
 // SQL condition on the sessions alias `s`.
 inline constexpr const char* k_failed_condition =
-    "(s.exit_code != 0 OR s.signo IS NOT NULL OR (s.status = 'incomplete' AND NOT EXISTS"
+    "((s.exit_code != 0 AND NOT (s.exit_code = -1 AND EXISTS"
+    " (SELECT 1 FROM sessions x WHERE x.parent_sid = s.sid AND x.sid_pid = s.sid_pid)))"
+    " OR s.signo IS NOT NULL OR (s.status = 'incomplete' AND NOT EXISTS"
     " (SELECT 1 FROM sessions x WHERE x.parent_sid = s.sid AND x.sid_pid = s.sid_pid)))";
+
+// SQL, on the sessions alias `s`: what `stats` and the command_stats view
+// count as a failure (an incomplete session is counted apart).
+inline constexpr const char* k_failure_count_condition =
+    "((s.exit_code != 0 AND NOT (s.exit_code = -1 AND EXISTS"
+    " (SELECT 1 FROM sessions x WHERE x.parent_sid = s.sid AND x.sid_pid = s.sid_pid)))"
+    " OR s.signo IS NOT NULL)";
 
 // A predicate on the rows of `result`, from whichever of its columns
 // exit_code, signo and status it has (by name). (A row does not say whether

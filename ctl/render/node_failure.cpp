@@ -55,8 +55,10 @@ void first_descendant_error(const model::Node& node, const model::ProcessInfo*& 
 
 bool failed(const model::Node& node) {
   if (const auto* process = node.process()) {
-    return (process->exit_code && *process->exit_code != 0) || process->signo ||
-           (process->status == "incomplete" && !ended_by_exec(node));
+    // -1: the code is unknown, the client library's execvp() having
+    // replaced the process (git's exec sends none: incomplete).
+    return (process->exit_code && *process->exit_code != 0 && !(*process->exit_code == -1 && ended_by_exec(node))) ||
+           process->signo || (process->status == "incomplete" && !ended_by_exec(node));
   }
   if (const auto* child = node.child()) {
     return child->code && *child->code != 0;

@@ -247,6 +247,24 @@ TEST_F(ClientE2e, AWrapperThatExecsGitIsCompleteAndGitIsItsChild) {
   EXPECT_EQ(git.column_int(1), 0);
   EXPECT_EQ(git.column_int(2), pid_in_sid(run.sid)) << "the same process, after exec";
   EXPECT_EQ(count(db, "SELECT count(*) FROM problems WHERE sid = ?1", run.sid), 0);
+  // Not a failed run (the wrapper exited 0 as git did): not listed as one,
+  // not counted as one, not marked as one in its tree.
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM command_stats WHERE failures > 0"), 0);
+  const auto trace2ctl = [&](std::vector<std::string> args) {
+    ProcessSpec spec;
+    spec.argv = {TRACE2CTL_BIN, "--db", daemon.db_path()};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    const ProcessResult r = run_process(spec);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(trace2ctl({"--format", "tsv", "sessions", "--failed"}).find(run.sid), std::string::npos);
+  // command, runs, failures, incomplete, ...
+  const std::string stats = trace2ctl({"--format", "tsv", "stats"});
+  EXPECT_NE(stats.find("\nclient-emitter\t1\t0\t0\t"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\nversion\t1\t0\t0\t"), std::string::npos) << stats;
+  const std::string tree = trace2ctl({"tree", run.sid});
+  EXPECT_EQ(tree.find("exit code -1"), std::string::npos) << tree;
 }
 
 // A forked child that starts its own session and ends it with shutdown()

@@ -359,7 +359,9 @@ TEST(SpanIds, ATreeAtASidsRootHasTrace2receiversTraceAReRootedOneTheWholeTreeSid
 
 // git-shell (pid 0x20) whose first exec failed and whose second became
 // `git upload-pack`: the SID's child with the same pid.
-model::ProcessTree exec_tree() {
+// `unknown_exit`: the shell ends as the client library's execvp() ends a
+// wrapper, complete with the unknown code -1, not as git's exec does.
+model::ProcessTree exec_tree(bool unknown_exit = false) {
   const std::int64_t t0 = 1'700'000'000'000'000;  // µs
   model::ProcessRows shell;
   shell.info.sid = "SH-P00000020";
@@ -367,6 +369,10 @@ model::ProcessTree exec_tree() {
   shell.info.pid = 32;
   shell.info.start_us = t0;
   shell.info.status = "incomplete";  // a successful exec sends nothing more
+  if (unknown_exit) {
+    shell.info.status = "complete";
+    shell.info.exit_code = -1;
+  }
   shell.info.last_event_us = t0 + 300'000;
   model::ExecInfo failed;
   failed.exec_id = 0;
@@ -465,6 +471,31 @@ TEST(SpanBuilder, ExecsAreSpansAndTheGitThatReplacedTheProcessHangsUnderItsExec)
   append_spans(summary_tree, summary, {}, rules);
   ASSERT_EQ(summary.size(), 2u);
   EXPECT_EQ(named(summary, "git:upload-pack").parent_span_id, named(summary, "git-shell").span_id);
+}
+
+// A wrapper that replaced itself with git through the client library ends
+// with the unknown code -1: git's span has the code, the wrapper's is no
+// error; -1 without an exec that replaced the process is one.
+TEST(SpanBuilder, TheUnknownCodeOfAProcessThatReplacedItselfIsNoError) {
+  std::vector<Span> spans;
+  const model::ProcessTree tree = exec_tree(true);  // the spans refer to it
+  append_spans(tree, spans);
+  EXPECT_EQ(named(spans, "git-shell").status, StatusCode::unset);
+
+  model::ProcessRows alone;
+  alone.info.sid = "WR-P00000021";
+  alone.info.argv = {"wrapper"};
+  alone.info.start_us = 1'700'000'000'000'000;
+  alone.info.status = "complete";
+  alone.info.exit_code = -1;
+  std::vector<model::ProcessRows> rows;
+  rows.push_back(std::move(alone));
+  const model::ProcessTree unknown = model::build_process_tree("WR-P00000021", std::move(rows));
+  std::vector<Span> unknown_spans;
+  append_spans(unknown, unknown_spans);
+  ASSERT_EQ(unknown_spans.size(), 1u);
+  EXPECT_EQ(unknown_spans[0].status, StatusCode::error);
+  EXPECT_EQ(unknown_spans[0].status_message, "exit code -1");
 }
 
 // A git killed by a signal sends nothing more (only SIGPIPE sends a
