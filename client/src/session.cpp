@@ -43,6 +43,9 @@ std::string_view base_name(std::string_view path) {
 // 1 anyway (its ppid is 0).
 constexpr int k_max_ancestry = 64;
 
+// How long start() waits for its opening lines to be written (see start()).
+constexpr std::chrono::milliseconds k_opening_flush_timeout(20);
+
 // git's cmd_ancestry on Linux (its compat/linux/procinfo.c): the command
 // names of this process's ancestors, its parent first, each as
 // /proc/<pid>/stat gives it in parentheses (the kernel's comm, at most 15
@@ -275,6 +278,12 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
                       : argv.empty()           ? std::string_view("unknown")
                                                : base_name(argv[0]),
                       where);
+  // The opening lines are handed over before start() returns, as git
+  // writes its own: a program killed (SIGKILL, _exit()) before the writer
+  // thread ran left no session at all, where the README promises one
+  // stored incomplete. The connection is fresh, so this takes microseconds;
+  // the bound is for a collector that stopped accepting.
+  (void)published->m_writer->flush(k_opening_flush_timeout);
   return true;
 }
 

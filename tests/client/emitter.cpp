@@ -10,6 +10,7 @@
 //   fork | fork-restart   a fork()ed child emits (after start() again)
 //   spam N            N region pairs, then "elapsed_ns <n>"
 //   signal-term | sigpipe   dies of SIGTERM / SIGPIPE inside a region
+//   sigkill           SIGKILLs itself inside a region, right after start
 //   escape            strings that need JSON escaping
 //   plain             start and exit only
 //   exec PROGRAM ARGS...   a region, then execvp() through the library
@@ -266,6 +267,10 @@ int main(int argc, char** argv) {
   }
   if (scenario == "signal-term" || scenario == "sigpipe") {
     return die(scenario == "sigpipe");
+  }
+  if (scenario == "sigkill") {
+    t2::region_enter("dying", "killed");
+    ::raise(SIGKILL);
   }
   if (scenario == "escape") {
     return escape();

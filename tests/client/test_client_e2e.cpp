@@ -267,6 +267,27 @@ TEST_F(ClientE2e, AWrapperThatExecsGitIsCompleteAndGitIsItsChild) {
   EXPECT_EQ(tree.find("exit code -1"), std::string::npos) << tree;
 }
 
+// SIGKILLed right after start(): nothing more is sent, and the session its
+// first lines opened is stored incomplete when the connection closes. The
+// writer lingered 2 ms before its first write, and such a program left no
+// session at all.
+TEST_F(ClientE2e, AProgramKilledRightAfterStartLeavesAnIncompleteSession) {
+  RunningDaemon daemon(m_dir);
+  std::vector<std::string> sids;
+  for (int i = 0; i < 5; ++i) {
+    const EmitterRun run =
+        run_emitter(m_dir, CLIENT_EMITTER_BIN, {"sigkill"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+    EXPECT_EQ(run.result.term_signal, SIGKILL) << run.result.err;
+    ASSERT_FALSE(run.sid.empty());
+    sids.push_back(run.sid);
+  }
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  for (const std::string& sid : sids) {
+    EXPECT_EQ(count(db, "SELECT count(*) FROM sessions WHERE sid = ?1 AND status = 'incomplete'", sid), 1) << sid;
+  }
+}
+
 // A forked child that starts its own session and ends it with shutdown()
 // before _exit(): stored complete, with its code, under its parent.
 TEST_F(ClientE2e, AForkedChildThatShutsDownBeforeExitIsStoredComplete) {
