@@ -1,6 +1,7 @@
 #include "client/src/sink.hpp"
 
 #include <linux/sockios.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -160,6 +161,17 @@ WriteResult Sink::write_stream(std::string_view bytes, std::size_t& pos, bool re
     m_mid_line.store(bytes[pos - 1] != '\n', std::memory_order_relaxed);
   }
   return WriteResult::done;
+}
+
+bool Sink::wait_for_room(std::chrono::milliseconds timeout) const noexcept {
+  if (m_kind != SinkKind::dgram || m_fd < 0) {
+    return false;
+  }
+  // The kernel says POLLOUT on a connected AF_UNIX datagram socket once the
+  // receiver's queue (net.unix.max_dgram_qlen, 10 by default) has room.
+  pollfd pfd{m_fd, POLLOUT, 0};
+  const int ready = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
+  return ready > 0 && (pfd.revents & POLLOUT) != 0;
 }
 
 WriteResult Sink::write_dgram(std::string_view bytes, std::size_t& pos, std::uint64_t& dropped) {

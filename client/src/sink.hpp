@@ -6,6 +6,7 @@
 // the collector is stopped: they are read once it resumes.
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -34,6 +35,11 @@ class Sink {
   // `line` whole, only when no writer is in the middle of a line. After it
   // the sink accepts nothing more.
   bool write_from_signal_handler(std::string_view line) noexcept;
+
+  // A datagram target whose collector's queue was full: waits until it has
+  // room, at most `timeout`; true when it said so (other kinds: false at
+  // once, nothing to wait on).
+  bool wait_for_room(std::chrono::milliseconds timeout) const noexcept;
 
   // A memory target's lines since the last call (empty for other targets).
   [[nodiscard]] std::string take_memory();

@@ -148,6 +148,7 @@ void Writer::run() {
   m_cv.notify_all();
   const auto has_work = [this] { return !m_front.empty() || m_finishing; };
   bool failed = false;
+  bool said_room = false;  // the datagram socket said it had room (and nothing was sent since)
   for (;;) {
     if (m_back_pos >= m_back.size()) {
       m_back.clear();
@@ -187,6 +188,7 @@ void Writer::run() {
     if (m_back_pos != before) {
       m_stalled_since_us = 0;
       m_taken_while_finishing = m_finishing;
+      said_room = false;
     }
     if (result == WriteResult::would_block) {
       if (m_stalled_since_us == 0) {
@@ -195,7 +197,18 @@ void Writer::run() {
       if (m_finishing && should_give_up(now)) {
         break;
       }
-      m_cv.wait_for(lock, k_retry);
+      // A datagram collector's queue holds ten: waiting a fixed k_retry
+      // for it let out 2,000 lines a second, and a program's last ones were
+      // lost at exit. Its socket says when there is room; when it said so
+      // and the send blocked anyway, the fixed wait, so as never to spin.
+      if (!said_room && m_sink->kind() == SinkKind::dgram) {
+        lock.unlock();
+        said_room = m_sink->wait_for_room(k_retry);
+        lock.lock();
+      } else {
+        said_room = false;
+        m_cv.wait_for(lock, k_retry);
+      }
     }
   }
   // Whatever is left will never be written: count it.
