@@ -23,6 +23,10 @@ namespace {
 // 3 for a unit that is not running.
 constexpr int k_exit_not_running = 3;
 constexpr int k_exit_export_failing = 4;
+// Its process lives but its status is stale: it cannot write the database
+// (full, locked) or it is stopped or hung. Not 3: a monitor restarting a
+// daemon that is only waiting for room would lose what it holds in memory.
+constexpr int k_exit_not_updating = 5;
 
 // Older than this, the daemon is not updating its status (it writes every
 // 2 s by default).
@@ -152,7 +156,10 @@ void run_status(const Context& ctx) {
                      (last_success == nullptr || *last_failure > *last_success);
     export_paused = enabled != nullptr && *enabled != 0 && std::holds_alternative<std::string>(o[12]);
   }
-  const int exit_status = !running ? k_exit_not_running : export_failing ? k_exit_export_failing : 0;
+  const int exit_status = !alive           ? k_exit_not_running
+                          : !running       ? k_exit_not_updating
+                          : export_failing ? k_exit_export_failing
+                                           : 0;
 
   if (ctx.global.format == OutputFormat::json) {
     std::string out = "{\"running\":";
@@ -183,9 +190,13 @@ void run_status(const Context& ctx) {
     return;
   }
   ctx.out << "trace2d " << text("version") << ": "
-          << (running ? "running" : (alive ? "not updating its status" : "not running")) << " (pid " << pid
-          << "), started " << display_time(text("started_at")) << (running ? ", up " + duration(now - started) : "")
-          << ", last update " << duration(now - updated) << " ago\n";
+          << (running ? "running"
+              : alive ? "not updating its status: its process lives, but it cannot write this database (full? "
+                        "locked? see its log) or it is stopped"
+                      : "not running")
+          << " (pid " << pid << "), started " << display_time(text("started_at"))
+          << (running ? ", up " + duration(now - started) : "") << ", last update " << duration(now - updated)
+          << " ago\n";
   ctx.out << "queue: " << mib(number("queue_bytes")) << " now, " << mib(number("queue_peak_bytes"))
           << " at most, bound " << mib(number("queue_limit_bytes")) << "\n";
   // Absent from databases last written by a trace2d older than the columns.

@@ -60,6 +60,25 @@ TEST(Status, ReportsEachSourceWhileRunningAndAfter) {
   EXPECT_NE(after.out.find("not running"), std::string::npos) << after.out;
 }
 
+// Its process lives but its status is stale (it cannot write the database:
+// the disk is full, a lock is held; or it is stopped): 5, not 3, which a
+// monitor reads as "not running" and restarts it, losing what it holds.
+TEST(Status, ADaemonThatLivesButDoesNotUpdateItsStatusIsNotCalledStopped) {
+  TempDir dir;
+  RunningDaemon daemon(dir);
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  {
+    db::Database db(daemon.db_path(), db::OpenMode::read_write_create);
+    // This test's own process stands for the daemon's: alive, silent.
+    db.exec("UPDATE daemon_status SET pid = " + std::to_string(::getpid()) +
+            ", updated_at = '2026-01-01T00:00:00.000000Z'");
+  }
+  const ProcessResult stale = ctl(daemon.db_path(), {"status"});
+  EXPECT_EQ(stale.exit_code, 5) << stale.err;
+  EXPECT_NE(stale.out.find("not updating its status: its process lives"), std::string::npos) << stale.out;
+  EXPECT_EQ(ctl(daemon.db_path(), {"--json", "status"}).exit_code, 5);
+}
+
 TEST(Status, ClearErrorWithoutAnyReport) {
   TempDir dir;
   const ProcessResult missing = ctl(dir.file("none.db"), {"status"});
