@@ -120,9 +120,9 @@ struct DaemonOptions {
     v.mode(Key{"stream", "mode", "--socket-mode", "MODE", "Permissions of the stream socket file (octal)"},
            o.stream.mode);
     v.text(Key{"stream", "owner", "--socket-owner", "USER", "Owner of the stream socket file (name or uid)"},
-           o.stream.owner, any_text);
+           o.stream.owner, source::socket_owner_problem);
     v.text(Key{"stream", "group", "--socket-group", "GROUP", "Group of the stream socket file (name or gid)"},
-           o.stream.group, any_text);
+           o.stream.group, source::socket_group_problem);
     source::StreamReader::Options::visit_settings(o.stream_reader, v);
 
     v.text(Key{"dgram", "path", "--dgram-socket", "PATH", "Datagram socket path (absolute; \"\": none)"}, o.dgram.path,
@@ -130,9 +130,9 @@ struct DaemonOptions {
     v.mode(Key{"dgram", "mode", "--dgram-socket-mode", "MODE", "Permissions of the datagram socket file (octal)"},
            o.dgram.mode);
     v.text(Key{"dgram", "owner", "--dgram-socket-owner", "USER", "Owner of the datagram socket file (name or uid)"},
-           o.dgram.owner, any_text);
+           o.dgram.owner, source::socket_owner_problem);
     v.text(Key{"dgram", "group", "--dgram-socket-group", "GROUP", "Group of the datagram socket file (name or gid)"},
-           o.dgram.group, any_text);
+           o.dgram.group, source::socket_group_problem);
     source::DgramReceiver::Options::visit_settings(o.dgram_receiver, v);
     pipeline::IngestWorker::Options::visit_settings(o.ingest_worker, v);
 

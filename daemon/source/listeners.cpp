@@ -26,10 +26,14 @@ std::string bound_path(int fd) {
   return std::string(addr.sun_path, ::strnlen(addr.sun_path, sizeof addr.sun_path));
 }
 
+bool is_number(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 // A user or group given by name or number.
 template <typename Lookup>
 unsigned resolve_id(const std::string& text, const char* what, Lookup lookup) {
-  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+  if (is_number(text)) {
     return static_cast<unsigned>(std::stoul(text));
   }
   const auto id = lookup(text);
@@ -40,6 +44,20 @@ unsigned resolve_id(const std::string& text, const char* what, Lookup lookup) {
 }
 
 }  // namespace
+
+std::string socket_owner_problem(const std::string& name) {
+  if (name.empty() || is_number(name) || ::getpwnam(name.c_str()) != nullptr) {
+    return {};
+  }
+  return "is not a user of this host (getent passwd " + name + "): a name or a uid";
+}
+
+std::string socket_group_problem(const std::string& name) {
+  if (name.empty() || is_number(name) || ::getgrnam(name.c_str()) != nullptr) {
+    return {};
+  }
+  return "is not a group of this host (getent group " + name + "): a name or a gid";
+}
 
 void apply_socket_permissions(const std::string& path, const SocketOptions& options) {
   if (!options.owner.empty() || !options.group.empty()) {

@@ -12,4 +12,10 @@ struct SocketOptions {
   std::string group;    // group name or gid; empty: leave as created
 };
 
+// For the settings: "" when `name` is empty, a number, or a user (group)
+// of this host, else why not; so that --check-config refuses what start-up
+// would refuse, naming the key (listeners.cpp applies them).
+[[nodiscard]] std::string socket_owner_problem(const std::string& name);
+[[nodiscard]] std::string socket_group_problem(const std::string& name);
+
 }  // namespace trace2d::source

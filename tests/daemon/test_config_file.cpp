@@ -100,8 +100,8 @@ commit_interval_ms = 25
 [stream]
 path = "/srv/t.sock"
 mode = "0660"
-owner = "trace2d"
-group = "git"
+owner = "nobody"
+group = "65534"
 [dgram]
 path = "/srv/d.sock"
 mode = "600"
@@ -163,8 +163,8 @@ TEST(ConfigFile, ParsesEveryKey) {
   EXPECT_EQ(o.store_writer.commit_interval.count(), 25);
   EXPECT_EQ(o.stream.path, "/srv/t.sock");
   EXPECT_EQ(o.stream.mode, 0660u);
-  EXPECT_EQ(o.stream.owner, "trace2d");
-  EXPECT_EQ(o.stream.group, "git");
+  EXPECT_EQ(o.stream.owner, "nobody");
+  EXPECT_EQ(o.stream.group, "65534");
   EXPECT_EQ(o.dgram.path, "/srv/d.sock");
   EXPECT_EQ(o.dgram.mode, 0600u);
   EXPECT_EQ(o.dgram.owner, "1001");
@@ -460,8 +460,8 @@ TEST(ConfigFile, RenderLoadsBackIdentically) {
   expect_same(parse(render_config(default_options())), default_options());
 
   DaemonOptions o = parse(k_every_key);
-  o.stream.owner = "we\"ird\\name";
-  o.dgram.group = "tab\there, é";
+  o.export_rules.nickname_key = "we\"ird\\name";  // any text, quoted and escaped
+  o.export_rules.ruleset_key = "tab\there, é";
   o.directories.dirs.push_back("/with space/and \"quotes\"");
   const std::string rendered = render_config(o);
   expect_same(parse(rendered, default_options()), o);
@@ -586,6 +586,17 @@ TEST(ConfigFile, AnOtlpHeaderIsAnHttpTokenEqualsAValueWithoutControlCharacters) 
   EXPECT_NE(DaemonOptions::header_problem("x-a=b\x01c").find("control character"), std::string::npos);
   EXPECT_NE(DaemonOptions::header_problem("x-a=b\rc").find("not name=value on one line"), std::string::npos);
   EXPECT_NE(DaemonOptions::header_problem("=v").find("not name=value"), std::string::npos);
+}
+
+// A socket's owner or group that is not on this host stopped trace2d at
+// start-up with "unknown user 'x'" naming no key, after --check-config had
+// accepted it.
+TEST(ConfigFile, ASocketOwnerOrGroupNotOnThisHostIsRefusedNamingTheKey) {
+  EXPECT_EQ(load_error("[stream]\nowner = \"root\"\ngroup = \"0\"\n[dgram]\nowner = \"65534\"\n"), "");
+  const std::string owner = load_error("[stream]\nowner = \"no-such-user-t2d\"\n");
+  EXPECT_NE(owner.find(":2: 'stream.owner' is not a user of this host"), std::string::npos) << owner;
+  const std::string group = load_error("[dgram]\ngroup = \"no-such-group-t2d\"\n");
+  EXPECT_NE(group.find(":2: 'dgram.group' is not a group of this host"), std::string::npos) << group;
 }
 
 TEST(ConfigFile, ReloadAppliesLiveSettingsAndNamesTheRest) {
