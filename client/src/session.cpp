@@ -234,8 +234,14 @@ bool Session::start(std::span<const std::string_view> argv, const Config& config
     write_stderr(why.substr(0, why.find('\n') + 1));
   }
   if (destination.kind == SinkKind::none) {
-    g_start_refusal = why.empty() ? "the target could not be opened: " + target
-                                  : why.substr(0, why.find_last_not_of('\n') + 1);
+    if (!why.empty()) {
+      g_start_refusal = why.substr(0, why.find_last_not_of('\n') + 1);
+    } else if (parse_git_bool(target) == false) {
+      // Off on purpose, as git reads "0" and "false": nothing failed.
+      g_start_refusal = "tracing is off: the target is '" + target + "', which git reads as false";
+    } else {
+      g_start_refusal = "the target could not be opened: " + target;
+    }
     return false;
   }
   auto sink = std::make_unique<Sink>(destination);

@@ -162,6 +162,14 @@ TEST(ClientDiagnostics, TracingOffSaysWhy) {
   ASSERT_EQ(none.result.exit_code, 0) << none.result.err;
   EXPECT_NE(stdout_value(none.result.out, "off_reason").find("no target"), std::string::npos)
       << none.result.out;
+  // Off on purpose, git's way: not told as a failure to open "0".
+  for (const char* off : {"0", "false"}) {
+    const EmitterRun run = run_emitter(dir, CLIENT_EMITTER_BIN, {"plain"}, {{"GIT_TRACE2_EVENT", off}});
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    EXPECT_EQ(stdout_value(run.result.out, "off_reason"),
+              std::string("tracing is off: the target is '") + off + "', which git reads as false")
+        << run.result.out;
+  }
   // data_json judges the JSON with tracing off too.
   EXPECT_EQ(stdout_value(none.result.out, "json_ok"), "1");
   EXPECT_EQ(stdout_value(none.result.out, "json_bad"), "0");
