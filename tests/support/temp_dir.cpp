@@ -1,5 +1,6 @@
 #include "tests/support/temp_dir.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,6 +9,17 @@
 #include <stdexcept>
 
 namespace trace2d::test {
+namespace {
+
+// Every test process runs under umask 022, whatever its shell's or its CI
+// host's: the files the tests write, and those of the gits they run, get
+// the modes a user's files usually have (trace2d refuses a trace file every
+// user may write, as a umask of 000 would make them).
+struct TestUmask {
+  TestUmask() { ::umask(022); }
+} const k_test_umask;
+
+}  // namespace
 
 TempDir::TempDir() {
   // Short base: AF_UNIX socket paths must fit in 107 bytes.
