@@ -14,6 +14,15 @@ std::size_t RegionPairer::held_cost(const RegionRecord& record) {
 
 void RegionPairer::enter(RegionRecord record, std::vector<RegionRecord>& out, Room room) {
   auto& stack = m_stacks[record.thread.value_or("")];
+  // An enter at nesting n says its sender has n - 1 regions open on the
+  // thread: those left behind by an out-of-order leave (below) that the
+  // sender no longer counts were never closed, and go unclosed now.
+  if (record.nesting) {
+    while (!stack.empty() && stack.back().behind && static_cast<std::int64_t>(stack.size()) >= *record.nesting) {
+      write_unclosed(stack.back(), out);
+      stack.pop_back();
+    }
+  }
   if (!stack.empty()) {
     record.parent_seq = stack.back().record.seq;
   }
@@ -56,13 +65,13 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
     out.push_back(std::move(leave));
     return;
   }
-  // Regions opened inside the matched one and never closed stay unclosed.
-  for (std::size_t i = stack.size(); i-- > match + 1;) {
-    if (!stack[i].written) {
-      out.push_back(std::move(stack[i].record));
-      --m_unwritten;
-    }
-    m_held_bytes -= stack[i].cost;
+  // Regions opened inside the matched one stay open, left behind: a
+  // producer that closes its own region, whatever was entered since (the
+  // client's guards), leaves them later and keeps nesting under them; git,
+  // whose leave always ends its innermost region, had closed them (a lost
+  // line), and its next enter says so (enter()).
+  for (std::size_t i = match + 1; i < stack.size(); ++i) {
+    stack[i].behind = true;
   }
   Open& open = stack[match];
   open.record.elapsed = leave.elapsed ? leave.elapsed : elapsed_between(open.record.at, leave.at);
@@ -74,12 +83,21 @@ void RegionPairer::leave(RegionRecord leave, std::vector<RegionRecord>& out) {
     --m_unwritten;
   }
   m_held_bytes -= open.cost;
+  --m_open;
   out.push_back(std::move(open.record));
-  m_open -= stack.size() - match;
-  stack.resize(match);
+  stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(match));
   if (stack.empty()) {
     m_stacks.erase(found);
   }
+}
+
+void RegionPairer::write_unclosed(Open& open, std::vector<RegionRecord>& out) {
+  if (!open.written) {
+    out.push_back(std::move(open.record));
+    --m_unwritten;
+  }
+  m_held_bytes -= open.cost;
+  --m_open;
 }
 
 void RegionPairer::flush_open(std::vector<RegionRecord>& out) {

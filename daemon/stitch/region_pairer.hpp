@@ -5,9 +5,12 @@
 // regions (so levels can skip), a leave can come without its enter (after
 // a restart, or from a sloppy producer), and threads interleave. A leave
 // closes the innermost open region with the same category, label and
-// nesting; regions above it stay unclosed. A region is written when it
-// closes, or when a batch is handed on while it is still open (then once
-// more when it closes).
+// nesting. Regions above it stay open, left behind: the client library's
+// guards close their own region out of order and the ones above are left
+// later; an enter at nesting n closes (as unclosed) those left behind that
+// its sender no longer counts, above its n - 1 open regions, as after a
+// lost line of git's. A region is written when it closes, or when a batch
+// is handed on while it is still open (then once more when it closes).
 //
 // Anyone can send events, so what a session may keep open is bounded: a
 // thread's stack holds at most `k_max_depth` regions and the session at most
@@ -56,7 +59,10 @@ class RegionPairer {
     RegionRecord record;
     std::size_t cost = 0;  // as charged to m_held_bytes when opened
     bool written = false;
+    bool behind = false;  // above a region its sender left out of order
   };
+  // Takes an open region off the books, written unclosed unless it was.
+  void write_unclosed(Open& open, std::vector<RegionRecord>& out);
   // By thread name; a thread's entry goes when its stack empties.
   std::unordered_map<std::string, std::vector<Open>> m_stacks;
   std::size_t m_open = 0;

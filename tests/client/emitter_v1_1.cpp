@@ -11,6 +11,9 @@
 //                     place) and short ones, left out of order
 //   guards-thread     a guard made on main, destroyed on another thread;
 //                     then a region on main
+//   guards-worker     a guard moved into a worker, which ends it while main
+//                     has entered another region and runs `git version`
+//                     in it; then main leaves its region
 //   guards-location   guards put into unique_ptr/optional the documented
 //                     ways, and leave() called early
 //   exit-live-region  `return exit(0)` with a Region alive
@@ -88,6 +91,20 @@ int guards_thread() {
   {
     t2::Region after("guards", "after");  // top level again: nesting 1
   }
+  return t2::exit(0);
+}
+
+int guards_worker() {
+  t2::Region download("job", "download");
+  std::thread worker([r = std::move(download)]() mutable {
+    usleep(3000);
+    r.leave();
+  });
+  t2::Region unpack("job", "unpack");  // entered inside download
+  usleep(6000);                        // download ends meanwhile, on the worker
+  t2::run_child({"git", "version"});   // inside unpack
+  unpack.leave();
+  worker.join();
   return t2::exit(0);
 }
 
@@ -325,6 +342,9 @@ int main(int argc, char** argv) {
   }
   if (scenario == "guards-thread") {
     return guards_thread();
+  }
+  if (scenario == "guards-worker") {
+    return guards_worker();
   }
   if (scenario == "guards-location") {
     return guards_location();

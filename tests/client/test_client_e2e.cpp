@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -247,6 +248,72 @@ TEST_F(ClientE2e, TreeShowsTheGitsUnderTheExample) {
     ++shown_children;
   }
   EXPECT_EQ(shown_children, 6);
+}
+
+// Guards that end out of order (client/README.md, "Region guards"): each
+// region is stored once, closed, and nests where the program entered it;
+// `tree` draws each once. trace2d had closed the regions above the one
+// left first as unclosed, and their own leaves made them a second time.
+TEST_F(ClientE2e, RegionsLeftOutOfOrderAreStoredAndDrawnOnceWhereTheyNest) {
+  RunningDaemon daemon(m_dir);
+  const EmitterRun heap =
+      run_emitter(m_dir, CLIENT_EMITTER_1_1_BIN, {"guards-heap"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(heap.result.exit_code, 0) << heap.result.err;
+  const EmitterRun worker =
+      run_emitter(m_dir, CLIENT_EMITTER_1_1_BIN, {"guards-worker"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+  ASSERT_EQ(worker.result.exit_code, 0) << worker.result.err;
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  // label -> the enclosing region's label ("" at top level), closed ones only.
+  const auto nesting = [&](const std::string& sid) {
+    std::map<std::string, std::string> parents;
+    db::Statement regions = db.prepare(
+        "SELECT r.label, coalesce(p.label, ''), r.elapsed IS NOT NULL FROM regions r"
+        " LEFT JOIN regions p ON p.id = r.parent_region WHERE r.sid = ?1");
+    regions.bind_text(1, sid);
+    int rows = 0;
+    while (regions.step()) {
+      ++rows;
+      EXPECT_EQ(regions.column_int(2), 1) << regions.column_text(0) << " is not closed";
+      parents[std::string(regions.column_text(0))] = regions.column_text(1);
+    }
+    EXPECT_EQ(rows, static_cast<int>(parents.size())) << "a region stored twice in " << sid;
+    return parents;
+  };
+  const std::map<std::string, std::string> heap_expected = {{"a", ""}, {"b", "a"}, {"c", "b"}};
+  EXPECT_EQ(nesting(heap.sid), heap_expected);
+  const std::map<std::string, std::string> worker_expected = {{"download", ""}, {"unpack", "download"}};
+  EXPECT_EQ(nesting(worker.sid), worker_expected);
+
+  const auto tree = [&](const std::string& sid) {
+    ProcessSpec spec;
+    spec.argv = {TRACE2CTL_BIN, "--db", daemon.db_path(), "tree", sid};
+    const ProcessResult shown = run_process(spec);
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    return shown.out;
+  };
+  const auto times_shown = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::string heap_tree = tree(heap.sid);
+  for (const char* region : {"guards:a", "guards:b", "guards:c"}) {
+    EXPECT_EQ(times_shown(heap_tree, region), 1U) << region << "\n" << heap_tree;
+  }
+  const std::string worker_tree = tree(worker.sid);
+  EXPECT_EQ(times_shown(worker_tree, "job:download"), 1U) << worker_tree;
+  EXPECT_EQ(times_shown(worker_tree, "job:unpack"), 1U) << worker_tree;
+  EXPECT_EQ(worker_tree.find("unclosed"), std::string::npos) << worker_tree;
+  // git ran inside unpack: drawn below it, deeper.
+  const std::vector<std::string> lines = split_lines(worker_tree);
+  const auto unpack = find_line(lines, 0, {"job:unpack"});
+  ASSERT_TRUE(unpack) << worker_tree;
+  const auto git = find_line(lines, *unpack + 1, {"version"});
+  ASSERT_TRUE(git) << worker_tree;
+  EXPECT_GT(indentation(lines[*git]), indentation(lines[*unpack])) << worker_tree;
 }
 
 // A wrapper that execs git: its own session is stored complete (the code

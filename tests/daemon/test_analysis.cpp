@@ -105,6 +105,83 @@ TEST(RegionPairer, UnclosedRegionsAreWrittenOpenThenClosedOnce) {
   EXPECT_TRUE(out.empty());  // already written, open
 }
 
+// The client's guards: a region left out of order is closed alone; the
+// ones entered inside it stay open, and nest what comes after them.
+TEST(RegionPairer, ALeaveOutOfOrderClosesItsOwnRegionAndTheOthersStayOpen) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "a"), out);
+  pairer.enter(region(2, 2, "b"), out);
+  pairer.leave(leave(3, 1, "a", 0.5), out);  // a ends first
+  pairer.enter(region(4, 2, "c"), out);      // inside b, which its sender still counts
+  pairer.leave(leave(5, 2, "c", 0.1), out);
+  pairer.leave(leave(6, 2, "b", 0.9), out);
+  ASSERT_EQ(out.size(), 3u);  // each region once, closed
+  EXPECT_EQ(out[0].seq, 1);
+  EXPECT_EQ(out[0].leave_seq, 3);
+  EXPECT_EQ(out[1].seq, 4);
+  EXPECT_EQ(out[1].parent_seq, 2);
+  EXPECT_EQ(out[1].leave_seq, 5);
+  EXPECT_EQ(out[2].seq, 2);
+  EXPECT_EQ(out[2].parent_seq, 1);
+  EXPECT_EQ(out[2].leave_seq, 6);
+  EXPECT_EQ(out[2].elapsed, 0.9);
+  EXPECT_EQ(pairer.open_regions(), 0u);
+  EXPECT_EQ(pairer.held_bytes(), 0u);
+  EXPECT_FALSE(pairer.has_unwritten());
+}
+
+// git's leave ends its innermost region: when the inner one's leave was
+// lost, the next enter's nesting says the sender has nothing open, and the
+// region left behind goes unclosed, not parent to what follows.
+TEST(RegionPairer, AnEnterClosesWhatItsSenderNoLongerCountsAsUnclosed) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "outer"), out);
+  pairer.enter(region(2, 2, "inner"), out);
+  pairer.enter(region(3, 3, "innermost"), out);
+  pairer.leave(leave(4, 1, "outer", 0.5), out);  // the two leaves before it were lost
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 1);
+  EXPECT_EQ(pairer.open_regions(), 2u);
+  out.clear();
+  pairer.enter(region(5, 2, "next"), out);  // one open, says its sender: inner
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 3);
+  EXPECT_FALSE(out[0].elapsed);
+  out.clear();
+  pairer.leave(leave(6, 2, "next", 0.1), out);
+  pairer.enter(region(7, 1, "last"), out);  // none open
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].seq, 5);
+  EXPECT_EQ(out[0].parent_seq, 2);
+  EXPECT_EQ(out[1].seq, 2);
+  EXPECT_FALSE(out[1].elapsed);
+  out.clear();
+  pairer.leave(leave(8, 1, "last", 0.2), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].parent_seq);
+  EXPECT_EQ(pairer.open_regions(), 0u);
+  EXPECT_EQ(pairer.held_bytes(), 0u);
+  EXPECT_FALSE(pairer.has_unwritten());
+}
+
+// A region left behind that was written open already is not written again.
+TEST(RegionPairer, ARegionLeftBehindIsWrittenOnce) {
+  stitch::RegionPairer pairer;
+  std::vector<RegionRecord> out;
+  pairer.enter(region(1, 1, "outer"), out);
+  pairer.enter(region(2, 2, "inner"), out);
+  pairer.flush_open(out);
+  ASSERT_EQ(out.size(), 2u);
+  out.clear();
+  pairer.leave(leave(3, 1, "outer", 0.5), out);
+  pairer.enter(region(4, 1, "next"), out);
+  ASSERT_EQ(out.size(), 1u);  // outer closed; inner, written open, not again
+  EXPECT_EQ(out[0].seq, 1);
+  EXPECT_EQ(pairer.open_regions(), 1u);
+}
+
 TEST(RegionPairer, ThreadsHaveTheirOwnStacks) {
   stitch::RegionPairer pairer;
   std::vector<RegionRecord> out;

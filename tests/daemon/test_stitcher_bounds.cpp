@@ -208,8 +208,17 @@ TEST(RegionPairerBounds, AStackDeeperThanTheBoundIsWrittenAsItComes) {
   leave = region(1001, "r0");
   leave.elapsed = 2.0;
   pairer.leave(leave, out);
-  EXPECT_EQ(out.size(), stitch::RegionPairer::k_max_depth);  // r0 closed, the rest unclosed
-  EXPECT_EQ(pairer.open_regions(), 0U);
+  ASSERT_EQ(out.size(), 1U);  // r0 closed; the rest left behind, open
+  EXPECT_EQ(out[0].seq, 0);   // r0's enter
+  EXPECT_EQ(pairer.open_regions(), stitch::RegionPairer::k_max_depth - 1);
+  // The next enter's nesting (1: none open) ends them, unclosed.
+  out.clear();
+  pairer.enter(region(1002, "after"), out);
+  EXPECT_EQ(out.size(), stitch::RegionPairer::k_max_depth - 1);
+  EXPECT_EQ(pairer.open_regions(), 1U);
+  for (const auto& r : out) {
+    EXPECT_FALSE(r.elapsed.has_value());
+  }
 }
 
 TEST(RegionPairerBounds, OpenRegionsOfASessionAreBoundedAcrossThreads) {
