@@ -2,6 +2,7 @@
 // decides it (GIT_TRACE2_EVENT, trace2.eventTarget at each scope), whether
 // trace2d listens there, and whether the caller can read the database.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,8 +11,10 @@
 #include "ctl/doctor/checks.hpp"
 #include "ctl/output/display.hpp"
 #include "ctl/output/json.hpp"
+#include "ctl/query/daemon_liveness.hpp"
 #include "ctl/query/database.hpp"
 #include "db/sqlite.hpp"
+#include "proto/timestamp.hpp"
 
 namespace trace2d::ctl {
 namespace {
@@ -22,21 +25,61 @@ using doctor::Finding;
 // suggest.
 constexpr const char* k_service_socket = "/run/trace2d/trace2d.sock";
 
-Finding check_database(const Context& ctx) {
+// Whether a trace2d writes the database, as `status` judges it: a socket
+// that takes connections says nothing of a stopped or hung daemon (the
+// kernel queues them), and git's events then go nowhere.
+Finding check_daemon(db::Database& db, const std::string& db_path) {
+  if (!has_object(db, "daemon_status")) {
+    return {Finding::Verdict::note, "daemon", "no trace2d has reported its status into " + db_path + " yet", ""};
+  }
+  db::Statement row = db.prepare("SELECT pid, updated_at FROM daemon_status WHERE id = 1");
+  if (!row.step()) {
+    return {Finding::Verdict::note, "daemon", "no trace2d has reported its status into " + db_path + " yet", ""};
+  }
+  const auto pid = static_cast<pid_t>(row.column_optional_int(0).value_or(0));
+  const std::int64_t updated = proto::parse_utc_timestamp(row.column_optional_text(1).value_or("")).value_or(0);
+  const std::int64_t now = proto::unix_now_us();
+  const std::string ago = std::to_string(std::max<std::int64_t>(0, now - updated) / 1000000) + " s ago";
+  const std::string who = "trace2d (pid " + std::to_string(pid) + ")";
+  switch (liveness(pid, updated, now)) {
+    case Liveness::running:
+      return {Finding::Verdict::ok, "daemon", who + " writes this database: it updated its status " + ago, ""};
+    case Liveness::not_updating:
+      return {Finding::Verdict::problem, "daemon",
+              who + " lives but last updated its status " + ago +
+                  ": it is stopped or hung, or it cannot write the database (disk full? locked?); what git sends "
+                  "is not stored meanwhile",
+              "see its log (journalctl -u trace2d) and trace2ctl status; a stopped process goes on with kill -CONT " +
+                  std::to_string(pid)};
+    case Liveness::not_running:
+      break;
+  }
+  return {
+      Finding::Verdict::problem, "daemon",
+      "the trace2d that wrote this database (pid " + std::to_string(pid) + ") is not running; its last status " + ago,
+      "start it (systemctl start trace2d), or name the database the running trace2d writes (--db)"};
+}
+
+void check_database(const Context& ctx, std::vector<Finding>& out) {
   try {
     db::Database db = open_database(ctx.global.db_path, ctx.global.query_timeout);
     const std::int64_t sessions = db.query_int("SELECT count(*) FROM sessions").value_or(0);
     const std::string latest =
         sessions == 0 ? "" : db.query_text("SELECT max(coalesce(start_time, first_received)) FROM sessions").value_or("");
-    return {Finding::Verdict::ok, "database",
-            ctx.global.db_path + ": you can read it; " + std::to_string(sessions) + " session" +
-                (sessions == 1 ? "" : "s") + " visible to you" +
-                (latest.empty() ? ""
-                                : ", the latest at " +
-                                      (ctx.global.format == OutputFormat::json ? latest : display_time(latest))),
-            ""};
+    out.push_back({Finding::Verdict::ok, "database",
+                   ctx.global.db_path + ": you can read it; " + std::to_string(sessions) + " session" +
+                       (sessions == 1 ? "" : "s") + " visible to you" +
+                       (latest.empty() ? ""
+                                       : ", the latest at " +
+                                             (ctx.global.format == OutputFormat::json ? latest : display_time(latest))),
+                   ""});
+    try {
+      out.push_back(check_daemon(db, ctx.global.db_path));
+    } catch (const std::exception& e) {
+      out.push_back({Finding::Verdict::note, "daemon", std::string("its status could not be read: ") + e.what(), ""});
+    }
   } catch (const std::exception& e) {
-    return {Finding::Verdict::problem, "database", e.what(), ""};
+    out.push_back({Finding::Verdict::problem, "database", e.what(), ""});
   }
 }
 
@@ -52,7 +95,7 @@ const char* verdict_name(Finding::Verdict verdict) {
 void run_doctor(const Context& ctx) {
   require_table_or_json(ctx, "doctor");
   std::vector<Finding> findings = doctor::check_git_settings(doctor::read_git_settings(), k_service_socket);
-  findings.push_back(check_database(ctx));
+  check_database(ctx, findings);
   std::size_t problems = 0;
   if (ctx.global.format == OutputFormat::json) {
     std::string out = "[";

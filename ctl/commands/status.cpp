@@ -1,18 +1,16 @@
 // trace2ctl status: what the daemon writing this database is doing, from
 // the counters it publishes every few seconds (daemon_status, source_stats).
 
-#include <signal.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "ctl/commands/command.hpp"
-#include "ctl/output/json.hpp"
 #include "ctl/output/display.hpp"
+#include "ctl/output/json.hpp"
 #include "ctl/output/table.hpp"
+#include "ctl/query/daemon_liveness.hpp"
 #include "ctl/query/database.hpp"
 #include "proto/timestamp.hpp"
 
@@ -27,10 +25,6 @@ constexpr int k_exit_export_failing = 4;
 // (full, locked) or it is stopped or hung. Not 3: a monitor restarting a
 // daemon that is only waiting for room would lose what it holds in memory.
 constexpr int k_exit_not_updating = 5;
-
-// Older than this, the daemon is not updating its status (it writes every
-// 2 s by default).
-constexpr std::int64_t k_stale_us = 15 * 1000000;
 
 std::string mib(std::int64_t bytes) {
   char text[32];
@@ -139,8 +133,9 @@ void run_status(const Context& ctx) {
   const std::int64_t updated = proto::parse_utc_timestamp(text("updated_at")).value_or(0);
   const std::int64_t started = proto::parse_utc_timestamp(text("started_at")).value_or(0);
   const auto pid = static_cast<pid_t>(number("pid"));
-  const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
-  const bool running = alive && now - updated < k_stale_us;
+  const Liveness state = liveness(pid, updated, now);
+  const bool alive = state != Liveness::not_running;
+  const bool running = state == Liveness::running;
   // The OTLP export is failing when its latest attempt failed (the last
   // failure is later than the last success, or nothing ever succeeded):
   // paused (refused or unreachable: the queue is kept and retried), or its

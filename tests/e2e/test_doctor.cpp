@@ -3,6 +3,8 @@
 // or when trace2.eventTarget sits in a repository's config; doctor says
 // which, and what to do.
 
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -56,7 +58,35 @@ TEST_F(Doctor, ARightTargetWithTrace2dBehindItIsAllOk) {
       << r.out;
   EXPECT_NE(r.out.find("ok: " + daemon.db_path() + ": you can read it; 1 session visible to you"), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("ok: trace2d (pid " + std::to_string(daemon.pid()) + ") writes this database"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("problem:"), std::string::npos) << r.out;
+}
+
+// A stopped (SIGSTOP) or hung trace2d: its socket still takes connections
+// (the kernel queues them), so only its stale status tells; git's events
+// meanwhile go nowhere. doctor said all was ok.
+TEST_F(Doctor, AHungTrace2dIsNamedThoughItsSocketTakesConnections) {
+  ASSERT_EQ(::kill(daemon.pid(), SIGSTOP), 0);
+  struct Resumed {
+    pid_t pid;
+    ~Resumed() { ::kill(pid, SIGCONT); }
+  } resumed{daemon.pid()};
+  {
+    // Its last status as 20 s stale, rather than waiting that long.
+    db::Database db(daemon.db_path(), db::OpenMode::read_write_create);
+    db.set_busy_timeout(10000);
+    db.exec("UPDATE daemon_status SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-20 seconds')");
+  }
+  const ProcessResult r = doctor(dir, daemon.db_path(), repo, daemon.git_target());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok: " + daemon.socket_path() + " takes connections"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("problem: trace2d (pid " + std::to_string(daemon.pid()) + ") lives but last updated its status 2"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  fix: see its log"), std::string::npos) << r.out;
 }
 
 TEST_F(Doctor, ASocketWithoutTheAfUnixPrefixIsNamedAndGitIndeedSendsNothing) {
@@ -86,6 +116,10 @@ TEST_F(Doctor, AStoppedTrace2dIsNamed) {
                      r.out.find("problem: nothing listens on " + daemon.socket_path()) != std::string::npos;
   EXPECT_TRUE(named) << r.out;
   EXPECT_NE(r.out.find("  fix: start"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("problem: the trace2d that wrote this database (pid " + std::to_string(daemon.pid()) +
+                       ") is not running"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(Doctor, NoTargetAnywhereIsNamedAndARepositorysOwnSettingIsIgnoredAsGitDoes) {
