@@ -972,7 +972,17 @@ SELECT s.cmd_name, count(*) AS runs,
  GROUP BY s.cmd_name;
 )sql";
 
-constexpr std::array<Migration, 22> k_migrations{{
+// Version 23: what retention deleted since the daemon started, and the
+// bytes of the pages in use, which the size bound bounds (the file shrinks
+// to them only as free pages are given back).
+constexpr std::string_view k_v23 = R"sql(
+ALTER TABLE daemon_status ADD COLUMN retention_sessions_deleted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE daemon_status ADD COLUMN retention_events_deleted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE daemon_status ADD COLUMN retention_rejects_deleted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE daemon_status ADD COLUMN db_used_bytes INTEGER;
+)sql";
+
+constexpr std::array<Migration, 23> k_migrations{{
     {1, "foundation: sessions, events, rejects", k_v1},
     {2, "file offsets, daemon status and source statistics", k_v2},
     {3, "analysis model: regions, children, projections, statistics", k_v3},
@@ -995,6 +1005,7 @@ constexpr std::array<Migration, 22> k_migrations{{
     {20, "event_store: a data event's key as a names id", k_v20},
     {21, "sessions: the indexes by parent hold children only", k_v21},
     {22, "command_stats: a process that exec'd a traced program with the unknown code -1 did not fail", k_v22},
+    {23, "daemon status: what retention deleted, the bytes of pages in use", k_v23},
 }};
 
 // Git's event types get the ids EventKind + 1 (event_types.hpp), seeded

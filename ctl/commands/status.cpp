@@ -217,9 +217,22 @@ void run_status(const Context& ctx) {
             << " times since start: its file was removed or replaced while trace2d ran (see its log)\n";
   }
   const Row& t = totals.rows.front();
-  ctx.out << "database: " << mib(number("db_bytes")) << " + " << mib(number("wal_bytes")) << " WAL; "
-          << cell_text(t[0]) << " sessions, " << cell_text(t[1]) << " events, " << cell_text(t[2])
-          << " rejected lines\n";
+  // Absent from databases last written by a trace2d older than the columns (schema v23).
+  const bool knows_retention =
+      std::find(daemon.columns.begin(), daemon.columns.end(), "db_used_bytes") != daemon.columns.end();
+  ctx.out << "database: " << mib(number("db_bytes"));
+  if (knows_retention && std::holds_alternative<std::int64_t>(column("db_used_bytes")) && number("db_used_bytes") > 0) {
+    // What retention's size bound bounds: the file shrinks to it only as
+    // free pages are given back.
+    ctx.out << " (" << mib(number("db_used_bytes")) << " of pages in use)";
+  }
+  ctx.out << " + " << mib(number("wal_bytes")) << " WAL; " << cell_text(t[0]) << " sessions, " << cell_text(t[1])
+          << " events, " << cell_text(t[2]) << " rejected lines\n";
+  if (knows_retention && (number("retention_sessions_deleted") > 0 || number("retention_rejects_deleted") > 0)) {
+    ctx.out << "retention: " << number("retention_sessions_deleted") << " sessions ("
+            << number("retention_events_deleted") << " events) and " << number("retention_rejects_deleted")
+            << " rejected lines deleted since start, older than retention.max_age or over retention.max_db_bytes\n";
+  }
   if (!withheld.rows.empty()) {
     ctx.out << "withheld by the storage rule:";
     const char* separator = " ";

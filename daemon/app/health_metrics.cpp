@@ -121,6 +121,19 @@ std::string render_metrics(const HealthFigures& f, metrics::Format format) {
   histogram.sum = latency.sum_s;
   histogram.count = latency.count;
   out.histogram({}, latency.k_bounds_s, histogram);
+  const store::StoreWriter::RetentionDeleted deleted = writer.retention_deleted();
+  out.family("trace2d_retention_deleted_sessions", Type::counter,
+             "Sessions retention deleted: older than retention.max_age, or over retention.max_db_bytes (the "
+             "sender holding the most first).");
+  out.value(static_cast<double>(deleted.sessions));
+  out.family("trace2d_retention_deleted_events", Type::counter, "The events of the sessions retention deleted.");
+  out.value(static_cast<double>(deleted.events));
+  out.family("trace2d_retention_deleted_rejects", Type::counter, "Rejected lines (rejects rows) retention deleted.");
+  out.value(static_cast<double>(deleted.rejects));
+  out.family("trace2d_database_used_bytes", Type::gauge,
+             "Bytes of the database's pages in use (its file less its free pages): what retention.max_db_bytes "
+             "bounds; the file shrinks to it only as free pages are given back. Read every status.interval_ms.");
+  out.value(static_cast<double>(writer.used_bytes()));
   out.family("trace2d_database_bytes", Type::gauge, "Size of the database file and of its write-ahead log.");
   if (const auto bytes = file_bytes(f.db_path)) {
     out.value({{"file", "db"}}, *bytes);

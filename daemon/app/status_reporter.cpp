@@ -49,8 +49,8 @@ void StatusReporter::write(db::Database& db) {
       "INSERT OR REPLACE INTO daemon_status (id, pid, version, started_at, updated_at, queue_bytes,"
       " queue_peak_bytes, queue_limit_bytes, events_committed, failed_commits, commit_latency_p50_ms,"
       " commit_latency_p99_ms, commit_latency_max_ms, db_bytes, wal_bytes, database_recreated, live_bytes,"
-      " values_cut)"
-      " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      " values_cut, retention_sessions_deleted, retention_events_deleted, retention_rejects_deleted, db_used_bytes)"
+      " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   status.bind_int(1, ::getpid());
   status.bind_text(2, k_version);
   status.bind_text(3, proto::format_utc_timestamp(m_started_us));
@@ -74,6 +74,11 @@ void StatusReporter::write(db::Database& db) {
   status.bind_int(15, static_cast<std::int64_t>(m_backend->writer().database_recreated()));
   status.bind_int(16, static_cast<std::int64_t>(m_backend->stitcher().live_bytes_total()));
   status.bind_int(17, static_cast<std::int64_t>(m_backend->stitcher().values_cut()));
+  const store::StoreWriter::RetentionDeleted deleted = m_backend->writer().retention_deleted();
+  status.bind_int(18, static_cast<std::int64_t>(deleted.sessions));
+  status.bind_int(19, static_cast<std::int64_t>(deleted.events));
+  status.bind_int(20, static_cast<std::int64_t>(deleted.rejects));
+  status.bind_int(21, static_cast<std::int64_t>(m_backend->writer().used_bytes()));
   status.run();
 
   db::Statement stats = db.prepare(

@@ -28,7 +28,27 @@ void StoreWriter::maintain() {
     return;
   }
   m_retention_clock.maintain(m_conn->retention, !m_input.empty());
-  m_sessions_pruned.store(m_pruned_before + m_conn->retention.sessions_deleted());
+  const Retention& retention = m_conn->retention;
+  const RetentionDeleted deleted{m_deleted_before.sessions + retention.sessions_deleted(),
+                                 m_deleted_before.events + retention.events_deleted(),
+                                 m_deleted_before.rejects + retention.rejects_deleted()};
+  m_sessions_deleted.store(deleted.sessions);
+  m_events_deleted.store(deleted.events);
+  m_rejects_deleted.store(deleted.rejects);
+  // What retention deletes is said, not silent: the first deletion at once,
+  // then at most once a minute.
+  const auto now = std::chrono::steady_clock::now();
+  const bool more = deleted.sessions > m_deleted_logged.sessions || deleted.rejects > m_deleted_logged.rejects;
+  if (more && (m_deleted_logged.sessions + m_deleted_logged.rejects == 0 ||
+               now - m_deletions_logged >= std::chrono::minutes(1))) {
+    spdlog::info(
+        "retention: deleted {} sessions ({} events) and {} rejects, older than retention.max_age or over "
+        "retention.max_db_bytes (the sender holding the most first); {} sessions since start",
+        deleted.sessions - m_deleted_logged.sessions, deleted.events - m_deleted_logged.events,
+        deleted.rejects - m_deleted_logged.rejects, deleted.sessions);
+    m_deleted_logged = deleted;
+    m_deletions_logged = now;
+  }
 }
 
 bool StoreWriter::write_pending() {
@@ -178,6 +198,7 @@ void StoreWriter::write_status_if_due() {
   }
   m_last_status = now;
   try {
+    m_used_bytes.store(m_conn->retention.used_bytes());
     db::Transaction txn(m_conn->db);
     m_options.status_hook(m_conn->db);
     txn.commit();
@@ -221,7 +242,9 @@ StoreWriter::FileCheck StoreWriter::check_database_file() {
   }
   try {
     auto connection = std::make_unique<Connection>(std::move(*fresh), m_options.retention);
-    m_pruned_before += m_conn->retention.sessions_deleted();
+    m_deleted_before.sessions += m_conn->retention.sessions_deleted();
+    m_deleted_before.events += m_conn->retention.events_deleted();
+    m_deleted_before.rejects += m_conn->retention.rejects_deleted();
     m_conn = std::move(connection);
   } catch (const db::SqliteError& e) {
     if (!m_connection_failure_logged) {

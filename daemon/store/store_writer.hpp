@@ -94,7 +94,20 @@ class StoreWriter {
   [[nodiscard]] CommitLatency commit_latency() const { return m_latency.recent(); }
   [[nodiscard]] CommitLatencyHistogram commit_latency_histogram() const { return m_latency.histogram(); }
   [[nodiscard]] std::uint64_t files_removed() const { return m_files_removed.load(); }
-  [[nodiscard]] std::uint64_t sessions_pruned() const { return m_sessions_pruned.load(); }
+  // What retention deleted since the daemon started, in every database it
+  // wrote (one recreated counts on).
+  struct RetentionDeleted {
+    std::uint64_t sessions = 0;
+    std::uint64_t events = 0;
+    std::uint64_t rejects = 0;
+  };
+  [[nodiscard]] RetentionDeleted retention_deleted() const {
+    return {m_sessions_deleted.load(), m_events_deleted.load(), m_rejects_deleted.load()};
+  }
+  // Bytes of the database's pages in use (its file less its free pages):
+  // what retention.max_db_bytes bounds, while the file itself shrinks only
+  // as free pages are given back. Read with each status (status_interval).
+  [[nodiscard]] std::uint64_t used_bytes() const { return m_used_bytes.load(); }
   // How many times the database was recreated after its file was removed
   // or replaced; also tells other connections to open the path again.
   [[nodiscard]] std::uint64_t database_recreated() const { return m_database_recreated.load(); }
@@ -138,7 +151,9 @@ class StoreWriter {
 
   std::unique_ptr<Connection> m_conn;
   RetentionClock m_retention_clock;
-  std::uint64_t m_pruned_before = 0;  // sessions pruned in databases since recreated
+  RetentionDeleted m_deleted_before;  // by retention in the databases before the one open
+  RetentionDeleted m_deleted_logged;  // what the log has told
+  std::chrono::steady_clock::time_point m_deletions_logged{};
 
   DatabaseFileGuard m_file_guard;
   bool m_connection_failure_logged = false;  // a new database whose connection could not be set up
@@ -165,7 +180,10 @@ class StoreWriter {
   std::chrono::steady_clock::time_point m_failing_reported{};
   std::uint64_t m_outage_attempts = 0;
   std::atomic<std::uint64_t> m_files_removed{0};
-  std::atomic<std::uint64_t> m_sessions_pruned{0};
+  std::atomic<std::uint64_t> m_sessions_deleted{0};
+  std::atomic<std::uint64_t> m_events_deleted{0};
+  std::atomic<std::uint64_t> m_rejects_deleted{0};
+  std::atomic<std::uint64_t> m_used_bytes{0};
   std::atomic<std::uint64_t> m_database_recreated{0};
   std::atomic<std::chrono::steady_clock::rep> m_heartbeat{std::chrono::steady_clock::now().time_since_epoch().count()};
 

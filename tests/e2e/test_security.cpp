@@ -221,9 +221,25 @@ TEST(Security, RetentionKeepsTheDatabaseWithinItsSize) {
            std::optional<std::int64_t>(51);
   }, std::chrono::seconds(30)));
   ASSERT_TRUE(wait_until([&] { return used() <= k_bound; }, std::chrono::seconds(30))) << used();
-  ASSERT_EQ(daemon.stop().exit_code, 0);
+  const ProcessResult stopped = daemon.stop();
+  ASSERT_EQ(stopped.exit_code, 0);
   db::Database db = open_db(daemon.db_path());
   EXPECT_EQ(db.query_text("PRAGMA integrity_check"), "ok");
+  // What went is counted and said: the status row (and `status`), the log.
+  const std::int64_t gone = 100 - db.query_int("SELECT count(*) FROM sessions WHERE sid LIKE 'bulk-%'").value_or(0);
+  ASSERT_GT(gone, 0);
+  EXPECT_EQ(db.query_int("SELECT retention_sessions_deleted FROM daemon_status"), gone);
+  EXPECT_EQ(db.query_int("SELECT retention_events_deleted FROM daemon_status"), gone * 51);
+  const std::int64_t in_use = db.query_int("SELECT db_used_bytes FROM daemon_status").value_or(0);
+  EXPECT_GT(in_use, 0);
+  EXPECT_LE(in_use, db.query_int("SELECT db_bytes FROM daemon_status").value_or(0));
+  const ProcessResult status = ctl(daemon.db_path(), {"status"});
+  EXPECT_NE(status.out.find("retention: " + std::to_string(gone) + " sessions (" + std::to_string(gone * 51) +
+                            " events) and 0 rejected lines deleted since start"),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find(" of pages in use)"), std::string::npos) << status.out;
+  EXPECT_NE(stopped.err.find("retention: deleted "), std::string::npos) << stopped.err;
   // The newest sessions stayed, whole; the oldest went first.
   EXPECT_EQ(db.query_int("SELECT event_count FROM sessions WHERE sid = 'bulk-1099'"), 51);
   EXPECT_EQ(db.query_int("SELECT count(*) FROM sessions WHERE sid = 'bulk-1000'"), 0);
