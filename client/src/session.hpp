@@ -192,7 +192,9 @@ class Session {
   [[nodiscard]] CommonFields common(const ThreadContext& ctx) const {
     return {m_sid_json, ctx.thread_json, m_brief};
   }
-  void push(const std::string& line) noexcept { m_writer->push(line); }
+  bool push(const std::string& line, Writer::Line kind = Writer::Line::ordinary) noexcept {
+    return m_writer->push(line, kind);
+  }
   // Whether a line for `event` with `payload` bytes of its own strings may
   // fit into the queue. When even its lower bound (the event name, the SID
   // and thread fields, the strings unescaped) does not, the event is
@@ -268,7 +270,11 @@ class Session {
   std::string m_exit_thread_json;
   int m_exit_code = 0;
   bool m_exit_recorded = false;  // record_exit() was called
-  std::map<int, std::int64_t> m_open_children;  // child id -> start
+  struct OpenChild {
+    std::int64_t start_us = 0;
+    bool start_sent = true;  // its child_start was queued: its child_exit goes too
+  };
+  std::map<int, OpenChild> m_open_children;  // by child id
 
   std::atomic<int> m_next_child_id{0};
   std::atomic<int> m_next_exec_id{0};

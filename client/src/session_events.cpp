@@ -363,7 +363,7 @@ int Session::child_start(std::span<const std::string_view> argv, const ChildSpec
   const std::int64_t now = mono_us();
   {
     std::lock_guard lock(m_mutex);
-    m_open_children[id] = now;
+    m_open_children[id] = OpenChild{now, true};
   }
   LineBuilder b(ctx->line);
   b.begin("child_start", common(*ctx), where);
@@ -380,7 +380,12 @@ int Session::child_start(std::span<const std::string_view> argv, const ChildSpec
   b.boolean("use_shell", spec.use_shell);
   b.strings("argv", argv);
   b.end();
-  push(ctx->line);
+  if (!push(ctx->line, Writer::Line::stitching)) {
+    std::lock_guard lock(m_mutex);
+    if (const auto found = m_open_children.find(id); found != m_open_children.end()) {
+      found->second.start_sent = false;
+    }
+  }
   return id;
 }
 
@@ -391,16 +396,24 @@ void Session::child_exit(int child_id, pid_t pid, int code, Where where) {
   }
   const std::int64_t now = mono_us();
   std::int64_t started = now;
+  bool start_sent = true;
   {
     std::lock_guard lock(m_mutex);
     const auto found = m_open_children.find(child_id);
     if (found == m_open_children.end()) {
       return;  // unknown or already reported
     }
-    started = found->second;
+    started = found->second.start_us;
+    start_sent = found->second.start_sent;
     m_open_children.erase(found);
   }
   if (!active()) {
+    return;
+  }
+  if (!start_sent) {
+    // Its child_start was dropped (a full queue): the exit alone would be
+    // a child without command line or start. Dropped too, and counted.
+    m_writer->count_drop();
     return;
   }
   LineBuilder b(ctx->line);
@@ -410,7 +423,7 @@ void Session::child_exit(int child_id, pid_t pid, int code, Where where) {
   b.integer("code", code);
   b.seconds("t_rel", now - started);
   b.end();
-  push(ctx->line);
+  push(ctx->line, Writer::Line::stitching);
 }
 
 }  // namespace trace2d::client::detail

@@ -38,7 +38,9 @@ std::uint64_t count_lines(std::string_view bytes) {
 }  // namespace
 
 Writer::Writer(std::unique_ptr<Sink> sink, std::size_t queue_bytes)
-    : m_sink(std::move(sink)), m_capacity(queue_bytes) {
+    : m_sink(std::move(sink)),
+      m_capacity(queue_bytes),
+      m_ordinary_capacity(queue_bytes - queue_bytes / k_stitching_share) {
   // The thread must not run the host's signal handlers, and SIGPIPE from a
   // closed pipe must stay with it (see Sink): it starts with all blocked.
   sigset_t all;
@@ -67,14 +69,15 @@ Writer::~Writer() {
   }
 }
 
-bool Writer::push(std::string_view line) noexcept {
+bool Writer::push(std::string_view line, Line kind) noexcept {
   bool wake = false;
   {
     std::lock_guard lock(m_mutex);
     if (m_finishing || !m_accepting.load(std::memory_order_relaxed)) {
       return false;
     }
-    if (m_front.size() + line.size() > m_capacity) {
+    if (m_front.size() + line.size() >
+        (kind == Line::stitching ? m_capacity : m_ordinary_capacity)) {
       count_drop();
       return false;
     }

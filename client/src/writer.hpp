@@ -30,14 +30,23 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Queues one '\n'-terminated line. False when dropped (queue full) or closed.
-  bool push(std::string_view line) noexcept;
+  // What a line does for its session. A child's child_start and child_exit
+  // stitch the child under its parent: of the two alone, the tree shows a
+  // blank child. They may fill the queue's last part (k_stitching_share),
+  // which ordinary lines leave free, so a burst of data that fills the
+  // queue does not cut the pair.
+  enum class Line : bool { ordinary, stitching };
+  static constexpr std::size_t k_stitching_share = 16;  // 1/16 of the queue
 
-  // False when a line of at least `min_bytes` cannot fit now: the caller
-  // drops its event before formatting it and counts it with count_drop().
-  // Lock-free and conservative: true may still end in a drop at push().
+  // Queues one '\n'-terminated line. False when dropped (queue full) or closed.
+  bool push(std::string_view line, Line kind = Line::ordinary) noexcept;
+
+  // False when an ordinary line of at least `min_bytes` cannot fit now:
+  // the caller drops its event before formatting it and counts it with
+  // count_drop(). Lock-free and conservative: true may still end in a drop
+  // at push().
   [[nodiscard]] bool has_room(std::size_t min_bytes) const noexcept {
-    return m_queued.load(std::memory_order_relaxed) + min_bytes <= m_capacity;
+    return m_queued.load(std::memory_order_relaxed) + min_bytes <= m_ordinary_capacity;
   }
   void count_drop() noexcept { m_dropped.fetch_add(1, std::memory_order_relaxed); }
 
@@ -91,6 +100,7 @@ class Writer {
 
   std::unique_ptr<Sink> m_sink;
   const std::size_t m_capacity;
+  const std::size_t m_ordinary_capacity;  // what ordinary lines may fill
 
   std::mutex m_mutex;
   std::condition_variable m_cv;

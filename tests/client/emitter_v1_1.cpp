@@ -14,6 +14,9 @@
 //   guards-worker     a guard moved into a worker, which ends it while main
 //                     has entered another region and runs `git version`
 //                     in it; then main leaves its region
+//   flood-child       20,000 data events of 150 bytes (more than the
+//                     queue holds, unless the collector keeps up), then
+//                     `git version` as a child
 //   guards-location   guards put into unique_ptr/optional the documented
 //                     ways, and leave() called early
 //   exit-live-region  `return exit(0)` with a Region alive
@@ -105,6 +108,15 @@ int guards_worker() {
   t2::run_child({"git", "version"});   // inside unpack
   unpack.leave();
   worker.join();
+  return t2::exit(0);
+}
+
+int flood_child() {
+  const std::string value(150, 'x');
+  for (int i = 0; i < 20000; ++i) {
+    t2::data("flood", "key", value);
+  }
+  t2::run_child({"git", "version"});
   return t2::exit(0);
 }
 
@@ -345,6 +357,9 @@ int main(int argc, char** argv) {
   }
   if (scenario == "guards-worker") {
     return guards_worker();
+  }
+  if (scenario == "flood-child") {
+    return flood_child();
   }
   if (scenario == "guards-location") {
     return guards_location();

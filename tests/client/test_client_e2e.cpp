@@ -316,6 +316,37 @@ TEST_F(ClientE2e, RegionsLeftOutOfOrderAreStoredAndDrawnOnceWhereTheyNest) {
   EXPECT_GT(indentation(lines[*git]), indentation(lines[*unpack])) << worker_tree;
 }
 
+// A flood of data fills the library's queue faster than trace2d takes it
+// (drops are counted), then a git runs as a child: its child_start and
+// child_exit arrive both or neither, never the exit alone, which showed as
+// a blank `child 0:` entry, or a child that never ended (1 to 3 of 4 runs before the
+// queue kept room for them).
+TEST_F(ClientE2e, AFloodOfDataNeverCutsAChildsStartFromItsExit) {
+  RunningDaemon daemon(m_dir);
+  std::vector<std::string> sids;
+  for (int i = 0; i < 4; ++i) {
+    const EmitterRun run =
+        run_emitter(m_dir, CLIENT_EMITTER_1_1_BIN, {"flood-child"}, {{"GIT_TRACE2_EVENT", daemon.git_target()}});
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    sids.push_back(run.sid);
+  }
+  ASSERT_EQ(daemon.stop().exit_code, 0);
+  db::Database db = open_db(daemon.db_path());
+  for (const std::string& sid : sids) {
+    const long starts = count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'child_start'", sid);
+    const long exits = count(db, "SELECT count(*) FROM events WHERE sid = ?1 AND event = 'child_exit'", sid);
+    EXPECT_EQ(starts, exits) << sid;
+    EXPECT_LE(starts, 1) << sid;
+    // What the queue dropped is counted, whatever it was.
+    const long data = count(db, "SELECT count(*) FROM data WHERE sid = ?1 AND category = 'flood'", sid);
+    const long dropped = count(db,
+                               "SELECT coalesce(sum(CAST(value AS INTEGER)), 0) FROM data WHERE sid = ?1"
+                               " AND category = 'trace2d' AND key = 'dropped_events'",
+                               sid);
+    EXPECT_EQ(data + dropped + 2 * starts, 20000 + 2) << sid;
+  }
+}
+
 // A wrapper that execs git: its own session is stored complete (the code
 // is unknown, -1: git's session has it) and git's session is its child.
 TEST_F(ClientE2e, AWrapperThatExecsGitIsCompleteAndGitIsItsChild) {

@@ -116,6 +116,27 @@ TEST(ClientWriter, StoppedCollectorDropsCountsAndStillGetsTheFinalLine) {
   EXPECT_EQ(writer->dropped(), reported_drops(received));
 }
 
+// Ordinary lines leave the queue's last sixteenth free: a child's start
+// and exit still fit when a flood has filled the rest.
+TEST(ClientWriter, AChildsLinesFitWhereOrdinaryLinesNoLongerDo) {
+  Pair pair(SOCK_STREAM);
+  auto writer = make_writer(pair, SinkKind::stream, 64 * 1024);
+  int refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    refused += writer->push(line(i)) ? 0 : 1;
+  }
+  ASSERT_GT(refused, 0) << "nobody reads: the queue must fill";
+  EXPECT_FALSE(writer->has_room(line(0).size()));
+  EXPECT_FALSE(writer->push(line(-1)));
+  const std::string child = "{\"child\":" + std::string(200, 'c') + "}\n";
+  EXPECT_TRUE(writer->push(child, Writer::Line::stitching));
+  EXPECT_TRUE(writer->push(child, Writer::Line::stitching));
+  EXPECT_FALSE(writer->push(line(-2)));
+  writer->finish(final_line(), std::chrono::milliseconds(150));
+  const std::string received = read_available(pair.collector);
+  EXPECT_EQ(writer->dropped(), reported_drops(received));
+}
+
 // flush() returns once everything pushed before it is in the kernel, and
 // well before its timeout when the collector reads; a stopped collector
 // makes it wait no longer than the timeout and say so.
