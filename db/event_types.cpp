@@ -1,35 +1,20 @@
 #include "db/event_types.hpp"
 
-#include <vector>
+#include <cstdint>
 
 namespace trace2d::db {
 
+static_assert(stored_type(proto::EventKind::unknown) < 63, "a kind's bit must fit in a positive 64-bit mask");
+
 std::string stored_type_condition(std::string_view column, std::span<const proto::EventKind> kinds) {
-  std::vector<std::int64_t> ids;
+  std::uint64_t mask = 0;
   for (const proto::EventKind kind : kinds) {
-    ids.push_back(stored_type(kind));
+    mask |= std::uint64_t{1} << stored_type(kind);
   }
-  std::string listed;
-  std::string ranges;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t end = i + 1;
-    while (end < ids.size() && ids[end] == ids[end - 1] + 1) {
-      ++end;
-    }
-    if (end - i >= 3) {
-      ranges += " OR " + std::string(column) + " BETWEEN " + std::to_string(ids[i]) + " AND " +
-                std::to_string(ids[end - 1]);
-    } else {
-      for (std::size_t k = i; k < end; ++k) {
-        listed += (listed.empty() ? "" : ", ") + std::to_string(ids[k]);
-      }
-    }
-    i = end;
+  if (mask == 0) {
+    return "0";
   }
-  if (listed.empty()) {
-    return ranges.empty() ? "0" : "(" + ranges.substr(4) + ")";
-  }
-  return "(" + std::string(column) + " IN (" + listed + ")" + ranges + ")";
+  return "(((1 << " + std::string(column) + ") & " + std::to_string(static_cast<std::int64_t>(mask)) + ") != 0)";
 }
 
 }  // namespace trace2d::db

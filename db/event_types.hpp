@@ -15,10 +15,10 @@ namespace trace2d::db {
 
 [[nodiscard]] constexpr std::int64_t stored_type(proto::EventKind kind) { return static_cast<std::int64_t>(kind) + 1; }
 
-// An SQL condition true when `column` holds one of `kinds`' ids: runs of
-// three or more consecutive ids as BETWEEN, the rest in one IN list (SQLite
-// tests a list by a seek in a temporary index per row, a range by two
-// comparisons). `kinds` in ascending order.
+// An SQL condition true when `column` holds one of `kinds`' ids: its bit in
+// a mask of them (SQLite tested an IN list by a seek in a temporary index
+// for every row a scan read, and each range by two comparisons). An id of
+// 64 or more, or below 0, is none of them (SQLite shifts it out).
 [[nodiscard]] std::string stored_type_condition(std::string_view column, std::span<const proto::EventKind> kinds);
 
 }  // namespace trace2d::db
