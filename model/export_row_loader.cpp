@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -103,6 +104,8 @@ class ExportRowLoader::Impl {
   Impl(db::Database& db, const LoadOptions& options)
       : m_full_loader(db, options, Sessions::many),
         m_session(db.prepare(sessions_sql(" FROM sessions WHERE sid = ?1", LastEvent::not_wanted))),
+        m_sessions_by_id(db.prepare(
+            sessions_sql(" FROM sessions WHERE id IN (SELECT value FROM json_each(?1))", LastEvent::not_wanted))),
         // An ancestor only of the tree's own: another owner's session, or
         // one re-rooted into a tree of its own, is skipped like a SID that
         // is no session.
@@ -128,12 +131,21 @@ class ExportRowLoader::Impl {
     // A huge session's slice (before_seq) is loaded on its own; the others
     // together.
     std::map<std::int64_t, std::vector<std::size_t>> by_slice;  // before_seq -> rows
+    read_rows_by_id(sessions);
     for (const ExportSession& session : sessions) {
       const Tree tree{session.root, session.owner};
       if (m_index.contains({tree, session.sid})) {
         continue;
       }
-      if (const auto added = add(session.sid, tree, m_session, true)) {
+      std::optional<std::size_t> added;
+      if (const auto read = session.session_id ? m_read_by_id.find(*session.session_id) : m_read_by_id.end();
+          read != m_read_by_id.end() && read->second.sid == session.sid) {
+        added = add_row(std::move(read->second), tree, true);
+        m_read_by_id.erase(read);
+      } else if (!session.session_id) {
+        added = add(session.sid, tree, m_session, true);
+      }
+      if (added) {
         m_rows[*added].info.events_left_out = session.events_left_out;
         by_slice[session.before_seq.value_or(std::numeric_limits<std::int64_t>::max())].push_back(*added);
       }
@@ -174,8 +186,10 @@ class ExportRowLoader::Impl {
     }
     // A statement stopped on a row keeps its read transaction open, and an
     // open reader keeps the WAL from being checkpointed: none stays so.
-    for (db::Statement* statement : {&m_session, &m_ancestor, &m_by_pid, &m_before, &m_child, &m_region_before,
-                                     &m_first_region, &m_region, &m_thread, &m_execs, &m_replacement}) {
+    m_read_by_id.clear();
+    for (db::Statement* statement :
+         {&m_session, &m_sessions_by_id, &m_ancestor, &m_by_pid, &m_before, &m_child, &m_region_before, &m_first_region,
+          &m_region, &m_thread, &m_execs, &m_replacement}) {
       statement->reset();
     }
     std::vector<TreeRows> trees;
@@ -221,11 +235,43 @@ class ExportRowLoader::Impl {
     if (!select.step()) {
       return std::nullopt;
     }
+    return add_row(read_process(select), tree, full);
+  }
+
+  std::size_t add_row(ProcessInfo info, const Tree& tree, bool full) {
     const std::size_t index = m_rows.size();
-    m_rows.push_back(ProcessRows{read_process(select), {}, {}, {}, {}});
+    std::string sid = info.sid;
+    m_rows.push_back(ProcessRows{std::move(info), {}, {}, {}, {}});
     m_parts.push_back(Parts{tree, full, false, {}, {}, {}});
-    m_index.emplace(std::pair{tree, sid}, index);
+    m_index.emplace(std::pair{tree, std::move(sid)}, index);
     return index;
+  }
+
+  // The rows of the sessions whose ids are known, in one statement (one
+  // each cost a step and a reset per session), into m_read_by_id.
+  void read_rows_by_id(const std::vector<ExportSession>& sessions) {
+    m_read_by_id.clear();
+    std::string ids = "[";
+    for (const ExportSession& session : sessions) {
+      if (session.session_id) {
+        if (ids.size() > 1) {
+          ids += ',';
+        }
+        loading::append_integer(ids, *session.session_id);
+      }
+    }
+    if (ids.size() == 1) {
+      return;
+    }
+    ids += ']';
+    m_sessions_by_id.reset();
+    m_sessions_by_id.bind_text(1, ids);
+    while (m_sessions_by_id.step()) {
+      ProcessInfo info = read_process(m_sessions_by_id);
+      const std::int64_t id = info.session_id;
+      m_read_by_id.emplace(id, std::move(info));
+    }
+    m_sessions_by_id.reset();
   }
 
   // The closest session above row `i` (by SID) in its tree, loaded when it
@@ -403,6 +449,7 @@ class ExportRowLoader::Impl {
 
   FullLoader m_full_loader;
   db::Statement m_session;
+  db::Statement m_sessions_by_id;
   db::Statement m_ancestor;
   db::Statement m_by_pid;
   db::Statement m_before;
@@ -418,6 +465,7 @@ class ExportRowLoader::Impl {
   std::vector<Parts> m_parts;
   // (tree, SID) -> row: a session is loaded once for each tree it serves.
   std::map<std::pair<Tree, std::string>, std::size_t> m_index;
+  std::unordered_map<std::int64_t, ProcessInfo> m_read_by_id;  // read_rows_by_id(), for one load
 };
 
 ExportRowLoader::ExportRowLoader(db::Database& db, const LoadOptions& options)

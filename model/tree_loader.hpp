@@ -70,6 +70,9 @@ struct ExportSession {
   // leaves out (ProcessInfo::events_left_out). docs/otlp.md, "Delivery".
   std::optional<std::int64_t> before_seq = std::nullopt;
   std::int64_t events_left_out = 0;
+  // Its sessions.id, when the caller knows it (the export queue does): the
+  // rows of such sessions are read in one statement.
+  std::optional<std::int64_t> session_id = std::nullopt;
 };
 
 // The rows of one tree, for build_process_tree(root, rows).

@@ -105,7 +105,8 @@ std::unique_ptr<LoadedRound> OtlpSender::load(db::Database& db, std::vector<db::
   wanted.reserve(offered.size());
   for (db::PendingSession& session : offered) {
     // Its SID moves (build() does not read it); the root is compared there.
-    wanted.push_back({std::move(session.sid), session.tree_sid, owner_of(session), std::nullopt, 0});
+    wanted.push_back(
+        {std::move(session.sid), session.tree_sid, owner_of(session), std::nullopt, 0, session.session_id});
   }
   {
     const db::ReadTransaction snapshot(db);

@@ -240,10 +240,12 @@ std::vector<std::string> from_loader(const model::ProcessRows& rows) {
 // exporter loads them, against the views. Returns how many lines were compared.
 std::size_t expect_loader_matches_views(db::Database& db) {
   std::vector<model::ExportSession> all;
-  db::Statement sessions = db.prepare("SELECT sid, coalesce(tree_sid, root_sid), peer_uid FROM sessions ORDER BY id");
+  // With their ids, as the export queue names them.
+  db::Statement sessions =
+      db.prepare("SELECT sid, coalesce(tree_sid, root_sid), peer_uid, id FROM sessions ORDER BY id");
   while (sessions.step()) {
     all.push_back({std::string(sessions.column_text(0)), std::string(sessions.column_text(1)),
-                   model::Owner{sessions.column_optional_int(2)}, std::nullopt, 0});
+                   model::Owner{sessions.column_optional_int(2)}, std::nullopt, 0, sessions.column_int(3)});
   }
   std::size_t compared = 0;
   for (const model::ExportSession& session : all) {

@@ -108,19 +108,23 @@ void expect_same_spans(const otlp::ExportRules& rules) {
   }
   EXPECT_GT(compared, sessions.size());
   EXPECT_GE(below, 5u) << "the traces hold child gits, whose parents the loader must find";
-  // Together: a round with every session, one tree per root.
-  std::vector<model::ExportSession> all;
-  for (const Session& s : sessions) {
-    all.push_back({s.sid, s.root, s.owner, std::nullopt, 0});
-  }
-  const db::ReadTransaction snapshot(db);
-  const std::vector<model::TreeRows> trees = model::load_export_rows(db, all, everything());
-  EXPECT_EQ(trees.size(), whole.size());
-  for (const model::TreeRows& rows : trees) {
-    const model::ProcessTree part = model::build_process_tree(rows.root, rows.rows);
+  // Together: a round with every session, one tree per root; by SID, and
+  // by id as the export queue names them (their rows read in one statement).
+  for (const bool by_id : {false, true}) {
+    std::vector<model::ExportSession> all;
     for (const Session& s : sessions) {
-      if (s.root == rows.root) {
-        EXPECT_EQ(spans_of(part, s.id, rules), spans_of(whole.at(rows.root), s.id, rules)) << s.sid << " with its tree";
+      all.push_back({s.sid, s.root, s.owner, std::nullopt, 0, by_id ? std::optional(s.id) : std::nullopt});
+    }
+    const db::ReadTransaction snapshot(db);
+    const std::vector<model::TreeRows> trees = model::load_export_rows(db, all, everything());
+    EXPECT_EQ(trees.size(), whole.size());
+    for (const model::TreeRows& rows : trees) {
+      const model::ProcessTree part = model::build_process_tree(rows.root, rows.rows);
+      for (const Session& s : sessions) {
+        if (s.root == rows.root) {
+          EXPECT_EQ(spans_of(part, s.id, rules), spans_of(whole.at(rows.root), s.id, rules))
+              << s.sid << " with its tree" << (by_id ? ", by id" : "");
+        }
       }
     }
   }
