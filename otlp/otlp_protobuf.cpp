@@ -48,11 +48,13 @@ class Writer {
   // Forgets the last `n` bytes written.
   void unwrote(std::size_t n) { m_size -= n; }
 
-  void byte(char c) {
+  // Inlined as room() is: out of line (-O2 left them so), a call for
+  // every tag and length byte cost more than writing it.
+  [[gnu::always_inline]] void byte(char c) {
     *room(1) = c;
     ++m_size;
   }
-  void bytes(const void* data, std::size_t n) {
+  [[gnu::always_inline]] void bytes(const void* data, std::size_t n) {
     if (n > 0) {
       std::memcpy(room(n), data, n);
       m_size += n;
