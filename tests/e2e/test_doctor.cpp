@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/e2e/daemon_fixture.hpp"
@@ -68,17 +71,44 @@ TEST_F(Doctor, ARightTargetWithTrace2dBehindItIsAllOk) {
 // (the kernel queues them), so only its stale status tells; git's events
 // meanwhile go nowhere. doctor said all was ok.
 TEST_F(Doctor, AHungTrace2dIsNamedThoughItsSocketTakesConnections) {
-  ASSERT_EQ(::kill(daemon.pid(), SIGSTOP), 0);
+  // Its first status written (a loaded host may take a moment).
+  ASSERT_TRUE(wait_until(
+      [&] { return open_db(daemon.db_path()).query_int("SELECT count(*) FROM daemon_status").value_or(0) == 1; }));
   struct Resumed {
     pid_t pid;
     ~Resumed() { ::kill(pid, SIGCONT); }
   } resumed{daemon.pid()};
-  {
-    // Its last status as 20 s stale, rather than waiting that long.
-    db::Database db(daemon.db_path(), db::OpenMode::read_write_create);
-    db.set_busy_timeout(10000);
-    db.exec("UPDATE daemon_status SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-20 seconds')");
+  // Every thread of it stopped ('T').
+  const auto stopped = [&] {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(daemon.pid()) + "/task")) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto state = line.rfind(") ");
+      if (state == std::string::npos || state + 2 >= line.size() || line[state + 2] != 'T') {
+        return false;
+      }
+    }
+    return true;
+  };
+  // Stopped (its state 'T', so that it writes no fresh status meanwhile),
+  // then its last status made 20 s old rather than waiting that long;
+  // stopped inside a transaction of its own, it is let go and stopped again.
+  bool made_old = false;
+  for (int attempt = 0; attempt < 10 && !made_old; ++attempt) {
+    ASSERT_EQ(::kill(daemon.pid(), SIGSTOP), 0);
+    ASSERT_TRUE(wait_until(stopped));
+    try {
+      db::Database db(daemon.db_path(), db::OpenMode::read_write_create);
+      db.set_busy_timeout(500);
+      db.exec("UPDATE daemon_status SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-20 seconds')");
+      made_old = true;
+    } catch (const db::SqliteError&) {
+      ::kill(daemon.pid(), SIGCONT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
+  ASSERT_TRUE(made_old);
   const ProcessResult r = doctor(dir, daemon.db_path(), repo, daemon.git_target());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("ok: " + daemon.socket_path() + " takes connections"), std::string::npos) << r.out;
