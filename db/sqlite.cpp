@@ -208,9 +208,14 @@ std::string_view Statement::column_name(int index) const {
 bool Statement::column_is_null(int index) const { return column_type(index) == SQLITE_NULL; }
 std::int64_t Statement::column_int(int index) const { return sqlite3_column_int64(m_stmt, index); }
 double Statement::column_double(int index) const { return sqlite3_column_double(m_stmt, index); }
+// Through the column's value: sqlite3_column_text() and _bytes() each
+// looked the column up again, under the connection's (absent) mutex, as
+// sqlite3_column_type() and _int64() do; a connection is used by one
+// thread at a time (SQLITE_OPEN_NOMUTEX), so its values may be read so.
 std::string_view Statement::column_text(int index) const {
-  const auto* text = sqlite3_column_text(m_stmt, index);
-  const int size = sqlite3_column_bytes(m_stmt, index);
+  sqlite3_value* value = sqlite3_column_value(m_stmt, index);
+  const auto* text = sqlite3_value_text(value);
+  const int size = sqlite3_value_bytes(value);
   return text != nullptr ? std::string_view(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size))
                          : std::string_view();
 }
@@ -221,13 +226,23 @@ std::string_view Statement::column_blob(int index) const {
                          : std::string_view();
 }
 std::optional<std::int64_t> Statement::column_optional_int(int index) const {
-  return column_is_null(index) ? std::nullopt : std::optional<std::int64_t>(column_int(index));
+  sqlite3_value* value = sqlite3_column_value(m_stmt, index);
+  return sqlite3_value_type(value) == SQLITE_NULL ? std::nullopt
+                                                  : std::optional<std::int64_t>(sqlite3_value_int64(value));
 }
 std::optional<double> Statement::column_optional_double(int index) const {
-  return column_is_null(index) ? std::nullopt : std::optional<double>(column_double(index));
+  sqlite3_value* value = sqlite3_column_value(m_stmt, index);
+  return sqlite3_value_type(value) == SQLITE_NULL ? std::nullopt : std::optional<double>(sqlite3_value_double(value));
 }
 std::optional<std::string> Statement::column_optional_text(int index) const {
-  return column_is_null(index) ? std::nullopt : std::optional<std::string>(column_text(index));
+  sqlite3_value* value = sqlite3_column_value(m_stmt, index);
+  if (sqlite3_value_type(value) == SQLITE_NULL) {
+    return std::nullopt;
+  }
+  const auto* text = sqlite3_value_text(value);
+  return text != nullptr
+             ? std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(sqlite3_value_bytes(value)))
+             : std::string();
 }
 bool Statement::is_read_only() const { return sqlite3_stmt_readonly(m_stmt) != 0; }
 
