@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,15 +30,15 @@ constexpr const char* k_service_socket = "/run/trace2d/trace2d.sock";
 // that takes connections says nothing of a stopped or hung daemon (the
 // kernel queues them), and git's events then go nowhere.
 Finding check_daemon(db::Database& db, const std::string& db_path) {
-  if (!has_object(db, "daemon_status")) {
+  std::optional<db::Statement> row;
+  if (has_object(db, "daemon_status")) {
+    row = db.prepare("SELECT pid, updated_at FROM daemon_status WHERE id = 1");
+  }
+  if (!row || !row->step()) {
     return {Finding::Verdict::note, "daemon", "no trace2d has reported its status into " + db_path + " yet", ""};
   }
-  db::Statement row = db.prepare("SELECT pid, updated_at FROM daemon_status WHERE id = 1");
-  if (!row.step()) {
-    return {Finding::Verdict::note, "daemon", "no trace2d has reported its status into " + db_path + " yet", ""};
-  }
-  const auto pid = static_cast<pid_t>(row.column_optional_int(0).value_or(0));
-  const std::int64_t updated = proto::parse_utc_timestamp(row.column_optional_text(1).value_or("")).value_or(0);
+  const auto pid = static_cast<pid_t>(row->column_optional_int(0).value_or(0));
+  const std::int64_t updated = proto::parse_utc_timestamp(row->column_optional_text(1).value_or("")).value_or(0);
   const std::int64_t now = proto::unix_now_us();
   const std::string ago = std::to_string(std::max<std::int64_t>(0, now - updated) / 1000000) + " s ago";
   const std::string who = "trace2d (pid " + std::to_string(pid) + ")";
