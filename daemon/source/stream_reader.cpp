@@ -143,7 +143,7 @@ class StreamReader::Connection {
   // Where it is in its uid's Holder (not for connections handed in by add()).
   std::optional<std::list<Connection*>::iterator> held_at;
   // Its entry among the paced connections, while it waits there.
-  std::optional<Paced::iterator> paced_at;
+  std::optional<Paced::Handle> paced_at;
 
  private:
   void submit(ingest::IngestSink& sink, bool end_of_channel) {
@@ -336,7 +336,7 @@ void StreamReader::adopt(UniqueFd socket, Clock::time_point now) {
   // them gather. Its exit (the peer closing) wakes the reader at once, so
   // a short process is usually read whole in that one wake-up.
   register_connection(c, EPOLLRDHUP | EPOLLONESHOT);
-  pace(c, now + m_options.read_pacing);
+  pace(c, now, m_options.read_pacing);
 }
 
 bool StreamReader::make_room(std::int64_t uid, Clock::time_point now) {
@@ -574,9 +574,9 @@ void StreamReader::arm(Connection& connection) {
   }
 }
 
-void StreamReader::pace(Connection& connection, Clock::time_point due) {
+void StreamReader::pace(Connection& connection, Clock::time_point now, Clock::duration delay) {
   if (!connection.paced_at) {
-    connection.paced_at = m_paced.emplace(due, &connection);
+    connection.paced_at = m_paced.put_off(&connection, now, delay);
   }
 }
 
@@ -605,7 +605,7 @@ void StreamReader::finish(Connection& connection) {
   }
   m_sink.release(connection.charged, connection.uid());
   if (connection.paced_at) {
-    m_paced.erase(*connection.paced_at);
+    m_paced.forget(*connection.paced_at);
     connection.paced_at.reset();
   }
   if (empty && m_on_empty) {
@@ -626,7 +626,7 @@ void StreamReader::service(Connection& connection, Clock::time_point now) {
       connection.held_since = now;
     }
     if (now - *connection.held_since < m_options.overflow_wait) {
-      pace(connection, now + k_over_budget_retry);
+      pace(connection, now, k_over_budget_retry);
       return;
     }
     dropping = true;
@@ -643,7 +643,7 @@ void StreamReader::service(Connection& connection, Clock::time_point now) {
     heard_from(connection);
   }
   if (got > 0 && got < m_options.trickle_bytes && m_options.read_pacing.count() > 0) {
-    pace(connection, now + m_options.read_pacing);
+    pace(connection, now, m_options.read_pacing);
   } else {
     arm(connection);
   }
@@ -691,10 +691,7 @@ void StreamReader::run() {
   std::array<epoll_event, 256> events{};
   while (true) {
     int timeout_ms = -1;
-    std::optional<Clock::time_point> next;
-    if (!m_paced.empty()) {
-      next = m_paced.begin()->first;
-    }
+    std::optional<Clock::time_point> next = m_paced.next_due();
     if (m_listener_due && (!next || *m_listener_due < *next)) {
       next = m_listener_due;
     }
@@ -762,10 +759,9 @@ void StreamReader::run() {
         m_listener_due.reset();
         arm_listener();
       }
-      for (auto& [due, connection] : m_paced) {
+      for (Connection* connection : m_paced.take_all()) {
         connection->paced_at.reset();
       }
-      m_paced.clear();
       // Before the last connection closes: the pipeline may take no more
       // after that (on_empty).
       m_next_refusal_report = {};
@@ -788,11 +784,9 @@ void StreamReader::run() {
     // running has usually written meanwhile, and arming it for epoll first
     // would cost a system call and a wake-up more. Only one found empty, or
     // busy, is armed (service()); its hang-up stays armed throughout.
-    while (!m_paced.empty() && m_paced.begin()->first <= now) {
-      Connection& connection = *m_paced.begin()->second;
-      m_paced.erase(m_paced.begin());
-      connection.paced_at.reset();
-      service(connection, now);
+    while (Connection* connection = m_paced.take_due(now)) {
+      connection->paced_at.reset();
+      service(*connection, now);
     }
     if (m_listener_due && *m_listener_due <= now) {
       m_listener_due.reset();

@@ -16,19 +16,18 @@
 // unread, for at most `overflow_wait`, after which it reads and drops
 // (counted) so that git never blocks for long on a stuck collector.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <tuple>
-#include <list>
-#include <map>
-#include <optional>
-#include <atomic>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +35,7 @@
 #include "daemon/ingest/line_framer.hpp"
 #include "daemon/ingest/origin.hpp"
 #include "daemon/settings/setting.hpp"
+#include "daemon/source/due_queue.hpp"
 #include "daemon/source/unique_fd.hpp"
 
 namespace trace2d::source {
@@ -129,9 +129,9 @@ class StreamReader {
     std::uint64_t refused = 0;  // since last reported
   };
   // Connections left unarmed until their time, soonest first. Each knows
-  // its entry, so closing one costs O(log n), not a pass over all of them:
-  // in a burst of short processes most connections close while paced.
-  using Paced = std::multimap<std::chrono::steady_clock::time_point, Connection*>;
+  // its entry, so closing one costs O(1), not a pass over all of them: in
+  // a burst of short processes most connections close while paced.
+  using Paced = DueQueue<Connection>;
 
   void run();
   // Accepts every connection the backlog holds; false when accepting failed
@@ -161,8 +161,9 @@ class StreamReader {
   void release_listener();
   void service(Connection& connection, std::chrono::steady_clock::time_point now);
   void arm(Connection& connection);
-  // Arms it at `due` (unless it is paced already: then at the earlier time).
-  void pace(Connection& connection, std::chrono::steady_clock::time_point due);
+  // Arms it `delay` after `now` (unless it is paced already: then when that says).
+  void pace(Connection& connection, std::chrono::steady_clock::time_point now,
+            std::chrono::steady_clock::duration delay);
   void finish(Connection& connection);
   void close_everything();
   void wake();
