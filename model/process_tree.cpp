@@ -387,7 +387,7 @@ class TreeBuilder {
       }
     }
     node.children = std::move(items).nest(node);
-    node.item = std::move(rows.info);
+    node.item = Boxed<ProcessInfo>(std::move(rows.info));
     return node;
   }
 

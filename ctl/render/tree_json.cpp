@@ -136,6 +136,10 @@ void append_fields(JsonWriter& json, const model::ThreadInfo& t, const model::No
   json.real("t_start", t.t_start);
 }
 
+void append_fields(JsonWriter& json, const model::Boxed<model::ProcessInfo>& p, const model::Node& node) {
+  append_fields(json, p.get(), node);
+}
+
 void append_node(JsonWriter& json, const model::Node& node) {
   json.open();
   std::visit([&json, &node](const auto& item) { append_fields(json, item, node); }, node.item);
