@@ -41,13 +41,16 @@ void append_value(std::string& out, const AttributeValue& value) {
       value);
 }
 
-void append_attributes(std::string& out, const std::vector<Attribute>& attributes) {
+// Of a span or an event (Attribute), or of a resource group (its views).
+template <typename Item>
+void append_attributes(std::string& out, const std::vector<Item>& attributes) {
   out += "\"attributes\":[";
   for (std::size_t i = 0; i < attributes.size(); ++i) {
+    const Attribute& attribute = attribute_of(attributes[i]);
     out += i == 0 ? "{\"key\":" : ",{\"key\":";
-    proto::append_json_string(out, attributes[i].key.view());
+    proto::append_json_string(out, attribute.key.view());
     out += ",\"value\":";
-    append_value(out, attributes[i].value);
+    append_value(out, attribute.value);
     out += '}';
   }
   out += ']';

@@ -192,9 +192,12 @@ void put_any_value(Writer& out, const AttributeValue& value) {
       value);
 }
 
-// KeyValue: key 1, value 2.
-void put_attributes(Writer& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
-  for (const Attribute& attribute : attributes) {
+// KeyValue: key 1, value 2. Of a span or an event (Attribute), or of a
+// resource group (its views).
+template <typename Item>
+void put_attributes(Writer& out, std::uint32_t field, const std::vector<Item>& attributes) {
+  for (const Item& item : attributes) {
+    const Attribute& attribute = attribute_of(item);
     put_message(out, field, [&attribute](Writer& kv) {
       if (attribute.key.is_ascii_literal()) {
         put_bytes(kv, 1, attribute.key.view().data(), attribute.key.view().size());

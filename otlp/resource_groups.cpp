@@ -12,22 +12,22 @@ bool has_key(const std::vector<Attribute>& attributes, std::string_view key) {
 
 }  // namespace
 
-std::vector<Attribute> merged_resource(const Resource* host, const std::vector<Attribute>* process) {
-  std::vector<Attribute> out;
+std::vector<const Attribute*> merged_resource(const Resource* host, const std::vector<Attribute>* process) {
+  std::vector<const Attribute*> out;
   const auto yields = [host](std::string_view key) {
     return std::find(host->yielding.begin(), host->yielding.end(), key) != host->yielding.end();
   };
   if (process != nullptr) {
     for (const Attribute& a : *process) {
       if (host == nullptr || !has_key(host->attributes, a.key.view()) || yields(a.key.view())) {
-        out.push_back(a);
+        out.push_back(&a);
       }
     }
   }
   if (host != nullptr) {
     for (const Attribute& a : host->attributes) {
       if (process == nullptr || !has_key(*process, a.key.view()) || !yields(a.key.view())) {
-        out.push_back(a);
+        out.push_back(&a);
       }
     }
   }

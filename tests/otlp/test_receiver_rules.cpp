@@ -395,9 +395,9 @@ TEST(ReceiverResource, OneResourcePerProcessTheHostsAttributesMerged) {
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].spans.size(), spans.size());
   std::map<std::string, std::string> values;
-  for (const Attribute& a : groups[0].attributes) {
-    EXPECT_FALSE(values.contains(std::string(a.key.view()))) << a.key.view() << " twice";
-    values[std::string(a.key.view())] = std::string(std::get<Text>(a.value).view());
+  for (const Attribute* a : groups[0].attributes) {
+    EXPECT_FALSE(values.contains(std::string(a->key.view()))) << a->key.view() << " twice";
+    values[std::string(a->key.view())] = std::string(std::get<Text>(a->value).view());
   }
   EXPECT_EQ(values["service.name"], "git:fetch");  // the process's, over the default "git"
   EXPECT_EQ(values["service.namespace"], "mine");  // OTEL_RESOURCE_ATTRIBUTES chose it: it wins
