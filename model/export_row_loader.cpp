@@ -128,6 +128,10 @@ class ExportRowLoader::Impl {
     m_rows.clear();
     m_parts.clear();
     m_index.clear();
+    // A row moved as the vector grows is a ProcessInfo moved (736 bytes and
+    // a dozen strings): room for the round's own rows at once.
+    m_rows.reserve(sessions.size());
+    m_parts.reserve(sessions.size());
     // A huge session's slice (before_seq) is loaded on its own; the others
     // together.
     std::map<std::int64_t, std::vector<std::size_t>> by_slice;  // before_seq -> rows
@@ -194,13 +198,22 @@ class ExportRowLoader::Impl {
     }
     std::vector<TreeRows> trees;
     std::map<Tree, std::size_t> tree_of;
-    for (const Parts& parts : m_parts) {
-      if (tree_of.try_emplace(parts.tree, trees.size()).second) {
-        trees.push_back(TreeRows{parts.tree.root, parts.tree.owner, {}});
+    std::vector<std::size_t> tree_of_row(m_rows.size());
+    std::vector<std::size_t> rows_of_tree;
+    for (std::size_t i = 0; i < m_parts.size(); ++i) {
+      const auto [at, added] = tree_of.try_emplace(m_parts[i].tree, trees.size());
+      if (added) {
+        trees.push_back(TreeRows{m_parts[i].tree.root, m_parts[i].tree.owner, {}});
+        rows_of_tree.push_back(0);
       }
+      tree_of_row[i] = at->second;
+      ++rows_of_tree[at->second];
+    }
+    for (std::size_t t = 0; t < trees.size(); ++t) {
+      trees[t].rows.reserve(rows_of_tree[t]);
     }
     for (std::size_t i = 0; i < m_rows.size(); ++i) {
-      trees[tree_of.at(m_parts[i].tree)].rows.push_back(std::move(m_rows[i]));
+      trees[tree_of_row[i]].rows.push_back(std::move(m_rows[i]));
     }
     return trees;
   }
