@@ -5,7 +5,7 @@
 // order they were put off, so each delay keeps a first-in first-out lane:
 // putting off, taking out and forgetting an item are O(1), where an ordered
 // map of times cost O(log n) in the number of connections for every read of
-// a git process writing a line at a time (a fifteenth of the stream
+// a git process writing a line at a time (a twelfth of the stream
 // thread's time in the short-process benchmark, in its rebalancing).
 
 #include <algorithm>
