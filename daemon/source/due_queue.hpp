@@ -42,17 +42,19 @@ class DueQueue {
     auto& items = m_lanes[lane].items;
     const Clock::time_point due = items.empty() ? now + delay : std::max(now + delay, items.back().first);
     items.emplace_back(due, item);
-    ++m_size;
     return Handle{lane, std::prev(items.end())};
   }
 
-  void forget(const Handle& handle) {
-    m_lanes[handle.lane].items.erase(handle.at);
-    --m_size;
-  }
+  void forget(const Handle& handle) { m_lanes[handle.lane].items.erase(handle.at); }
 
-  [[nodiscard]] bool empty() const { return m_size == 0; }
-  [[nodiscard]] std::size_t size() const { return m_size; }
+  [[nodiscard]] std::size_t size() const {
+    std::size_t size = 0;
+    for (const Lane& lane : m_lanes) {
+      size += lane.items.size();
+    }
+    return size;
+  }
+  [[nodiscard]] bool empty() const { return size() == 0; }
 
   // The soonest time an item falls due.
   [[nodiscard]] std::optional<Clock::time_point> next_due() const {
@@ -79,21 +81,19 @@ class DueQueue {
     }
     Item* item = soonest->items.front().second;
     soonest->items.pop_front();
-    --m_size;
     return item;
   }
 
   // Takes out every item, soonest first in each lane.
   std::vector<Item*> take_all() {
     std::vector<Item*> all;
-    all.reserve(m_size);
+    all.reserve(size());
     for (Lane& lane : m_lanes) {
       for (const auto& [due, item] : lane.items) {
         all.push_back(item);
       }
       lane.items.clear();
     }
-    m_size = 0;
     return all;
   }
 
@@ -103,7 +103,6 @@ class DueQueue {
     std::list<std::pair<Clock::time_point, Item*>> items;
   };
   std::vector<Lane> m_lanes;  // a few: one for each delay used
-  std::size_t m_size = 0;
 };
 
 }  // namespace trace2d::source
